@@ -1,0 +1,33 @@
+//! The catalog's error type.
+
+use rowdex_codec::CodecError;
+use rowdex_store::StoreError;
+
+pub type Result<T> = std::result::Result<T, CatalogError>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    #[error("table {table} already exists")]
+    TableExists { table: String },
+    #[error("table {table} does not exist")]
+    TableNotFound { table: String },
+    #[error("column {column} is declared twice in table {table}")]
+    DuplicateColumn { table: String, column: String },
+    #[error("primary key column {column} is not a column of table {table}")]
+    KeyColumnNotFound { table: String, column: String },
+    #[error("SALT_BUCKETS must be between 1 and 256, got {buckets}")]
+    BadSaltBuckets { buckets: u64 },
+    #[error("the catalog entry {what} is corrupt: {source}")]
+    Corrupt {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("the catalog ran out of object ids")]
+    IdsExhausted,
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

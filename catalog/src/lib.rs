@@ -1,0 +1,17 @@
+//! rowdex-catalog: what tables exist, what their columns and keys are, and where their rows live
+//! in the one ordered keyspace.
+//!
+//! The model ([`TableDef`], [`ColumnDef`], [`DataType`], [`KeyColumn`]) is plain data; the key
+//! layout ([`keyspace`], [`TableDef::row_key`]) turns primary-key values into row keys; the
+//! [`Catalog`] persists the model in the store under the system prefix so it survives restarts.
+
+mod catalog;
+mod error;
+pub mod keyspace;
+mod table;
+mod types;
+
+pub use catalog::Catalog;
+pub use error::{CatalogError, Result};
+pub use table::{ColumnDef, HIDDEN_ROWID, KeyColumn, TableDef};
+pub use types::DataType;

@@ -1,0 +1,338 @@
+//! Table definitions and the row-key layout of a table.
+//!
+//! A row key is `table prefix ‖ [salt byte] ‖ encoded key columns`; the row value holds the
+//! non-key columns as cells, keyed by stable column ids so that a column added later needs no
+//! rewrite of old rows.
+
+use rowdex_codec::{Datum, SortOrder, key, row};
+use serde::{Deserialize, Serialize};
+
+use crate::keyspace;
+use crate::types::DataType;
+use crate::{CatalogError, Result};
+
+/// Name of the hidden row-id column of a table declared without a PRIMARY KEY.
+pub const HIDDEN_ROWID: &str = "_rowid";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    /// Stable id used in stored cells; never reused within a table.
+    pub id: u32,
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    /// The hidden row id: not part of `SELECT *`.
+    pub hidden: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyColumn {
+    /// Position in [`TableDef::columns`].
+    pub column: usize,
+    pub desc: bool,
+}
+
+impl KeyColumn {
+    pub fn order(&self) -> SortOrder {
+        if self.desc {
+            SortOrder::Desc
+        } else {
+            SortOrder::Asc
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub id: u32,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// The primary key, in key order. Never empty: a table without a declared key gets the
+    /// hidden row id as its key.
+    pub key: Vec<KeyColumn>,
+    /// 0 = not salted.
+    pub salt_buckets: u16,
+    pub schema_version: u32,
+}
+
+impl TableDef {
+    /// Builds and validates a definition; `key` names columns, each with its DESC flag. An empty
+    /// key adds the hidden row id.
+    pub fn new(
+        name: &str,
+        mut columns: Vec<ColumnDef>,
+        key: &[(String, bool)],
+        salt_buckets: u16,
+    ) -> Result<TableDef> {
+        for (i, column) in columns.iter().enumerate() {
+            if columns[..i].iter().any(|c| c.name == column.name) {
+                return Err(CatalogError::DuplicateColumn {
+                    table: name.to_string(),
+                    column: column.name.clone(),
+                });
+            }
+        }
+        if salt_buckets > 256 {
+            return Err(CatalogError::BadSaltBuckets {
+                buckets: u64::from(salt_buckets),
+            });
+        }
+        let mut key_columns = Vec::with_capacity(key.len().max(1));
+        if key.is_empty() {
+            columns.push(ColumnDef {
+                id: 0,
+                name: HIDDEN_ROWID.to_string(),
+                data_type: DataType::Integer,
+                nullable: false,
+                hidden: true,
+            });
+            key_columns.push(KeyColumn {
+                column: columns.len() - 1,
+                desc: false,
+            });
+        }
+        for (key_name, desc) in key {
+            let position = columns
+                .iter()
+                .position(|c| &c.name == key_name)
+                .ok_or_else(|| CatalogError::KeyColumnNotFound {
+                    table: name.to_string(),
+                    column: key_name.clone(),
+                })?;
+            if key_columns.iter().any(|k: &KeyColumn| k.column == position) {
+                return Err(CatalogError::DuplicateColumn {
+                    table: name.to_string(),
+                    column: key_name.clone(),
+                });
+            }
+            // Key columns can never hold NULL: a row key must identify one row.
+            columns[position].nullable = false;
+            key_columns.push(KeyColumn {
+                column: position,
+                desc: *desc,
+            });
+        }
+        for (i, column) in columns.iter_mut().enumerate() {
+            column.id = i as u32;
+        }
+        Ok(TableDef {
+            id: 0,
+            name: name.to_string(),
+            columns,
+            key: key_columns,
+            salt_buckets,
+            schema_version: 1,
+        })
+    }
+
+    pub fn has_hidden_rowid(&self) -> bool {
+        self.columns.iter().any(|c| c.hidden)
+    }
+
+    /// The columns a user sees, in declaration order.
+    pub fn visible_columns(&self) -> impl Iterator<Item = (usize, &ColumnDef)> {
+        self.columns.iter().enumerate().filter(|(_, c)| !c.hidden)
+    }
+
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// Position of column `column` in the key, if it is a key column.
+    pub fn key_position(&self, column: usize) -> Option<usize> {
+        self.key.iter().position(|k| k.column == column)
+    }
+
+    pub fn key_orders(&self) -> Vec<SortOrder> {
+        self.key.iter().map(KeyColumn::order).collect()
+    }
+
+    pub fn is_salted(&self) -> bool {
+        self.salt_buckets > 0
+    }
+
+    /// Prefix of all of this table's rows.
+    pub fn prefix(&self) -> Vec<u8> {
+        keyspace::table_prefix(self.id)
+    }
+
+    /// Prefix of one salt bucket (the table prefix when not salted).
+    pub fn bucket_prefix(&self, bucket: u8) -> Vec<u8> {
+        let mut prefix = self.prefix();
+        if self.is_salted() {
+            prefix.push(bucket);
+        }
+        prefix
+    }
+
+    /// The prefixes a scan must visit: one per bucket, or the table prefix.
+    pub fn scan_prefixes(&self) -> Vec<Vec<u8>> {
+        if self.is_salted() {
+            (0..self.salt_buckets)
+                .map(|b| self.bucket_prefix(b as u8))
+                .collect()
+        } else {
+            vec![self.prefix()]
+        }
+    }
+
+    /// Bytes before the encoded key columns in a row key.
+    pub fn key_header_len(&self) -> usize {
+        5 + usize::from(self.is_salted())
+    }
+
+    /// Encodes leading key columns (all of them for a full key).
+    pub fn encode_key_values(&self, values: &[&Datum]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 * values.len());
+        for (value, key_column) in values.iter().zip(&self.key) {
+            key::encode_datum(&mut out, value, key_column.order());
+        }
+        out
+    }
+
+    /// Full row key of encoded primary-key bytes.
+    pub fn row_key(&self, pk_bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.key_header_len() + pk_bytes.len());
+        out.extend_from_slice(&self.prefix());
+        if self.is_salted() {
+            out.push(keyspace::salt_bucket(pk_bytes, self.salt_buckets));
+        }
+        out.extend_from_slice(pk_bytes);
+        out
+    }
+
+    /// Row key of a full row (values in column order).
+    pub fn row_key_of(&self, row: &[Datum]) -> Vec<u8> {
+        let values: Vec<&Datum> = self.key.iter().map(|k| &row[k.column]).collect();
+        self.row_key(&self.encode_key_values(&values))
+    }
+
+    /// The encoded primary key inside a row key (salt stripped).
+    pub fn pk_bytes<'a>(&self, row_key: &'a [u8]) -> &'a [u8] {
+        row_key.get(self.key_header_len()..).unwrap_or_default()
+    }
+
+    /// Encodes the non-key columns of a full row as the stored value.
+    pub fn encode_value(&self, row: &[Datum]) -> Vec<u8> {
+        let cells: Vec<(u32, &Datum)> = self
+            .columns
+            .iter()
+            .zip(row)
+            .enumerate()
+            .filter(|(i, (_, d))| self.key_position(*i).is_none() && !d.is_null())
+            .map(|(_, (c, d))| (c.id, d))
+            .collect();
+        let mut out = Vec::with_capacity(8 + 12 * cells.len());
+        row::encode_row(&mut out, self.schema_version, &cells);
+        out
+    }
+
+    /// Decodes a stored row into all columns, in column order.
+    pub fn decode_row(&self, row_key: &[u8], value: &[u8]) -> Result<Vec<Datum>> {
+        let mut out = vec![Datum::Null; self.columns.len()];
+        let key_values = key::decode_key(self.pk_bytes(row_key), &self.key_orders(), true)?;
+        for (key_column, datum) in self.key.iter().zip(key_values) {
+            out[key_column.column] = datum;
+        }
+        let cells = row::decode_row(value)?;
+        for (id, datum) in cells.cells {
+            if let Some(position) = self.columns.iter().position(|c| c.id == id) {
+                out[position] = datum;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(name: &str, data_type: DataType) -> ColumnDef {
+        ColumnDef {
+            id: 0,
+            name: name.to_string(),
+            data_type,
+            nullable: true,
+            hidden: false,
+        }
+    }
+
+    fn events(salt: u16) -> TableDef {
+        let columns = vec![
+            column("host", DataType::Text { max_len: None }),
+            column("ts", DataType::Integer),
+            column("value", DataType::Float),
+        ];
+        let mut def = TableDef::new(
+            "events",
+            columns,
+            &[("host".to_string(), false), ("ts".to_string(), true)],
+            salt,
+        )
+        .expect("valid definition");
+        def.id = 7;
+        def
+    }
+
+    #[test]
+    fn row_round_trips_through_key_and_value() {
+        for salt in [0, 8] {
+            let def = events(salt);
+            let row = vec![
+                Datum::Text("host1".into()),
+                Datum::Int(42),
+                Datum::Float(1.5),
+            ];
+            let key = def.row_key_of(&row);
+            assert!(key.starts_with(&def.prefix()));
+            let value = def.encode_value(&row);
+            assert_eq!(def.decode_row(&key, &value).expect("decodes"), row);
+        }
+    }
+
+    #[test]
+    fn desc_key_column_sorts_newest_first() {
+        let def = events(0);
+        let older = def.row_key_of(&[Datum::Text("h".into()), Datum::Int(1), Datum::Null]);
+        let newer = def.row_key_of(&[Datum::Text("h".into()), Datum::Int(2), Datum::Null]);
+        assert!(newer < older);
+    }
+
+    #[test]
+    fn key_columns_become_not_null_and_hidden_rowid_is_added() {
+        let def = events(0);
+        assert!(!def.columns[0].nullable && !def.columns[1].nullable);
+        let plain = TableDef::new("t", vec![column("a", DataType::Integer)], &[], 0)
+            .expect("valid definition");
+        assert!(plain.has_hidden_rowid());
+        assert_eq!(plain.visible_columns().count(), 1);
+        assert_eq!(plain.key[0].column, 1);
+    }
+
+    #[test]
+    fn bad_definitions_are_rejected() {
+        let dup = TableDef::new(
+            "t",
+            vec![
+                column("a", DataType::Integer),
+                column("a", DataType::Integer),
+            ],
+            &[],
+            0,
+        );
+        assert!(matches!(dup, Err(CatalogError::DuplicateColumn { .. })));
+        let missing = TableDef::new(
+            "t",
+            vec![column("a", DataType::Integer)],
+            &[("b".to_string(), false)],
+            0,
+        );
+        assert!(matches!(
+            missing,
+            Err(CatalogError::KeyColumnNotFound { .. })
+        ));
+        let salt = TableDef::new("t", vec![column("a", DataType::Integer)], &[], 300);
+        assert!(matches!(salt, Err(CatalogError::BadSaltBuckets { .. })));
+    }
+}

@@ -1,0 +1,137 @@
+//! The `rowdex` binary: an interactive SQL shell over a rowdex database, and a script runner
+//! (`-c`, `-f`, or statements piped on stdin).
+
+mod output;
+mod repl;
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use rowdex::{Database, Session};
+
+use crate::output::{Format, print_output};
+
+#[derive(Parser, Debug)]
+#[command(name = "rowdex", version, about = "SQL over a sorted key-value store")]
+struct Args {
+    /// Directory of the durable database (created if missing).
+    #[arg(default_value = "./rowdex-data")]
+    dir: PathBuf,
+    /// Use an in-memory database instead of DIR.
+    #[arg(long)]
+    memory: bool,
+    /// Run these statements and exit.
+    #[arg(short = 'c', long = "command")]
+    command: Option<String>,
+    /// Run the statements of this file and exit.
+    #[arg(short = 'f', long = "file")]
+    file: Option<PathBuf>,
+    /// Output format (table by default on a terminal, csv otherwise).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> ExitCode {
+    let opened = if args.memory {
+        Database::open_memory().await
+    } else {
+        Database::open(&args.dir).await
+    };
+    let db = match opened {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("error: cannot open {}: {e}", args.dir.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let session = db.session();
+    let interactive_stdin = std::io::stdin().is_terminal();
+    let script = if let Some(command) = args.command {
+        Some(command)
+    } else if let Some(file) = &args.file {
+        match std::fs::read_to_string(file) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", file.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    } else if !interactive_stdin {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("error: cannot read stdin: {e}");
+            return ExitCode::FAILURE;
+        }
+        Some(text)
+    } else {
+        None
+    };
+    let code = match script {
+        Some(script) => {
+            let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+                Format::Table
+            } else {
+                Format::Csv
+            });
+            run_script(&session, &script, format).await
+        }
+        None => repl::run(&db, &session, args.format.unwrap_or(Format::Table)).await,
+    };
+    if let Err(e) = db.flush().await {
+        eprintln!("error: flushing to disk failed: {e}");
+        return ExitCode::FAILURE;
+    }
+    code
+}
+
+/// Runs a script, printing each result; stops at the first error with status 1.
+async fn run_script(session: &Session, script: &str, format: Format) -> ExitCode {
+    match execute_text(session, script, format, false).await {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    }
+}
+
+/// Runs every statement of `text`, printing results (and, when `timing`, a status line with the
+/// elapsed time). Returns false after the first error, which goes to stderr.
+pub(crate) async fn execute_text(
+    session: &Session,
+    text: &str,
+    format: Format,
+    timing: bool,
+) -> bool {
+    let (statements, parse_error) = rowdex::parse_script(text);
+    for statement in &statements {
+        let started = Instant::now();
+        match session.run(statement).await {
+            Ok(output) => print_output(&output, format, timing.then(|| started.elapsed())),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return false;
+            }
+        }
+    }
+    if let Some(e) = parse_error {
+        eprintln!("error: {e}");
+        return false;
+    }
+    true
+}

@@ -1,0 +1,125 @@
+//! The interactive shell: multi-line statements ending at `;`, history in the home directory,
+//! and backslash commands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use rowdex::{Database, Session};
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+
+use crate::output::Format;
+
+const HELP: &str = "\
+Statements end with ';' and may span lines.
+  \\d            list tables
+  \\d TABLE      describe a table (columns, key columns and order, salt buckets)
+  \\timing       toggle the elapsed time after each result
+  \\q            quit
+  \\?            this help";
+
+pub async fn run(db: &Database, session: &Session, format: Format) -> ExitCode {
+    let mut editor = match DefaultEditor::new() {
+        Ok(editor) => editor,
+        Err(e) => {
+            eprintln!("error: cannot start the line editor: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let history = history_path();
+    if let Some(path) = &history {
+        // No history yet is normal.
+        let _ = editor.load_history(path);
+    }
+    println!(
+        "rowdex {} — type \\? for help, \\q to quit",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut timing = true;
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            "rowdex> "
+        } else {
+            "   ...> "
+        };
+        let line = match editor.readline(prompt) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                buffer.clear();
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: {e}");
+                break;
+            }
+        };
+        let trimmed = line.trim();
+        if buffer.is_empty() && trimmed.starts_with('\\') {
+            let _ = editor.add_history_entry(trimmed);
+            match backslash(db, session, trimmed, format, &mut timing).await {
+                Flow::Quit => break,
+                Flow::Continue => continue,
+            }
+        }
+        if !buffer.is_empty() {
+            buffer.push('\n');
+        }
+        buffer.push_str(&line);
+        if !statement_complete(&buffer) {
+            continue;
+        }
+        let _ = editor.add_history_entry(buffer.as_str());
+        crate::execute_text(session, &buffer, format, timing).await;
+        buffer.clear();
+    }
+    if let Some(path) = &history {
+        let _ = editor.save_history(path);
+    }
+    ExitCode::SUCCESS
+}
+
+enum Flow {
+    Continue,
+    Quit,
+}
+
+async fn backslash(
+    db: &Database,
+    session: &Session,
+    command: &str,
+    format: Format,
+    timing: &mut bool,
+) -> Flow {
+    let mut words = command.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some("\\q"), _) => return Flow::Quit,
+        (Some("\\?"), _) => println!("{HELP}"),
+        (Some("\\timing"), _) => {
+            *timing = !*timing;
+            println!("timing is {}", if *timing { "on" } else { "off" });
+        }
+        (Some("\\d"), None) => {
+            crate::execute_text(session, "SHOW TABLES", format, false).await;
+        }
+        (Some("\\d"), Some(table)) => {
+            if db.table_names().iter().any(|t| t == table) {
+                crate::execute_text(session, &format!("DESCRIBE \"{table}\""), format, false).await;
+            } else {
+                crate::execute_text(session, &format!("DESCRIBE {table}"), format, false).await;
+            }
+        }
+        _ => eprintln!("error: unknown command {command} (\\? lists the commands)"),
+    }
+    Flow::Continue
+}
+
+/// Whether the buffer holds complete statements: it ends with `;` outside any string or comment.
+fn statement_complete(buffer: &str) -> bool {
+    rowdex::statement_ends(buffer)
+}
+
+fn history_path() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".rowdex_history"))
+}

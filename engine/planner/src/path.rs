@@ -1,0 +1,273 @@
+//! Access paths: what a scan of one table reads, as values (for EXPLAIN) and as key ranges (for
+//! the executor).
+
+use std::fmt;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use rowdex_catalog::TableDef;
+use rowdex_codec::{Datum, SortOrder, key};
+use rowdex_store::{Direction, KeyRange};
+
+use crate::Predicate;
+
+/// The condition on the first key column after the fixed ones.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyBound {
+    /// Every value (a prefix scan).
+    All,
+    Range {
+        lower: Bound<Datum>,
+        upper: Bound<Datum>,
+    },
+    /// Text values starting with this prefix (`LIKE 'abc%'`).
+    TextPrefix(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AccessPath {
+    /// Every key column fixed: one key.
+    PointGet {
+        key: Vec<Datum>,
+    },
+    /// Every key column fixed by `=` or `IN`: a few keys.
+    MultiGet {
+        keys: Vec<Vec<Datum>>,
+    },
+    /// Leading key columns fixed (one tuple per prefix, several with `IN`), the next one bounded.
+    RangeScan {
+        prefixes: Vec<Vec<Datum>>,
+        bound: KeyBound,
+    },
+    FullScan,
+}
+
+impl AccessPath {
+    pub fn name(&self) -> &'static str {
+        match self {
+            AccessPath::PointGet { .. } => "POINT GET",
+            AccessPath::MultiGet { .. } => "MULTI GET",
+            AccessPath::RangeScan { .. } => "RANGE SCAN",
+            AccessPath::FullScan => "FULL SCAN",
+        }
+    }
+}
+
+/// A complete plan for reading one table.
+#[derive(Debug, Clone)]
+pub struct ScanPlan {
+    pub table: Arc<TableDef>,
+    pub path: AccessPath,
+    /// Predicates the path does not guarantee; the scan evaluates them on each row.
+    pub residual: Vec<Predicate>,
+    pub direction: Direction,
+    /// Rows to skip, then rows to return, after the residual filter.
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+impl ScanPlan {
+    /// Whether this plan reads individual keys rather than ranges.
+    pub fn point_keys(&self) -> Option<Vec<Vec<u8>>> {
+        let tuples: Vec<&Vec<Datum>> = match &self.path {
+            AccessPath::PointGet { key } => vec![key],
+            AccessPath::MultiGet { keys } => keys.iter().collect(),
+            _ => return None,
+        };
+        let mut pks: Vec<Vec<u8>> = tuples
+            .into_iter()
+            .map(|tuple| {
+                let values: Vec<&Datum> = tuple.iter().collect();
+                self.table.encode_key_values(&values)
+            })
+            .collect();
+        pks.sort();
+        pks.dedup();
+        if self.direction == Direction::Reverse {
+            pks.reverse();
+        }
+        Some(pks.iter().map(|pk| self.table.row_key(pk)).collect())
+    }
+
+    /// The byte ranges to scan inside one bucket prefix, in ascending key order.
+    pub fn key_ranges(&self, bucket_prefix: &[u8]) -> Vec<KeyRange> {
+        match &self.path {
+            AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } => Vec::new(),
+            AccessPath::FullScan => vec![KeyRange::prefix(bucket_prefix)],
+            AccessPath::RangeScan { prefixes, bound } => {
+                let mut encoded: Vec<Vec<u8>> = prefixes
+                    .iter()
+                    .map(|tuple| {
+                        let values: Vec<&Datum> = tuple.iter().collect();
+                        let mut start = bucket_prefix.to_vec();
+                        start.extend_from_slice(&self.table.encode_key_values(&values));
+                        start
+                    })
+                    .collect();
+                encoded.sort();
+                encoded.dedup();
+                let next_column = prefixes.first().map_or(0, Vec::len);
+                let order = self
+                    .table
+                    .key
+                    .get(next_column)
+                    .map_or(SortOrder::Asc, |k| k.order());
+                encoded
+                    .iter()
+                    .filter_map(|p| bound_range(p, bound, order))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The key range of the rows under `prefix` whose next column satisfies `bound`.
+fn bound_range(prefix: &[u8], bound: &KeyBound, order: SortOrder) -> Option<KeyRange> {
+    let with = |datum: &Datum| {
+        let mut out = prefix.to_vec();
+        key::encode_datum(&mut out, datum, order);
+        out
+    };
+    let after = |bytes: Vec<u8>| key::prefix_successor(&bytes);
+    let whole = KeyRange::prefix(prefix);
+    let (lower, upper) = match bound {
+        KeyBound::All => return Some(whole),
+        KeyBound::TextPrefix(text) => {
+            let mut start = prefix.to_vec();
+            key::encode_text_prefix(&mut start, text, order);
+            return Some(KeyRange::prefix(&start));
+        }
+        KeyBound::Range { lower, upper } => match order {
+            SortOrder::Asc => (lower, upper),
+            // A DESC column stores larger values first: the value bounds swap ends.
+            SortOrder::Desc => (upper, lower),
+        },
+    };
+    // In key order `lower` is where the range starts. The bounded column can never be NULL in a
+    // match, so an open end stops at the NULLs (first in ASC, last in DESC).
+    let null = with(&Datum::Null);
+    let start = match (lower, order) {
+        (Bound::Included(v), _) => with(v),
+        (Bound::Excluded(v), _) => after(with(v))?,
+        (Bound::Unbounded, SortOrder::Asc) => after(null.clone())?,
+        (Bound::Unbounded, SortOrder::Desc) => prefix.to_vec(),
+    };
+    let end = match (upper, order) {
+        (Bound::Included(v), _) => after(with(v)),
+        (Bound::Excluded(v), _) => Some(with(v)),
+        (Bound::Unbounded, SortOrder::Asc) => whole.end.clone(),
+        (Bound::Unbounded, SortOrder::Desc) => Some(null),
+    };
+    if let Some(end) = &end
+        && *end <= start
+    {
+        return None;
+    }
+    Some(KeyRange { start, end })
+}
+
+impl fmt::Display for ScanPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let table = &self.table;
+        let key_name = |i: usize| {
+            table
+                .key
+                .get(i)
+                .and_then(|k| table.columns.get(k.column))
+                .map_or("?", |c| c.name.as_str())
+        };
+        let tuple = |f: &mut fmt::Formatter<'_>, values: &[Datum]| -> fmt::Result {
+            for (i, value) in values.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{} = {value}", key_name(i))?;
+            }
+            Ok(())
+        };
+        write!(f, "{} {}", self.path.name(), table.name)?;
+        match &self.path {
+            AccessPath::PointGet { key } => {
+                f.write_str(" key (")?;
+                tuple(f, key)?;
+                f.write_str(")")?;
+            }
+            AccessPath::MultiGet { keys } => {
+                write!(f, " {} keys [", keys.len())?;
+                for (i, key) in keys.iter().enumerate() {
+                    f.write_str(if i > 0 { ", (" } else { "(" })?;
+                    tuple(f, key)?;
+                    f.write_str(")")?;
+                }
+                f.write_str("]")?;
+            }
+            AccessPath::RangeScan { prefixes, bound } => {
+                f.write_str(" range [")?;
+                for (i, prefix) in prefixes.iter().enumerate() {
+                    f.write_str(if i > 0 { "; " } else { "" })?;
+                    tuple(f, prefix)?;
+                    let next = key_name(prefix.len());
+                    let sep = if prefix.is_empty() { "" } else { ", " };
+                    match bound {
+                        KeyBound::All => {}
+                        KeyBound::TextPrefix(p) => {
+                            write!(f, "{sep}{next} LIKE '{}%'", p.replace('\'', "''"))?
+                        }
+                        KeyBound::Range { lower, upper } => {
+                            f.write_str(sep)?;
+                            write_bounds(f, next, lower, upper)?;
+                        }
+                    }
+                }
+                f.write_str("]")?;
+            }
+            AccessPath::FullScan => {}
+        }
+        if self.direction == Direction::Reverse {
+            f.write_str(" reverse")?;
+        }
+        if table.is_salted() {
+            write!(f, " buckets={}", table.salt_buckets)?;
+        }
+        if self.offset > 0 {
+            write!(f, " offset={}", self.offset)?;
+        }
+        if let Some(limit) = self.limit {
+            write!(f, " limit={limit}")?;
+        }
+        if !self.residual.is_empty() {
+            f.write_str(" residual=(")?;
+            for (i, predicate) in self.residual.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(" AND ")?;
+                }
+                write!(f, "{}", predicate.display(table))?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+fn write_bounds(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    lower: &Bound<Datum>,
+    upper: &Bound<Datum>,
+) -> fmt::Result {
+    let lower_text = match lower {
+        Bound::Included(v) => Some(format!("{name} >= {v}")),
+        Bound::Excluded(v) => Some(format!("{name} > {v}")),
+        Bound::Unbounded => None,
+    };
+    let upper_text = match upper {
+        Bound::Included(v) => Some(format!("{name} <= {v}")),
+        Bound::Excluded(v) => Some(format!("{name} < {v}")),
+        Bound::Unbounded => None,
+    };
+    match (lower_text, upper_text) {
+        (Some(l), Some(u)) => write!(f, "{l} AND {u}"),
+        (Some(one), None) | (None, Some(one)) => f.write_str(&one),
+        (None, None) => Ok(()),
+    }
+}

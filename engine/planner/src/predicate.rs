@@ -1,0 +1,192 @@
+//! The predicate IR: simple column-versus-constant conditions the scan can apply itself.
+//!
+//! Anything richer stays with DataFusion. Evaluation follows SQL's three-valued logic collapsed to
+//! "keep the row or not": a comparison with NULL keeps nothing.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl CmpOp {
+    fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::NotEq => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        }
+    }
+
+    fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => ordering == Ordering::Equal,
+            CmpOp::NotEq => ordering != Ordering::Equal,
+            CmpOp::Lt => ordering == Ordering::Less,
+            CmpOp::LtEq => ordering != Ordering::Greater,
+            CmpOp::Gt => ordering == Ordering::Greater,
+            CmpOp::GtEq => ordering != Ordering::Less,
+        }
+    }
+}
+
+/// A condition on one column (by position in the table's columns). Values are already of the
+/// column's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    Compare {
+        column: usize,
+        op: CmpOp,
+        value: Datum,
+    },
+    InList {
+        column: usize,
+        values: Vec<Datum>,
+    },
+    /// `LIKE 'prefix%'` with no other wildcard in the pattern.
+    LikePrefix {
+        column: usize,
+        prefix: String,
+    },
+    IsNull {
+        column: usize,
+    },
+    IsNotNull {
+        column: usize,
+    },
+}
+
+impl Predicate {
+    pub fn column(&self) -> usize {
+        match self {
+            Predicate::Compare { column, .. }
+            | Predicate::InList { column, .. }
+            | Predicate::LikePrefix { column, .. }
+            | Predicate::IsNull { column }
+            | Predicate::IsNotNull { column } => *column,
+        }
+    }
+
+    /// Whether a row (all columns, in column order) satisfies the predicate.
+    pub fn matches(&self, row: &[Datum]) -> bool {
+        let Some(datum) = row.get(self.column()) else {
+            return false;
+        };
+        match self {
+            Predicate::IsNull { .. } => datum.is_null(),
+            Predicate::IsNotNull { .. } => !datum.is_null(),
+            _ if datum.is_null() => false,
+            Predicate::Compare { op, value, .. } => {
+                !value.is_null() && op.holds(datum.key_cmp(value))
+            }
+            Predicate::InList { values, .. } => values
+                .iter()
+                .any(|v| !v.is_null() && datum.key_cmp(v) == Ordering::Equal),
+            Predicate::LikePrefix { prefix, .. } => match datum {
+                Datum::Text(text) => text.starts_with(prefix.as_str()),
+                _ => false,
+            },
+        }
+    }
+
+    /// Renders the predicate with the table's column names.
+    pub fn display<'a>(&'a self, table: &'a TableDef) -> impl fmt::Display + 'a {
+        PredicateDisplay {
+            predicate: self,
+            table,
+        }
+    }
+}
+
+struct PredicateDisplay<'a> {
+    predicate: &'a Predicate,
+    table: &'a TableDef,
+}
+
+impl fmt::Display for PredicateDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self
+            .table
+            .columns
+            .get(self.predicate.column())
+            .map_or("?", |c| c.name.as_str());
+        match self.predicate {
+            Predicate::Compare { op, value, .. } => write!(f, "{name} {} {value}", op.symbol()),
+            Predicate::InList { values, .. } => {
+                write!(f, "{name} IN (")?;
+                for (i, value) in values.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{value}")?;
+                }
+                f.write_str(")")
+            }
+            Predicate::LikePrefix { prefix, .. } => {
+                write!(f, "{name} LIKE '{}%'", prefix.replace('\'', "''"))
+            }
+            Predicate::IsNull { .. } => write!(f, "{name} IS NULL"),
+            Predicate::IsNotNull { .. } => write!(f, "{name} IS NOT NULL"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_with_null_keep_nothing() {
+        let row = [Datum::Null, Datum::Int(3)];
+        let on_null = Predicate::Compare {
+            column: 0,
+            op: CmpOp::NotEq,
+            value: Datum::Int(1),
+        };
+        assert!(!on_null.matches(&row));
+        let against_null = Predicate::Compare {
+            column: 1,
+            op: CmpOp::Eq,
+            value: Datum::Null,
+        };
+        assert!(!against_null.matches(&row));
+        assert!(Predicate::IsNull { column: 0 }.matches(&row));
+        assert!(!Predicate::IsNull { column: 1 }.matches(&row));
+        let in_with_null = Predicate::InList {
+            column: 1,
+            values: vec![Datum::Null, Datum::Int(3)],
+        };
+        assert!(in_with_null.matches(&row));
+    }
+
+    #[test]
+    fn like_prefix_and_ranges() {
+        let row = [Datum::Text("host12".into()), Datum::Int(5)];
+        let like = |p: &str| Predicate::LikePrefix {
+            column: 0,
+            prefix: p.into(),
+        };
+        assert!(like("host1").matches(&row));
+        assert!(!like("host2").matches(&row));
+        let cmp = |op| Predicate::Compare {
+            column: 1,
+            op,
+            value: Datum::Int(5),
+        };
+        assert!(cmp(CmpOp::LtEq).matches(&row) && cmp(CmpOp::GtEq).matches(&row));
+        assert!(!cmp(CmpOp::Lt).matches(&row) && !cmp(CmpOp::Gt).matches(&row));
+    }
+}

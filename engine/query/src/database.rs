@@ -1,0 +1,176 @@
+//! `Database` (one store and its catalog, shared) and `Session` (a connection that runs SQL).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use rowdex_catalog::Catalog;
+use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
+
+use crate::Result;
+use crate::provider::RowdexSchema;
+use crate::statement::{ParsedStatement, split_statements};
+
+/// Shared state behind every session of one database.
+pub struct DbInner {
+    pub(crate) store: Arc<dyn KvStore>,
+    pub(crate) catalog: Catalog,
+    /// Next hidden row id per table id, loaded lazily from the table's last key.
+    pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
+}
+
+impl std::fmt::Debug for DbInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbInner")
+            .field("tables", &self.catalog.tables().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An open rowdex database. Cheap to clone; every clone shares the same store and catalog.
+#[derive(Clone, Debug)]
+pub struct Database {
+    inner: Arc<DbInner>,
+}
+
+impl Database {
+    /// Opens (or creates) a durable database in `dir`.
+    pub async fn open(dir: impl AsRef<Path>) -> Result<Database> {
+        let store = FjallStore::open(dir.as_ref(), Durability::default())?;
+        Database::with_store(Arc::new(store)).await
+    }
+
+    /// A database that lives in memory and is gone when dropped.
+    pub async fn open_memory() -> Result<Database> {
+        Database::with_store(Arc::new(MemoryStore::new())).await
+    }
+
+    /// A database over any store implementation.
+    pub async fn with_store(store: Arc<dyn KvStore>) -> Result<Database> {
+        let catalog = Catalog::open(store.clone()).await?;
+        Ok(Database {
+            inner: Arc::new(DbInner {
+                store,
+                catalog,
+                next_rowids: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub fn session(&self) -> Session {
+        Session {
+            ctx: new_context(&self.inner, None),
+            db: self.inner.clone(),
+        }
+    }
+
+    /// Names of all tables.
+    pub fn table_names(&self) -> Vec<String> {
+        self.inner
+            .catalog
+            .tables()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// Makes every acknowledged write durable on disk now (see the store's durability modes).
+    pub async fn flush(&self) -> Result<()> {
+        Ok(self.inner.store.flush().await?)
+    }
+}
+
+/// What one statement produced.
+#[derive(Debug)]
+pub enum Output {
+    /// A result set.
+    Rows {
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    },
+    /// Rows written by INSERT, UPDATE, DELETE or UPSERT.
+    Affected { rows: u64 },
+    /// A DDL statement finished.
+    Done,
+}
+
+impl Output {
+    /// The number of rows in a result set (0 for other outputs).
+    pub fn row_count(&self) -> usize {
+        match self {
+            Output::Rows { batches, .. } => batches.iter().map(RecordBatch::num_rows).sum(),
+            _ => 0,
+        }
+    }
+}
+
+/// A connection: runs SQL against the database.
+pub struct Session {
+    pub(crate) db: Arc<DbInner>,
+    pub(crate) ctx: SessionContext,
+}
+
+impl Session {
+    /// Runs every statement of `sql` in order and returns their outputs. Stops at the first
+    /// error; statements before it stay applied, the failing one changes nothing.
+    pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {
+        let mut outputs = Vec::new();
+        for statement in split_statements(sql)? {
+            outputs.push(self.run(&statement).await?);
+        }
+        Ok(outputs)
+    }
+
+    /// Runs a query and returns its batches (the last statement's, for a script).
+    pub async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
+        let outputs = self.execute(sql).await?;
+        Ok(match outputs.into_iter().last() {
+            Some(Output::Rows { batches, .. }) => batches,
+            _ => Vec::new(),
+        })
+    }
+
+    /// Splits a script into statements without running them (for clients that report each).
+    pub fn split(&self, sql: &str) -> Result<Vec<ParsedStatement>> {
+        split_statements(sql)
+    }
+
+    /// The DataFusion context of this session (rowdex tables in its default schema), for
+    /// registering other data next to them.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Runs one statement.
+    pub async fn run(&self, statement: &ParsedStatement) -> Result<Output> {
+        crate::execute::run_statement(self, statement).await
+    }
+}
+
+/// A DataFusion context whose default schema is the rowdex catalog.
+pub(crate) fn new_context(db: &Arc<DbInner>, expose_hidden: Option<String>) -> SessionContext {
+    let mut config = SessionConfig::new()
+        .with_default_catalog_and_schema("rowdex", "public")
+        .with_information_schema(false)
+        .with_target_partitions(1);
+    // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
+    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    let catalog = MemoryCatalogProvider::new();
+    // Registering into a fresh in-memory catalog cannot fail.
+    let _ = catalog.register_schema(
+        "public",
+        Arc::new(RowdexSchema::new(db.clone(), expose_hidden)),
+    );
+    ctx.register_catalog("rowdex", Arc::new(catalog));
+    ctx
+}

@@ -1,0 +1,228 @@
+//! CREATE TABLE and DROP TABLE.
+//!
+//! Table options are written `WITH (SALT_BUCKETS = n)`. Column types are read from their SQL
+//! spelling, so every common alias works (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
+
+use datafusion::sql::sqlparser::ast::{
+    self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
+    TableConstraint,
+};
+use futures::StreamExt;
+use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_store::{Direction, KeyRange, WriteBatch, scan_stream};
+
+use crate::database::{Output, Session};
+use crate::execute::object_name;
+use crate::{Error, Result};
+
+/// Rows deleted per batch when a dropped table's rows are cleaned up.
+const DROP_BATCH: usize = 1024;
+
+pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Result<Output> {
+    let name = object_name(&create.name)?;
+    if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
+        return Err(Error::Unsupported {
+            what: "CREATE TABLE ... AS / LIKE / CLONE".to_string(),
+        });
+    }
+    if session.db.catalog.table(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::Catalog(rowdex_catalog::CatalogError::TableExists {
+            table: name,
+        }));
+    }
+    let mut columns = Vec::with_capacity(create.columns.len());
+    let mut key: Vec<(String, bool)> = Vec::new();
+    for column in &create.columns {
+        let column_name = ident_name(&column.name);
+        let mut nullable = true;
+        for option in &column.options {
+            match &option.option {
+                ColumnOption::Null => nullable = true,
+                ColumnOption::NotNull => nullable = false,
+                ColumnOption::PrimaryKey(_) => {
+                    if !key.is_empty() {
+                        return Err(Error::Unsupported {
+                            what: "more than one PRIMARY KEY".to_string(),
+                        });
+                    }
+                    key.push((column_name.clone(), false));
+                }
+                other => {
+                    return Err(Error::Unsupported {
+                        what: format!("the column option {other} (column {column_name})"),
+                    });
+                }
+            }
+        }
+        columns.push(ColumnDef {
+            id: 0,
+            name: column_name,
+            data_type: parse_type(&column.data_type)?,
+            nullable,
+            hidden: false,
+        });
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            TableConstraint::PrimaryKey(primary) => {
+                if !key.is_empty() {
+                    return Err(Error::Unsupported {
+                        what: "more than one PRIMARY KEY".to_string(),
+                    });
+                }
+                for index_column in &primary.columns {
+                    let ast::Expr::Identifier(ident) = &index_column.column.expr else {
+                        return Err(Error::Unsupported {
+                            what: format!("the key expression {}", index_column.column.expr),
+                        });
+                    };
+                    let desc = index_column.column.options.asc == Some(false);
+                    key.push((ident_name(ident), desc));
+                }
+            }
+            other => {
+                return Err(Error::Unsupported {
+                    what: format!("the table constraint {other}"),
+                });
+            }
+        }
+    }
+    let salt_buckets = salt_buckets(&create.table_options)?;
+    let def = TableDef::new(&name, columns, &key, salt_buckets)?;
+    session.db.catalog.create_table(def).await?;
+    Ok(Output::Done)
+}
+
+pub(crate) async fn drop(
+    session: &Session,
+    object_type: ObjectType,
+    if_exists: bool,
+    names: &[ObjectName],
+) -> Result<Output> {
+    if object_type != ObjectType::Table {
+        return Err(Error::Unsupported {
+            what: format!("DROP {object_type}"),
+        });
+    }
+    for name in names {
+        let name = object_name(name)?;
+        if session.db.catalog.table(&name).is_none() {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::TableNotFound { table: name });
+        }
+        let def = session.db.catalog.drop_table(&name).await?;
+        // The definition is gone, so the rows are unreachable (ids are never reused); deleting
+        // them afterwards in batches keeps any one batch small.
+        let mut entries = scan_stream(
+            session.db.store.clone(),
+            KeyRange::prefix(&def.prefix()),
+            Direction::Forward,
+            DROP_BATCH,
+        )
+        .chunks(DROP_BATCH);
+        while let Some(chunk) = entries.next().await {
+            let mut batch = WriteBatch::new();
+            for entry in chunk {
+                batch.delete(entry?.0);
+            }
+            session.db.store.write(batch).await?;
+        }
+        if let Ok(mut rowids) = session.db.next_rowids.lock() {
+            rowids.remove(&def.id);
+        }
+    }
+    Ok(Output::Done)
+}
+
+fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// Reads a column type from its SQL spelling.
+pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
+    let text = data_type.to_string().to_uppercase();
+    let (base, args) = match text.split_once('(') {
+        Some((base, rest)) => (base.trim(), rest.trim_end_matches(')')),
+        None => (text.trim(), ""),
+    };
+    let numbers: Vec<u32> = args
+        .split(',')
+        .filter_map(|a| a.split_whitespace().next()?.parse().ok())
+        .collect();
+    let unknown = || Error::UnknownType { name: text.clone() };
+    let parsed = match base {
+        "BOOLEAN" | "BOOL" => DataType::Boolean,
+        "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" | "INT2" | "INT4" | "INT8"
+        | "MEDIUMINT" | "INT64" => DataType::Integer,
+        "REAL" | "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT4" | "FLOAT8" | "FLOAT64" => {
+            DataType::Float
+        }
+        "DECIMAL" | "NUMERIC" | "DEC" => {
+            let precision = numbers.first().copied().unwrap_or(38);
+            let scale = numbers.get(1).copied().unwrap_or(0);
+            if precision == 0 || precision > 38 || scale > precision {
+                return Err(unknown());
+            }
+            DataType::Decimal {
+                precision: precision as u8,
+                scale: scale as i8,
+            }
+        }
+        "VARCHAR" | "CHAR" | "CHARACTER" | "CHARACTER VARYING" | "NVARCHAR" | "NCHAR"
+        | "CHAR VARYING" => DataType::Text {
+            max_len: numbers.first().copied(),
+        },
+        "TEXT" | "STRING" | "CLOB" => DataType::Text { max_len: None },
+        "VARBINARY" | "BINARY" => DataType::Bytes {
+            max_len: numbers.first().copied(),
+        },
+        "BYTEA" | "BLOB" | "BYTES" => DataType::Bytes { max_len: None },
+        "DATE" => DataType::Date,
+        "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
+        _ => return Err(unknown()),
+    };
+    Ok(parsed)
+}
+
+fn salt_buckets(options: &CreateTableOptions) -> Result<u16> {
+    let list = match options {
+        CreateTableOptions::None => return Ok(0),
+        CreateTableOptions::With(list) | CreateTableOptions::Plain(list) => list,
+        other => {
+            return Err(Error::BadTableOption {
+                option: other.to_string(),
+            });
+        }
+    };
+    let mut buckets = 0;
+    for option in list {
+        let SqlOption::KeyValue { key, value } = option else {
+            return Err(Error::BadTableOption {
+                option: option.to_string(),
+            });
+        };
+        if !key.value.eq_ignore_ascii_case("salt_buckets") {
+            return Err(Error::BadTableOption {
+                option: option.to_string(),
+            });
+        }
+        buckets = value
+            .to_string()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| (1..=256).contains(n))
+            .ok_or_else(|| Error::BadTableOption {
+                option: format!("{option} (SALT_BUCKETS must be an integer from 1 to 256)"),
+            })?;
+    }
+    Ok(buckets)
+}

@@ -1,0 +1,492 @@
+//! INSERT, UPSERT, UPDATE and DELETE.
+//!
+//! Every statement computes all its row mutations first, then applies them in one optimistic
+//! transaction: all of them land or none does, and a concurrent change to a row the statement
+//! read makes the statement fail with a retryable conflict instead of losing an update.
+//!
+//! Conflict handling follows the syntax users of the field know: plain INSERT rejects an
+//! existing key; `UPSERT INTO` (Phoenix) inserts or overwrites the named columns of the existing
+//! row; `INSERT OR REPLACE` / `REPLACE INTO` (SQLite, MySQL) replace the whole row;
+//! `INSERT OR IGNORE` and `ON CONFLICT DO NOTHING` skip rows whose key exists.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    self, Assignment, AssignmentTarget, Delete, FromTable, Insert, OnConflictAction, OnInsert,
+    SetExpr, SqliteOnConflict, Statement, TableObject, TableWithJoins, UnaryOperator, Update,
+    Value,
+};
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+use rowdex_store::{Direction, KeyRange, Transaction};
+
+use crate::database::{DbInner, Output, Session, new_context};
+use crate::execute::object_name;
+use crate::types::{assign, datum_from_array};
+use crate::{Error, Result};
+
+/// What to do when an inserted key already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnExisting {
+    Fail,
+    Skip,
+    ReplaceRow,
+    /// Overwrite the statement's target columns, keep the others.
+    MergeColumns,
+}
+
+pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> Result<Output> {
+    let TableObject::TableName(name) = &insert.table else {
+        return Err(Error::Unsupported {
+            what: "INSERT INTO a table function".to_string(),
+        });
+    };
+    let def = session
+        .db
+        .catalog
+        .require_table(&object_name(name)?)
+        .map_err(|_| Error::TableNotFound {
+            table: name.to_string().to_lowercase(),
+        })?;
+    let mode = on_existing(insert, upsert)?;
+    let targets = target_columns(&def, &insert.columns)?;
+    let Some(source) = &insert.source else {
+        return Err(Error::Unsupported {
+            what: "INSERT without VALUES or SELECT".to_string(),
+        });
+    };
+    let values = match literal_rows(source) {
+        Some(rows) => rows,
+        None => query_rows(session, Statement::Query(source.clone()), None).await?,
+    };
+    let mut rows = Vec::with_capacity(values.len());
+    for row_values in values {
+        if row_values.len() != targets.len() {
+            return Err(Error::ColumnCountMismatch {
+                table: def.name.clone(),
+                expected: targets.len(),
+                found: row_values.len(),
+            });
+        }
+        let mut row = vec![Datum::Null; def.columns.len()];
+        for (&column, value) in targets.iter().zip(row_values) {
+            row[column] = assign(&def, &def.columns[column], value)?;
+        }
+        rows.push(row);
+    }
+    let hidden = def.columns.iter().position(|c| c.hidden);
+    if let Some(rowid_column) = hidden {
+        let first = reserve_rowids(&session.db, &def, rows.len()).await?;
+        for (offset, row) in rows.iter_mut().enumerate() {
+            row[rowid_column] = Datum::Int(first + offset as i64);
+        }
+    }
+    // Columns the statement does not set must still satisfy NOT NULL (an UPSERT that updates an
+    // existing row is checked again after merging).
+    for row in &rows {
+        for (i, column) in def.columns.iter().enumerate() {
+            if !targets.contains(&i) && Some(i) != hidden && mode != OnExisting::MergeColumns {
+                assign(&def, column, row[i].clone())?;
+            }
+        }
+    }
+
+    let mut tx = session.db.store.begin().await?;
+    let mut written: HashSet<Vec<u8>> = HashSet::with_capacity(rows.len());
+    let mut affected = 0u64;
+    for row in rows {
+        let key = def.row_key_of(&row);
+        let existing = if hidden.is_some() {
+            None
+        } else {
+            tx.get(&key).await?
+        };
+        let in_statement = written.contains(&key);
+        let row = match (existing, mode) {
+            (None, _) if !in_statement => {
+                if mode == OnExisting::MergeColumns {
+                    check_not_null(&def, &row)?;
+                }
+                row
+            }
+            (_, OnExisting::Fail) => {
+                return Err(Error::DuplicateKey {
+                    table: def.name.clone(),
+                    key: key_text(&def, &row),
+                });
+            }
+            (_, OnExisting::Skip) => continue,
+            (_, OnExisting::ReplaceRow) => row,
+            (stored, OnExisting::MergeColumns) => {
+                // Merge over the newest version: the stored row, or one written earlier in
+                // this statement.
+                let current = match tx.get(&key).await? {
+                    Some(value) => def.decode_row(&key, &value)?,
+                    None => match stored {
+                        Some(value) => def.decode_row(&key, &value)?,
+                        None => row.clone(),
+                    },
+                };
+                let mut merged = current;
+                for &column in &targets {
+                    merged[column] = row[column].clone();
+                }
+                check_not_null(&def, &merged)?;
+                merged
+            }
+        };
+        tx.put(key.clone(), def.encode_value(&row));
+        written.insert(key);
+        affected += 1;
+    }
+    tx.commit().await?;
+    Ok(Output::Affected { rows: affected })
+}
+
+pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(Error::Unsupported {
+            what: "UPDATE with FROM or joins".to_string(),
+        });
+    }
+    let def = target_table(session, &update.table)?;
+    let mut assigned: Vec<(usize, &ast::Expr)> = Vec::with_capacity(update.assignments.len());
+    for Assignment { target, value } in &update.assignments {
+        let AssignmentTarget::ColumnName(column) = target else {
+            return Err(Error::Unsupported {
+                what: format!("the assignment target {target}"),
+            });
+        };
+        let column_name = object_name(column)?;
+        let position = visible_column(&def, &column_name)?;
+        if assigned.iter().any(|(c, _)| *c == position) {
+            return Err(Error::DuplicateTarget {
+                column: column_name,
+            });
+        }
+        assigned.push((position, value));
+    }
+    let extra: Vec<String> = assigned.iter().map(|(_, e)| format!("({e})")).collect();
+    let rows = select_rows(
+        session,
+        &def,
+        &update.table,
+        &extra,
+        update.selection.as_ref(),
+    )
+    .await?;
+
+    let ncolumns = def.columns.len();
+    let mut changes = Vec::with_capacity(rows.len());
+    for mut row in rows {
+        let new_values = row.split_off(ncolumns);
+        let mut new_row = row.clone();
+        for ((column, _), value) in assigned.iter().zip(new_values) {
+            new_row[*column] = assign(&def, &def.columns[*column], value)?;
+        }
+        changes.push((row, new_row));
+    }
+
+    let mut tx = session.db.store.begin().await?;
+    let old_keys: HashSet<Vec<u8>> = changes.iter().map(|(old, _)| def.row_key_of(old)).collect();
+    let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
+    let mut puts = Vec::with_capacity(changes.len());
+    for (old_row, new_row) in &changes {
+        let old_key = def.row_key_of(old_row);
+        if tx.get(&old_key).await?.is_none() {
+            // Deleted since we read it: the statement's view is stale.
+            return Err(Error::WriteConflict);
+        }
+        let new_key = def.row_key_of(new_row);
+        let taken = !new_keys.insert(new_key.clone())
+            || (!old_keys.contains(&new_key) && tx.get(&new_key).await?.is_some());
+        if taken {
+            return Err(Error::DuplicateKey {
+                table: def.name.clone(),
+                key: key_text(&def, new_row),
+            });
+        }
+        if new_key != old_key {
+            tx.delete(old_key);
+        }
+        puts.push((new_key, def.encode_value(new_row)));
+    }
+    // Deletes go first so that a row moving onto a key another row just left is kept.
+    for (key, value) in puts {
+        tx.put(key, value);
+    }
+    tx.commit().await?;
+    Ok(Output::Affected {
+        rows: changes.len() as u64,
+    })
+}
+
+pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
+    let tables = match &delete.from {
+        FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables) => tables,
+    };
+    let [table] = tables.as_slice() else {
+        return Err(Error::Unsupported {
+            what: "DELETE from several tables".to_string(),
+        });
+    };
+    if delete.using.is_some() || !table.joins.is_empty() || delete.limit.is_some() {
+        return Err(Error::Unsupported {
+            what: "DELETE with USING, joins or LIMIT".to_string(),
+        });
+    }
+    let def = target_table(session, table)?;
+    let rows = select_rows(session, &def, table, &[], delete.selection.as_ref()).await?;
+    let mut tx = session.db.store.begin().await?;
+    for row in &rows {
+        let key = def.row_key_of(row);
+        if tx.get(&key).await?.is_none() {
+            return Err(Error::WriteConflict);
+        }
+        tx.delete(key);
+    }
+    tx.commit().await?;
+    Ok(Output::Affected {
+        rows: rows.len() as u64,
+    })
+}
+
+fn on_existing(insert: &Insert, upsert: bool) -> Result<OnExisting> {
+    if upsert {
+        return Ok(OnExisting::MergeColumns);
+    }
+    if insert.replace_into {
+        return Ok(OnExisting::ReplaceRow);
+    }
+    let from_or = match insert.or {
+        None
+        | Some(SqliteOnConflict::Abort | SqliteOnConflict::Fail | SqliteOnConflict::Rollback) => {
+            OnExisting::Fail
+        }
+        Some(SqliteOnConflict::Replace) => OnExisting::ReplaceRow,
+        Some(SqliteOnConflict::Ignore) => OnExisting::Skip,
+    };
+    let mode = if insert.ignore {
+        OnExisting::Skip
+    } else {
+        from_or
+    };
+    match &insert.on {
+        None => Ok(mode),
+        Some(OnInsert::OnConflict(conflict)) => match &conflict.action {
+            OnConflictAction::DoNothing => Ok(OnExisting::Skip),
+            OnConflictAction::DoUpdate(_) => Err(Error::Unsupported {
+                what: "ON CONFLICT DO UPDATE (use UPSERT INTO or INSERT OR REPLACE)".to_string(),
+            }),
+        },
+        Some(other) => Err(Error::Unsupported {
+            what: format!("{other}"),
+        }),
+    }
+}
+
+fn target_table(session: &Session, table: &TableWithJoins) -> Result<Arc<TableDef>> {
+    let ast::TableFactor::Table { name, .. } = &table.relation else {
+        return Err(Error::Unsupported {
+            what: format!("writing to {}", table.relation),
+        });
+    };
+    let name = object_name(name)?;
+    session
+        .db
+        .catalog
+        .table(&name)
+        .ok_or(Error::TableNotFound { table: name })
+}
+
+fn visible_column(def: &TableDef, name: &str) -> Result<usize> {
+    def.column_index(name)
+        .filter(|i| !def.columns[*i].hidden)
+        .ok_or_else(|| Error::ColumnNotFound {
+            table: def.name.clone(),
+            column: name.to_string(),
+        })
+}
+
+fn target_columns(def: &TableDef, names: &[ast::ObjectName]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok(def.visible_columns().map(|(i, _)| i).collect());
+    }
+    let mut targets = Vec::with_capacity(names.len());
+    for name in names {
+        let column = object_name(name)?;
+        let position = visible_column(def, &column)?;
+        if targets.contains(&position) {
+            return Err(Error::DuplicateTarget { column });
+        }
+        targets.push(position);
+    }
+    Ok(targets)
+}
+
+fn check_not_null(def: &TableDef, row: &[Datum]) -> Result<()> {
+    for (column, value) in def.columns.iter().zip(row) {
+        if value.is_null() && !column.nullable {
+            assign(def, column, Datum::Null)?;
+        }
+    }
+    Ok(())
+}
+
+/// The key of a row as `(a = 1, b = 'x')`, for error messages.
+fn key_text(def: &TableDef, row: &[Datum]) -> String {
+    let parts: Vec<String> = def
+        .key
+        .iter()
+        .map(|k| format!("{} = {}", def.columns[k.column].name, row[k.column]))
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+/// Rows of a `VALUES` list made only of constants, read without DataFusion (the common bulk
+/// INSERT shape, where planning would cost more than the write). None when any item needs
+/// evaluation.
+fn literal_rows(query: &ast::Query) -> Option<Vec<Vec<Datum>>> {
+    if query.with.is_some() || query.order_by.is_some() || query.limit_clause.is_some() {
+        return None;
+    }
+    let SetExpr::Values(values) = query.body.as_ref() else {
+        return None;
+    };
+    values
+        .rows
+        .iter()
+        .map(|row| row.iter().map(literal).collect())
+        .collect()
+}
+
+fn literal(expr: &ast::Expr) -> Option<Datum> {
+    match expr {
+        ast::Expr::Value(value) => match &value.value {
+            Value::Null => Some(Datum::Null),
+            Value::Boolean(b) => Some(Datum::Boolean(*b)),
+            Value::SingleQuotedString(s) => Some(Datum::Text(s.clone())),
+            Value::Number(text, _) => number(text, false),
+            _ => None,
+        },
+        ast::Expr::UnaryOp { op, expr } => match (op, expr.as_ref()) {
+            (UnaryOperator::Minus, ast::Expr::Value(value)) => match &value.value {
+                Value::Number(text, _) => number(text, true),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn number(text: &str, negative: bool) -> Option<Datum> {
+    let signed = if negative {
+        format!("-{text}")
+    } else {
+        text.to_string()
+    };
+    if let Ok(v) = signed.parse::<i64>() {
+        return Some(Datum::Int(v));
+    }
+    // Integers beyond i64 become doubles, as in SQLite; decimals parse as doubles.
+    signed
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Datum::Float)
+}
+
+/// Runs a query through DataFusion and returns its rows as datums.
+async fn query_rows(
+    session: &Session,
+    statement: Statement,
+    expose_hidden: Option<String>,
+) -> Result<Vec<Vec<Datum>>> {
+    let ctx = match &expose_hidden {
+        Some(_) => new_context(&session.db, expose_hidden),
+        None => session.ctx.clone(),
+    };
+    let plan = ctx
+        .state()
+        .statement_to_plan(DfStatement::Statement(Box::new(statement)))
+        .await?;
+    let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
+    let mut rows = Vec::new();
+    for batch in &batches {
+        for row in 0..batch.num_rows() {
+            let values = batch
+                .columns()
+                .iter()
+                .map(|column| datum_from_array(column.as_ref(), row))
+                .collect::<Result<Vec<Datum>>>()?;
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}
+
+/// Every column (hidden ones too) of the rows an UPDATE or DELETE targets, followed by the
+/// `extra` expressions evaluated on each.
+async fn select_rows(
+    session: &Session,
+    def: &TableDef,
+    table: &TableWithJoins,
+    extra: &[String],
+    selection: Option<&ast::Expr>,
+) -> Result<Vec<Vec<Datum>>> {
+    let mut items: Vec<String> = def
+        .columns
+        .iter()
+        .map(|c| format!("\"{}\"", c.name.replace('"', "\"\"")))
+        .collect();
+    items.extend(extra.iter().cloned());
+    let mut sql = format!("SELECT {} FROM {}", items.join(", "), table.relation);
+    if let Some(selection) = selection {
+        sql.push_str(&format!(" WHERE {selection}"));
+    }
+    let mut statements = crate::statement::split_statements(&sql)?;
+    let Some(parsed) = statements.pop() else {
+        return Ok(Vec::new());
+    };
+    query_rows(session, parsed.statement, Some(def.name.clone())).await
+}
+
+/// Reserves `count` consecutive hidden row ids for a table.
+async fn reserve_rowids(db: &Arc<DbInner>, def: &TableDef, count: usize) -> Result<i64> {
+    let known = db
+        .next_rowids
+        .lock()
+        .map(|m| m.get(&def.id).copied())
+        .unwrap_or(None);
+    let next = match known {
+        Some(next) => next,
+        None => {
+            // First insert since open: continue after the largest row id stored.
+            let mut largest = 0i64;
+            for prefix in def.scan_prefixes() {
+                let page = db
+                    .store
+                    .scan_page(&KeyRange::prefix(&prefix), Direction::Reverse, 1)
+                    .await?;
+                if let Some((key, value)) = page.entries.first() {
+                    let row = def.decode_row(key, value)?;
+                    if let Some(Datum::Int(id)) = def.key.first().map(|k| &row[k.column]) {
+                        largest = largest.max(*id);
+                    }
+                }
+            }
+            largest + 1
+        }
+    };
+    let mut map = db.next_rowids.lock().map_err(|_| Error::WriteConflict)?;
+    let entry = map.entry(def.id).or_insert(next);
+    let first = (*entry).max(next);
+    *entry = first + count as i64;
+    Ok(first)
+}
+
+#[allow(dead_code)]
+fn _assert_tx_object_safe(_: &dyn Transaction) {}

@@ -1,0 +1,114 @@
+//! The error type of the rowdex library: one variant per thing a user can get wrong or act on.
+
+use rowdex_catalog::CatalogError;
+use rowdex_codec::CodecError;
+use rowdex_store::StoreError;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The SQL text does not parse; the parser's message carries the line and column.
+    #[error("syntax error: {message}")]
+    Parse { message: String },
+    #[error("unsupported: {what}")]
+    Unsupported { what: String },
+    #[error("table {table} does not exist")]
+    TableNotFound { table: String },
+    #[error("column {column} does not exist in table {table}")]
+    ColumnNotFound { table: String, column: String },
+    #[error("column {column} of table {table} is {expected}, but the value {value} is {found}")]
+    TypeMismatch {
+        table: String,
+        column: String,
+        expected: String,
+        found: String,
+        value: String,
+    },
+    #[error("{value} does not fit column {column} of table {table} ({expected})")]
+    OutOfRange {
+        table: String,
+        column: String,
+        expected: String,
+        value: String,
+    },
+    #[error(
+        "value too long for column {column} of table {table}: {length} characters, at most {max_len}"
+    )]
+    ValueTooLong {
+        table: String,
+        column: String,
+        max_len: u32,
+        length: usize,
+    },
+    #[error("column {column} of table {table} is part of the primary key and cannot be NULL")]
+    NullInKey { table: String, column: String },
+    #[error("column {column} of table {table} is NOT NULL")]
+    NotNullViolation { table: String, column: String },
+    #[error("duplicate primary key in table {table}: {key}")]
+    DuplicateKey { table: String, key: String },
+    #[error("INSERT into {table} has {expected} target columns but {found} values")]
+    ColumnCountMismatch {
+        table: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("column {column} is named twice in the statement")]
+    DuplicateTarget { column: String },
+    #[error("unknown type {name}")]
+    UnknownType { name: String },
+    #[error("bad table option: {option}")]
+    BadTableOption { option: String },
+    #[error("the statement conflicted with a concurrent write and changed nothing; retry it")]
+    WriteConflict,
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    Store(StoreError),
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    #[error("{0}")]
+    DataFusion(Box<datafusion::error::DataFusionError>),
+}
+
+impl Error {
+    /// Whether running the same statement again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::WriteConflict)
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Conflict => Error::WriteConflict,
+            other => Error::Store(other),
+        }
+    }
+}
+
+impl From<datafusion::error::DataFusionError> for Error {
+    fn from(error: datafusion::error::DataFusionError) -> Self {
+        use datafusion::error::DataFusionError;
+        // Our own errors travel through DataFusion as External; give them back their type.
+        match error {
+            DataFusionError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => Error::DataFusion(Box::new(DataFusionError::External(other))),
+            },
+            DataFusionError::SQL(parse, _) => Error::Parse {
+                message: parse.to_string(),
+            },
+            other => Error::DataFusion(Box::new(other)),
+        }
+    }
+}
+
+impl From<Error> for datafusion::error::DataFusionError {
+    fn from(error: Error) -> Self {
+        datafusion::error::DataFusionError::External(Box::new(error))
+    }
+}

@@ -1,0 +1,130 @@
+//! Statement dispatch: DDL, DML and the SHOW/DESCRIBE family run here; queries and EXPLAIN go
+//! through DataFusion with the rowdex tables as providers.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, StringArray};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::physical_plan::{ExecutionPlan, displayable};
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Statement};
+
+use crate::database::{Output, Session};
+use crate::scan_exec::RowdexScanExec;
+use crate::statement::ParsedStatement;
+use crate::{Error, Result, ddl, dml, show};
+
+pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    match &parsed.statement {
+        Statement::Query(_) => run_query(session, parsed.statement.clone()).await,
+        Statement::Explain {
+            statement, verbose, ..
+        } => explain(session, statement, *verbose).await,
+        Statement::CreateTable(create) => ddl::create_table(session, create).await,
+        Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => ddl::drop(session, *object_type, *if_exists, names).await,
+        Statement::Insert(insert) => dml::insert(session, insert, parsed.upsert).await,
+        Statement::Update(update) => dml::update(session, update).await,
+        Statement::Delete(delete) => dml::delete(session, delete).await,
+        Statement::ShowTables { .. } => show::show_tables(session),
+        Statement::ExplainTable { table_name, .. } => {
+            show::describe(session, &object_name(table_name)?)
+        }
+        other => Err(Error::Unsupported {
+            what: format!("the statement {}", statement_kind(other)),
+        }),
+    }
+}
+
+/// Plans and runs a query through DataFusion.
+pub(crate) async fn run_query(session: &Session, statement: Statement) -> Result<Output> {
+    let state = session.ctx.state();
+    let plan = state
+        .statement_to_plan(DfStatement::Statement(Box::new(statement)))
+        .await?;
+    let frame = session.ctx.execute_logical_plan(plan).await?;
+    let schema = Arc::new(frame.schema().as_arrow().clone());
+    let batches = frame.collect().await?;
+    Ok(Output::Rows { schema, batches })
+}
+
+/// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
+/// (VERBOSE), where each scan prints the same access-path text.
+async fn explain(session: &Session, statement: &Statement, verbose: bool) -> Result<Output> {
+    let state = session.ctx.state();
+    let logical = state
+        .statement_to_plan(DfStatement::Statement(Box::new(statement.clone())))
+        .await?;
+    let physical = state.create_physical_plan(&logical).await?;
+    let lines: Vec<String> = if verbose {
+        displayable(physical.as_ref())
+            .indent(true)
+            .to_string()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    } else {
+        let mut paths = Vec::new();
+        collect_paths(&physical, &mut paths);
+        if paths.is_empty() {
+            paths.push("NO TABLE SCAN".to_string());
+        }
+        paths
+    };
+    Ok(text_rows("plan", lines))
+}
+
+fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
+    if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
+        out.push(scan.plan().to_string());
+    }
+    for child in plan.children() {
+        collect_paths(child, out);
+    }
+}
+
+/// A one-column text result.
+pub(crate) fn text_rows(column: &str, lines: Vec<String>) -> Output {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        column,
+        ArrowType::Utf8,
+        false,
+    )]));
+    let array: ArrayRef = Arc::new(StringArray::from(lines));
+    match RecordBatch::try_new(schema.clone(), vec![array]) {
+        Ok(batch) => Output::Rows {
+            schema,
+            batches: vec![batch],
+        },
+        Err(_) => Output::Rows {
+            schema,
+            batches: Vec::new(),
+        },
+    }
+}
+
+/// The table name an object name refers to: its last part, lowercased unless quoted (the same
+/// normalisation DataFusion applies, so both sides agree).
+pub(crate) fn object_name(name: &ObjectName) -> Result<String> {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(ident)) => Ok(if ident.quote_style.is_some() {
+            ident.value.clone()
+        } else {
+            ident.value.to_lowercase()
+        }),
+        _ => Err(Error::Unsupported {
+            what: format!("the object name {name}"),
+        }),
+    }
+}
+
+fn statement_kind(statement: &Statement) -> String {
+    let text = statement.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    words.join(" ")
+}

@@ -1,0 +1,193 @@
+//! Translation of DataFusion filter expressions into the planner's predicate IR.
+//!
+//! Only a filter that translates completely is reported to DataFusion as `Exact`: the scan then
+//! applies it, either through the key range or as a residual check on each row. Anything else
+//! (functions, casts, OR, column-to-column comparisons) is left to DataFusion.
+
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, expr::InList, expr::Like};
+use datafusion::scalar::ScalarValue;
+use rowdex_catalog::{DataType, TableDef};
+use rowdex_codec::Datum;
+use rowdex_planner::{CmpOp, Predicate};
+
+use crate::types::datum_from_scalar;
+
+/// The predicates equivalent to `expr`, or None when it cannot be expressed exactly.
+pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
+            Operator::And => {
+                let mut all = translate(table, left)?;
+                all.extend(translate(table, right)?);
+                Some(all)
+            }
+            // DataFusion rewrites short IN lists into ORs of equalities; fold them back.
+            Operator::Or => {
+                let (column, mut values) = equality_set(translate(table, left)?)?;
+                let (other, more) = equality_set(translate(table, right)?)?;
+                if column != other {
+                    return None;
+                }
+                values.extend(more);
+                Some(vec![Predicate::InList { column, values }])
+            }
+            _ => {
+                let op = cmp_op(*op)?;
+                if let (Some(column), Some(value)) = (column_of(table, left), literal(right)) {
+                    compare(table, column, op, value)
+                } else if let (Some(value), Some(column)) = (literal(left), column_of(table, right))
+                {
+                    compare(table, column, flip(op), value)
+                } else {
+                    None
+                }
+            }
+        },
+        Expr::Between(Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        }) => {
+            let column = column_of(table, expr)?;
+            let mut both = compare(table, column, CmpOp::GtEq, literal(low)?)?;
+            both.extend(compare(table, column, CmpOp::LtEq, literal(high)?)?);
+            Some(both)
+        }
+        Expr::InList(InList {
+            expr,
+            list,
+            negated: false,
+        }) => {
+            let column = column_of(table, expr)?;
+            let mut values = Vec::with_capacity(list.len());
+            for item in list {
+                let value = literal(item)?;
+                if value.is_null() {
+                    // NULL in an IN list can only make the test unknown, never true.
+                    continue;
+                }
+                values.push(exact_value(table, column, value)?);
+            }
+            Some(vec![Predicate::InList { column, values }])
+        }
+        Expr::Like(Like {
+            negated: false,
+            expr,
+            pattern,
+            escape_char: None,
+            case_insensitive: false,
+        }) => {
+            let column = column_of(table, expr)?;
+            if !matches!(column_type(table, column), DataType::Text { .. }) {
+                return None;
+            }
+            let Datum::Text(pattern) = literal(pattern)? else {
+                return None;
+            };
+            let prefix = pattern.strip_suffix('%')?;
+            if prefix.contains(['%', '_', '\\']) {
+                return None;
+            }
+            Some(vec![Predicate::LikePrefix {
+                column,
+                prefix: prefix.to_string(),
+            }])
+        }
+        Expr::IsNull(inner) => Some(vec![Predicate::IsNull {
+            column: column_of(table, inner)?,
+        }]),
+        Expr::IsNotNull(inner) => Some(vec![Predicate::IsNotNull {
+            column: column_of(table, inner)?,
+        }]),
+        _ => None,
+    }
+}
+
+/// The column and values of a single `=` or `IN` predicate.
+fn equality_set(mut predicates: Vec<Predicate>) -> Option<(usize, Vec<Datum>)> {
+    if predicates.len() != 1 {
+        return None;
+    }
+    match predicates.pop()? {
+        Predicate::Compare {
+            column,
+            op: CmpOp::Eq,
+            value,
+        } => Some((column, vec![value])),
+        Predicate::InList { column, values } => Some((column, values)),
+        _ => None,
+    }
+}
+
+fn compare(table: &TableDef, column: usize, op: CmpOp, value: Datum) -> Option<Vec<Predicate>> {
+    if value.is_null() {
+        return None;
+    }
+    let value = exact_value(table, column, value)?;
+    Some(vec![Predicate::Compare { column, op, value }])
+}
+
+fn column_of(table: &TableDef, expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Column(column) => table.column_index(&column.name),
+        _ => None,
+    }
+}
+
+fn column_type(table: &TableDef, column: usize) -> DataType {
+    table
+        .columns
+        .get(column)
+        .map_or(DataType::Integer, |c| c.data_type)
+}
+
+fn literal(expr: &Expr) -> Option<Datum> {
+    match expr {
+        Expr::Literal(value, _) => scalar(value),
+        _ => None,
+    }
+}
+
+fn scalar(value: &ScalarValue) -> Option<Datum> {
+    datum_from_scalar(value).ok()
+}
+
+/// The value as the column's own type, only when the conversion loses nothing: comparing the
+/// column with the converted value must mean exactly what comparing it with the original does.
+fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datum> {
+    let data_type = column_type(table, column);
+    if data_type.admits(&value) {
+        return Some(value);
+    }
+    match (data_type, value) {
+        (DataType::Float, Datum::Int(v)) if (v as f64) as i64 == v => Some(Datum::Float(v as f64)),
+        (DataType::Integer, Datum::Float(v)) if v.fract() == 0.0 && v.abs() < 9.0e15 => {
+            Some(Datum::Int(v as i64))
+        }
+        _ => None,
+    }
+}
+
+fn cmp_op(op: Operator) -> Option<CmpOp> {
+    Some(match op {
+        Operator::Eq => CmpOp::Eq,
+        Operator::NotEq => CmpOp::NotEq,
+        Operator::Lt => CmpOp::Lt,
+        Operator::LtEq => CmpOp::LtEq,
+        Operator::Gt => CmpOp::Gt,
+        Operator::GtEq => CmpOp::GtEq,
+        _ => return None,
+    })
+}
+
+/// `5 < a` is `a > 5`.
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::LtEq => CmpOp::GtEq,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::GtEq => CmpOp::LtEq,
+        other => other,
+    }
+}

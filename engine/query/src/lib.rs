@@ -1,0 +1,43 @@
+//! rowdex: a SQL layer over a sorted key-value store.
+//!
+//! A table's PRIMARY KEY is its row key, so a query that fixes key columns becomes a point get
+//! or a range scan. Open a [`Database`] (durable in a directory, or in memory), take a
+//! [`Session`], and run SQL:
+//!
+//! ```no_run
+//! # async fn demo() -> rowdex::Result<()> {
+//! let db = rowdex::Database::open_memory().await?;
+//! let session = db.session();
+//! session
+//!     .execute("CREATE TABLE m (host TEXT, ts BIGINT, v DOUBLE, PRIMARY KEY (host, ts DESC))")
+//!     .await?;
+//! session.execute("INSERT INTO m VALUES ('h1', 1, 0.5), ('h1', 2, 0.7)").await?;
+//! let batches = session.query("SELECT * FROM m WHERE host = 'h1' LIMIT 1").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every SELECT runs through DataFusion, with each table registered as a `TableProvider` whose
+//! scans use the access-path planner (`rowdex-planner`); DDL and DML run here.
+
+mod database;
+mod ddl;
+mod dml;
+mod error;
+mod execute;
+mod filters;
+pub mod format;
+mod provider;
+mod reader;
+mod scan_exec;
+mod show;
+mod statement;
+mod types;
+
+pub use database::{Database, Output, Session};
+pub use error::{Error, Result};
+pub use provider::{RowdexSchema, RowdexTable};
+pub use scan_exec::RowdexScanExec;
+pub use statement::{ParsedStatement, parse_script, split_statements, statement_ends};
+
+pub use datafusion;
+pub use datafusion::arrow;

@@ -1,0 +1,148 @@
+//! The DataFusion side of a rowdex table: a `TableProvider` per table, and a `SchemaProvider`
+//! that resolves table names against the live catalog, so a table created in one session is
+//! visible to every other at once.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{SchemaProvider, Session, TableProvider};
+use datafusion::datasource::TableType;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use rowdex_catalog::TableDef;
+use rowdex_planner::{Direction, plan_scan};
+
+use crate::database::DbInner;
+use crate::filters::translate;
+use crate::scan_exec::RowdexScanExec;
+use crate::types::table_schema;
+
+#[derive(Debug)]
+pub struct RowdexTable {
+    def: Arc<TableDef>,
+    db: Arc<DbInner>,
+    /// Table column positions behind each schema field.
+    columns: Vec<usize>,
+    schema: SchemaRef,
+}
+
+impl RowdexTable {
+    /// `with_hidden` also exposes the hidden row id (used by UPDATE and DELETE to find rows).
+    pub fn new(def: Arc<TableDef>, db: Arc<DbInner>, with_hidden: bool) -> Self {
+        let columns: Vec<usize> = def
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| with_hidden || !c.hidden)
+            .map(|(i, _)| i)
+            .collect();
+        let schema = table_schema(&def, &columns);
+        RowdexTable {
+            def,
+            db,
+            columns,
+            schema,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for RowdexTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match translate(&self.def, f) {
+                Some(_) => TableProviderFilterPushDown::Exact,
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let mut predicates = Vec::new();
+        for filter in filters {
+            // DataFusion only passes filters we reported Exact; a filter we cannot translate
+            // here would be silently dropped, so refuse instead.
+            let translated = translate(&self.def, filter).ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "filter {filter} was pushed but is not supported"
+                ))
+            })?;
+            predicates.extend(translated);
+        }
+        let projected: Vec<usize> = match projection {
+            Some(indices) => indices
+                .iter()
+                .filter_map(|i| self.columns.get(*i).copied())
+                .collect(),
+            None => self.columns.clone(),
+        };
+        let schema = match projection {
+            Some(indices) => Arc::new(self.schema.project(indices)?),
+            None => self.schema.clone(),
+        };
+        let plan = plan_scan(self.def.clone(), predicates, Direction::Forward, 0, limit);
+        Ok(Arc::new(RowdexScanExec::new(
+            plan,
+            projected,
+            schema,
+            self.db.store.clone(),
+        )))
+    }
+}
+
+/// Resolves names in the default schema to rowdex tables.
+#[derive(Debug)]
+pub struct RowdexSchema {
+    db: Arc<DbInner>,
+    /// A table whose hidden row id is exposed (the target of an UPDATE or DELETE).
+    expose_hidden: Option<String>,
+}
+
+impl RowdexSchema {
+    pub fn new(db: Arc<DbInner>, expose_hidden: Option<String>) -> Self {
+        RowdexSchema { db, expose_hidden }
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for RowdexSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.db
+            .catalog
+            .tables()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        Ok(self.db.catalog.table(name).map(|def| {
+            let with_hidden = self.expose_hidden.as_deref() == Some(name);
+            Arc::new(RowdexTable::new(def, self.db.clone(), with_hidden)) as Arc<dyn TableProvider>
+        }))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.db.catalog.table(name).is_some()
+    }
+}

@@ -1,0 +1,268 @@
+//! `RowdexScanExec`: the DataFusion execution plan node that reads one table through its
+//! access path.
+//!
+//! It declares the key order it produces (so DataFusion drops a sort along the key), accepts a
+//! sort request for the reverse order by flipping to a reverse scan, and accepts a LIMIT. Its
+//! display is the access path, the same text as the plain EXPLAIN.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::compute::SortOptions;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{
+    AcrossPartitions, ConstExpr, EquivalenceProperties, PhysicalExpr, PhysicalSortExpr,
+};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::expressions::Column;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SortOrderPushdownResult,
+};
+use futures::{StreamExt, TryStreamExt};
+use rowdex_planner::{AccessPath, Direction, ScanPlan};
+use rowdex_store::KvStore;
+
+use crate::reader::{offset_limit, scan_rows};
+use crate::types::rows_to_batch;
+
+pub struct RowdexScanExec {
+    plan: Arc<ScanPlan>,
+    /// Table column positions, in output order.
+    projection: Vec<usize>,
+    schema: SchemaRef,
+    store: Arc<dyn KvStore>,
+    properties: Arc<PlanProperties>,
+}
+
+impl fmt::Debug for RowdexScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowdexScanExec")
+            .field("plan", &self.plan.to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowdexScanExec {
+    pub fn new(
+        plan: ScanPlan,
+        projection: Vec<usize>,
+        schema: SchemaRef,
+        store: Arc<dyn KvStore>,
+    ) -> Self {
+        let ordering = key_ordering(&plan, &projection, &schema);
+        let mut equivalence = if ordering.is_empty() {
+            EquivalenceProperties::new(schema.clone())
+        } else {
+            EquivalenceProperties::new_with_orderings(schema.clone(), [ordering])
+        };
+        // Constants only refine what DataFusion knows; failing to add them loses a sort
+        // elimination, never correctness.
+        let _ = equivalence.add_constants(key_constants(&plan, &projection, &schema));
+        let properties = PlanProperties::new(
+            equivalence,
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        RowdexScanExec {
+            plan: Arc::new(plan),
+            projection,
+            schema,
+            store,
+            properties: Arc::new(properties),
+        }
+    }
+
+    pub fn plan(&self) -> &ScanPlan {
+        &self.plan
+    }
+
+    fn with_plan(&self, plan: ScanPlan) -> Self {
+        RowdexScanExec::new(
+            plan,
+            self.projection.clone(),
+            self.schema.clone(),
+            self.store.clone(),
+        )
+    }
+}
+
+/// How many leading key columns the path fixes to a single value: those are constant in the
+/// output, and the order is carried by the key columns after them.
+fn fixed_key_columns(plan: &ScanPlan) -> usize {
+    match &plan.path {
+        AccessPath::PointGet { key } => key.len(),
+        AccessPath::RangeScan { prefixes, .. } if prefixes.len() == 1 => prefixes[0].len(),
+        _ => 0,
+    }
+}
+
+/// The output ordering: the projected key columns after the fixed ones, in scan direction,
+/// up to the first key column that is not projected.
+fn key_ordering(
+    plan: &ScanPlan,
+    projection: &[usize],
+    schema: &SchemaRef,
+) -> Vec<PhysicalSortExpr> {
+    let mut ordering = Vec::new();
+    for key_column in plan.table.key.iter().skip(fixed_key_columns(plan)) {
+        let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
+            break;
+        };
+        let descending = key_column.desc != (plan.direction == Direction::Reverse);
+        let name = schema.field(output).name();
+        let expr: Arc<dyn PhysicalExpr> = Arc::new(Column::new(name, output));
+        ordering.push(PhysicalSortExpr::new(
+            expr,
+            SortOptions {
+                descending,
+                // NULL sorts lowest (the session uses nulls_min); key columns hold no NULL.
+                nulls_first: !descending,
+            },
+        ));
+    }
+    ordering
+}
+
+/// The projected key columns the path fixes, as constants DataFusion can use to drop sorts.
+fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> Vec<ConstExpr> {
+    plan.table
+        .key
+        .iter()
+        .take(fixed_key_columns(plan))
+        .filter_map(|key_column| {
+            let output = projection.iter().position(|c| *c == key_column.column)?;
+            let expr: Arc<dyn PhysicalExpr> =
+                Arc::new(Column::new(schema.field(output).name(), output));
+            Some(ConstExpr::new(expr, AcrossPartitions::Uniform(None)))
+        })
+        .collect()
+}
+
+impl DisplayAs for RowdexScanExec {
+    fn fmt_as(&self, _format: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RowdexScan: {}", self.plan)?;
+        let names: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        write!(f, " projection=[{}]", names.join(", "))
+    }
+}
+
+impl ExecutionPlan for RowdexScanExec {
+    fn name(&self) -> &str {
+        "RowdexScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let batch_size = context.session_config().batch_size().max(1);
+        // One snapshot for the whole scan: every page sees the same state.
+        let snapshot = self.store.snapshot();
+        let rows = offset_limit(
+            scan_rows(self.plan.clone(), snapshot),
+            self.plan.offset,
+            self.plan.limit,
+        );
+        let table = self.plan.table.clone();
+        let schema = self.schema.clone();
+        let projection = self.projection.clone();
+        let batches = rows
+            .try_chunks(batch_size)
+            .map_err(|e| e.1)
+            .and_then(move |chunk| {
+                let batch = rows_to_batch(&table, &schema, &projection, &chunk);
+                futures::future::ready(batch)
+            })
+            .map_err(datafusion::error::DataFusionError::from)
+            .boxed();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            batches,
+        )))
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        let mut plan = (*self.plan).clone();
+        plan.limit = match (plan.limit, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Some(Arc::new(self.with_plan(plan)))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.plan.limit
+    }
+
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+    ) -> DfResult<SortOrderPushdownResult<Arc<dyn ExecutionPlan>>> {
+        let current = key_ordering(&self.plan, &self.projection, &self.schema);
+        let matches = |reversed: bool| {
+            !order.is_empty()
+                && order.len() <= current.len()
+                && order.iter().zip(&current).all(|(want, have)| {
+                    let same_column = match (
+                        want.expr.downcast_ref::<Column>(),
+                        have.expr.downcast_ref::<Column>(),
+                    ) {
+                        (Some(a), Some(b)) => a.index() == b.index(),
+                        _ => false,
+                    };
+                    same_column && (want.options.descending != have.options.descending) == reversed
+                })
+        };
+        if matches(false) {
+            return Ok(SortOrderPushdownResult::Exact {
+                inner: Arc::new(self.with_plan((*self.plan).clone())),
+            });
+        }
+        // A limit counted from the other end cannot be reused when the direction flips.
+        if matches(true) && self.plan.limit.is_none() {
+            let mut plan = (*self.plan).clone();
+            plan.direction = match plan.direction {
+                Direction::Forward => Direction::Reverse,
+                Direction::Reverse => Direction::Forward,
+            };
+            return Ok(SortOrderPushdownResult::Exact {
+                inner: Arc::new(self.with_plan(plan)),
+            });
+        }
+        Ok(SortOrderPushdownResult::Unsupported)
+    }
+}

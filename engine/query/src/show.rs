@@ -1,0 +1,100 @@
+//! SHOW TABLES and DESCRIBE: the catalog as result sets.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use rowdex_catalog::TableDef;
+
+use crate::database::{Output, Session};
+use crate::{Error, Result};
+
+/// The primary key as `a ASC, b DESC` (the hidden row id shows as `_rowid`).
+pub fn key_text(def: &TableDef) -> String {
+    def.key
+        .iter()
+        .map(|k| {
+            let order = if k.desc { "DESC" } else { "ASC" };
+            format!("{} {order}", def.columns[k.column].name)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(crate) fn show_tables(session: &Session) -> Result<Output> {
+    let tables = session.db.catalog.tables();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("table_name", ArrowType::Utf8, false),
+        Field::new("primary_key", ArrowType::Utf8, false),
+        Field::new("salt_buckets", ArrowType::Int64, false),
+    ]));
+    let names: ArrayRef = Arc::new(StringArray::from_iter_values(
+        tables.iter().map(|t| t.name.clone()),
+    ));
+    let keys: ArrayRef = Arc::new(StringArray::from_iter_values(
+        tables.iter().map(|t| key_text(t)),
+    ));
+    let salts: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        tables.iter().map(|t| i64::from(t.salt_buckets)),
+    ));
+    let batch = RecordBatch::try_new(schema.clone(), vec![names, keys, salts])?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}
+
+pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
+    let def = session
+        .db
+        .catalog
+        .table(table)
+        .ok_or_else(|| Error::TableNotFound {
+            table: table.to_string(),
+        })?;
+    let columns: Vec<_> = def.visible_columns().collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("column_name", ArrowType::Utf8, false),
+        Field::new("data_type", ArrowType::Utf8, false),
+        Field::new("nullable", ArrowType::Utf8, false),
+        Field::new("key", ArrowType::Utf8, false),
+    ]));
+    let key = |i: usize| match def.key_position(i) {
+        Some(position) => {
+            let order = if def.key[position].desc {
+                "DESC"
+            } else {
+                "ASC"
+            };
+            let salt = if def.is_salted() {
+                format!(" (salted, {} buckets)", def.salt_buckets)
+            } else {
+                String::new()
+            };
+            format!("PRIMARY KEY {} {order}{salt}", position + 1)
+        }
+        None => String::new(),
+    };
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            columns.iter().map(|(_, c)| c.name.clone()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            columns.iter().map(|(_, c)| c.data_type.to_string()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            columns
+                .iter()
+                .map(|(_, c)| if c.nullable { "YES" } else { "NO" }),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            columns.iter().map(|(i, _)| key(*i)),
+        )),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}

@@ -1,0 +1,86 @@
+//! The traits the rest of rowdex codes against.
+
+use std::sync::Arc;
+
+use crate::{Direction, KeyRange, Result, ScanPage, WriteBatch};
+
+/// What a backend can do, so callers can pick strategies (e.g. whether reverse scans are cheap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Acknowledged writes survive a restart of the process.
+    pub durable: bool,
+    /// Reverse scans are served natively rather than by buffering a forward scan.
+    pub native_reverse_scan: bool,
+    /// [`KvStore::snapshot`] gives a true point-in-time view.
+    pub snapshots: bool,
+}
+
+/// Read access: the live store, a snapshot, or a transaction.
+#[async_trait::async_trait]
+pub trait KvRead: Send + Sync {
+    /// The value stored under `key`, if any.
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// The values of several keys, in the order asked, read from one consistent state.
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>>;
+
+    /// One page of at most `limit` entries of `range` in `direction` (Reverse = descending
+    /// keys, starting from the top of the range).
+    ///
+    /// The page's `resume` is the part of the range not yet returned, or `None` when nothing
+    /// is left. With `limit == 0` the page is empty and `resume` tells whether the range holds
+    /// any entry at all.
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage>;
+}
+
+/// A key-value store.
+#[async_trait::async_trait]
+pub trait KvStore: KvRead {
+    /// What this backend offers.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Applies the batch atomically: all of it or none of it, visible at once.
+    async fn write(&self, batch: WriteBatch) -> Result<()>;
+
+    /// A consistent point-in-time read view; later writes are invisible to it.
+    ///
+    /// Keep snapshots short-lived: they pin old versions of the data.
+    fn snapshot(&self) -> Arc<dyn KvRead>;
+
+    /// Starts an optimistic transaction.
+    ///
+    /// It reads from a snapshot taken now, sees its own writes and buffers them. Commit checks
+    /// that nothing it read (keys it got, and the parts of ranges it scanned) has changed since
+    /// the snapshot, then writes atomically; otherwise it returns
+    /// [`crate::StoreError::Conflict`] and writes nothing. Dropping it without committing
+    /// discards it.
+    async fn begin(&self) -> Result<Box<dyn Transaction>>;
+
+    /// Makes every acknowledged write durable now (survives power loss). No-op in memory.
+    async fn flush(&self) -> Result<()>;
+}
+
+/// An optimistic transaction (see [`KvStore::begin`]).
+///
+/// Its [`KvRead`] methods read the snapshot overlaid with the transaction's own writes and
+/// record what was read for validation at commit.
+#[async_trait::async_trait]
+pub trait Transaction: KvRead {
+    /// Buffers a put; nothing is visible to others before commit.
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
+
+    /// Buffers a delete.
+    fn delete(&mut self, key: Vec<u8>);
+
+    /// Validates the read set and applies the buffered writes atomically.
+    ///
+    /// Returns [`crate::StoreError::Conflict`] (writing nothing) if a concurrent commit changed
+    /// anything this transaction read. A transaction without writes commits trivially: it
+    /// already observed one consistent snapshot.
+    async fn commit(self: Box<Self>) -> Result<()>;
+}

@@ -1,0 +1,57 @@
+//! The crate's single error type.
+
+/// Result alias used throughout the store API.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Everything that can go wrong in a store operation.
+///
+/// Callers are expected to match on [`StoreError::Conflict`] (retry the transaction) and treat
+/// most other variants as fatal for the operation at hand.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// An optimistic transaction read data that a concurrent commit changed; nothing was
+    /// written. Retrying the whole transaction is the expected response.
+    #[error("transaction conflict: data read by the transaction was changed concurrently")]
+    Conflict,
+
+    /// The on-disk engine reported an error (I/O, corruption, a poisoned journal, ...).
+    #[error("storage backend error")]
+    Backend {
+        /// The engine's own error.
+        #[from]
+        source: fjall::Error,
+    },
+
+    /// The store has been shut down. Reserved for backends with an explicit shutdown; the
+    /// current backends live as long as any handle to them and never report it.
+    #[error("store is closed")]
+    Closed,
+
+    /// A thread panicked while holding one of the store's internal locks, so the protected
+    /// state may be half-updated; the store refuses to continue rather than serve it.
+    #[error("store state is unusable: an internal lock was poisoned by a panic")]
+    LockPoisoned,
+
+    /// Empty keys are rejected (the on-disk format cannot represent them).
+    #[error("keys must not be empty")]
+    EmptyKey,
+
+    /// A key longer than [`crate::MAX_KEY_LEN`] was written.
+    #[error("key of {len} bytes exceeds the maximum of {max} bytes")]
+    KeyTooLarge {
+        /// Length of the offending key.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+
+    /// A value longer than [`crate::MAX_VALUE_LEN`] was written.
+    #[error("value of {len} bytes exceeds the maximum of {max} bytes")]
+    ValueTooLarge {
+        /// Length of the offending value.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+}

@@ -1,0 +1,277 @@
+//! On-disk backend: one fjall 3 keyspace holding every key (table prefixes keep tables apart).
+//!
+//! Writes go through fjall write batches, which are journaled and published atomically under a
+//! single sequence number, then persisted to the [`Durability`] chosen at open before the write
+//! is acknowledged. Every read goes through a fjall snapshot, so a multi-key read or a scan page
+//! never observes half of a batch.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot};
+
+use crate::optimistic::{Backend, Core};
+use crate::range::collect_page;
+use crate::{
+    Capabilities, Direction, KeyRange, KvRead, KvStore, MAX_KEY_LEN, Mutation, Result, ScanPage,
+    Transaction, WriteBatch,
+};
+
+/// Name of the single keyspace holding all data.
+const DATA_KEYSPACE: &str = "data";
+
+/// How far a write is pushed before [`KvStore::write`] (or a commit) returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Persist with fjall's `PersistMode::SyncAll` (`fsync` of the journal) after every write:
+    /// an acknowledged write survives a process crash, an OS crash and power loss.
+    SyncEveryWrite,
+    /// Persist with fjall's `PersistMode::Buffer` after every write: the journal is written
+    /// into the operating system's page cache before acknowledging, so an acknowledged write
+    /// survives the process crashing or being killed (SIGKILL included), but an OS crash or
+    /// power loss may lose the most recent writes. [`KvStore::flush`] upgrades everything
+    /// written so far to the `SyncEveryWrite` guarantee.
+    #[default]
+    Buffered,
+}
+
+impl Durability {
+    fn persist_mode(self) -> PersistMode {
+        match self {
+            Durability::SyncEveryWrite => PersistMode::SyncAll,
+            Durability::Buffered => PersistMode::Buffer,
+        }
+    }
+}
+
+/// A store kept in a fjall database directory.
+pub struct FjallStore {
+    core: Arc<Core<FjallBackend>>,
+}
+
+impl FjallStore {
+    /// Opens (creating if needed) the database in `dir`.
+    ///
+    /// Only one `FjallStore` may have a directory open at a time; fjall locks it.
+    pub fn open(dir: &Path, durability: Durability) -> Result<Self> {
+        let db = Database::builder(dir).open()?;
+        let data = db.keyspace(DATA_KEYSPACE, KeyspaceCreateOptions::default)?;
+        Ok(FjallStore {
+            core: Core::new(FjallBackend {
+                db,
+                data,
+                persist: durability.persist_mode(),
+            }),
+        })
+    }
+}
+
+impl std::fmt::Debug for FjallStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FjallStore")
+            .field("persist", &self.core.backend().persist)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for FjallStore {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.core.backend().get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.core.backend().multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.core.backend().scan_page(range, direction, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvStore for FjallStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            durable: true,
+            native_reverse_scan: true,
+            snapshots: true,
+        }
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.core.write(&batch).await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        self.core.backend().snapshot()
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        Ok(self.core.begin())
+    }
+
+    async fn flush(&self) -> Result<()> {
+        self.core.backend().db.persist(PersistMode::SyncAll)?;
+        Ok(())
+    }
+}
+
+struct FjallBackend {
+    db: Database,
+    data: Keyspace,
+    persist: PersistMode,
+}
+
+impl FjallBackend {
+    fn view(&self) -> FjallView {
+        FjallView {
+            snapshot: self.db.snapshot(),
+            data: self.data.clone(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for FjallBackend {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.view().get(key)
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.view().multi_get(keys)
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.view().scan(range, direction, limit)
+    }
+}
+
+impl Backend for FjallBackend {
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        Arc::new(self.view())
+    }
+
+    fn apply(&self, batch: &WriteBatch) -> Result<()> {
+        // fjall gives every item of a batch the same sequence number, and its API does not
+        // promise which of two items for one key wins (in memory or on journal replay); keep
+        // only the last operation per key ourselves.
+        let mut last: BTreeMap<&[u8], &Mutation> = BTreeMap::new();
+        for mutation in batch.mutations() {
+            last.insert(mutation.key(), mutation);
+        }
+        let mut out = self.db.batch().durability(Some(self.persist));
+        for mutation in last.into_values() {
+            match mutation {
+                Mutation::Put { key, value } => {
+                    out.insert(&self.data, key.as_slice(), value.as_slice())
+                }
+                Mutation::Delete { key } => out.remove(&self.data, key.as_slice()),
+            }
+        }
+        out.commit()?;
+        Ok(())
+    }
+}
+
+/// Reads at one fjall snapshot; also the `KvRead` handed out by [`KvStore::snapshot`].
+struct FjallView {
+    snapshot: Snapshot,
+    data: Keyspace,
+}
+
+impl FjallView {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        // fjall asserts on keys it cannot store; such keys are simply absent.
+        if key.is_empty() || key.len() > MAX_KEY_LEN {
+            return Ok(None);
+        }
+        let value = self.snapshot.get(&self.data, key)?;
+        Ok(value.map(|v| v.to_vec()))
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|key| self.get(key)).collect()
+    }
+
+    fn scan(&self, range: &KeyRange, direction: Direction, limit: usize) -> Result<ScanPage> {
+        let Some(bounds) = engine_bounds(range) else {
+            return Ok(ScanPage::default());
+        };
+        let entries = self
+            .snapshot
+            .range::<&[u8], _>(&self.data, bounds)
+            .map(|guard| {
+                let (key, value) = guard.into_inner()?;
+                Ok((key.to_vec(), value.to_vec()))
+            });
+        match direction {
+            Direction::Forward => collect_page(entries, range, direction, limit),
+            Direction::Reverse => collect_page(entries.rev(), range, direction, limit),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for FjallView {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        FjallView::get(self, key)
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        FjallView::multi_get(self, keys)
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.scan(range, direction, limit)
+    }
+}
+
+type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+/// `range` as bounds fjall accepts, or `None` if it cannot contain a storable key.
+///
+/// fjall panics on bound keys longer than [`MAX_KEY_LEN`]. Since stored keys are never that
+/// long, such a bound is equivalent to one on its first `MAX_KEY_LEN` bytes `p`: a stored key is
+/// `>= start` iff it is `> p`, and `< end` iff it is `<= p`.
+fn engine_bounds(range: &KeyRange) -> Option<Bounds<'_>> {
+    if range.is_empty() {
+        return None;
+    }
+    let start = match range.start.get(..MAX_KEY_LEN) {
+        Some(p) if range.start.len() > MAX_KEY_LEN => Bound::Excluded(p),
+        _ => Bound::Included(range.start.as_slice()),
+    };
+    let end = match range.end.as_deref() {
+        None => Bound::Unbounded,
+        Some(end) => match end.get(..MAX_KEY_LEN) {
+            Some(p) if end.len() > MAX_KEY_LEN => Bound::Included(p),
+            _ => Bound::Excluded(end),
+        },
+    };
+    // Truncation can make the bounds meet (e.g. `(p, p]`); don't hand the engine an empty or
+    // inverted range.
+    let empty = match (start, end) {
+        (Bound::Excluded(s), Bound::Included(e)) => e <= s,
+        (Bound::Excluded(s), Bound::Excluded(e)) => e <= s,
+        _ => false,
+    };
+    (!empty).then_some((start, end))
+}

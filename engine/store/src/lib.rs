@@ -1,0 +1,35 @@
+//! rowdex-store: the ordered key-value layer underneath rowdex.
+//!
+//! Everything above this crate sees the store only through three traits:
+//!
+//! * [`KvRead`] — point reads, batched point reads and paged range scans in either direction;
+//! * [`KvStore`] — the store itself: atomic [`WriteBatch`]es, point-in-time snapshots,
+//!   optimistic transactions and an explicit durability barrier ([`KvStore::flush`]);
+//! * [`Transaction`] — an optimistic transaction that reads a snapshot, sees its own writes and
+//!   commits only if nothing it read has changed in the meantime.
+//!
+//! Two backends implement them: [`MemoryStore`] (multi-version in-memory map, for tests and
+//! scratch data) and [`FjallStore`] (the on-disk LSM tree of the `fjall` crate). Transactions
+//! are implemented once, generically, in the `optimistic` module, so both backends share the
+//! same isolation semantics.
+//!
+//! Limits shared by all backends (they come from fjall's on-disk format and are enforced
+//! everywhere so that code tested on the memory store behaves the same on disk): keys are
+//! 1..=[`MAX_KEY_LEN`] bytes, values at most [`MAX_VALUE_LEN`] bytes.
+
+mod api;
+mod batch;
+mod error;
+mod fjall_store;
+mod memory;
+mod optimistic;
+mod range;
+mod stream;
+
+pub use api::{Capabilities, KvRead, KvStore, Transaction};
+pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
+pub use error::{Result, StoreError};
+pub use fjall_store::{Durability, FjallStore};
+pub use memory::MemoryStore;
+pub use range::{Direction, KeyRange, ScanPage};
+pub use stream::scan_stream;

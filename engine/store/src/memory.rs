@@ -1,0 +1,228 @@
+//! In-memory backend with real snapshots.
+//!
+//! The data is a multi-version map (see the `mvcc` module): a snapshot is just a sequence
+//! number registered with the map, so taking one is O(1) and writes never copy the map, while
+//! old versions survive exactly as long as some snapshot can still read them. Snapshots
+//! unregister themselves on drop.
+//!
+//! One `RwLock` guards the map. A panic while it is held poisons it, after which every
+//! operation reports [`StoreError::LockPoisoned`] rather than read a possibly half-applied
+//! batch.
+
+mod mvcc;
+
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+
+use crate::optimistic::{Backend, Core};
+use crate::{
+    Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, StoreError, Transaction,
+    WriteBatch,
+};
+use mvcc::MvccState;
+
+type Shared = Arc<RwLock<MvccState>>;
+
+/// A volatile store: fast, isolated like the disk store, gone when dropped.
+pub struct MemoryStore {
+    core: Arc<Core<MemoryBackend>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore {
+            core: Core::new(MemoryBackend {
+                state: Shared::default(),
+            }),
+        }
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for MemoryStore {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.core.backend().get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.core.backend().multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.core.backend().scan_page(range, direction, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvStore for MemoryStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            durable: false,
+            native_reverse_scan: true,
+            snapshots: true,
+        }
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.core.write(&batch).await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        self.core.backend().snapshot()
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        Ok(self.core.begin())
+    }
+
+    async fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The latest state of the map.
+struct MemoryBackend {
+    state: Shared,
+}
+
+/// The map as of one sequence number.
+struct MemorySnapshot {
+    state: Shared,
+    seq: u64,
+}
+
+fn read(state: &RwLock<MvccState>) -> Result<RwLockReadGuard<'_, MvccState>> {
+    state.read().map_err(|_| StoreError::LockPoisoned)
+}
+
+/// Which sequence a read observes; `Latest` is resolved under the read lock.
+#[derive(Clone, Copy)]
+enum At {
+    Latest,
+    Seq(u64),
+}
+
+impl At {
+    fn resolve(self, state: &MvccState) -> u64 {
+        match self {
+            At::Latest => state.committed(),
+            At::Seq(seq) => seq,
+        }
+    }
+}
+
+fn get_at(state: &RwLock<MvccState>, at: At, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let state = read(state)?;
+    Ok(state.get(key, at.resolve(&state)))
+}
+
+fn multi_get_at(
+    state: &RwLock<MvccState>,
+    at: At,
+    keys: &[Vec<u8>],
+) -> Result<Vec<Option<Vec<u8>>>> {
+    // One guard for all keys, so they come from the same committed state.
+    let state = read(state)?;
+    let seq = at.resolve(&state);
+    Ok(keys.iter().map(|key| state.get(key, seq)).collect())
+}
+
+fn scan_at(
+    state: &RwLock<MvccState>,
+    at: At,
+    range: &KeyRange,
+    direction: Direction,
+    limit: usize,
+) -> Result<ScanPage> {
+    let state = read(state)?;
+    state.scan(range, direction, limit, at.resolve(&state))
+}
+
+#[async_trait::async_trait]
+impl KvRead for MemoryBackend {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_at(&self.state, At::Latest, key)
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        multi_get_at(&self.state, At::Latest, keys)
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        scan_at(&self.state, At::Latest, range, direction, limit)
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        // `snapshot` cannot fail by signature. If the lock is poisoned, register anyway: every
+        // read through the snapshot re-checks the lock and reports the poisoning.
+        let seq = self
+            .state
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pin();
+        Arc::new(MemorySnapshot {
+            state: Arc::clone(&self.state),
+            seq,
+        })
+    }
+
+    fn apply(&self, batch: &WriteBatch) -> Result<()> {
+        let mut state = self.state.write().map_err(|_| StoreError::LockPoisoned)?;
+        state.apply(batch);
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for MemorySnapshot {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_at(&self.state, At::Seq(self.seq), key)
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        multi_get_at(&self.state, At::Seq(self.seq), keys)
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        scan_at(&self.state, At::Seq(self.seq), range, direction, limit)
+    }
+}
+
+impl Drop for MemorySnapshot {
+    fn drop(&mut self) {
+        // Unregistering only lets old versions be pruned; on a poisoned lock the store is
+        // unusable anyway, so skipping it loses nothing.
+        if let Ok(mut state) = self.state.write() {
+            state.unpin(self.seq);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The multi-version map behind [`crate::MemoryStore`].
+//!
+//! Every committed batch gets the next sequence number; each key keeps a list of versions
+//! (ascending sequence, `None` = deleted). A reader at sequence `s` sees, per key, the newest
+//! version with sequence `<= s`. Live snapshots are counted per sequence; the oldest one is the
+//! *horizon*: versions older than the newest one at or below the horizon can never be read
+//! again and are dropped, as are keys whose only remaining version is a delete.
+//!
+//! Pruning happens for the touched keys on every write, and for all keys that still carry
+//! history (tracked in a set, so the sweep does not walk the whole map) whenever the horizon
+//! advances because the oldest snapshot was released.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::range::collect_page;
+use crate::{Direction, KeyRange, Mutation, Result, ScanPage, WriteBatch};
+
+#[derive(Debug)]
+struct Version {
+    seq: u64,
+    value: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct MvccState {
+    versions: BTreeMap<Vec<u8>, Vec<Version>>,
+    /// Sequence of the newest committed batch.
+    committed: u64,
+    /// Sequence → number of live snapshots reading at it.
+    pinned: BTreeMap<u64, usize>,
+    /// Keys holding more than their single live version (old versions or a delete marker).
+    history: BTreeSet<Vec<u8>>,
+}
+
+impl MvccState {
+    pub(super) fn committed(&self) -> u64 {
+        self.committed
+    }
+
+    /// The value of `key` as of sequence `at`.
+    pub(super) fn get(&self, key: &[u8], at: u64) -> Option<Vec<u8>> {
+        self.versions
+            .get(key)
+            .and_then(|versions| visible(versions, at))
+            .map(<[u8]>::to_vec)
+    }
+
+    /// One page of `range` as of sequence `at`.
+    pub(super) fn scan(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        at: u64,
+    ) -> Result<ScanPage> {
+        if range.is_empty() {
+            // `BTreeMap::range` panics on inverted bounds.
+            return Ok(ScanPage::default());
+        }
+        let entries =
+            self.versions
+                .range::<[u8], _>(range.bounds())
+                .filter_map(move |(key, versions)| {
+                    visible(versions, at).map(|value| Ok((key.clone(), value.to_vec())))
+                });
+        match direction {
+            Direction::Forward => collect_page(entries, range, direction, limit),
+            Direction::Reverse => collect_page(entries.rev(), range, direction, limit),
+        }
+    }
+
+    /// Commits `batch` as one new sequence number.
+    pub(super) fn apply(&mut self, batch: &WriteBatch) {
+        let seq = self.committed + 1;
+        for mutation in batch.mutations() {
+            let (key, value) = match mutation {
+                Mutation::Put { key, value } => (key, Some(value.clone())),
+                Mutation::Delete { key } => (key, None),
+            };
+            let versions = self.versions.entry(key.clone()).or_default();
+            match versions.last_mut() {
+                // The same key earlier in this batch: the later operation replaces it.
+                Some(last) if last.seq == seq => last.value = value,
+                _ => versions.push(Version { seq, value }),
+            }
+        }
+        // The new versions carry a sequence no reader has yet; bumping `committed` is what
+        // makes the whole batch visible at once.
+        self.committed = seq;
+        let horizon = self.horizon();
+        for mutation in batch.mutations() {
+            self.prune(mutation.key(), horizon);
+        }
+    }
+
+    /// Registers a snapshot of the latest state and returns its sequence.
+    pub(super) fn pin(&mut self) -> u64 {
+        *self.pinned.entry(self.committed).or_default() += 1;
+        self.committed
+    }
+
+    /// Releases a snapshot taken by [`MvccState::pin`].
+    pub(super) fn unpin(&mut self, seq: u64) {
+        let before = self.horizon();
+        if let Some(count) = self.pinned.get_mut(&seq) {
+            *count -= 1;
+            if *count == 0 {
+                self.pinned.remove(&seq);
+            }
+        }
+        let after = self.horizon();
+        if after > before {
+            for key in std::mem::take(&mut self.history) {
+                self.prune(&key, after);
+            }
+        }
+    }
+
+    /// The oldest sequence anyone can still read at.
+    fn horizon(&self) -> u64 {
+        self.pinned
+            .first_key_value()
+            .map_or(self.committed, |(&seq, _)| seq)
+    }
+
+    /// Drops versions of `key` that no reader at or after `horizon` can see.
+    fn prune(&mut self, key: &[u8], horizon: u64) {
+        let Some(versions) = self.versions.get_mut(key) else {
+            self.history.remove(key);
+            return;
+        };
+        if let Some(oldest_needed) = versions.iter().rposition(|v| v.seq <= horizon) {
+            versions.drain(..oldest_needed);
+        }
+        let dead =
+            matches!(versions.as_slice(), [only] if only.value.is_none() && only.seq <= horizon);
+        let has_history = match versions.as_slice() {
+            [only] => only.value.is_none(),
+            other => other.len() > 1,
+        };
+        if dead {
+            self.versions.remove(key);
+            self.history.remove(key);
+        } else if has_history {
+            if !self.history.contains(key) {
+                self.history.insert(key.to_vec());
+            }
+        } else {
+            self.history.remove(key);
+        }
+    }
+
+    /// Total number of stored versions (for tests of pruning).
+    #[cfg(test)]
+    pub(super) fn version_count(&self) -> usize {
+        self.versions.values().map(Vec::len).sum()
+    }
+}
+
+/// The newest version at or before `at`, if it holds a value.
+fn visible(versions: &[Version], at: u64) -> Option<&[u8]> {
+    versions
+        .iter()
+        .rev()
+        .find(|v| v.seq <= at)
+        .and_then(|v| v.value.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(ops: &[(&[u8], Option<&[u8]>)]) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        for (k, v) in ops {
+            match v {
+                Some(v) => b.put(k.to_vec(), v.to_vec()),
+                None => b.delete(k.to_vec()),
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn old_versions_live_exactly_as_long_as_their_snapshot() {
+        let mut s = MvccState::default();
+        s.apply(&batch(&[(b"a", Some(b"1"))]));
+        let snap = s.pin();
+        s.apply(&batch(&[(b"a", Some(b"2"))]));
+        s.apply(&batch(&[(b"a", None), (b"b", Some(b"x"))]));
+        assert_eq!(s.get(b"a", snap), Some(b"1".to_vec()));
+        assert_eq!(s.get(b"a", s.committed()), None);
+        // a: v1 (pinned), v2 (unreachable but not yet swept), tombstone; b: one version.
+        assert!(s.version_count() >= 3);
+        s.unpin(snap);
+        assert_eq!(s.version_count(), 1, "only b's value remains");
+        assert!(s.history.is_empty());
+    }
+
+    #[test]
+    fn unpinned_writes_keep_a_single_version() {
+        let mut s = MvccState::default();
+        for i in 0..10u8 {
+            s.apply(&batch(&[(b"k", Some(&[i]))]));
+        }
+        s.apply(&batch(&[(b"gone", Some(b"x")), (b"gone", None)]));
+        assert_eq!(s.version_count(), 1);
+        assert_eq!(s.get(b"k", s.committed()), Some(vec![9]));
+    }
+}

@@ -1,0 +1,132 @@
+//! What a transaction read from its snapshot, and the check that it is still current.
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use crate::{Direction, KeyRange, KvRead, Result, StoreError};
+
+/// Page size used when re-scanning ranges during validation.
+const VALIDATION_PAGE: usize = 1024;
+
+/// The snapshot data a transaction's results depend on.
+#[derive(Debug, Default)]
+pub(super) struct ReadSet {
+    /// Key → fingerprint of what the snapshot held for it (absence included).
+    keys: BTreeMap<Vec<u8>, u64>,
+    /// Scanned parts of ranges with a digest of the snapshot entries inside them.
+    ranges: Vec<ScannedRange>,
+}
+
+#[derive(Debug)]
+struct ScannedRange {
+    covered: KeyRange,
+    // The digest depends on entry order, so re-scans must go the same way.
+    direction: Direction,
+    digest: u64,
+}
+
+impl ReadSet {
+    /// Records that the snapshot held `value` under `key`.
+    pub(super) fn record_key(&mut self, key: &[u8], value: Option<&[u8]>) {
+        // The snapshot never changes, so a repeated read would record the same fingerprint.
+        if !self.keys.contains_key(key) {
+            self.keys.insert(key.to_vec(), fingerprint(value));
+        }
+    }
+
+    /// Records that the snapshot entries in `covered` (visited in `direction`) hash to
+    /// `digest`.
+    pub(super) fn record_range(&mut self, covered: KeyRange, direction: Direction, digest: u64) {
+        if covered.is_empty() {
+            return;
+        }
+        self.ranges.push(ScannedRange {
+            covered,
+            direction,
+            digest,
+        });
+    }
+
+    /// Fails with [`StoreError::Conflict`] unless `current` still holds exactly what was read.
+    pub(super) async fn validate(&self, current: &dyn KvRead) -> Result<()> {
+        for (key, expected) in &self.keys {
+            let now = current.get(key).await?;
+            if fingerprint(now.as_deref()) != *expected {
+                return Err(StoreError::Conflict);
+            }
+        }
+        for scanned in &self.ranges {
+            let mut digest = RangeDigest::default();
+            let mut next = Some(scanned.covered.clone());
+            while let Some(range) = next {
+                let page = current
+                    .scan_page(&range, scanned.direction, VALIDATION_PAGE)
+                    .await?;
+                for (key, value) in &page.entries {
+                    digest.add(key, value);
+                }
+                next = page.resume;
+            }
+            if digest.finish() != scanned.digest {
+                return Err(StoreError::Conflict);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fingerprint of a point read; absence hashes differently from every value.
+fn fingerprint(value: Option<&[u8]>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Order-sensitive digest of a sequence of entries.
+///
+/// `DefaultHasher::new()` uses fixed keys, so digests are comparable across calls within the
+/// process (they are never persisted). Slices hash with their length, so entry boundaries are
+/// unambiguous.
+#[derive(Debug, Default)]
+pub(super) struct RangeDigest {
+    hasher: DefaultHasher,
+    count: u64,
+}
+
+impl RangeDigest {
+    pub(super) fn add(&mut self, key: &[u8], value: &[u8]) {
+        key.hash(&mut self.hasher);
+        value.hash(&mut self.hasher);
+        self.count += 1;
+    }
+
+    pub(super) fn finish(mut self) -> u64 {
+        self.count.hash(&mut self.hasher);
+        self.hasher.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_distinguish_absent_and_empty() {
+        assert_ne!(fingerprint(None), fingerprint(Some(b"")));
+        assert_ne!(fingerprint(Some(b"a")), fingerprint(Some(b"b")));
+    }
+
+    #[test]
+    fn digest_respects_entry_boundaries() {
+        let mut a = RangeDigest::default();
+        a.add(b"ab", b"c");
+        let mut b = RangeDigest::default();
+        b.add(b"a", b"bc");
+        assert_ne!(a.finish(), b.finish());
+        assert_ne!(RangeDigest::default().finish(), {
+            let mut one = RangeDigest::default();
+            one.add(b"", b"");
+            one.finish()
+        });
+    }
+}

@@ -1,0 +1,117 @@
+//! The optimistic transaction handed out by every store's `begin`.
+
+use std::sync::Arc;
+
+use super::merge::{Writes, scan_merged};
+use super::read_set::ReadSet;
+use super::{Backend, Core};
+use crate::{Direction, KeyRange, KvRead, Mutation, Result, ScanPage, Transaction, WriteBatch};
+
+pub(super) struct OptimisticTx<B> {
+    core: Arc<Core<B>>,
+    snapshot: Arc<dyn KvRead>,
+    writes: Writes,
+    // Reads take `&self` (the `KvRead` contract) yet must grow the read set. An async mutex
+    // never blocks a runtime thread and cannot be poisoned, so recording is infallible.
+    reads: tokio::sync::Mutex<ReadSet>,
+}
+
+impl<B: Backend> OptimisticTx<B> {
+    pub(super) fn new(core: Arc<Core<B>>, snapshot: Arc<dyn KvRead>) -> Self {
+        OptimisticTx {
+            core,
+            snapshot,
+            writes: Writes::new(),
+            reads: tokio::sync::Mutex::new(ReadSet::default()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> KvRead for OptimisticTx<B> {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        // A key the transaction wrote itself does not depend on the snapshot.
+        if let Some(own) = self.writes.get(key) {
+            return Ok(own.clone());
+        }
+        let value = self.snapshot.get(key).await?;
+        self.reads.lock().await.record_key(key, value.as_deref());
+        Ok(value)
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        // Fetch everything not overwritten locally in one snapshot call.
+        let missing: Vec<Vec<u8>> = keys
+            .iter()
+            .filter(|k| !self.writes.contains_key(k.as_slice()))
+            .cloned()
+            .collect();
+        let fetched = self.snapshot.multi_get(&missing).await?;
+        {
+            let mut reads = self.reads.lock().await;
+            for (key, value) in missing.iter().zip(&fetched) {
+                reads.record_key(key, value.as_deref());
+            }
+        }
+        let mut fetched = fetched.into_iter();
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let value = match self.writes.get(key.as_slice()) {
+                Some(own) => own.clone(),
+                // `missing` lists exactly these keys in this order, so this never runs dry.
+                None => fetched.next().flatten(),
+            };
+            out.push(value);
+        }
+        Ok(out)
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        let merged = scan_merged(&*self.snapshot, &self.writes, range, direction, limit).await?;
+        if let Some(covered) = merged.covered {
+            self.reads
+                .lock()
+                .await
+                .record_range(covered, direction, merged.digest);
+        }
+        Ok(merged.page)
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> Transaction for OptimisticTx<B> {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.writes.insert(key, Some(value));
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.writes.insert(key, None);
+    }
+
+    async fn commit(self: Box<Self>) -> Result<()> {
+        let OptimisticTx {
+            core,
+            snapshot,
+            writes,
+            reads,
+        } = *self;
+        // Release the snapshot first so the backend can stop pinning old versions for it.
+        drop(snapshot);
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let batch: WriteBatch = writes
+            .into_iter()
+            .map(|(key, value)| match value {
+                Some(value) => Mutation::Put { key, value },
+                None => Mutation::Delete { key },
+            })
+            .collect();
+        core.commit(&reads.into_inner(), &batch).await
+    }
+}

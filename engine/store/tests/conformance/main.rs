@@ -1,0 +1,98 @@
+//! One behavioural suite, run unchanged against every backend.
+//!
+//! Each case is an async function taking the store under test; `backend_suite!` instantiates
+//! every case as a `#[tokio::test]` per backend, so both backends are held to the same contract.
+//! The multi-threaded runtime is used so the concurrency cases really run in parallel.
+
+mod basic;
+mod common;
+mod scan;
+mod snapshot;
+mod txn;
+
+use std::sync::Arc;
+
+use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
+use tempfile::TempDir;
+
+/// A store plus whatever must outlive it.
+struct Fixture {
+    // Declared first so it is dropped (and the database closed) before the directory goes.
+    store: Arc<dyn KvStore>,
+    _dir: Option<TempDir>,
+}
+
+fn open_memory() -> Fixture {
+    Fixture {
+        store: Arc::new(MemoryStore::new()),
+        _dir: None,
+    }
+}
+
+fn open_fjall() -> Fixture {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let store = FjallStore::open(dir.path(), Durability::Buffered).expect("open fjall store");
+    Fixture {
+        store: Arc::new(store),
+        _dir: Some(dir),
+    }
+}
+
+macro_rules! cases {
+    ($open:path; $($module:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() -> rowdex_store::Result<()> {
+                let fixture = $open();
+                crate::$module::$case(Arc::clone(&fixture.store)).await
+            }
+        )*
+    };
+}
+
+macro_rules! backend_suite {
+    ($backend:ident, $open:path) => {
+        mod $backend {
+            use std::sync::Arc;
+
+            cases!($open;
+                basic::get_put_delete,
+                basic::empty_values_are_values,
+                basic::multi_get_keeps_order,
+                basic::batch_later_op_wins,
+                basic::empty_batch_is_a_no_op,
+                basic::invalid_batch_writes_nothing,
+                basic::longest_keys_round_trip,
+                basic::capabilities_are_reported,
+                scan::forward_paging,
+                scan::reverse_paging,
+                scan::bounded_and_unbounded_ranges,
+                scan::empty_and_inverted_ranges,
+                scan::prefix_ranges_with_ff_bytes,
+                scan::limit_zero_reports_remaining,
+                scan::deleted_keys_are_not_scanned,
+                scan::stream_reads_whole_range,
+                snapshot::snapshot_ignores_later_writes,
+                snapshot::snapshot_pages_stay_consistent,
+                snapshot::snapshots_are_independent,
+                txn::reads_own_writes,
+                txn::scans_merge_own_writes,
+                txn::reads_from_its_snapshot,
+                txn::write_write_conflict,
+                txn::absent_key_read_conflicts_with_insert,
+                txn::range_scan_conflicts_with_insert,
+                txn::range_scan_ignores_writes_outside,
+                txn::partial_scan_covers_only_what_was_returned,
+                txn::conflicting_commit_writes_nothing,
+                txn::blind_writes_do_not_conflict,
+                txn::read_only_commit_succeeds,
+                txn::dropped_transaction_writes_nothing,
+                txn::invalid_write_fails_commit,
+                txn::concurrent_increments_are_serialized,
+            );
+        }
+    };
+}
+
+backend_suite!(memory, crate::open_memory);
+backend_suite!(fjall, crate::open_fjall);

@@ -1,0 +1,295 @@
+//! Optimistic transactions: own-write visibility, isolation and conflict detection.
+
+use std::sync::Arc;
+
+use rowdex_store::{Direction, KeyRange, KvStore, Result, StoreError};
+
+use crate::common::{Entries, entries, put_all, range, reversed, scan_all};
+
+fn is_conflict<T: std::fmt::Debug>(result: Result<T>) -> bool {
+    matches!(result, Err(StoreError::Conflict))
+}
+
+pub async fn reads_own_writes(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", "2"), ("c", "3")]).await?;
+    let mut tx = store.begin().await?;
+    tx.put(b"b".to_vec(), b"20".to_vec());
+    tx.delete(b"c".to_vec());
+    tx.put(b"e".to_vec(), b"5".to_vec());
+    tx.put(b"e".to_vec(), b"50".to_vec());
+
+    assert_eq!(tx.get(b"a").await?, Some(b"1".to_vec()));
+    assert_eq!(tx.get(b"b").await?, Some(b"20".to_vec()));
+    assert_eq!(tx.get(b"c").await?, None);
+    assert_eq!(tx.get(b"e").await?, Some(b"50".to_vec()));
+    let keys = [
+        b"e".to_vec(),
+        b"c".to_vec(),
+        b"a".to_vec(),
+        b"z".to_vec(),
+        b"b".to_vec(),
+    ];
+    assert_eq!(
+        tx.multi_get(&keys).await?,
+        vec![
+            Some(b"50".to_vec()),
+            None,
+            Some(b"1".to_vec()),
+            None,
+            Some(b"20".to_vec())
+        ]
+    );
+
+    // Nothing leaks before commit.
+    assert_eq!(store.get(b"b").await?, Some(b"2".to_vec()));
+    assert_eq!(store.get(b"e").await?, None);
+    tx.commit().await?;
+    let all = scan_all(&*store, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(all, entries(&[("a", "1"), ("b", "20"), ("e", "50")]));
+    Ok(())
+}
+
+pub async fn scans_merge_own_writes(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(
+        &*store,
+        &[
+            ("p1", "s"),
+            ("p2", "s"),
+            ("p3", "s"),
+            ("p4", "s"),
+            ("p5", "s"),
+            ("q", "s"),
+        ],
+    )
+    .await?;
+    let mut tx = store.begin().await?;
+    tx.put(b"p0".to_vec(), b"t".to_vec());
+    tx.delete(b"p2".to_vec());
+    tx.delete(b"p3".to_vec());
+    tx.put(b"p4".to_vec(), b"t".to_vec());
+    tx.put(b"p6".to_vec(), b"t".to_vec());
+    tx.delete(b"p9".to_vec());
+    tx.put(b"o".to_vec(), b"outside".to_vec());
+
+    let expected = entries(&[
+        ("p0", "t"),
+        ("p1", "s"),
+        ("p4", "t"),
+        ("p5", "s"),
+        ("p6", "t"),
+    ]);
+    for limit in [1, 2, 1000] {
+        let r = KeyRange::prefix(b"p");
+        assert_eq!(
+            scan_all(&*tx, &r, Direction::Forward, limit).await?,
+            expected,
+            "{limit}"
+        );
+        let rev = scan_all(&*tx, &r, Direction::Reverse, limit).await?;
+        assert_eq!(rev, reversed(expected.clone()), "{limit}");
+    }
+    // Only own writes in range, nothing in the snapshot.
+    let only_own = scan_all(&*tx, &range("o", Some("p")), Direction::Forward, 1).await?;
+    assert_eq!(only_own, entries(&[("o", "outside")]));
+    // Everything in range deleted by the transaction.
+    let hidden = tx
+        .scan_page(&range("p2", Some("p4")), Direction::Forward, 1)
+        .await?;
+    assert!(hidden.entries.is_empty());
+    assert_eq!(hidden.resume, None);
+    Ok(())
+}
+
+pub async fn reads_from_its_snapshot(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1")]).await?;
+    let tx = store.begin().await?;
+    put_all(&*store, &[("a", "2"), ("b", "2")]).await?;
+    assert_eq!(tx.get(b"a").await?, Some(b"1".to_vec()));
+    assert_eq!(tx.get(b"b").await?, None);
+    let all = scan_all(&*tx, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(all, entries(&[("a", "1")]));
+    Ok(())
+}
+
+pub async fn write_write_conflict(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("k", "0")]).await?;
+    let mut t1 = store.begin().await?;
+    let mut t2 = store.begin().await?;
+    assert_eq!(t1.get(b"k").await?, Some(b"0".to_vec()));
+    assert_eq!(t2.get(b"k").await?, Some(b"0".to_vec()));
+    t1.put(b"k".to_vec(), b"1".to_vec());
+    t2.put(b"k".to_vec(), b"2".to_vec());
+    t1.commit().await?;
+    assert!(is_conflict(t2.commit().await));
+    assert_eq!(store.get(b"k").await?, Some(b"1".to_vec()));
+    Ok(())
+}
+
+pub async fn absent_key_read_conflicts_with_insert(store: Arc<dyn KvStore>) -> Result<()> {
+    let mut tx = store.begin().await?;
+    assert_eq!(tx.get(b"k").await?, None);
+    put_all(&*store, &[("k", "other")]).await?;
+    tx.put(b"k".to_vec(), b"mine".to_vec());
+    assert!(is_conflict(tx.commit().await));
+    assert_eq!(store.get(b"k").await?, Some(b"other".to_vec()));
+    Ok(())
+}
+
+pub async fn range_scan_conflicts_with_insert(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("p1", "x"), ("p3", "x")]).await?;
+    let mut tx = store.begin().await?;
+    let seen = scan_all(&*tx, &KeyRange::prefix(b"p"), Direction::Forward, 10).await?;
+    assert_eq!(seen.len(), 2);
+    put_all(&*store, &[("p2", "phantom")]).await?;
+    tx.put(b"count".to_vec(), b"2".to_vec());
+    assert!(is_conflict(tx.commit().await));
+
+    // Reverse scans are tracked the same way, and so is a changed value.
+    let mut tx = store.begin().await?;
+    scan_all(&*tx, &KeyRange::prefix(b"p"), Direction::Reverse, 1).await?;
+    put_all(&*store, &[("p1", "changed")]).await?;
+    tx.put(b"count".to_vec(), b"3".to_vec());
+    assert!(is_conflict(tx.commit().await));
+    assert_eq!(store.get(b"count").await?, None);
+    Ok(())
+}
+
+pub async fn range_scan_ignores_writes_outside(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("p1", "x"), ("q1", "x")]).await?;
+    let mut tx = store.begin().await?;
+    scan_all(&*tx, &KeyRange::prefix(b"p"), Direction::Forward, 10).await?;
+    put_all(&*store, &[("q2", "x"), ("o", "x"), ("q1", "y")]).await?;
+    tx.put(b"p2".to_vec(), b"mine".to_vec());
+    tx.commit().await?;
+    assert_eq!(store.get(b"p2").await?, Some(b"mine".to_vec()));
+    Ok(())
+}
+
+pub async fn partial_scan_covers_only_what_was_returned(store: Arc<dyn KvStore>) -> Result<()> {
+    let keys: Vec<(String, String)> = (0..10)
+        .map(|i| (format!("p{i}"), "x".to_string()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    put_all(&*store, &pairs).await?;
+
+    // Forward: read p0, p1 only; a change at p8 is beyond what was read.
+    let mut tx = store.begin().await?;
+    let page = tx
+        .scan_page(&KeyRange::prefix(b"p"), Direction::Forward, 2)
+        .await?;
+    assert_eq!(page.entries.len(), 2);
+    put_all(&*store, &[("p8", "changed"), ("p10", "new")]).await?;
+    tx.put(b"w".to_vec(), b"1".to_vec());
+    tx.commit().await?;
+
+    // Reverse: read p9, p8 only; a change at p0 is beyond it, one at p8 is not.
+    let mut tx = store.begin().await?;
+    let page = tx
+        .scan_page(&KeyRange::prefix(b"p"), Direction::Reverse, 2)
+        .await?;
+    assert_eq!(page.entries, entries(&[("p9", "x"), ("p8", "changed")]));
+    put_all(&*store, &[("p0", "changed")]).await?;
+    tx.put(b"w".to_vec(), b"2".to_vec());
+    tx.commit().await?;
+
+    let mut tx = store.begin().await?;
+    tx.scan_page(&KeyRange::prefix(b"p"), Direction::Reverse, 2)
+        .await?;
+    put_all(&*store, &[("p8", "again")]).await?;
+    tx.put(b"w".to_vec(), b"3".to_vec());
+    assert!(is_conflict(tx.commit().await));
+    assert_eq!(store.get(b"w").await?, Some(b"2".to_vec()));
+    Ok(())
+}
+
+pub async fn conflicting_commit_writes_nothing(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("k", "0"), ("del", "keep")]).await?;
+    let before: Entries = scan_all(&*store, &KeyRange::all(), Direction::Forward, 10).await?;
+    let mut tx = store.begin().await?;
+    tx.get(b"k").await?;
+    tx.put(b"a".to_vec(), b"1".to_vec());
+    tx.put(b"z".to_vec(), b"1".to_vec());
+    tx.delete(b"del".to_vec());
+    tx.put(b"k".to_vec(), b"tx".to_vec());
+    put_all(&*store, &[("k", "other")]).await?;
+    assert!(is_conflict(tx.commit().await));
+
+    let mut expected = before;
+    expected.retain(|(k, _)| k != b"k");
+    expected.push((b"k".to_vec(), b"other".to_vec()));
+    expected.sort();
+    let after = scan_all(&*store, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(after, expected);
+    Ok(())
+}
+
+pub async fn blind_writes_do_not_conflict(store: Arc<dyn KvStore>) -> Result<()> {
+    let mut t1 = store.begin().await?;
+    let mut t2 = store.begin().await?;
+    t1.put(b"k".to_vec(), b"1".to_vec());
+    t2.put(b"k".to_vec(), b"2".to_vec());
+    t1.commit().await?;
+    t2.commit().await?;
+    assert_eq!(store.get(b"k").await?, Some(b"2".to_vec()));
+    Ok(())
+}
+
+pub async fn read_only_commit_succeeds(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("k", "0")]).await?;
+    let tx = store.begin().await?;
+    assert_eq!(tx.get(b"k").await?, Some(b"0".to_vec()));
+    put_all(&*store, &[("k", "1")]).await?;
+    // It observed one consistent snapshot and changes nothing, so there is nothing to reject.
+    tx.commit().await
+}
+
+pub async fn dropped_transaction_writes_nothing(store: Arc<dyn KvStore>) -> Result<()> {
+    let mut tx = store.begin().await?;
+    tx.put(b"k".to_vec(), b"1".to_vec());
+    drop(tx);
+    assert_eq!(store.get(b"k").await?, None);
+    Ok(())
+}
+
+pub async fn invalid_write_fails_commit(store: Arc<dyn KvStore>) -> Result<()> {
+    let mut tx = store.begin().await?;
+    tx.put(b"ok".to_vec(), b"1".to_vec());
+    tx.put(Vec::new(), b"1".to_vec());
+    assert!(matches!(tx.commit().await, Err(StoreError::EmptyKey)));
+    assert_eq!(store.get(b"ok").await?, None);
+    Ok(())
+}
+
+pub async fn concurrent_increments_are_serialized(store: Arc<dyn KvStore>) -> Result<()> {
+    const TASKS: u64 = 8;
+    const INCREMENTS: u64 = 25;
+    let mut handles = Vec::new();
+    for _ in 0..TASKS {
+        let store = Arc::clone(&store);
+        handles.push(tokio::spawn(async move {
+            let mut conflicts = 0u64;
+            for _ in 0..INCREMENTS {
+                loop {
+                    let mut tx = store.begin().await?;
+                    let current = match tx.get(b"counter").await? {
+                        Some(bytes) => u64::from_be_bytes(bytes.try_into().unwrap_or_default()),
+                        None => 0,
+                    };
+                    tx.put(b"counter".to_vec(), (current + 1).to_be_bytes().to_vec());
+                    match tx.commit().await {
+                        Ok(()) => break,
+                        Err(StoreError::Conflict) => conflicts += 1,
+                        Err(other) => return Err(other),
+                    }
+                }
+            }
+            Ok::<_, StoreError>(conflicts)
+        }));
+    }
+    for handle in handles {
+        handle.await.expect("increment task panicked")?;
+    }
+    let total = store.get(b"counter").await?.expect("counter written");
+    assert_eq!(total, (TASKS * INCREMENTS).to_be_bytes().to_vec());
+    Ok(())
+}

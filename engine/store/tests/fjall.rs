@@ -1,0 +1,82 @@
+//! Behaviour specific to the on-disk store: persistence across reopen and directory locking.
+
+use rowdex_store::{
+    Direction, Durability, FjallStore, KeyRange, KvRead, KvStore, Result, StoreError, WriteBatch,
+};
+
+async fn write_sample(store: &FjallStore) -> Result<()> {
+    let mut batch = WriteBatch::new();
+    batch.put(b"a".to_vec(), b"1".to_vec());
+    batch.put(b"b".to_vec(), b"2".to_vec());
+    batch.put(b"gone".to_vec(), b"x".to_vec());
+    store.write(batch).await?;
+    let mut tx = store.begin().await?;
+    tx.put(b"c".to_vec(), b"3".to_vec());
+    tx.delete(b"gone".to_vec());
+    tx.commit().await
+}
+
+async fn check_sample(store: &FjallStore) -> Result<()> {
+    assert_eq!(store.get(b"a").await?, Some(b"1".to_vec()));
+    assert_eq!(store.get(b"gone").await?, None);
+    let page = store
+        .scan_page(&KeyRange::all(), Direction::Reverse, 10)
+        .await?;
+    let keys: Vec<&[u8]> = page.entries.iter().map(|(k, _)| k.as_slice()).collect();
+    assert_eq!(keys, [&b"c"[..], b"b", b"a"]);
+    assert_eq!(page.resume, None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn reopen_reads_back_every_durability() -> Result<()> {
+    for durability in [Durability::Buffered, Durability::SyncEveryWrite] {
+        let dir = tempfile::tempdir().expect("create temp dir");
+        {
+            let store = FjallStore::open(dir.path(), durability)?;
+            write_sample(&store).await?;
+        }
+        let store = FjallStore::open(dir.path(), durability)?;
+        check_sample(&store).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn reopen_after_flush() -> Result<()> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    {
+        let store = FjallStore::open(dir.path(), Durability::default())?;
+        write_sample(&store).await?;
+        store.flush().await?;
+        // Keep a snapshot alive until the very end; closing must still work.
+        let snapshot = store.snapshot();
+        assert_eq!(snapshot.get(b"c").await?, Some(b"3".to_vec()));
+    }
+    let store = FjallStore::open(dir.path(), Durability::default())?;
+    check_sample(&store).await
+}
+
+#[tokio::test]
+async fn directory_is_locked_while_open() -> Result<()> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let second = FjallStore::open(dir.path(), Durability::Buffered);
+    assert!(matches!(second, Err(StoreError::Backend { .. })));
+    drop(store);
+    FjallStore::open(dir.path(), Durability::Buffered).map(drop)
+}
+
+#[test]
+fn buffered_is_the_default() {
+    assert_eq!(Durability::default(), Durability::Buffered);
+}
+
+/// The store must be usable as the shared trait object the rest of rowdex holds.
+#[test]
+fn stores_are_trait_objects() {
+    fn assert_store<T: KvStore + 'static>() {}
+    fn assert_read<T: KvRead + 'static>() {}
+    assert_store::<FjallStore>();
+    assert_read::<FjallStore>();
+}

@@ -1,0 +1,1 @@
+//! rowdex-indexer

@@ -1,0 +1,95 @@
+//! The sqllogictest `AsyncDB` over a rowdex session.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use rowdex::{Output, Session};
+use sqllogictest::{AsyncDB, ColumnType, DBOutput};
+
+use crate::{ENGINE_NAME, Error, values};
+
+/// A column type letter exactly as a test file wrote it (`I`, `R`, `T`, or anything else).
+/// Keeping the letter itself, rather than mapping it to a fixed set, lets the SQLite format
+/// choose the rendering per column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeLetter(pub char);
+
+impl ColumnType for TypeLetter {
+    fn from_char(value: char) -> Option<Self> {
+        Some(TypeLetter(value))
+    }
+
+    fn to_char(&self) -> char {
+        self.0
+    }
+}
+
+/// How result values become text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueStyle {
+    /// The engine's own text for each value (`NULL` and `(empty)` aside).
+    Plain,
+    /// SQLite's runner: each value converted to its column's declared type letter first.
+    Sqlite,
+}
+
+/// The type letters of the query about to run. `AsyncDB::run` only receives SQL, so the file
+/// runner puts each query's declared letters here just before running it.
+#[derive(Debug, Clone, Default)]
+pub struct ExpectedTypes(Arc<Mutex<Option<Vec<TypeLetter>>>>);
+
+impl ExpectedTypes {
+    pub fn set(&self, letters: Option<Vec<TypeLetter>>) {
+        // A poisoned lock only means another thread panicked mid-update of a plain value.
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = letters;
+    }
+
+    /// Takes the letters, so they apply to one query only.
+    pub fn take(&self) -> Option<Vec<TypeLetter>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// One connection of a test file to its database.
+pub struct RowdexDb {
+    session: Session,
+    style: ValueStyle,
+    expected: ExpectedTypes,
+}
+
+impl RowdexDb {
+    pub fn new(session: Session, style: ValueStyle, expected: ExpectedTypes) -> RowdexDb {
+        RowdexDb {
+            session,
+            style,
+            expected,
+        }
+    }
+}
+
+#[async_trait]
+impl AsyncDB for RowdexDb {
+    type Error = Error;
+    type ColumnType = TypeLetter;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<TypeLetter>, Error> {
+        let expected = self.expected.take();
+        let outputs = self.session.execute(sql).await?;
+        // A record with several statements reports the last one, as a SQL shell would.
+        Ok(match outputs.into_iter().last() {
+            None | Some(Output::Done) => DBOutput::StatementComplete(0),
+            Some(Output::Affected { rows }) => DBOutput::StatementComplete(rows),
+            Some(Output::Rows { schema, batches }) => {
+                let (types, rows) =
+                    values::render(&schema, &batches, self.style, expected.as_deref());
+                DBOutput::Rows { types, rows }
+            }
+        })
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &str {
+        ENGINE_NAME
+    }
+}

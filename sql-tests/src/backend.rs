@@ -1,0 +1,71 @@
+//! Storage backends a file can run on, each giving a fresh, empty database per file.
+
+use std::fmt;
+
+use rowdex::Database;
+use tempfile::TempDir;
+
+use crate::Error;
+
+/// Which store a database lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The in-memory store: fast, gone when dropped.
+    Memory,
+    /// The durable fjall store, in a temporary directory.
+    Fjall,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 2] = [Backend::Memory, Backend::Fjall];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Memory => "memory",
+            Backend::Fjall => "fjall",
+        }
+    }
+
+    /// Opens an empty database on this backend.
+    pub async fn open(self) -> Result<FreshDatabase, Error> {
+        match self {
+            Backend::Memory => Ok(FreshDatabase {
+                db: Database::open_memory().await?,
+                dir: None,
+            }),
+            Backend::Fjall => {
+                let dir = tempfile::Builder::new()
+                    .prefix("rowdex-slt-")
+                    .tempdir()
+                    .map_err(Error::TempDir)?;
+                let db = Database::open(dir.path()).await?;
+                Ok(FreshDatabase { db, dir: Some(dir) })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A database opened for one file, together with the directory that backs it.
+#[derive(Debug)]
+pub struct FreshDatabase {
+    // Field order matters: the database is dropped before its directory is deleted.
+    db: Database,
+    dir: Option<TempDir>,
+}
+
+impl FreshDatabase {
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The directory of a fjall database (None in memory).
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_ref().map(TempDir::path)
+    }
+}

@@ -1,0 +1,20 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The engine rejected a statement; the message is the engine's own, so `statement error`
+    /// regexes in test files match what users of rowdex see.
+    #[error(transparent)]
+    Engine(#[from] rowdex::Error),
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot create a temporary directory for the fjall backend: {0}")]
+    TempDir(std::io::Error),
+    #[error(transparent)]
+    Parse(#[from] sqllogictest::ParseError),
+}

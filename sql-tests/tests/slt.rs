@@ -1,0 +1,66 @@
+//! The crate's single test binary: every suite under `slt/` on both backends, and a small
+//! sample of SQLite's corpus for information.
+
+use std::path::{Path, PathBuf};
+
+use rowdex_sql_tests::{Backend, collect_files, run_file};
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every record of every suite must pass on every backend; all failures are reported at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn slt_suites_pass_on_every_backend() -> Result<(), rowdex_sql_tests::Error> {
+    let files = collect_files(&manifest_dir().join("slt"))?;
+    assert!(!files.is_empty(), "no .slt files under slt/");
+    let mut failures = Vec::new();
+    for file in &files {
+        for backend in Backend::ALL {
+            let report = run_file(file, backend).await;
+            println!(
+                "{} {} [{backend}] {}/{}",
+                if report.is_pass() { "PASS" } else { "FAIL" },
+                file.display(),
+                report.records_passed,
+                report.total()
+            );
+            for failure in report.failures {
+                failures.push(format!("[{backend}] {failure}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed records:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    Ok(())
+}
+
+/// The SQLite corpus lives outside the repository, at `<workspace>/../shared/sqlite-corpus`.
+/// Its pass count is printed, not asserted: the conformance work turns it into a gate.
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_corpus_sample_runs() {
+    let corpus: PathBuf = manifest_dir().join("../../shared/sqlite-corpus");
+    if !corpus.is_dir() {
+        println!(
+            "note: {} not found; skipping the SQLite corpus sample",
+            corpus.display()
+        );
+        return;
+    }
+    let file = corpus.join("select1.test");
+    let report = run_file(&file, Backend::Memory).await;
+    println!(
+        "SQLite corpus {} [memory]: {} passed, {} failed of {}",
+        file.display(),
+        report.records_passed,
+        report.records_failed,
+        report.total()
+    );
+    for failure in report.failures.iter().take(3) {
+        println!("{failure}\n");
+    }
+}
