@@ -5,9 +5,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The engine rejected a statement; the message is the engine's own, so `statement error`
-    /// regexes in test files match what users of rowdex see.
+    /// regexes in test files match what users of rowdex see. Boxed: the engine's error is
+    /// large and travels through every `Result` here.
     #[error(transparent)]
-    Engine(#[from] rowdex::Error),
+    Engine(Box<rowdex::Error>),
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -17,4 +18,10 @@ pub enum Error {
     TempDir(std::io::Error),
     #[error(transparent)]
     Parse(#[from] sqllogictest::ParseError),
+}
+
+impl From<rowdex::Error> for Error {
+    fn from(error: rowdex::Error) -> Self {
+        Error::Engine(Box::new(error))
+    }
 }

@@ -1,0 +1,45 @@
+//! Scenario tests of the rowdex library through its public API: durability across reopen,
+//! statement atomicity, identical answers on every backend and key layout, and scans that stop
+//! early. One binary for the crate (each module is one theme).
+
+mod atomicity;
+mod backends;
+mod counting_store;
+mod durability;
+mod early_stop;
+
+use rowdex::arrow::array::Array;
+use rowdex::{Output, Session};
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Every row of a query as text cells (NULL as "NULL"), in result order.
+pub async fn rows(session: &Session, sql: &str) -> Result<Vec<Vec<String>>, rowdex::Error> {
+    let mut out = Vec::new();
+    for output in session.execute(sql).await? {
+        if let Output::Rows { batches, .. } = output {
+            for batch in batches {
+                for row in 0..batch.num_rows() {
+                    out.push(
+                        batch
+                            .columns()
+                            .iter()
+                            .map(|c| {
+                                rowdex::format::cell_text(c.as_ref() as &dyn Array, row)
+                                    .unwrap_or_else(|| "NULL".to_string())
+                            })
+                            .collect(),
+                    );
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Shorthand for expected rows.
+pub fn table(rows: &[&[&str]]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| r.iter().map(|c| c.to_string()).collect())
+        .collect()
+}
