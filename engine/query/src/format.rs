@@ -8,7 +8,9 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
     if array.is_null(row) {
         return None;
     }
-    let options = FormatOptions::default();
+    // SQL-style timestamps (space, not ISO 'T'); the fraction only when there is one.
+    let options = FormatOptions::default()
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
     match ArrayFormatter::try_new(array, &options) {
         Ok(formatter) => Some(formatter.value(row).to_string()),
         Err(_) => Some(String::from("?")),
