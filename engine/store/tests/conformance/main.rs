@@ -6,6 +6,7 @@
 
 mod basic;
 mod common;
+mod fjall_only;
 mod scan;
 mod snapshot;
 mod txn;

@@ -1,4 +1,5 @@
-//! Behaviour specific to the on-disk store: persistence across reopen and directory locking.
+//! Behaviour specific to the on-disk store (not part of the shared suite): persistence across
+//! reopen and directory locking.
 
 use rowdex_store::{
     Direction, Durability, FjallStore, KeyRange, KvRead, KvStore, Result, StoreError, WriteBatch,
