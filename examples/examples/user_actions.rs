@@ -27,9 +27,25 @@ async fn main() -> rowdex::Result<()> {
            (1, '2026-11-02 08:00:00', 'login')",
     )
     .await?;
-    show(&s, "SELECT ts, action FROM actions WHERE user_id = 1 ORDER BY ts DESC LIMIT 2").await?;
-    show(&s, "EXPLAIN SELECT ts, action FROM actions WHERE user_id = 1 ORDER BY ts DESC LIMIT 2").await?;
-    show(&s, "EXPLAIN SELECT * FROM actions WHERE user_id = 1 AND ts = '2026-11-01 09:05:00'").await?;
-    show(&s, "SELECT user_id, count(*) FROM actions GROUP BY user_id ORDER BY user_id").await?;
+    show(
+        &s,
+        "SELECT ts, action FROM actions WHERE user_id = 1 ORDER BY ts DESC LIMIT 2",
+    )
+    .await?;
+    show(
+        &s,
+        "EXPLAIN SELECT ts, action FROM actions WHERE user_id = 1 ORDER BY ts DESC LIMIT 2",
+    )
+    .await?;
+    show(
+        &s,
+        "EXPLAIN SELECT * FROM actions WHERE user_id = 1 AND ts = '2026-11-01 09:05:00'",
+    )
+    .await?;
+    show(
+        &s,
+        "SELECT user_id, count(*) FROM actions GROUP BY user_id ORDER BY user_id",
+    )
+    .await?;
     Ok(())
 }

@@ -31,7 +31,7 @@ impl Backend {
         match self {
             Backend::Memory => Ok(FreshDatabase {
                 db: Database::open_memory().await?,
-                dir: None,
+                _dir: None,
             }),
             Backend::Fjall => {
                 let dir = tempfile::Builder::new()
@@ -39,7 +39,10 @@ impl Backend {
                     .tempdir()
                     .map_err(Error::TempDir)?;
                 let db = Database::open(dir.path()).await?;
-                Ok(FreshDatabase { db, dir: Some(dir) })
+                Ok(FreshDatabase {
+                    db,
+                    _dir: Some(dir),
+                })
             }
         }
     }
@@ -56,16 +59,11 @@ impl fmt::Display for Backend {
 pub struct FreshDatabase {
     // Field order matters: the database is dropped before its directory is deleted.
     db: Database,
-    dir: Option<TempDir>,
+    _dir: Option<TempDir>,
 }
 
 impl FreshDatabase {
     pub fn database(&self) -> &Database {
         &self.db
-    }
-
-    /// The directory of a fjall database (None in memory).
-    pub fn dir(&self) -> Option<&std::path::Path> {
-        self.dir.as_ref().map(TempDir::path)
     }
 }

@@ -51,6 +51,8 @@ async fn sqlite_corpus_sample_runs() {
         );
         return;
     }
+    // Canonical, so the printed path has no `..` in it.
+    let corpus = corpus.canonicalize().unwrap_or(corpus);
     let file = corpus.join("select1.test");
     let report = run_file(&file, Backend::Memory).await;
     println!(

@@ -12,7 +12,6 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     self, Assignment, AssignmentTarget, Delete, FromTable, Insert, OnConflictAction, OnInsert,
     SetExpr, SqliteOnConflict, Statement, TableObject, TableWithJoins, UnaryOperator, Update,
@@ -23,7 +22,7 @@ use rowdex_codec::Datum;
 use rowdex_store::{Direction, KeyRange, Transaction};
 
 use crate::database::{DbInner, Output, Session, new_context};
-use crate::execute::object_name;
+use crate::execute::{object_name, plan_statement};
 use crate::types::{assign, datum_from_array};
 use crate::{Error, Result};
 
@@ -409,10 +408,7 @@ async fn query_rows(
         Some(_) => new_context(&session.db, expose_hidden),
         None => session.ctx.clone(),
     };
-    let plan = ctx
-        .state()
-        .statement_to_plan(DfStatement::Statement(Box::new(statement)))
-        .await?;
+    let plan = plan_statement(&ctx, statement).await?;
     let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
     let mut rows = Vec::new();
     for batch in &batches {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{ExecutionPlan, displayable};
+use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Statement};
 
@@ -43,10 +45,7 @@ pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -
 
 /// Plans and runs a query through DataFusion.
 pub(crate) async fn run_query(session: &Session, statement: Statement) -> Result<Output> {
-    let state = session.ctx.state();
-    let plan = state
-        .statement_to_plan(DfStatement::Statement(Box::new(statement)))
-        .await?;
+    let plan = plan_statement(&session.ctx, statement).await?;
     let frame = session.ctx.execute_logical_plan(plan).await?;
     let schema = Arc::new(frame.schema().as_arrow().clone());
     let batches = frame.collect().await?;
@@ -56,11 +55,8 @@ pub(crate) async fn run_query(session: &Session, statement: Statement) -> Result
 /// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
 /// (VERBOSE), where each scan prints the same access-path text.
 async fn explain(session: &Session, statement: &Statement, verbose: bool) -> Result<Output> {
-    let state = session.ctx.state();
-    let logical = state
-        .statement_to_plan(DfStatement::Statement(Box::new(statement.clone())))
-        .await?;
-    let physical = state.create_physical_plan(&logical).await?;
+    let logical = plan_statement(&session.ctx, statement.clone()).await?;
+    let physical = session.ctx.state().create_physical_plan(&logical).await?;
     let lines: Vec<String> = if verbose {
         displayable(physical.as_ref())
             .indent(true)
@@ -77,6 +73,24 @@ async fn explain(session: &Session, statement: &Statement, verbose: bool) -> Res
         paths
     };
     Ok(text_rows("plan", lines))
+}
+
+/// Plans a statement in `ctx`, first checking that every table it names exists, so that an
+/// unknown table is reported as such rather than as a planning failure.
+pub(crate) async fn plan_statement(
+    ctx: &SessionContext,
+    statement: Statement,
+) -> Result<LogicalPlan> {
+    let statement = DfStatement::Statement(Box::new(statement));
+    let state = ctx.state();
+    for reference in state.resolve_table_references(&statement)? {
+        if !ctx.table_exist(reference.clone())? {
+            return Err(Error::TableNotFound {
+                table: reference.table().to_string(),
+            });
+        }
+    }
+    Ok(state.statement_to_plan(statement).await?)
 }
 
 fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {

@@ -9,8 +9,7 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
         return None;
     }
     // SQL-style timestamps (space, not ISO 'T'); the fraction only when there is one.
-    let options = FormatOptions::default()
-        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+    let options = FormatOptions::default().with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
     match ArrayFormatter::try_new(array, &options) {
         Ok(formatter) => Some(formatter.value(row).to_string()),
         Err(_) => Some(String::from("?")),

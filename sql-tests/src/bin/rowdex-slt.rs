@@ -8,8 +8,6 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use rowdex_sql_tests::{Backend, collect_files, run_file};
 
-/// Failure messages shown under a FAIL line (without --quiet).
-const SHOWN_FAILURES: usize = 3;
 /// Lines shown of each failure message; result diffs can be long.
 const SHOWN_LINES: usize = 12;
 
@@ -22,6 +20,9 @@ struct Args {
     /// Print only the PASS/FAIL lines and the totals.
     #[arg(long)]
     quiet: bool,
+    /// Failure messages shown under each FAIL line.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    failures: usize,
     /// Test files, or directories searched recursively for *.slt and *.test.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -71,13 +72,13 @@ async fn main() -> ExitCode {
                     started.elapsed().as_secs_f64()
                 );
                 if !args.quiet {
-                    for failure in report.failures.iter().take(SHOWN_FAILURES) {
+                    for failure in report.failures.iter().take(args.failures) {
                         for line in failure.lines().take(SHOWN_LINES) {
                             println!("    {line}");
                         }
                         println!();
                     }
-                    let hidden = report.failures.len().saturating_sub(SHOWN_FAILURES);
+                    let hidden = report.failures.len().saturating_sub(args.failures);
                     if hidden > 0 {
                         println!("    ... and {hidden} more failures\n");
                     }
