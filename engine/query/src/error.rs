@@ -23,7 +23,7 @@ pub enum Error {
         table: String,
         column: String,
         expected: String,
-        found: String,
+        found: &'static str,
         value: String,
     },
     #[error("{value} does not fit column {column} of table {table} ({expected})")]

@@ -100,7 +100,7 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         table: table.name.clone(),
         column: column.name.clone(),
         expected: column.data_type.to_string(),
-        found: datum.type_name().to_string(),
+        found: datum.type_name(),
         value: datum.to_string(),
     };
     if datum.is_null() {
