@@ -19,7 +19,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
-use rowdex_store::{Direction, KeyRange, Transaction};
+use rowdex_store::{Direction, KeyRange};
 
 use crate::database::{DbInner, Output, Session, new_context};
 use crate::execute::{object_name, plan_statement};
@@ -93,42 +93,31 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     }
 
     let mut tx = session.db.store.begin().await?;
-    let mut written: HashSet<Vec<u8>> = HashSet::with_capacity(rows.len());
     let mut affected = 0u64;
     for row in rows {
         let key = def.row_key_of(&row);
+        // The transaction reads its own writes, so a key written earlier in this statement
+        // counts as existing too. A fresh hidden row id cannot exist.
         let existing = if hidden.is_some() {
             None
         } else {
             tx.get(&key).await?
         };
-        let in_statement = written.contains(&key);
         let row = match (existing, mode) {
-            (None, _) if !in_statement => {
-                if mode == OnExisting::MergeColumns {
-                    check_not_null(&def, &row)?;
-                }
+            (None, OnExisting::MergeColumns) => {
+                check_not_null(&def, &row)?;
                 row
             }
-            (_, OnExisting::Fail) => {
+            (None, _) | (Some(_), OnExisting::ReplaceRow) => row,
+            (Some(_), OnExisting::Fail) => {
                 return Err(Error::DuplicateKey {
                     table: def.name.clone(),
                     key: key_text(&def, &row),
                 });
             }
-            (_, OnExisting::Skip) => continue,
-            (_, OnExisting::ReplaceRow) => row,
-            (stored, OnExisting::MergeColumns) => {
-                // Merge over the newest version: the stored row, or one written earlier in
-                // this statement.
-                let current = match tx.get(&key).await? {
-                    Some(value) => def.decode_row(&key, &value)?,
-                    None => match stored {
-                        Some(value) => def.decode_row(&key, &value)?,
-                        None => row.clone(),
-                    },
-                };
-                let mut merged = current;
+            (Some(_), OnExisting::Skip) => continue,
+            (Some(stored), OnExisting::MergeColumns) => {
+                let mut merged = def.decode_row(&key, &stored)?;
                 for &column in &targets {
                     merged[column] = row[column].clone();
                 }
@@ -136,8 +125,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
                 merged
             }
         };
-        tx.put(key.clone(), def.encode_value(&row));
-        written.insert(key);
+        tx.put(key, def.encode_value(&row));
         affected += 1;
     }
     tx.commit().await?;
@@ -483,6 +471,3 @@ async fn reserve_rowids(db: &Arc<DbInner>, def: &TableDef, count: usize) -> Resu
     *entry = first + count as i64;
     Ok(first)
 }
-
-#[allow(dead_code)]
-fn _assert_tx_object_safe(_: &dyn Transaction) {}

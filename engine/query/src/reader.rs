@@ -137,23 +137,21 @@ fn merge_buckets(
             }
             state.started = true;
         }
-        let pk = |entry: &Entry| entry.0.get(header_len..).unwrap_or_default().to_vec();
-        let mut best: Option<(usize, Vec<u8>)> = None;
+        let mut best: Option<usize> = None;
         for (i, head) in state.heads.iter().enumerate() {
             let Some(entry) = head else { continue };
-            let candidate = pk(entry);
-            let better = match &best {
+            let better = match best.and_then(|b| state.heads[b].as_ref()) {
                 None => true,
-                Some((_, current)) => match direction {
-                    Direction::Forward => candidate < *current,
-                    Direction::Reverse => candidate > *current,
+                Some(current) => match direction {
+                    Direction::Forward => pk(entry, header_len) < pk(current, header_len),
+                    Direction::Reverse => pk(entry, header_len) > pk(current, header_len),
                 },
             };
             if better {
-                best = Some((i, candidate));
+                best = Some(i);
             }
         }
-        let Some((winner, _)) = best else {
+        let Some(winner) = best else {
             return Ok(None);
         };
         let entry = state.heads[winner].take();
@@ -161,4 +159,9 @@ fn merge_buckets(
         Ok(entry.map(|e| (e, state)))
     })
     .boxed()
+}
+
+/// The primary-key bytes of a row key (without table prefix and salt byte).
+fn pk(entry: &Entry, header_len: usize) -> &[u8] {
+    entry.0.get(header_len..).unwrap_or_default()
 }
