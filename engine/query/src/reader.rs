@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 use rowdex_planner::{Direction, ScanPlan};
 use rowdex_store::{KvRead, scan_stream};
@@ -109,26 +110,28 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
             .next()
             .unwrap_or_else(|| stream::empty().boxed());
     }
-    merge_buckets(buckets, plan.table.key_header_len(), direction)
+    merge_buckets(buckets, plan.table.clone(), direction)
 }
 
 /// K-way merge of bucket streams, each already in key order, comparing keys without their
 /// table prefix and salt byte.
 fn merge_buckets(
     buckets: Vec<EntryStream>,
-    header_len: usize,
+    table: Arc<TableDef>,
     direction: Direction,
 ) -> EntryStream {
     struct Merge {
         streams: Vec<EntryStream>,
         heads: Vec<Option<Entry>>,
         started: bool,
+        table: Arc<TableDef>,
     }
     let heads = buckets.iter().map(|_| None).collect();
     let state = Merge {
         streams: buckets,
         heads,
         started: false,
+        table,
     };
     stream::try_unfold(state, move |mut state| async move {
         if !state.started {
@@ -143,8 +146,12 @@ fn merge_buckets(
             let better = match best.and_then(|b| state.heads[b].as_ref()) {
                 None => true,
                 Some(current) => match direction {
-                    Direction::Forward => pk(entry, header_len) < pk(current, header_len),
-                    Direction::Reverse => pk(entry, header_len) > pk(current, header_len),
+                    Direction::Forward => {
+                        state.table.pk_bytes(&entry.0) < state.table.pk_bytes(&current.0)
+                    }
+                    Direction::Reverse => {
+                        state.table.pk_bytes(&entry.0) > state.table.pk_bytes(&current.0)
+                    }
                 },
             };
             if better {
@@ -159,9 +166,4 @@ fn merge_buckets(
         Ok(entry.map(|e| (e, state)))
     })
     .boxed()
-}
-
-/// The primary-key bytes of a row key (without table prefix and salt byte).
-fn pk(entry: &Entry, header_len: usize) -> &[u8] {
-    entry.0.get(header_len..).unwrap_or_default()
 }
