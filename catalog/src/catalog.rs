@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use rowdex_store::{Direction, KeyRange, KvStore, scan_stream};
+use rowdex_store::{Direction, KeyRange, KvStore, Transaction, scan_stream};
 
+use crate::index::{IndexDef, IndexState};
 use crate::keyspace::{self, NEXT_ID_KEY, TABLE_DEF_PREFIX};
 use crate::table::TableDef;
 use crate::{CatalogError, Result};
@@ -68,35 +69,117 @@ impl Catalog {
         if tx.get(&def_key).await?.is_some() {
             return Err(CatalogError::TableExists { table: def.name });
         }
-        let next_id = match tx.get(NEXT_ID_KEY).await? {
-            Some(bytes) => decode_id(&bytes)?,
-            None => FIRST_USER_ID,
-        };
-        def.id = next_id;
-        let following = next_id.checked_add(1).ok_or(CatalogError::IdsExhausted)?;
-        tx.put(NEXT_ID_KEY.to_vec(), following.to_be_bytes().to_vec());
-        tx.put(def_key, encode_def(&def)?);
+        def.id = take_id(tx.as_mut()).await?;
+        put_def(tx.as_mut(), &def)?;
         tx.commit().await?;
-        let def = Arc::new(def);
-        self.write_tables().insert(def.name.clone(), def.clone());
-        Ok(def)
+        Ok(self.cache(def))
     }
 
-    /// Removes a table's definition. Its rows become unreachable at once (ids are never reused);
-    /// the caller deletes them afterwards.
+    /// Removes a table's definition and its indexes. Its rows and index entries become
+    /// unreachable at once (ids are never reused); the caller deletes them afterwards.
     pub async fn drop_table(&self, name: &str) -> Result<Arc<TableDef>> {
-        let def = self.require_table(name)?;
         let mut tx = self.store.begin().await?;
-        let def_key = keyspace::table_def_key(name);
-        if tx.get(&def_key).await?.is_none() {
-            return Err(CatalogError::TableNotFound {
-                table: name.to_string(),
-            });
+        let def = stored_def(tx.as_ref(), name).await?;
+        tx.delete(keyspace::table_def_key(name));
+        tx.delete(keyspace::schema_version_key(def.id));
+        for index in &def.indexes {
+            tx.delete(keyspace::index_name_key(&index.name));
         }
-        tx.delete(def_key);
         tx.commit().await?;
         self.write_tables().remove(name);
-        Ok(def)
+        Ok(Arc::new(def))
+    }
+
+    /// The table an index belongs to, with the index.
+    pub fn find_index(&self, index_name: &str) -> Option<(Arc<TableDef>, IndexDef)> {
+        self.read_tables().values().find_map(|table| {
+            table
+                .index(index_name)
+                .map(|index| (table.clone(), index.clone()))
+        })
+    }
+
+    /// Adds an index in the [`IndexState::Building`] state: from now on every writer maintains
+    /// it, but queries ignore it until [`Catalog::mark_index_ready`]. Assigns its id.
+    pub async fn create_index(&self, table: &str, mut index: IndexDef) -> Result<Arc<TableDef>> {
+        let mut tx = self.store.begin().await?;
+        let mut def = stored_def(tx.as_ref(), table).await?;
+        let name_key = keyspace::index_name_key(&index.name);
+        if tx.get(&name_key).await?.is_some() {
+            return Err(CatalogError::IndexExists { index: index.name });
+        }
+        for (i, column) in index.columns.iter().enumerate() {
+            let name = def
+                .columns
+                .get(column.column)
+                .map(|c| c.name.clone())
+                .ok_or_else(|| CatalogError::ColumnNotFound {
+                    table: table.to_string(),
+                    column: column.column.to_string(),
+                })?;
+            if index.columns[..i].iter().any(|c| c.column == column.column) {
+                return Err(CatalogError::DuplicateIndexColumn {
+                    index: index.name,
+                    column: name,
+                });
+            }
+        }
+        index.id = take_id(tx.as_mut()).await?;
+        index.state = IndexState::Building;
+        tx.put(name_key, table.as_bytes().to_vec());
+        def.indexes.push(index);
+        def.schema_version += 1;
+        put_def(tx.as_mut(), &def)?;
+        tx.commit().await?;
+        Ok(self.cache(def))
+    }
+
+    /// Makes a built index visible to queries.
+    pub async fn mark_index_ready(&self, table: &str, index_name: &str) -> Result<Arc<TableDef>> {
+        let mut tx = self.store.begin().await?;
+        let mut def = stored_def(tx.as_ref(), table).await?;
+        let index = def
+            .indexes
+            .iter_mut()
+            .find(|i| i.name == index_name)
+            .ok_or_else(|| CatalogError::IndexNotFound {
+                index: index_name.to_string(),
+            })?;
+        index.state = IndexState::Ready;
+        def.schema_version += 1;
+        put_def(tx.as_mut(), &def)?;
+        tx.commit().await?;
+        Ok(self.cache(def))
+    }
+
+    /// Removes an index's definition; writers stop maintaining it at once. Its entries become
+    /// unreachable (ids are never reused) and the caller deletes them afterwards.
+    pub async fn drop_index(&self, index_name: &str) -> Result<(Arc<TableDef>, IndexDef)> {
+        let mut tx = self.store.begin().await?;
+        let name_key = keyspace::index_name_key(index_name);
+        let not_found = || CatalogError::IndexNotFound {
+            index: index_name.to_string(),
+        };
+        let table = tx.get(&name_key).await?.ok_or_else(not_found)?;
+        let table = String::from_utf8_lossy(&table).into_owned();
+        let mut def = stored_def(tx.as_ref(), &table).await?;
+        let position = def
+            .indexes
+            .iter()
+            .position(|i| i.name == index_name)
+            .ok_or_else(not_found)?;
+        let index = def.indexes.remove(position);
+        def.schema_version += 1;
+        tx.delete(name_key);
+        put_def(tx.as_mut(), &def)?;
+        tx.commit().await?;
+        Ok((self.cache(def), index))
+    }
+
+    fn cache(&self, def: TableDef) -> Arc<TableDef> {
+        let def = Arc::new(def);
+        self.write_tables().insert(def.name.clone(), def.clone());
+        def
     }
 
     fn read_tables(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<TableDef>>> {
@@ -108,6 +191,42 @@ impl Catalog {
     fn write_tables(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<TableDef>>> {
         self.tables.write().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Takes the next object id from the persisted counter.
+async fn take_id(tx: &mut dyn Transaction) -> Result<u32> {
+    let next_id = match tx.get(NEXT_ID_KEY).await? {
+        Some(bytes) => decode_id(&bytes)?,
+        None => FIRST_USER_ID,
+    };
+    let following = next_id.checked_add(1).ok_or(CatalogError::IdsExhausted)?;
+    tx.put(NEXT_ID_KEY.to_vec(), following.to_be_bytes().to_vec());
+    Ok(next_id)
+}
+
+/// The definition as stored (not as cached), read inside the transaction so that two DDL
+/// statements on one table conflict instead of overwriting each other.
+async fn stored_def(tx: &dyn Transaction, name: &str) -> Result<TableDef> {
+    let bytes = tx
+        .get(&keyspace::table_def_key(name))
+        .await?
+        .ok_or_else(|| CatalogError::TableNotFound {
+            table: name.to_string(),
+        })?;
+    serde_json::from_slice(&bytes).map_err(|source| CatalogError::Corrupt {
+        what: name.to_string(),
+        source,
+    })
+}
+
+/// Writes a definition and its schema version.
+fn put_def(tx: &mut dyn Transaction, def: &TableDef) -> Result<()> {
+    tx.put(keyspace::table_def_key(&def.name), encode_def(def)?);
+    tx.put(
+        keyspace::schema_version_key(def.id),
+        def.schema_version.to_be_bytes().to_vec(),
+    );
+    Ok(())
 }
 
 fn encode_def(def: &TableDef) -> Result<Vec<u8>> {
@@ -162,6 +281,60 @@ mod tests {
         assert_eq!(reopened.require_table("t1")?.id, second.id);
         let third = reopened.create_table(def("t3")).await?;
         assert!(third.id > reopened.require_table("t2")?.id);
+        Ok(())
+    }
+
+    fn index_on_a(name: &str) -> IndexDef {
+        IndexDef {
+            id: 0,
+            name: name.to_string(),
+            columns: vec![crate::KeyColumn {
+                column: 0,
+                desc: false,
+            }],
+            include: Vec::new(),
+            unique: false,
+            state: IndexState::Ready,
+        }
+    }
+
+    #[tokio::test]
+    async fn indexes_are_created_built_dropped_and_survive_reopen() -> Result<()> {
+        let store: Arc<dyn KvStore> = Arc::new(MemoryStore::new());
+        let catalog = Catalog::open(store.clone()).await?;
+        let table = catalog.create_table(def("t1")).await?;
+        catalog.create_table(def("t2")).await?;
+        let with_index = catalog.create_index("t1", index_on_a("i1")).await?;
+        let index = with_index.index("i1").expect("index exists");
+        assert_eq!(
+            index.state,
+            IndexState::Building,
+            "new indexes start invisible"
+        );
+        assert!(index.id > table.id);
+        assert!(with_index.schema_version > table.schema_version);
+        assert!(matches!(
+            catalog.create_index("t2", index_on_a("i1")).await,
+            Err(CatalogError::IndexExists { .. })
+        ));
+        catalog.mark_index_ready("t1", "i1").await?;
+
+        let reopened = Catalog::open(store.clone()).await?;
+        let (owner, index) = reopened.find_index("i1").expect("index survives reopen");
+        assert_eq!(owner.name, "t1");
+        assert!(index.is_ready());
+        let (after, dropped) = reopened.drop_index("i1").await?;
+        assert_eq!(dropped.name, "i1");
+        assert!(after.indexes.is_empty());
+        assert!(matches!(
+            reopened.drop_index("i1").await,
+            Err(CatalogError::IndexNotFound { .. })
+        ));
+        // The name is free again, on any table.
+        reopened.create_index("t2", index_on_a("i1")).await?;
+        reopened.drop_table("t2").await?;
+        assert!(reopened.find_index("i1").is_none());
+        reopened.create_index("t1", index_on_a("i1")).await?;
         Ok(())
     }
 }

@@ -16,6 +16,14 @@ pub enum CatalogError {
     DuplicateColumn { table: String, column: String },
     #[error("primary key column {column} is not a column of table {table}")]
     KeyColumnNotFound { table: String, column: String },
+    #[error("index {index} already exists")]
+    IndexExists { index: String },
+    #[error("index {index} does not exist")]
+    IndexNotFound { index: String },
+    #[error("column {column} is not a column of table {table}")]
+    ColumnNotFound { table: String, column: String },
+    #[error("index {index} names column {column} twice")]
+    DuplicateIndexColumn { index: String, column: String },
     #[error("SALT_BUCKETS must be between 1 and 256, got {buckets}")]
     BadSaltBuckets { buckets: u64 },
     #[error("the catalog entry {what} is corrupt: {source}")]

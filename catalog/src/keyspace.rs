@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! 0x00 'N'                      -> next object id (u32 big-endian)
-//! 0x00 'T' table-name           -> table definition (JSON)
+//! 0x00 'T' table-name           -> table definition, with its indexes (JSON)
+//! 0x00 'I' index-name           -> name of the table the index belongs to
+//! 0x00 'V' table-id(u32 BE)      -> schema version (u32 BE), read by every write statement
 //! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells)
 //! 0x20 index-id(u32 BE) [salt] values pk -> index entry
 //! ```
@@ -15,12 +17,38 @@ pub const INDEX_DATA: u8 = 0x20;
 
 pub const NEXT_ID_KEY: &[u8] = &[SYSTEM, b'N'];
 pub const TABLE_DEF_PREFIX: &[u8] = &[SYSTEM, b'T'];
+pub const SCHEMA_VERSION_PREFIX: &[u8] = &[SYSTEM, b'V'];
+pub const INDEX_NAME_PREFIX: &[u8] = &[SYSTEM, b'I'];
 
 /// The prefix of every row of table `id`.
 pub fn table_prefix(id: u32) -> Vec<u8> {
     let mut key = Vec::with_capacity(16);
     key.push(TABLE_DATA);
     key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The prefix of every entry of index `id`.
+pub fn index_prefix(id: u32) -> Vec<u8> {
+    let mut key = Vec::with_capacity(32);
+    key.push(INDEX_DATA);
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The key of a table's schema version. Every write statement reads it inside its transaction,
+/// so a statement planned against an older definition (say, before an index was added) cannot
+/// commit after the change: it conflicts and is retried against the new definition.
+pub fn schema_version_key(table_id: u32) -> Vec<u8> {
+    let mut key = SCHEMA_VERSION_PREFIX.to_vec();
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key
+}
+
+/// The catalog key that reserves an index name (index names are unique across tables).
+pub fn index_name_key(name: &str) -> Vec<u8> {
+    let mut key = INDEX_NAME_PREFIX.to_vec();
+    key.extend_from_slice(name.as_bytes());
     key
 }
 

@@ -7,11 +7,13 @@
 
 mod catalog;
 mod error;
+mod index;
 pub mod keyspace;
 mod table;
 mod types;
 
 pub use catalog::Catalog;
 pub use error::{CatalogError, Result};
+pub use index::{IndexDef, IndexState};
 pub use table::{ColumnDef, HIDDEN_ROWID, KeyColumn, TableDef};
 pub use types::DataType;

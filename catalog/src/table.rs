@@ -7,6 +7,7 @@
 use rowdex_codec::{Datum, SortOrder, key, row};
 use serde::{Deserialize, Serialize};
 
+use crate::index::IndexDef;
 use crate::keyspace;
 use crate::types::DataType;
 use crate::{CatalogError, Result};
@@ -52,7 +53,12 @@ pub struct TableDef {
     pub key: Vec<KeyColumn>,
     /// 0 = not salted.
     pub salt_buckets: u16,
+    /// Bumped by every change of the definition (indexes included); see
+    /// [`keyspace::schema_version_key`].
     pub schema_version: u32,
+    /// Secondary indexes, in creation order.
+    #[serde(default)]
+    pub indexes: Vec<IndexDef>,
 }
 
 impl TableDef {
@@ -122,7 +128,20 @@ impl TableDef {
             key: key_columns,
             salt_buckets,
             schema_version: 1,
+            indexes: Vec::new(),
         })
+    }
+
+    pub fn index(&self, name: &str) -> Option<&IndexDef> {
+        self.indexes.iter().find(|i| i.name == name)
+    }
+
+    /// The indexes queries may use.
+    pub fn ready_indexes(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.is_ready())
     }
 
     pub fn has_hidden_rowid(&self) -> bool {

@@ -1,6 +1,17 @@
 //! rowdex-indexer: secondary indexes over the row keyspace.
 //!
-//! Reserved for the index work: index key layout (`index prefix ‖ indexed values ‖ primary
-//! key`), the pure `index_mutations(old_row, new_row)`, backfill, and the streaming sorted-merge
-//! intersection of index scans. Tables without secondary indexes need nothing from it yet, so
-//! it holds no code until then rather than a stub.
+//! * [`layout`]: where an index entry lives (`index prefix ‖ indexed values ‖ primary key`) and
+//!   what it holds (the INCLUDE columns);
+//! * [`mutations`]: the pure `index_mutations(old_row, new_row)` that every write applies in the
+//!   same batch as the row;
+//! * [`maintain`]: backfill of a new index over existing rows, and CHECK / REPAIR;
+//! * [`intersect`]: the streaming sorted-merge (leapfrog) intersection of primary-key-ordered
+//!   index streams.
+
+mod error;
+pub mod intersect;
+pub mod layout;
+pub mod maintain;
+pub mod mutations;
+
+pub use error::{IndexError, Result};

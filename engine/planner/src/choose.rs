@@ -1,15 +1,17 @@
-//! Access-path choice for a scan of one table by primary key.
+//! Matching predicates to a key layout, and the primary-key access path.
 //!
 //! The rule is the row-key rule of every sorted KV store: fix leading key columns with `=` or
 //! `IN`, then bound the next one. All columns fixed is a point get (or a multi get for IN lists);
 //! a fixed prefix or a bounded leading column is a range scan; anything else is a full scan.
 //! Predicates the path does not use stay as the residual, which the scan checks row by row.
+//! The same matching applies to an index, whose layout is its columns followed by the primary
+//! key (see `candidates`).
 
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{KeyColumn, TableDef};
 use rowdex_codec::Datum;
 use rowdex_store::Direction;
 
@@ -19,6 +21,7 @@ use crate::{CmpOp, Predicate};
 /// Above this many key combinations an IN-list product is not expanded into separate keys.
 const MAX_KEY_COMBINATIONS: usize = 1024;
 
+/// The plan that reads the table by primary key only (point get, range scan or full scan).
 pub fn plan_scan(
     table: Arc<TableDef>,
     predicates: Vec<Predicate>,
@@ -26,11 +29,79 @@ pub fn plan_scan(
     offset: usize,
     limit: Option<usize>,
 ) -> ScanPlan {
+    let mut matched = match_key(&table.key, &predicates);
+    // Key columns are NOT NULL, so IS NOT NULL on one is always true.
+    for (i, predicate) in predicates.iter().enumerate() {
+        if let Predicate::IsNotNull { column } = predicate {
+            matched.used[i] |= table.key_position(*column).is_some();
+        }
+    }
+    let path = if matched.fixed == table.key.len() {
+        let mut tuples = matched.tuples.clone();
+        if tuples.len() == 1 {
+            AccessPath::PointGet {
+                key: tuples.remove(0),
+            }
+        } else {
+            AccessPath::MultiGet { keys: tuples }
+        }
+    } else if matched.fixed == 0 && matched.bound == KeyBound::All {
+        AccessPath::FullScan
+    } else {
+        AccessPath::RangeScan {
+            prefixes: matched.tuples.clone(),
+            bound: matched.bound.clone(),
+        }
+    };
+    let residual = matched.residual(&predicates);
+    ScanPlan {
+        table,
+        path,
+        residual,
+        direction,
+        offset,
+        limit,
+        estimate: None,
+    }
+}
+
+/// How far a conjunction of predicates pins down a key layout (primary key, or an index's
+/// columns followed by the primary key).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KeyMatch {
+    /// One tuple of values per combination of the fixed leading columns (several with `IN`).
+    pub tuples: Vec<Vec<Datum>>,
+    /// How many leading columns are fixed.
+    pub fixed: usize,
+    /// The condition on the column after the fixed ones.
+    pub bound: KeyBound,
+    /// Which predicates the match consumes (the rest is residual).
+    pub used: Vec<bool>,
+}
+
+impl KeyMatch {
+    pub(crate) fn residual(&self, predicates: &[Predicate]) -> Vec<Predicate> {
+        predicates
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// How many columns the match constrains (fixed ones, plus one if the next is bounded).
+    pub(crate) fn depth(&self) -> usize {
+        self.fixed + usize::from(self.bound != KeyBound::All)
+    }
+}
+
+/// Fixes leading `columns` with `=`, `IN` or `IS NULL`, then bounds the next one.
+pub(crate) fn match_key(columns: &[KeyColumn], predicates: &[Predicate]) -> KeyMatch {
     let mut used = vec![false; predicates.len()];
     let mut tuples: Vec<Vec<Datum>> = vec![Vec::new()];
     let mut fixed = 0;
-    for key_column in &table.key {
-        let Some((index, values)) = fixing_values(&predicates, key_column.column) else {
+    for key_column in columns {
+        let Some((index, values)) = fixing_values(predicates, key_column.column) else {
             break;
         };
         if values.is_empty() || tuples.len() * values.len() > MAX_KEY_COMBINATIONS {
@@ -49,53 +120,22 @@ pub fn plan_scan(
             .collect();
         fixed += 1;
     }
-    // Key columns are NOT NULL, so IS NOT NULL on one is always true.
-    for (i, predicate) in predicates.iter().enumerate() {
-        if let Predicate::IsNotNull { column } = predicate {
-            used[i] |= table.key_position(*column).is_some();
-        }
-    }
-
-    let path = if fixed == table.key.len() {
-        if tuples.len() == 1 {
-            AccessPath::PointGet {
-                key: tuples.remove(0),
-            }
-        } else {
-            AccessPath::MultiGet { keys: tuples }
-        }
-    } else {
-        let bound = table.key.get(fixed).map_or(KeyBound::All, |key_column| {
-            bound_on(&predicates, key_column.column, &mut used)
-        });
-        if fixed == 0 && bound == KeyBound::All {
-            AccessPath::FullScan
-        } else {
-            AccessPath::RangeScan {
-                prefixes: tuples,
-                bound,
-            }
-        }
-    };
-    let residual = predicates
-        .into_iter()
-        .zip(used)
-        .filter(|(_, used)| !used)
-        .map(|(p, _)| p)
-        .collect();
-    ScanPlan {
-        table,
-        path,
-        residual,
-        direction,
-        offset,
-        limit,
+    let bound = columns.get(fixed).map_or(KeyBound::All, |key_column| {
+        bound_on(predicates, key_column.column, &mut used)
+    });
+    KeyMatch {
+        tuples,
+        fixed,
+        bound,
+        used,
     }
 }
 
-/// The first `=` or `IN` predicate on `column`, with its distinct non-NULL values.
+/// The first `=`, `IN` or `IS NULL` predicate on `column`, with its distinct values.
 fn fixing_values(predicates: &[Predicate], column: usize) -> Option<(usize, Vec<Datum>)> {
     predicates.iter().enumerate().find_map(|(i, p)| match p {
+        // NULL is a value like any other in an index key (it sorts first).
+        Predicate::IsNull { column: c } if *c == column => Some((i, vec![Datum::Null])),
         Predicate::Compare {
             column: c,
             op: CmpOp::Eq,

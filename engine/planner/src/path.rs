@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{IndexDef, KeyColumn, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange};
 
@@ -39,7 +39,75 @@ pub enum AccessPath {
         prefixes: Vec<Vec<Datum>>,
         bound: KeyBound,
     },
+    /// A range of one index (its columns, then the primary key, fixed and bounded like a row
+    /// key), with a row lookup per entry unless the index covers the query.
+    IndexScan {
+        input: IndexInput,
+        covering: bool,
+    },
+    /// Several index ranges, each sorted by primary key, merged by a leapfrog join; a row
+    /// lookup per match unless the primary key is all the query needs.
+    IndexIntersection {
+        inputs: Vec<IndexInput>,
+        covering: bool,
+    },
     FullScan,
+}
+
+/// A range of one index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexInput {
+    /// Position in the table's indexes.
+    pub index: usize,
+    /// Fixed leading entry columns (index columns, then primary-key columns), one tuple per
+    /// combination.
+    pub prefixes: Vec<Vec<Datum>>,
+    /// The condition on the entry column after the fixed ones.
+    pub bound: KeyBound,
+}
+
+impl IndexInput {
+    /// Whether every indexed column is fixed, so that the entries come out in primary-key order
+    /// within each prefix (what an intersection needs to stream).
+    pub fn pk_ordered(&self, index: &IndexDef) -> bool {
+        self.prefixes
+            .first()
+            .is_some_and(|p| p.len() >= index.columns.len())
+    }
+
+    /// The key ranges to read, in ascending key order; with each, where the primary key starts
+    /// in an entry key (known when every indexed column is fixed).
+    pub fn ranges(&self, table: &TableDef) -> Vec<(KeyRange, Option<usize>)> {
+        let Some(index) = table.indexes.get(self.index) else {
+            return Vec::new();
+        };
+        let columns = index.entry_key_columns(table);
+        let prefix = index.prefix();
+        let mut out: Vec<(KeyRange, Option<usize>)> = self
+            .prefixes
+            .iter()
+            .filter_map(|tuple| {
+                let mut start = prefix.clone();
+                let mut pk_offset = None;
+                for (i, (value, column)) in tuple.iter().zip(&columns).enumerate() {
+                    if i == index.columns.len() {
+                        pk_offset = Some(start.len());
+                    }
+                    key::encode_datum(&mut start, value, column.order());
+                }
+                if tuple.len() == index.columns.len() {
+                    pk_offset = Some(start.len());
+                }
+                let order = columns
+                    .get(tuple.len())
+                    .map_or(SortOrder::Asc, KeyColumn::order);
+                bound_range(&start, &self.bound, order).map(|r| (r, pk_offset))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.start.cmp(&b.0.start));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
 }
 
 impl AccessPath {
@@ -48,6 +116,8 @@ impl AccessPath {
             AccessPath::PointGet { .. } => "POINT GET",
             AccessPath::MultiGet { .. } => "MULTI GET",
             AccessPath::RangeScan { .. } => "RANGE SCAN",
+            AccessPath::IndexScan { .. } => "INDEX SCAN",
+            AccessPath::IndexIntersection { .. } => "INDEX INTERSECTION",
             AccessPath::FullScan => "FULL SCAN",
         }
     }
@@ -64,6 +134,19 @@ pub struct ScanPlan {
     /// Rows to skip, then rows to return, after the residual filter.
     pub offset: usize,
     pub limit: Option<usize>,
+    /// What the cost model expected, when it compared paths (shown by EXPLAIN).
+    pub estimate: Option<Estimate>,
+}
+
+/// The cost model's view of a plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Rows the path yields before the residual filter.
+    pub rows: u64,
+    /// Key-value entries the path reads (index entries and rows).
+    pub entries: u64,
+    /// Estimated cost in microseconds.
+    pub cost_us: f64,
 }
 
 impl ScanPlan {
@@ -89,10 +172,49 @@ impl ScanPlan {
         Some(pks.iter().map(|pk| self.table.row_key(pk)).collect())
     }
 
+    /// The key ranges whose entry counts the cost model needs: one list per input (the table's
+    /// ranges in every bucket for a range scan, each index input's ranges otherwise).
+    pub fn probes(&self) -> Vec<Vec<KeyRange>> {
+        match &self.path {
+            AccessPath::RangeScan { .. } => vec![
+                self.table
+                    .scan_prefixes()
+                    .iter()
+                    .flat_map(|prefix| self.key_ranges(prefix))
+                    .collect(),
+            ],
+            AccessPath::IndexScan { input, .. } => {
+                vec![
+                    input
+                        .ranges(&self.table)
+                        .into_iter()
+                        .map(|(r, _)| r)
+                        .collect(),
+                ]
+            }
+            AccessPath::IndexIntersection { inputs, .. } => inputs
+                .iter()
+                .map(|input| {
+                    input
+                        .ranges(&self.table)
+                        .into_iter()
+                        .map(|(r, _)| r)
+                        .collect()
+                })
+                .collect(),
+            AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } | AccessPath::FullScan => {
+                Vec::new()
+            }
+        }
+    }
+
     /// The byte ranges to scan inside one bucket prefix, in ascending key order.
     pub fn key_ranges(&self, bucket_prefix: &[u8]) -> Vec<KeyRange> {
         match &self.path {
-            AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } => Vec::new(),
+            AccessPath::PointGet { .. }
+            | AccessPath::MultiGet { .. }
+            | AccessPath::IndexScan { .. }
+            | AccessPath::IndexIntersection { .. } => Vec::new(),
             AccessPath::FullScan => vec![KeyRange::prefix(bucket_prefix)],
             AccessPath::RangeScan { prefixes, bound } => {
                 let mut encoded: Vec<Vec<u8>> = prefixes
@@ -166,24 +288,84 @@ fn bound_range(prefix: &[u8], bound: &KeyBound, order: SortOrder) -> Option<KeyR
     Some(KeyRange { start, end })
 }
 
+/// Writes `[a = 1, b > 2; a = 3, b > 2]`: fixed tuples and the bound, with column names.
+fn write_ranges(
+    f: &mut fmt::Formatter<'_>,
+    table: &TableDef,
+    columns: &[KeyColumn],
+    prefixes: &[Vec<Datum>],
+    bound: &KeyBound,
+) -> fmt::Result {
+    let key_name = |i: usize| {
+        columns
+            .get(i)
+            .and_then(|k| table.columns.get(k.column))
+            .map_or("?", |c| c.name.as_str())
+    };
+    f.write_str("[")?;
+    for (i, prefix) in prefixes.iter().enumerate() {
+        f.write_str(if i > 0 { "; " } else { "" })?;
+        write_tuple(f, table, columns, prefix)?;
+        let next = key_name(prefix.len());
+        let sep = if prefix.is_empty() { "" } else { ", " };
+        match bound {
+            KeyBound::All => {}
+            KeyBound::TextPrefix(p) => write!(f, "{sep}{next} LIKE '{}%'", p.replace('\'', "''"))?,
+            KeyBound::Range { lower, upper } => {
+                f.write_str(sep)?;
+                write_bounds(f, next, lower, upper)?;
+            }
+        }
+    }
+    f.write_str("]")
+}
+
+fn write_tuple(
+    f: &mut fmt::Formatter<'_>,
+    table: &TableDef,
+    columns: &[KeyColumn],
+    values: &[Datum],
+) -> fmt::Result {
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        let name = columns
+            .get(i)
+            .and_then(|k| table.columns.get(k.column))
+            .map_or("?", |c| c.name.as_str());
+        if value.is_null() {
+            write!(f, "{name} IS NULL")?;
+        } else {
+            write!(f, "{name} = {value}")?;
+        }
+    }
+    Ok(())
+}
+
+fn write_index_input(
+    f: &mut fmt::Formatter<'_>,
+    table: &TableDef,
+    input: &IndexInput,
+) -> fmt::Result {
+    let Some(index) = table.indexes.get(input.index) else {
+        return f.write_str("?");
+    };
+    write!(f, "{} ", index.name)?;
+    write_ranges(
+        f,
+        table,
+        &index.entry_key_columns(table),
+        &input.prefixes,
+        &input.bound,
+    )
+}
+
 impl fmt::Display for ScanPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let table = &self.table;
-        let key_name = |i: usize| {
-            table
-                .key
-                .get(i)
-                .and_then(|k| table.columns.get(k.column))
-                .map_or("?", |c| c.name.as_str())
-        };
         let tuple = |f: &mut fmt::Formatter<'_>, values: &[Datum]| -> fmt::Result {
-            for (i, value) in values.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
-                }
-                write!(f, "{} = {value}", key_name(i))?;
-            }
-            Ok(())
+            write_tuple(f, table, &table.key, values)
         };
         write!(f, "{} {}", self.path.name(), table.name)?;
         match &self.path {
@@ -202,24 +384,27 @@ impl fmt::Display for ScanPlan {
                 f.write_str("]")?;
             }
             AccessPath::RangeScan { prefixes, bound } => {
-                f.write_str(" range [")?;
-                for (i, prefix) in prefixes.iter().enumerate() {
-                    f.write_str(if i > 0 { "; " } else { "" })?;
-                    tuple(f, prefix)?;
-                    let next = key_name(prefix.len());
-                    let sep = if prefix.is_empty() { "" } else { ", " };
-                    match bound {
-                        KeyBound::All => {}
-                        KeyBound::TextPrefix(p) => {
-                            write!(f, "{sep}{next} LIKE '{}%'", p.replace('\'', "''"))?
-                        }
-                        KeyBound::Range { lower, upper } => {
-                            f.write_str(sep)?;
-                            write_bounds(f, next, lower, upper)?;
-                        }
-                    }
+                f.write_str(" range ")?;
+                write_ranges(f, table, &table.key, prefixes, bound)?;
+            }
+            AccessPath::IndexScan { input, covering } => {
+                f.write_str(" using ")?;
+                write_index_input(f, table, input)?;
+                if *covering {
+                    f.write_str(" covering")?;
                 }
-                f.write_str("]")?;
+            }
+            AccessPath::IndexIntersection { inputs, covering } => {
+                f.write_str(" using ")?;
+                for (i, input) in inputs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" AND ")?;
+                    }
+                    write_index_input(f, table, input)?;
+                }
+                if *covering {
+                    f.write_str(" covering")?;
+                }
             }
             AccessPath::FullScan => {}
         }
@@ -244,6 +429,13 @@ impl fmt::Display for ScanPlan {
                 write!(f, "{}", predicate.display(table))?;
             }
             f.write_str(")")?;
+        }
+        if let Some(estimate) = &self.estimate {
+            write!(
+                f,
+                " (est. rows={} entries={} cost={:.0}us)",
+                estimate.rows, estimate.entries, estimate.cost_us
+            )?;
         }
         Ok(())
     }

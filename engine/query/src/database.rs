@@ -15,6 +15,7 @@ use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 use crate::Result;
 use crate::provider::RowdexSchema;
 use crate::statement::{ParsedStatement, split_statements};
+use crate::stats::TableStats;
 
 /// Shared state behind every session of one database.
 pub struct DbInner {
@@ -22,6 +23,7 @@ pub struct DbInner {
     pub(crate) catalog: Catalog,
     /// Next hidden row id per table id, loaded lazily from the table's last key.
     pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
+    pub(crate) stats: TableStats,
 }
 
 impl std::fmt::Debug for DbInner {
@@ -53,12 +55,15 @@ impl Database {
     /// A database over any store implementation.
     pub async fn with_store(store: Arc<dyn KvStore>) -> Result<Database> {
         let catalog = Catalog::open(store.clone()).await?;
+        let inner = DbInner {
+            store,
+            catalog,
+            next_rowids: Mutex::new(HashMap::new()),
+            stats: TableStats::default(),
+        };
+        crate::indexes::drop_unfinished_indexes(&inner).await?;
         Ok(Database {
-            inner: Arc::new(DbInner {
-                store,
-                catalog,
-                next_rowids: Mutex::new(HashMap::new()),
-            }),
+            inner: Arc::new(inner),
         })
     }
 
@@ -66,6 +71,7 @@ impl Database {
         Session {
             ctx: new_context(&self.inner, None),
             db: self.inner.clone(),
+            progress: None,
         }
     }
 
@@ -113,9 +119,18 @@ impl Output {
 pub struct Session {
     pub(crate) db: Arc<DbInner>,
     pub(crate) ctx: SessionContext,
+    pub(crate) progress: Option<ProgressFn>,
 }
 
+/// Called during long operations (an index build) with (what, done, total estimate).
+pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
+
 impl Session {
+    /// Reports the progress of long operations (CREATE INDEX on a large table) to `progress`.
+    pub fn set_progress(&mut self, progress: ProgressFn) {
+        self.progress = Some(progress);
+    }
+
     /// Runs every statement of `sql` in order and returns their outputs. Stops at the first
     /// error; statements before it stay applied, the failing one changes nothing.
     pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {

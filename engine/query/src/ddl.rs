@@ -1,4 +1,4 @@
-//! CREATE TABLE and DROP TABLE.
+//! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
 //!
 //! Table options are written `WITH (SALT_BUCKETS = n)`. Column types are read from their SQL
 //! spelling, so every common alias works (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
@@ -7,16 +7,12 @@ use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
     TableConstraint,
 };
-use futures::StreamExt;
 use rowdex_catalog::{ColumnDef, DataType, TableDef};
-use rowdex_store::{Direction, KeyRange, WriteBatch, scan_stream};
 
 use crate::database::{Output, Session};
 use crate::execute::object_name;
+use crate::indexes::delete_prefix;
 use crate::{Error, Result};
-
-/// Rows deleted per batch when a dropped table's rows are cleaned up.
-const DROP_BATCH: usize = 1024;
 
 pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Result<Output> {
     let name = object_name(&create.name)?;
@@ -102,10 +98,14 @@ pub(crate) async fn drop(
     if_exists: bool,
     names: &[ObjectName],
 ) -> Result<Output> {
-    if object_type != ObjectType::Table {
-        return Err(Error::Unsupported {
-            what: format!("DROP {object_type}"),
-        });
+    match object_type {
+        ObjectType::Table => {}
+        ObjectType::Index => return crate::indexes::drop_indexes(session, if_exists, names).await,
+        other => {
+            return Err(Error::Unsupported {
+                what: format!("DROP {other}"),
+            });
+        }
     }
     for name in names {
         let name = object_name(name)?;
@@ -116,25 +116,17 @@ pub(crate) async fn drop(
             return Err(Error::TableNotFound { table: name });
         }
         let def = session.db.catalog.drop_table(&name).await?;
-        // The definition is gone, so the rows are unreachable (ids are never reused); deleting
-        // them afterwards in batches keeps any one batch small.
-        let mut entries = scan_stream(
-            session.db.store.clone(),
-            KeyRange::prefix(&def.prefix()),
-            Direction::Forward,
-            DROP_BATCH,
-        )
-        .chunks(DROP_BATCH);
-        while let Some(chunk) = entries.next().await {
-            let mut batch = WriteBatch::new();
-            for entry in chunk {
-                batch.delete(entry?.0);
-            }
-            session.db.store.write(batch).await?;
+        // The definition is gone, so rows and index entries are unreachable (ids are never
+        // reused); deleting them afterwards in batches keeps any one batch small.
+        let store = session.db.store.as_ref();
+        delete_prefix(store, &def.prefix()).await?;
+        for index in &def.indexes {
+            delete_prefix(store, &index.prefix()).await?;
         }
         if let Ok(mut rowids) = session.db.next_rowids.lock() {
             rowids.remove(&def.id);
         }
+        session.db.stats.forget(def.id);
     }
     Ok(Output::Done)
 }

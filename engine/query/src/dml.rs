@@ -23,7 +23,9 @@ use rowdex_store::{Direction, KeyRange};
 
 use crate::database::{DbInner, Output, Session, new_context};
 use crate::execute::{object_name, plan_statement};
+use crate::statement::ParsedStatement;
 use crate::types::{assign, datum_from_array};
+use crate::write::RowWriter;
 use crate::{Error, Result};
 
 /// What to do when an inserted key already exists.
@@ -92,23 +94,23 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
     }
 
-    let mut tx = session.db.store.begin().await?;
+    let mut writer = RowWriter::begin(&session.db, &def).await?;
     let mut affected = 0u64;
     for row in rows {
-        let key = def.row_key_of(&row);
         // The transaction reads its own writes, so a key written earlier in this statement
         // counts as existing too. A fresh hidden row id cannot exist.
         let existing = if hidden.is_some() {
             None
         } else {
-            tx.get(&key).await?
+            writer.stored_row(&def.row_key_of(&row)).await?
         };
-        let row = match (existing, mode) {
+        match (existing, mode) {
             (None, OnExisting::MergeColumns) => {
                 check_not_null(&def, &row)?;
-                row
+                writer.stage(None, Some(&row));
             }
-            (None, _) | (Some(_), OnExisting::ReplaceRow) => row,
+            (None, _) => writer.stage(None, Some(&row)),
+            (Some(old), OnExisting::ReplaceRow) => writer.stage(Some(&old), Some(&row)),
             (Some(_), OnExisting::Fail) => {
                 return Err(Error::DuplicateKey {
                     table: def.name.clone(),
@@ -116,19 +118,19 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
                 });
             }
             (Some(_), OnExisting::Skip) => continue,
-            (Some(stored), OnExisting::MergeColumns) => {
-                let mut merged = def.decode_row(&key, &stored)?;
+            (Some(old), OnExisting::MergeColumns) => {
+                let mut merged = old.clone();
                 for &column in &targets {
                     merged[column] = row[column].clone();
                 }
                 check_not_null(&def, &merged)?;
-                merged
+                writer.stage(Some(&old), Some(&merged));
             }
-        };
-        tx.put(key, def.encode_value(&row));
+        }
+        writer.apply();
         affected += 1;
     }
-    tx.commit().await?;
+    writer.commit().await?;
     Ok(Output::Affected { rows: affected })
 }
 
@@ -166,45 +168,46 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
     .await?;
 
     let ncolumns = def.columns.len();
-    let mut changes = Vec::with_capacity(rows.len());
+    let mut assignments = Vec::with_capacity(rows.len());
     for mut row in rows {
         let new_values = row.split_off(ncolumns);
-        let mut new_row = row.clone();
+        let mut values = Vec::with_capacity(new_values.len());
         for ((column, _), value) in assigned.iter().zip(new_values) {
-            new_row[*column] = assign(&def, &def.columns[*column], value)?;
+            values.push((*column, assign(&def, &def.columns[*column], value)?));
         }
-        changes.push((row, new_row));
+        assignments.push((def.row_key_of(&row), values));
     }
 
-    let mut tx = session.db.store.begin().await?;
-    let old_keys: HashSet<Vec<u8>> = changes.iter().map(|(old, _)| def.row_key_of(old)).collect();
-    let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
-    let mut puts = Vec::with_capacity(changes.len());
-    for (old_row, new_row) in &changes {
-        let old_key = def.row_key_of(old_row);
-        if tx.get(&old_key).await?.is_none() {
+    let mut writer = RowWriter::begin(&session.db, &def).await?;
+    // The old rows are read again inside the transaction, so the index entries removed are
+    // exactly the stored ones even if the row changed since the statement selected it.
+    let mut changes = Vec::with_capacity(assignments.len());
+    for (old_key, values) in assignments {
+        let Some(old_row) = writer.stored_row(&old_key).await? else {
             // Deleted since we read it: the statement's view is stale.
             return Err(Error::WriteConflict);
+        };
+        let mut new_row = old_row.clone();
+        for (column, value) in values {
+            new_row[column] = value;
         }
+        changes.push((old_row, new_row));
+    }
+    let old_keys: HashSet<Vec<u8>> = changes.iter().map(|(old, _)| def.row_key_of(old)).collect();
+    let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
+    for (old_row, new_row) in &changes {
         let new_key = def.row_key_of(new_row);
         let taken = !new_keys.insert(new_key.clone())
-            || (!old_keys.contains(&new_key) && tx.get(&new_key).await?.is_some());
+            || (!old_keys.contains(&new_key) && writer.tx().get(&new_key).await?.is_some());
         if taken {
             return Err(Error::DuplicateKey {
                 table: def.name.clone(),
                 key: key_text(&def, new_row),
             });
         }
-        if new_key != old_key {
-            tx.delete(old_key);
-        }
-        puts.push((new_key, def.encode_value(new_row)));
+        writer.stage(Some(old_row), Some(new_row));
     }
-    // Deletes go first so that a row moving onto a key another row just left is kept.
-    for (key, value) in puts {
-        tx.put(key, value);
-    }
-    tx.commit().await?;
+    writer.commit().await?;
     Ok(Output::Affected {
         rows: changes.len() as u64,
     })
@@ -226,15 +229,14 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
     }
     let def = target_table(session, table)?;
     let rows = select_rows(session, &def, table, &[], delete.selection.as_ref()).await?;
-    let mut tx = session.db.store.begin().await?;
+    let mut writer = RowWriter::begin(&session.db, &def).await?;
     for row in &rows {
-        let key = def.row_key_of(row);
-        if tx.get(&key).await?.is_none() {
+        let Some(stored) = writer.stored_row(&def.row_key_of(row)).await? else {
             return Err(Error::WriteConflict);
-        }
-        tx.delete(key);
+        };
+        writer.stage(Some(&stored), None);
     }
-    tx.commit().await?;
+    writer.commit().await?;
     Ok(Output::Affected {
         rows: rows.len() as u64,
     })
@@ -432,10 +434,10 @@ async fn select_rows(
         sql.push_str(&format!(" WHERE {selection}"));
     }
     let mut statements = crate::statement::split_statements(&sql)?;
-    let Some(parsed) = statements.pop() else {
+    let Some(ParsedStatement::Sql { statement, .. }) = statements.pop() else {
         return Ok(Vec::new());
     };
-    query_rows(session, parsed.statement, Some(def.name.clone())).await
+    query_rows(session, statement, Some(def.name.clone())).await
 }
 
 /// Reserves `count` consecutive hidden row ids for a table.

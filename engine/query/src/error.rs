@@ -62,6 +62,20 @@ pub enum Error {
     BadTableOption { option: String },
     #[error("the statement conflicted with a concurrent write and changed nothing; retry it")]
     WriteConflict,
+    #[error(
+        "table {table} changed while the statement ran and the statement changed nothing; retry it"
+    )]
+    SchemaChanged { table: String },
+    #[error("UNIQUE index {index} on table {table} already holds {value}")]
+    UniqueViolation {
+        index: String,
+        table: String,
+        value: String,
+    },
+    #[error("index {index} does not exist")]
+    IndexNotFound { index: String },
+    #[error(transparent)]
+    Index(#[from] rowdex_indexer::IndexError),
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     #[error(transparent)]
@@ -77,7 +91,7 @@ pub enum Error {
 impl Error {
     /// Whether running the same statement again may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::WriteConflict)
+        matches!(self, Error::WriteConflict | Error::SchemaChanged { .. })
     }
 }
 

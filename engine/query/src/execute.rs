@@ -14,12 +14,40 @@ use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Statement};
 
 use crate::database::{Output, Session};
 use crate::scan_exec::RowdexScanExec;
-use crate::statement::ParsedStatement;
-use crate::{Error, Result, ddl, dml, show};
+use crate::statement::{Command, ParsedStatement};
+use crate::{Error, Result, ddl, dml, indexes, show};
+
+/// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
+/// change) is run again before its conflict is reported. Nothing was written by a failed try.
+const WRITE_ATTEMPTS: usize = 8;
 
 pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
-    match &parsed.statement {
-        Statement::Query(_) => run_query(session, parsed.statement.clone()).await,
+    let is_write = matches!(
+        parsed,
+        ParsedStatement::Sql {
+            statement: Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_),
+            ..
+        }
+    );
+    let mut attempt = 1;
+    loop {
+        match run_once(session, parsed).await {
+            Err(error) if is_write && error.is_retryable() && attempt < WRITE_ATTEMPTS => {
+                attempt += 1;
+                tokio::task::yield_now().await;
+            }
+            result => return result,
+        }
+    }
+}
+
+async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    let (statement, upsert) = match parsed {
+        ParsedStatement::Sql { statement, upsert } => (statement, *upsert),
+        ParsedStatement::Command(command) => return run_command(session, command).await,
+    };
+    match statement {
+        Statement::Query(_) => run_query(session, statement.clone()).await,
         Statement::Explain {
             statement, verbose, ..
         } => explain(session, statement, *verbose).await,
@@ -30,9 +58,10 @@ pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -
             names,
             ..
         } => ddl::drop(session, *object_type, *if_exists, names).await,
-        Statement::Insert(insert) => dml::insert(session, insert, parsed.upsert).await,
+        Statement::Insert(insert) => dml::insert(session, insert, upsert).await,
         Statement::Update(update) => dml::update(session, update).await,
         Statement::Delete(delete) => dml::delete(session, delete).await,
+        Statement::CreateIndex(create) => indexes::create_index(session, create).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)
@@ -40,6 +69,18 @@ pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -
         other => Err(Error::Unsupported {
             what: format!("the statement {}", statement_kind(other)),
         }),
+    }
+}
+
+async fn run_command(session: &Session, command: &Command) -> Result<Output> {
+    match command {
+        Command::ShowIndexes { table } => indexes::show_indexes(session, table.as_deref()),
+        Command::CheckIndex { index, repair } => {
+            indexes::check(session, Some(index), None, *repair).await
+        }
+        Command::CheckTable { table, repair } => {
+            indexes::check(session, None, Some(table), *repair).await
+        }
     }
 }
 

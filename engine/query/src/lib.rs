@@ -26,18 +26,21 @@ mod error;
 mod execute;
 mod filters;
 pub mod format;
+mod indexes;
 mod provider;
 mod reader;
 mod scan_exec;
 mod show;
 mod statement;
+mod stats;
 mod types;
+mod write;
 
-pub use database::{Database, Output, Session};
+pub use database::{Database, Output, ProgressFn, Session};
 pub use error::{Error, Result};
 pub use provider::{RowdexSchema, RowdexTable};
 pub use scan_exec::RowdexScanExec;
-pub use statement::{ParsedStatement, parse_script, split_statements, statement_ends};
+pub use statement::{Command, ParsedStatement, parse_script, split_statements, statement_ends};
 
 pub use datafusion;
 pub use datafusion::arrow;

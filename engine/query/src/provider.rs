@@ -2,6 +2,7 @@
 //! that resolves table names against the live catalog, so a table created in one session is
 //! visible to every other at once.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -12,8 +13,13 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use rowdex_catalog::TableDef;
-use rowdex_planner::{Direction, plan_scan};
+use rowdex_planner::cost::DIVE_CAP;
+use rowdex_planner::{
+    Count, Direction, IndexHint, ScanPlan, ScanRequest, candidates, choose, plan_scan,
+};
+use rowdex_store::{KeyRange, KvRead};
 
+use crate::Result;
 use crate::database::DbInner;
 use crate::filters::translate;
 use crate::scan_exec::RowdexScanExec;
@@ -100,7 +106,16 @@ impl TableProvider for RowdexTable {
             Some(indices) => Arc::new(self.schema.project(indices)?),
             None => self.schema.clone(),
         };
-        let plan = plan_scan(self.def.clone(), predicates, Direction::Forward, 0, limit);
+        let request = ScanRequest {
+            table: self.def.clone(),
+            predicates,
+            direction: Direction::Forward,
+            offset: 0,
+            limit,
+            needed: Some(projected.clone()),
+            hint: IndexHint::Auto,
+        };
+        let plan = choose_plan(&self.db, request).await?;
         Ok(Arc::new(RowdexScanExec::new(
             plan,
             projected,
@@ -108,6 +123,81 @@ impl TableProvider for RowdexTable {
             self.db.store.clone(),
         )))
     }
+}
+
+/// The cheapest candidate plan for a scan: when there is a choice, each candidate's key ranges
+/// are counted first (up to a cap, from one snapshot) and the cost model compares them.
+pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<ScanPlan> {
+    let mut plans = candidates(&request);
+    if plans.len() <= 1 {
+        return Ok(plans.pop().unwrap_or_else(|| {
+            plan_scan(
+                request.table.clone(),
+                request.predicates.clone(),
+                request.direction,
+                request.offset,
+                request.limit,
+            )
+        }));
+    }
+    let snapshot = db.store.snapshot();
+    let table_rows = db.stats.rows(&request.table, snapshot.as_ref()).await?;
+    let mut known: HashMap<Vec<KeyRange>, Count> = HashMap::new();
+    let mut counts = Vec::with_capacity(plans.len());
+    for plan in &plans {
+        let mut plan_counts = Vec::new();
+        for probe in plan.probes() {
+            let count = match known.get(&probe) {
+                Some(count) => *count,
+                None => {
+                    let count = dive(snapshot.as_ref(), &probe).await?;
+                    known.insert(probe, count);
+                    count
+                }
+            };
+            plan_counts.push(count);
+        }
+        counts.push(plan_counts);
+    }
+    let costs = db.store.capabilities().costs;
+    let fallback = plans.first().cloned();
+    Ok(choose(plans, &counts, table_rows, costs)
+        .or(fallback)
+        .unwrap_or_else(|| {
+            plan_scan(
+                request.table.clone(),
+                request.predicates.clone(),
+                request.direction,
+                request.offset,
+                request.limit,
+            )
+        }))
+}
+
+/// Counts the entries of `ranges`, stopping at the cap.
+async fn dive(reader: &dyn KvRead, ranges: &[KeyRange]) -> Result<Count> {
+    let mut entries = 0u64;
+    for range in ranges {
+        let mut next = Some(range.clone());
+        while let Some(current) = next {
+            let left = DIVE_CAP.saturating_sub(entries);
+            if left == 0 {
+                return Ok(Count {
+                    entries,
+                    exact: false,
+                });
+            }
+            let page = reader
+                .scan_page(&current, Direction::Forward, left as usize)
+                .await?;
+            entries += page.entries.len() as u64;
+            next = page.resume;
+        }
+    }
+    Ok(Count {
+        entries,
+        exact: true,
+    })
 }
 
 /// Resolves names in the default schema to rowdex tables.

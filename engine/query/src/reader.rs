@@ -3,49 +3,217 @@
 //!
 //! Ranges are read page by page, so memory stays flat whatever the table size. A salted table
 //! is read bucket by bucket and the bucket streams are merged on the primary-key bytes, which
-//! restores key order across buckets.
+//! restores key order across buckets. Index scans read entries in index order and look rows up
+//! in batches; intersections stream primary keys out of the leapfrog join (only an input whose
+//! entries are not in primary-key order, a range on the indexed column, is buffered and sorted).
 
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
-use rowdex_planner::{Direction, ScanPlan};
-use rowdex_store::{KvRead, scan_stream};
+use rowdex_indexer::intersect::{Intersection, PkInput};
+use rowdex_indexer::layout;
+use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
+use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::{Error, Result};
 
 type Entry = (Vec<u8>, Vec<u8>);
 type EntryStream = BoxStream<'static, Result<Entry>>;
+pub type RowStream = BoxStream<'static, Result<Vec<Datum>>>;
 
 /// Largest page read from the store in one call.
 const MAX_PAGE: usize = 1024;
 /// Keys fetched per multi-get call.
 const MULTI_GET_CHUNK: usize = 256;
 
-/// Streams the rows (every column, in column order) that the plan selects.
-pub fn scan_rows(
-    plan: Arc<ScanPlan>,
-    reader: Arc<dyn KvRead>,
-) -> BoxStream<'static, Result<Vec<Datum>>> {
-    let entries = match plan.point_keys() {
-        Some(keys) => point_entries(keys, reader),
-        None => range_entries(&plan, reader),
+/// Streams the rows (every column, in column order; columns a covering index lacks are NULL)
+/// that the plan selects.
+pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>) -> RowStream {
+    let rows = match &plan.path {
+        AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
+        AccessPath::IndexIntersection { inputs, covering } => {
+            intersection_rows(&plan, inputs, *covering, reader)
+        }
+        _ => {
+            let entries = match plan.point_keys() {
+                Some(keys) => point_entries(keys, reader),
+                None => range_entries(&plan, reader),
+            };
+            decode_rows(plan.table.clone(), entries)
+        }
     };
-    let filter_plan = plan.clone();
-    let rows = entries
+    rows.try_filter(move |row| {
+        let keep = plan.residual.iter().all(|p| p.matches(row));
+        futures::future::ready(keep)
+    })
+    .boxed()
+}
+
+fn decode_rows(table: Arc<TableDef>, entries: EntryStream) -> RowStream {
+    entries
         .and_then(move |(key, value)| {
-            let decoded = filter_plan
-                .table
-                .decode_row(&key, &value)
-                .map_err(Error::from);
-            futures::future::ready(decoded)
+            futures::future::ready(table.decode_row(&key, &value).map_err(Error::from))
         })
-        .try_filter(move |row| {
-            let keep = plan.residual.iter().all(|p| p.matches(row));
-            futures::future::ready(keep)
-        });
-    rows.boxed()
+        .boxed()
+}
+
+/// Row lookups to batch into one multi-get: fewer when a LIMIT will stop the scan soon.
+fn lookup_chunk(plan: &ScanPlan) -> usize {
+    match plan.limit {
+        Some(limit) if plan.residual.is_empty() => (plan.offset + limit).clamp(1, MULTI_GET_CHUNK),
+        _ => MULTI_GET_CHUNK,
+    }
+}
+
+/// An index range in index order (or its reverse), each entry turned into its row: decoded
+/// from the entry when the index covers the query, looked up by primary key otherwise.
+fn index_rows(
+    plan: &ScanPlan,
+    input: &IndexInput,
+    covering: bool,
+    reader: Arc<dyn KvRead>,
+) -> RowStream {
+    let table = plan.table.clone();
+    let Some(index) = table.indexes.get(input.index).cloned() else {
+        return stream::empty().boxed();
+    };
+    let mut ranges: Vec<KeyRange> = input.ranges(&table).into_iter().map(|(r, _)| r).collect();
+    let direction = plan.direction;
+    if direction == Direction::Reverse {
+        ranges.reverse();
+    }
+    let page = match plan.limit {
+        Some(limit) if plan.residual.is_empty() => (plan.offset + limit + 1).clamp(16, MAX_PAGE),
+        _ => MAX_PAGE,
+    };
+    let scan_reader = reader.clone();
+    let entries = stream::iter(ranges)
+        .map(move |range| {
+            scan_stream(scan_reader.clone(), range, direction, page).map_err(Error::from)
+        })
+        .flatten();
+    let decode_table = table.clone();
+    let decoded = entries.and_then(move |(key, value)| {
+        let decoded =
+            layout::decode_entry(&decode_table, &index, &key, &value).map_err(Error::from);
+        futures::future::ready(decoded)
+    });
+    if covering {
+        return decoded.map_ok(|(row, _)| row).boxed();
+    }
+    let pks = decoded.map_ok(|(_, pk)| pk).boxed();
+    lookup_rows(table, pks, lookup_chunk(plan), reader)
+}
+
+/// Looks up the rows of a stream of encoded primary keys, keeping its order.
+fn lookup_rows(
+    table: Arc<TableDef>,
+    pks: BoxStream<'static, Result<Vec<u8>>>,
+    chunk: usize,
+    reader: Arc<dyn KvRead>,
+) -> RowStream {
+    pks.try_chunks(chunk)
+        .map_err(|e| e.1)
+        .and_then(move |pks| {
+            let reader = reader.clone();
+            let table = table.clone();
+            async move {
+                let keys: Vec<Vec<u8>> = pks.iter().map(|pk| table.row_key(pk)).collect();
+                let values = reader.multi_get(&keys).await?;
+                let mut rows = Vec::with_capacity(keys.len());
+                // An entry without its row can only be a damaged index (CHECK INDEX reports
+                // it); the row is what counts, so such an entry is skipped.
+                for (key, value) in keys.iter().zip(values) {
+                    if let Some(value) = value {
+                        rows.push(Ok(table.decode_row(key, &value)?));
+                    }
+                }
+                Ok::<_, Error>(stream::iter(rows))
+            }
+        })
+        .try_flatten()
+        .boxed()
+}
+
+/// The primary keys present in every input, merged by the leapfrog join, in primary-key order;
+/// rows looked up unless the primary key is all the query reads.
+fn intersection_rows(
+    plan: &ScanPlan,
+    inputs: &[IndexInput],
+    covering: bool,
+    reader: Arc<dyn KvRead>,
+) -> RowStream {
+    let table = plan.table.clone();
+    let inputs = inputs.to_vec();
+    let pk_reader = reader.clone();
+    let pk_table = table.clone();
+    let setup = async move {
+        let mut pk_inputs = Vec::with_capacity(inputs.len());
+        for input in &inputs {
+            pk_inputs.push(pk_input(&pk_table, input, pk_reader.as_ref()).await?);
+        }
+        Ok::<_, Error>(Intersection::new(pk_reader, pk_inputs))
+    };
+    let pks = stream::once(setup)
+        .map_ok(|intersection| {
+            stream::try_unfold(intersection, |mut intersection| async move {
+                let next = intersection.next().await?;
+                Ok::<_, Error>(next.map(|pk| (pk, intersection)))
+            })
+        })
+        .try_flatten()
+        .boxed();
+    if covering {
+        let orders = table.key_orders();
+        return pks
+            .and_then(move |pk| {
+                let mut row = vec![Datum::Null; table.columns.len()];
+                let decoded = rowdex_codec::key::decode_key(&pk, &orders, true).map(|values| {
+                    for (column, value) in table.key.iter().zip(values) {
+                        row[column.column] = value;
+                    }
+                    row
+                });
+                futures::future::ready(decoded.map_err(Error::from))
+            })
+            .boxed();
+    }
+    lookup_rows(table, pks, lookup_chunk(plan), reader)
+}
+
+/// One intersection input: streamed when its entries come out in primary-key order, otherwise
+/// read in full, sorted and deduplicated (a range on an indexed column).
+async fn pk_input(table: &TableDef, input: &IndexInput, reader: &dyn KvRead) -> Result<PkInput> {
+    let ranges = input.ranges(table);
+    let streamed: Option<Vec<(KeyRange, usize)>> = ranges
+        .iter()
+        .map(|(range, offset)| offset.map(|o| (range.clone(), o)))
+        .collect();
+    if let Some(streamed) = streamed {
+        return Ok(PkInput::Ranges(streamed));
+    }
+    let Some(index) = table.indexes.get(input.index) else {
+        return Ok(PkInput::Sorted(Vec::new()));
+    };
+    let mut pks = Vec::new();
+    for (range, _) in ranges {
+        let mut next = Some(range);
+        while let Some(current) = next {
+            let page = reader
+                .scan_page(&current, Direction::Forward, MAX_PAGE)
+                .await?;
+            for (key, _) in &page.entries {
+                let offset = layout::pk_offset(index, key)?;
+                pks.push(key[offset..].to_vec());
+            }
+            next = page.resume;
+        }
+    }
+    pks.sort_unstable();
+    pks.dedup();
+    Ok(PkInput::Sorted(pks))
 }
 
 /// Applies OFFSET and LIMIT to a row stream.

@@ -24,6 +24,7 @@ use datafusion::physical_plan::{
     SortOrderPushdownResult,
 };
 use futures::{StreamExt, TryStreamExt};
+use rowdex_catalog::KeyColumn;
 use rowdex_planner::{AccessPath, Direction, ScanPlan};
 use rowdex_store::KvStore;
 
@@ -92,12 +93,27 @@ impl RowdexScanExec {
     }
 }
 
-/// How many leading key columns the path fixes to a single value: those are constant in the
-/// output, and the order is carried by the key columns after them.
+/// The key columns the path reads in order: the primary key, or for an index scan the index's
+/// columns followed by the primary key.
+fn layout_columns(plan: &ScanPlan) -> Vec<KeyColumn> {
+    match &plan.path {
+        AccessPath::IndexScan { input, .. } => plan
+            .table
+            .indexes
+            .get(input.index)
+            .map(|index| index.entry_key_columns(&plan.table))
+            .unwrap_or_default(),
+        _ => plan.table.key.clone(),
+    }
+}
+
+/// How many leading layout columns the path fixes to a single value: those are constant in the
+/// output, and the order is carried by the columns after them.
 fn fixed_key_columns(plan: &ScanPlan) -> usize {
     match &plan.path {
         AccessPath::PointGet { key } => key.len(),
         AccessPath::RangeScan { prefixes, .. } if prefixes.len() == 1 => prefixes[0].len(),
+        AccessPath::IndexScan { input, .. } if input.prefixes.len() == 1 => input.prefixes[0].len(),
         _ => 0,
     }
 }
@@ -110,7 +126,7 @@ fn key_ordering(
     schema: &SchemaRef,
 ) -> Vec<PhysicalSortExpr> {
     let mut ordering = Vec::new();
-    for key_column in plan.table.key.iter().skip(fixed_key_columns(plan)) {
+    for key_column in layout_columns(plan).iter().skip(fixed_key_columns(plan)) {
         let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
             break;
         };
@@ -121,7 +137,7 @@ fn key_ordering(
             expr,
             SortOptions {
                 descending,
-                // NULL sorts lowest (the session uses nulls_min); key columns hold no NULL.
+                // NULL sorts lowest, in keys as in the session (nulls_min).
                 nulls_first: !descending,
             },
         ));
@@ -131,8 +147,7 @@ fn key_ordering(
 
 /// The projected key columns the path fixes, as constants DataFusion can use to drop sorts.
 fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> Vec<ConstExpr> {
-    plan.table
-        .key
+    layout_columns(plan)
         .iter()
         .take(fixed_key_columns(plan))
         .filter_map(|key_column| {
@@ -252,8 +267,10 @@ impl ExecutionPlan for RowdexScanExec {
                 inner: Arc::new(self.with_plan((*self.plan).clone())),
             });
         }
-        // A limit counted from the other end cannot be reused when the direction flips.
-        if matches(true) && self.plan.limit.is_none() {
+        // A limit counted from the other end cannot be reused when the direction flips, and an
+        // intersection only merges forward.
+        let reversible = !matches!(self.plan.path, AccessPath::IndexIntersection { .. });
+        if matches(true) && self.plan.limit.is_none() && reversible {
             let mut plan = (*self.plan).clone();
             plan.direction = match plan.direction {
                 Direction::Forward => Direction::Reverse,

@@ -3,31 +3,65 @@
 //! The whole script is tokenized once and parsed statement by statement, so an error position is
 //! a position in the script the user wrote. Phoenix's `UPSERT INTO` is not SQL the parser knows:
 //! its keyword is swapped for INSERT at the token level and the statement is flagged instead.
+//! rowdex's own commands (`SHOW INDEXES`, `CHECK INDEX`, `REPAIR TABLE`, ...) are recognised by
+//! their leading words and parsed here, between the standard statements.
 
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
-use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
 
 use crate::{Error, Result};
 
 /// One statement ready to run.
 #[derive(Debug, Clone)]
-pub struct ParsedStatement {
-    pub statement: Statement,
-    /// Written as `UPSERT INTO ...`: insert, or update the named columns of an existing row.
-    pub upsert: bool,
+pub enum ParsedStatement {
+    Sql {
+        statement: Statement,
+        /// Written as `UPSERT INTO ...`: insert, or update the named columns of an existing row.
+        upsert: bool,
+    },
+    /// A rowdex command the SQL parser does not know.
+    Command(Command),
+}
+
+/// rowdex's own statements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `SHOW INDEXES [FROM|IN table]` (also `SHOW INDEX`, `SHOW KEYS`).
+    ShowIndexes { table: Option<String> },
+    /// `CHECK INDEX name` / `REPAIR INDEX name`: compare one index with its table's rows.
+    CheckIndex { index: String, repair: bool },
+    /// `CHECK TABLE t` / `REPAIR TABLE t`: the same for every index of a table.
+    CheckTable { table: String, repair: bool },
 }
 
 impl std::fmt::Display for ParsedStatement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.upsert {
-            let text = self.statement.to_string();
-            let rest = text.strip_prefix("INSERT").unwrap_or(&text);
-            write!(f, "UPSERT{rest}")
-        } else {
-            write!(f, "{}", self.statement)
+        match self {
+            ParsedStatement::Sql {
+                statement,
+                upsert: true,
+            } => {
+                let text = statement.to_string();
+                let rest = text.strip_prefix("INSERT").unwrap_or(&text);
+                write!(f, "UPSERT{rest}")
+            }
+            ParsedStatement::Sql { statement, .. } => write!(f, "{statement}"),
+            ParsedStatement::Command(command) => write!(f, "{command}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verb = |repair: bool| if repair { "REPAIR" } else { "CHECK" };
+        match self {
+            Command::ShowIndexes { table: None } => f.write_str("SHOW INDEXES"),
+            Command::ShowIndexes { table: Some(t) } => write!(f, "SHOW INDEXES FROM {t}"),
+            Command::CheckIndex { index, repair } => write!(f, "{} INDEX {index}", verb(*repair)),
+            Command::CheckTable { table, repair } => write!(f, "{} TABLE {table}", verb(*repair)),
         }
     }
 }
@@ -88,7 +122,16 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
         if parser.peek_token().token == Token::EOF {
             return (statements, None);
         }
-        let statement = match parser.parse_statement() {
+        let parsed = match parse_command(&mut parser) {
+            Some(command) => command.map(ParsedStatement::Command),
+            None => parser
+                .parse_statement()
+                .map(|statement| ParsedStatement::Sql {
+                    statement,
+                    upsert: upserts.get(statements.len()).copied().unwrap_or(false),
+                }),
+        };
+        let statement = match parsed {
             Ok(statement) => statement,
             Err(e) => {
                 let message = e.to_string();
@@ -115,8 +158,57 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
                 }),
             );
         }
-        let upsert = upserts.get(statements.len()).copied().unwrap_or(false);
-        statements.push(ParsedStatement { statement, upsert });
+        statements.push(statement);
+    }
+}
+
+/// Parses a rowdex command if the next tokens start one; None leaves the parser untouched.
+fn parse_command(parser: &mut Parser<'_>) -> Option<std::result::Result<Command, ParserError>> {
+    let word = |n: usize, parser: &Parser<'_>| match parser.peek_nth_token(n).token {
+        Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
+        _ => String::new(),
+    };
+    let first = word(0, parser);
+    let second = word(1, parser);
+    let name = |parser: &mut Parser<'_>| {
+        parser
+            .parse_object_name(false)
+            .map(|name| crate::execute::object_name(&name).unwrap_or_else(|_| name.to_string()))
+    };
+    match (first.as_str(), second.as_str()) {
+        ("SHOW", "INDEX" | "INDEXES" | "KEYS") => {
+            parser.next_token();
+            parser.next_token();
+            let table = if parser.parse_keyword(Keyword::FROM) || parser.parse_keyword(Keyword::IN)
+            {
+                match name(parser) {
+                    Ok(table) => Some(table),
+                    Err(e) => return Some(Err(e)),
+                }
+            } else {
+                None
+            };
+            Some(Ok(Command::ShowIndexes { table }))
+        }
+        ("CHECK" | "REPAIR", "INDEX" | "TABLE") => {
+            parser.next_token();
+            parser.next_token();
+            let repair = first == "REPAIR";
+            Some(name(parser).map(|target| {
+                if second == "INDEX" {
+                    Command::CheckIndex {
+                        index: target,
+                        repair,
+                    }
+                } else {
+                    Command::CheckTable {
+                        table: target,
+                        repair,
+                    }
+                }
+            }))
+        }
+        _ => None,
     }
 }
 
@@ -139,12 +231,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rowdex_commands_parse_between_sql_statements() -> Result<()> {
+        let statements = split_statements(
+            "SELECT 1; show indexes from T1; CHECK INDEX i; repair table t; SHOW INDEX; SELECT 2",
+        )?;
+        let commands: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            commands,
+            [
+                "SELECT 1",
+                "SHOW INDEXES FROM t1",
+                "CHECK INDEX i",
+                "REPAIR TABLE t",
+                "SHOW INDEXES",
+                "SELECT 2"
+            ]
+        );
+        let error = split_statements("CHECK INDEX").err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("identifier")));
+        Ok(())
+    }
+
+    #[test]
     fn splits_scripts_and_flags_upserts() -> Result<()> {
         let statements = split_statements(
             "CREATE TABLE t (a INT PRIMARY KEY);; upsert into t values (1);\nSELECT ';' FROM t",
         )?;
         assert_eq!(statements.len(), 3);
-        assert!(!statements[0].upsert && statements[1].upsert && !statements[2].upsert);
+        let upserts: Vec<bool> = statements
+            .iter()
+            .map(|s| matches!(s, ParsedStatement::Sql { upsert: true, .. }))
+            .collect();
+        assert_eq!(upserts, [false, true, false]);
         assert_eq!(statements[1].to_string(), "UPSERT INTO t VALUES (1)");
         Ok(())
     }

@@ -13,6 +13,21 @@ pub struct Capabilities {
     pub native_reverse_scan: bool,
     /// [`KvStore::snapshot`] gives a true point-in-time view.
     pub snapshots: bool,
+    /// What reads cost on this backend, for the planner's cost model.
+    pub costs: AccessCosts,
+}
+
+/// Typical costs of the read operations of a backend, in nanoseconds, as measured on a
+/// development machine. Only their ratios matter: they decide, for instance, whether seeking an
+/// index stream forward beats reading it entry by entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessCosts {
+    /// Opening a range scan and reading its first entry.
+    pub seek_ns: u32,
+    /// Reading the next entry of an open scan.
+    pub next_ns: u32,
+    /// One point get.
+    pub get_ns: u32,
 }
 
 /// Read access: the live store, a snapshot, or a transaction.

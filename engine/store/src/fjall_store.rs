@@ -15,8 +15,8 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Sn
 use crate::optimistic::{Backend, Core};
 use crate::range::collect_page;
 use crate::{
-    Capabilities, Direction, KeyRange, KvRead, KvStore, MAX_KEY_LEN, Mutation, Result, ScanPage,
-    Transaction, WriteBatch,
+    AccessCosts, Capabilities, Direction, KeyRange, KvRead, KvStore, MAX_KEY_LEN, Mutation, Result,
+    ScanPage, Transaction, WriteBatch,
 };
 
 /// Name of the single keyspace holding all data.
@@ -103,6 +103,13 @@ impl KvStore for FjallStore {
             durable: true,
             native_reverse_scan: true,
             snapshots: true,
+            // fjall 3.1 with 1M rows just loaded: a get ~3.5 µs, opening a range ~5.4 µs, each
+            // further entry ~0.28 µs.
+            costs: AccessCosts {
+                seek_ns: 5_400,
+                next_ns: 280,
+                get_ns: 3_500,
+            },
         }
     }
 

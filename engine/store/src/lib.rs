@@ -26,7 +26,7 @@ mod optimistic;
 mod range;
 mod stream;
 
-pub use api::{Capabilities, KvRead, KvStore, Transaction};
+pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
 pub use fjall_store::{Durability, FjallStore};

@@ -15,8 +15,8 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
 use crate::optimistic::{Backend, Core};
 use crate::{
-    Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, StoreError, Transaction,
-    WriteBatch,
+    AccessCosts, Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, StoreError,
+    Transaction, WriteBatch,
 };
 use mvcc::MvccState;
 
@@ -77,6 +77,12 @@ impl KvStore for MemoryStore {
             durable: false,
             native_reverse_scan: true,
             snapshots: true,
+            // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
+            costs: AccessCosts {
+                seek_ns: 400,
+                next_ns: 60,
+                get_ns: 300,
+            },
         }
     }
 

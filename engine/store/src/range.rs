@@ -16,7 +16,7 @@ pub enum Direction {
 /// Half-open key range `[start, end)`; `end: None` means unbounded above.
 ///
 /// An empty `start` means "from the very first key". Keys compare bytewise (lexicographically).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeyRange {
     /// Inclusive lower bound.
     pub start: Vec<u8>,

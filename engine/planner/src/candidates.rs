@@ -1,0 +1,177 @@
+//! The access paths worth costing for one scan: the primary-key path, one index scan per index
+//! whose leading columns the predicates constrain, and intersections of those index scans.
+
+use std::sync::Arc;
+
+use rowdex_catalog::TableDef;
+use rowdex_store::Direction;
+
+use crate::choose::{match_key, plan_scan};
+use crate::path::{AccessPath, IndexInput, ScanPlan};
+use crate::predicate::Predicate;
+
+/// Intersections are enumerated over every subset of at most this many index inputs; beyond it
+/// only the whole set is tried.
+const MAX_SUBSET_INPUTS: usize = 4;
+
+/// A Phoenix-style hint: `/*+ INDEX(t idx ...) */` or `/*+ NO_INDEX */`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum IndexHint {
+    #[default]
+    Auto,
+    /// Only these indexes may be used (and are preferred over the primary-key path).
+    Use(Vec<String>),
+    /// Read by primary key only.
+    NoIndex,
+}
+
+/// What a scan of one table must produce.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    pub table: Arc<TableDef>,
+    pub predicates: Vec<Predicate>,
+    pub direction: Direction,
+    pub offset: usize,
+    pub limit: Option<usize>,
+    /// Columns the query reads (None = all): an index holding all of them needs no row lookup.
+    pub needed: Option<Vec<usize>>,
+    pub hint: IndexHint,
+}
+
+/// Every plan worth costing, the primary-key plan first.
+pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
+    let table = &request.table;
+    let pk = plan_scan(
+        table.clone(),
+        request.predicates.clone(),
+        request.direction,
+        request.offset,
+        request.limit,
+    );
+    if matches!(
+        pk.path,
+        AccessPath::PointGet { .. } | AccessPath::MultiGet { .. }
+    ) || request.hint == IndexHint::NoIndex
+    {
+        return vec![pk];
+    }
+    let allowed = |name: &str| match &request.hint {
+        IndexHint::Use(names) => names.iter().any(|n| n == name),
+        _ => true,
+    };
+    // One input per usable index, with the predicates it consumes.
+    let mut inputs: Vec<(IndexInput, Vec<bool>)> = Vec::new();
+    for (position, index) in table.ready_indexes() {
+        if !allowed(&index.name) {
+            continue;
+        }
+        let matched = match_key(&index.entry_key_columns(table), &request.predicates);
+        if matched.depth() == 0 {
+            continue;
+        }
+        inputs.push((
+            IndexInput {
+                index: position,
+                prefixes: matched.tuples,
+                bound: matched.bound,
+            },
+            matched.used,
+        ));
+    }
+    let mut plans = Vec::new();
+    if !matches!(request.hint, IndexHint::Use(_)) || inputs.is_empty() {
+        plans.push(pk);
+    }
+    for (input, used) in &inputs {
+        let residual = residual_of(&request.predicates, &[used]);
+        let covering = table
+            .indexes
+            .get(input.index)
+            .is_some_and(|index| index.covers(table, &needed_columns(request, &residual)));
+        plans.push(plan(
+            request,
+            AccessPath::IndexScan {
+                input: input.clone(),
+                covering,
+            },
+            residual,
+        ));
+    }
+    // Intersections only help with inputs that each consume something the others do not.
+    let useful: Vec<&(IndexInput, Vec<bool>)> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, used))| {
+            !inputs.iter().enumerate().any(|(j, (_, other))| {
+                j != *i
+                    && used.iter().zip(other).all(|(a, b)| !a || *b)
+                    && (other != used || j < *i)
+            })
+        })
+        .map(|(_, input)| input)
+        .collect();
+    if useful.len() >= 2 {
+        let subsets: Vec<Vec<usize>> = if useful.len() <= MAX_SUBSET_INPUTS {
+            (1u32..(1 << useful.len()))
+                .filter(|mask| mask.count_ones() >= 2)
+                .map(|mask| (0..useful.len()).filter(|i| mask & (1 << i) != 0).collect())
+                .collect()
+        } else {
+            vec![(0..useful.len()).collect()]
+        };
+        for subset in subsets {
+            let chosen: Vec<&(IndexInput, Vec<bool>)> = subset.iter().map(|i| useful[*i]).collect();
+            let used: Vec<&Vec<bool>> = chosen.iter().map(|(_, used)| used).collect();
+            let residual = residual_of(&request.predicates, &used);
+            let needed = needed_columns(request, &residual);
+            let covering = needed.iter().all(|c| table.key_position(*c).is_some());
+            plans.push(plan(
+                request,
+                AccessPath::IndexIntersection {
+                    inputs: chosen.iter().map(|(input, _)| input.clone()).collect(),
+                    covering,
+                },
+                residual,
+            ));
+        }
+    }
+    plans
+}
+
+fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> ScanPlan {
+    ScanPlan {
+        table: request.table.clone(),
+        path,
+        residual,
+        direction: Direction::Forward,
+        offset: request.offset,
+        limit: request.limit,
+        estimate: None,
+    }
+}
+
+/// The predicates none of the `used` masks consumes.
+fn residual_of(predicates: &[Predicate], used: &[&Vec<bool>]) -> Vec<Predicate> {
+    predicates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            !used
+                .iter()
+                .any(|mask| mask.get(*i).copied().unwrap_or(false))
+        })
+        .map(|(_, p)| p.clone())
+        .collect()
+}
+
+/// The columns a plan must produce: the query's, plus those its residual filter reads.
+fn needed_columns(request: &ScanRequest, residual: &[Predicate]) -> Vec<usize> {
+    let mut needed = match &request.needed {
+        Some(columns) => columns.clone(),
+        None => (0..request.table.columns.len()).collect(),
+    };
+    needed.extend(residual.iter().map(Predicate::column));
+    needed.sort_unstable();
+    needed.dedup();
+    needed
+}

@@ -1,0 +1,165 @@
+//! Choosing among candidate plans with a cost model that knows the store's seek, next and get
+//! costs, fed with entry counts the executor measures ("index dives": each candidate range is
+//! counted up to a cap before planning).
+
+use rowdex_store::AccessCosts;
+
+use crate::path::{AccessPath, Estimate, ScanPlan};
+
+/// How far a dive counts. Past it a range is "large": the exact size no longer changes which
+/// plan wins against a range that fits under the cap.
+pub const DIVE_CAP: u64 = 2_000;
+
+/// Entries counted in the ranges of one probe (see [`ScanPlan::probes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub entries: u64,
+    /// False when the dive stopped at [`DIVE_CAP`].
+    pub exact: bool,
+}
+
+/// Entries an index page holds in the adaptive cursor, for the cost of reading sequentially.
+const PAGE_ENTRIES: f64 = 64.0;
+
+/// Cost of sorting one buffered primary key, in nanoseconds.
+const SORT_NS: f64 = 100.0;
+
+/// Picks the cheapest of `plans`; `counts[i]` holds one count per probe of plan `i`, and
+/// `table_rows` is the table's estimated size.
+pub fn choose(
+    plans: Vec<ScanPlan>,
+    counts: &[Vec<Count>],
+    table_rows: u64,
+    costs: AccessCosts,
+) -> Option<ScanPlan> {
+    let mut best: Option<ScanPlan> = None;
+    for (mut plan, counts) in plans.into_iter().zip(counts) {
+        let mut counts = counts.clone();
+        if let AccessPath::IndexIntersection { inputs, .. } = &mut plan.path {
+            // The sparsest input drives the merge: put it first.
+            let mut paired: Vec<(crate::IndexInput, Count)> =
+                inputs.drain(..).zip(counts.iter().copied()).collect();
+            paired.sort_by_key(|(_, count)| count.entries);
+            counts = paired.iter().map(|(_, c)| *c).collect();
+            *inputs = paired.into_iter().map(|(input, _)| input).collect();
+        }
+        let estimate = estimate(&plan, &counts, table_rows, costs);
+        plan.estimate = Some(estimate);
+        let better = best
+            .as_ref()
+            .and_then(|b| b.estimate)
+            .is_none_or(|b| estimate.cost_us < b.cost_us);
+        if better {
+            best = Some(plan);
+        }
+    }
+    best
+}
+
+/// The estimated rows, entries read and cost of one plan.
+pub fn estimate(
+    plan: &ScanPlan,
+    counts: &[Count],
+    table_rows: u64,
+    costs: AccessCosts,
+) -> Estimate {
+    let seek = f64::from(costs.seek_ns) / 1000.0;
+    let next = f64::from(costs.next_ns) / 1000.0;
+    let get = f64::from(costs.get_ns) / 1000.0;
+    let table_rows = table_rows.max(1) as f64;
+    let size = |count: Option<&Count>| -> f64 {
+        match count {
+            Some(c) if c.exact => c.entries as f64,
+            // A capped dive: at least the cap, and assume a sizeable share of the table.
+            Some(c) => (c.entries as f64)
+                .max(table_rows * 0.3)
+                .min(table_rows.max(c.entries as f64)),
+            None => table_rows,
+        }
+    };
+    // Rows a scan must produce before a LIMIT stops it (only when nothing is filtered after).
+    let wanted = plan
+        .limit
+        .filter(|_| plan.residual.is_empty())
+        .map(|limit| (limit + plan.offset) as f64);
+    let stop = |rows: f64| wanted.map_or(rows, |w| rows.min(w));
+    let buckets = f64::from(plan.table.salt_buckets.max(1));
+    let (rows, entries, cost) = match &plan.path {
+        AccessPath::PointGet { .. } => (1.0, 1.0, get),
+        AccessPath::MultiGet { keys } => {
+            let n = keys.len() as f64;
+            (n, n, n * get)
+        }
+        AccessPath::RangeScan { prefixes, .. } => {
+            let n = size(counts.first());
+            let read = stop(n);
+            (
+                n,
+                read,
+                buckets * prefixes.len().max(1) as f64 * seek + read * next,
+            )
+        }
+        AccessPath::FullScan => {
+            let read = stop(table_rows);
+            (table_rows, read, buckets * seek + read * next)
+        }
+        AccessPath::IndexScan { input, covering } => {
+            let n = size(counts.first());
+            let read = stop(n);
+            let lookups = if *covering { 0.0 } else { read * get };
+            (
+                n,
+                read * if *covering { 1.0 } else { 2.0 },
+                input.prefixes.len().max(1) as f64 * seek + read * next + lookups,
+            )
+        }
+        AccessPath::IndexIntersection { inputs, covering } => {
+            let sizes: Vec<f64> = (0..inputs.len()).map(|i| size(counts.get(i))).collect();
+            let driver = sizes.iter().copied().fold(f64::INFINITY, f64::min);
+            // Independent predicates: the match count is the product of the selectivities.
+            let matches = sizes
+                .iter()
+                .fold(table_rows, |acc, n| acc * (n / table_rows))
+                .min(driver);
+            let produced = stop(matches);
+            // A LIMIT stops the streaming part early, in proportion.
+            let share = if matches > 0.0 {
+                produced / matches
+            } else {
+                1.0
+            };
+            let mut cost = 0.0;
+            let mut read = 0.0;
+            for (input, n) in inputs.iter().zip(&sizes) {
+                let ordered = plan
+                    .table
+                    .indexes
+                    .get(input.index)
+                    .is_some_and(|index| input.pk_ordered(index));
+                if !ordered {
+                    // Buffered and sorted in full before the merge starts.
+                    cost += seek + n * (next + SORT_NS / 1000.0);
+                    read += n;
+                    continue;
+                }
+                // The adaptive cursor reads sequentially when entries are dense and seeks
+                // when they are sparse; charge the cheaper of the two.
+                let sequential = n * next + (n / PAGE_ENTRIES).ceil() * seek;
+                let seeking = 2.0 * driver * (seek + next);
+                let part = sequential.min(seeking) * share;
+                cost += part;
+                read += n.min(2.0 * driver) * share;
+            }
+            if !covering {
+                cost += produced * get;
+                read += produced;
+            }
+            (matches, read, cost)
+        }
+    };
+    Estimate {
+        rows: rows.round() as u64,
+        entries: entries.round() as u64,
+        cost_us: cost,
+    }
+}

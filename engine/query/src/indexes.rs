@@ -1,0 +1,327 @@
+//! Index statements: CREATE INDEX (with its backfill), DROP INDEX, SHOW INDEXES and
+//! CHECK / REPAIR INDEX|TABLE.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::sql::sqlparser::ast::{self, CreateIndex, ObjectName};
+use futures::StreamExt;
+use rowdex_catalog::{IndexDef, IndexState, KeyColumn, TableDef};
+use rowdex_indexer::IndexError;
+use rowdex_indexer::maintain::{self, CheckReport};
+use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
+
+use crate::database::{DbInner, Output, Session};
+use crate::execute::object_name;
+use crate::{Error, Result};
+
+/// Keys deleted per batch when a dropped table or index is cleaned up.
+const DELETE_BATCH: usize = 1024;
+
+pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Result<Output> {
+    let Some(name) = &create.name else {
+        return Err(Error::Unsupported {
+            what: "CREATE INDEX without a name".to_string(),
+        });
+    };
+    if create.predicate.is_some() || create.using.is_some() || !create.with.is_empty() {
+        return Err(Error::Unsupported {
+            what: "partial indexes, USING and WITH options on CREATE INDEX".to_string(),
+        });
+    }
+    let name = object_name(name)?;
+    let table_name = object_name(&create.table_name)?;
+    let db = &session.db;
+    let table = db
+        .catalog
+        .table(&table_name)
+        .ok_or_else(|| Error::TableNotFound {
+            table: table_name.clone(),
+        })?;
+    if db.catalog.find_index(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::Catalog(rowdex_catalog::CatalogError::IndexExists {
+            index: name,
+        }));
+    }
+    let mut columns = Vec::with_capacity(create.columns.len());
+    for column in &create.columns {
+        let ast::Expr::Identifier(ident) = &column.column.expr else {
+            return Err(Error::Unsupported {
+                what: format!("indexing the expression {}", column.column.expr),
+            });
+        };
+        columns.push(KeyColumn {
+            column: visible_column(&table, &ident_name(ident))?,
+            desc: column.column.options.asc == Some(false),
+        });
+    }
+    let mut include = Vec::with_capacity(create.include.len());
+    for ident in &create.include {
+        let column = visible_column(&table, &ident_name(ident))?;
+        if !include.contains(&column) {
+            include.push(column);
+        }
+    }
+    let index = IndexDef {
+        id: 0,
+        name: name.clone(),
+        columns,
+        include,
+        unique: create.unique,
+        state: IndexState::Building,
+    };
+    let building = db.catalog.create_index(&table_name, index).await?;
+    let Some(index) = building.index(&name).cloned() else {
+        return Err(Error::IndexNotFound { index: name });
+    };
+    let total = db.stats.row_estimate(&building);
+    let progress = session.progress.clone();
+    let mut report = |done: u64| {
+        if let Some(progress) = &progress {
+            progress(&name, done, total.max(done));
+        }
+    };
+    match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
+        Ok(rows) => {
+            db.stats.set_rows(building.id, rows);
+            db.catalog.mark_index_ready(&table_name, &name).await?;
+            Ok(Output::Done)
+        }
+        Err(error) => {
+            // The index was never visible to queries; take it away again with its entries.
+            drop_index_named(db, &name).await?;
+            Err(match error {
+                IndexError::UniqueViolation { index, value } => Error::UniqueViolation {
+                    index,
+                    table: table_name,
+                    value,
+                },
+                other => other.into(),
+            })
+        }
+    }
+}
+
+pub(crate) async fn drop_indexes(
+    session: &Session,
+    if_exists: bool,
+    names: &[ObjectName],
+) -> Result<Output> {
+    for name in names {
+        let name = object_name(name)?;
+        if session.db.catalog.find_index(&name).is_none() {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::IndexNotFound { index: name });
+        }
+        drop_index_named(&session.db, &name).await?;
+    }
+    Ok(Output::Done)
+}
+
+/// Removes an index from the catalog, then deletes its entries.
+pub(crate) async fn drop_index_named(db: &DbInner, name: &str) -> Result<()> {
+    let (_, index) = db.catalog.drop_index(name).await?;
+    delete_prefix(db.store.as_ref(), &index.prefix()).await
+}
+
+/// Deletes every key under `prefix`, in batches. Used once the catalog no longer points at the
+/// keys (ids are never reused, so nothing can read them meanwhile).
+pub(crate) async fn delete_prefix(store: &dyn KvStore, prefix: &[u8]) -> Result<()> {
+    let reader = store.snapshot();
+    let mut entries = scan_stream(
+        reader,
+        KeyRange::prefix(prefix),
+        Direction::Forward,
+        DELETE_BATCH,
+    )
+    .chunks(DELETE_BATCH);
+    while let Some(chunk) = entries.next().await {
+        let mut batch = WriteBatch::new();
+        for entry in chunk {
+            batch.delete(entry?.0);
+        }
+        store.write(batch).await?;
+    }
+    Ok(())
+}
+
+/// Drops indexes whose build was interrupted (the process stopped during CREATE INDEX).
+pub(crate) async fn drop_unfinished_indexes(db: &DbInner) -> Result<()> {
+    for table in db.catalog.tables() {
+        for index in &table.indexes {
+            if index.state == IndexState::Building {
+                drop_index_named(db, &index.name).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Output> {
+    let tables: Vec<Arc<TableDef>> = match table {
+        Some(name) => vec![
+            session
+                .db
+                .catalog
+                .table(name)
+                .ok_or_else(|| Error::TableNotFound {
+                    table: name.to_string(),
+                })?,
+        ],
+        None => session.db.catalog.tables(),
+    };
+    let mut rows: Vec<[String; 6]> = Vec::new();
+    for table in &tables {
+        for index in &table.indexes {
+            let columns: Vec<String> = index
+                .columns
+                .iter()
+                .map(|k| {
+                    let order = if k.desc { "DESC" } else { "ASC" };
+                    format!("{} {order}", table.columns[k.column].name)
+                })
+                .collect();
+            let include: Vec<String> = index
+                .include
+                .iter()
+                .map(|c| table.columns[*c].name.clone())
+                .collect();
+            rows.push([
+                table.name.clone(),
+                index.name.clone(),
+                if index.unique { "YES" } else { "NO" }.to_string(),
+                columns.join(", "),
+                include.join(", "),
+                match index.state {
+                    IndexState::Ready => "ready",
+                    IndexState::Building => "building",
+                }
+                .to_string(),
+            ]);
+        }
+    }
+    let names = [
+        "table_name",
+        "index_name",
+        "unique",
+        "columns",
+        "include",
+        "state",
+    ];
+    let schema = Arc::new(Schema::new(
+        names
+            .iter()
+            .map(|n| Field::new(*n, ArrowType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = (0..names.len())
+        .map(|i| {
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r[i].clone()),
+            )) as ArrayRef
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}
+
+/// CHECK / REPAIR of one index (`index = Some`) or of every index of a table.
+pub(crate) async fn check(
+    session: &Session,
+    index: Option<&str>,
+    table: Option<&str>,
+    repair: bool,
+) -> Result<Output> {
+    let db = &session.db;
+    let targets: Vec<(Arc<TableDef>, IndexDef)> = match (index, table) {
+        (Some(name), _) => {
+            vec![
+                db.catalog
+                    .find_index(name)
+                    .ok_or_else(|| Error::IndexNotFound {
+                        index: name.to_string(),
+                    })?,
+            ]
+        }
+        (None, Some(name)) => {
+            let table = db.catalog.table(name).ok_or_else(|| Error::TableNotFound {
+                table: name.to_string(),
+            })?;
+            table
+                .indexes
+                .iter()
+                .map(|i| (table.clone(), i.clone()))
+                .collect()
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut reports: Vec<(String, CheckReport)> = Vec::with_capacity(targets.len());
+    for (table, index) in &targets {
+        let report = maintain::check(db.store.as_ref(), table, index, repair).await?;
+        reports.push((index.name.clone(), report));
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("index_name", ArrowType::Utf8, false),
+        Field::new("rows", ArrowType::Int64, false),
+        Field::new("entries", ArrowType::Int64, false),
+        Field::new("missing", ArrowType::Int64, false),
+        Field::new("dangling", ArrowType::Int64, false),
+        Field::new("repaired", ArrowType::Int64, false),
+        Field::new("status", ArrowType::Utf8, false),
+    ]));
+    let number = |f: fn(&CheckReport) -> u64| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(
+            reports.iter().map(|(_, r)| f(r) as i64),
+        ))
+    };
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            reports.iter().map(|(n, _)| n.clone()),
+        )),
+        number(|r| r.rows),
+        number(|r| r.entries),
+        number(|r| r.missing),
+        number(|r| r.dangling),
+        number(|r| r.repaired),
+        Arc::new(StringArray::from_iter_values(reports.iter().map(
+            |(_, r)| match (r.is_clean(), r.repaired > 0) {
+                (true, _) => "ok",
+                (false, true) => "repaired",
+                (false, false) => "corrupt",
+            },
+        ))),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}
+
+fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+fn visible_column(table: &TableDef, name: &str) -> Result<usize> {
+    table
+        .column_index(name)
+        .filter(|i| !table.columns[*i].hidden)
+        .ok_or_else(|| Error::ColumnNotFound {
+            table: table.name.clone(),
+            column: name.to_string(),
+        })
+}

@@ -1,0 +1,144 @@
+//! Applying row changes together with their index entries, in one optimistic transaction.
+//!
+//! Every write statement goes through a [`RowWriter`]: it first reads the table's schema version
+//! inside the transaction (so a statement planned against an older definition, say from before
+//! a CREATE INDEX, conflicts instead of committing without the new index's entries), stages each
+//! row change with the index mutations computed by `rowdex_indexer::index_mutations`, and at
+//! commit checks UNIQUE indexes over the statement's final state (so a statement that swaps two
+//! unique values is accepted, as the SQL standard asks).
+
+use std::collections::BTreeSet;
+
+use rowdex_catalog::{TableDef, keyspace};
+use rowdex_codec::Datum;
+use rowdex_indexer::{layout, mutations::index_mutations};
+use rowdex_store::{Direction, KeyRange, Mutation, Transaction};
+
+use crate::database::DbInner;
+
+use crate::{Error, Result};
+
+pub(crate) struct RowWriter<'a> {
+    db: &'a DbInner,
+    def: &'a TableDef,
+    /// Rows added minus rows removed, for the row-count estimate.
+    row_delta: i64,
+    tx: Box<dyn Transaction>,
+    deletes: Vec<Vec<u8>>,
+    puts: Vec<(Vec<u8>, Vec<u8>)>,
+    /// (index position, value prefix) of every new entry in a UNIQUE index.
+    unique_probes: BTreeSet<(usize, Vec<u8>)>,
+}
+
+impl<'a> RowWriter<'a> {
+    pub(crate) async fn begin(db: &'a DbInner, def: &'a TableDef) -> Result<RowWriter<'a>> {
+        let tx = db.store.begin().await?;
+        let stored = tx.get(&keyspace::schema_version_key(def.id)).await?;
+        let current = stored
+            .as_deref()
+            .and_then(|bytes| <[u8; 4]>::try_from(bytes).ok())
+            .map(u32::from_be_bytes);
+        if current != Some(def.schema_version) {
+            return Err(Error::SchemaChanged {
+                table: def.name.clone(),
+            });
+        }
+        Ok(RowWriter {
+            db,
+            def,
+            row_delta: 0,
+            tx,
+            deletes: Vec::new(),
+            puts: Vec::new(),
+            unique_probes: BTreeSet::new(),
+        })
+    }
+
+    /// Reads through the transaction (its own applied writes included).
+    pub(crate) fn tx(&self) -> &dyn Transaction {
+        self.tx.as_ref()
+    }
+
+    /// The stored row under `key`, decoded.
+    pub(crate) async fn stored_row(&self, key: &[u8]) -> Result<Option<Vec<Datum>>> {
+        match self.tx.get(key).await? {
+            Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Stages the change of one row from `old` to `new` (None = absent) with its index entries.
+    pub(crate) fn stage(&mut self, old: Option<&[Datum]>, new: Option<&[Datum]>) {
+        let def = self.def;
+        self.row_delta += i64::from(new.is_some()) - i64::from(old.is_some());
+        let old_key = old.map(|row| def.row_key_of(row));
+        let new_key = new.map(|row| def.row_key_of(row));
+        if let Some(old_key) = old_key
+            && new_key.as_ref() != Some(&old_key)
+        {
+            self.deletes.push(old_key);
+        }
+        if let (Some(key), Some(row)) = (new_key, new) {
+            self.puts.push((key, def.encode_value(row)));
+        }
+        for mutation in index_mutations(def, old, new) {
+            match mutation {
+                Mutation::Put { key, value } => self.puts.push((key, value)),
+                Mutation::Delete { key } => self.deletes.push(key),
+            }
+        }
+        if let Some(row) = new {
+            for (position, index) in def.indexes.iter().enumerate() {
+                let Some(prefix) = layout::unique_prefix(index, row) else {
+                    continue;
+                };
+                let unchanged = old.is_some_and(|old| {
+                    layout::entry_key(def, index, old) == layout::entry_key(def, index, row)
+                });
+                if !unchanged {
+                    self.unique_probes.insert((position, prefix));
+                }
+            }
+        }
+    }
+
+    /// Applies what is staged to the transaction: every delete before any put, so that a row
+    /// (or entry) moving onto a key another row of the statement just left is kept.
+    pub(crate) fn apply(&mut self) {
+        for key in self.deletes.drain(..) {
+            self.tx.delete(key);
+        }
+        for (key, value) in self.puts.drain(..) {
+            self.tx.put(key, value);
+        }
+    }
+
+    /// Checks UNIQUE indexes against the statement's final state, then commits.
+    pub(crate) async fn commit(mut self) -> Result<()> {
+        self.apply();
+        for (position, prefix) in &self.unique_probes {
+            let page = self
+                .tx
+                .scan_page(&KeyRange::prefix(prefix), Direction::Forward, 2)
+                .await?;
+            if page.entries.len() > 1 {
+                let index = &self.def.indexes[*position];
+                let (row, _) =
+                    layout::decode_entry(self.def, index, &page.entries[0].0, &page.entries[0].1)?;
+                let values: Vec<String> = index
+                    .columns
+                    .iter()
+                    .map(|k| format!("{} = {}", self.def.columns[k.column].name, row[k.column]))
+                    .collect();
+                return Err(Error::UniqueViolation {
+                    index: index.name.clone(),
+                    table: self.def.name.clone(),
+                    value: format!("({})", values.join(", ")),
+                });
+            }
+        }
+        self.tx.commit().await?;
+        self.db.stats.add(self.def.id, self.row_delta);
+        Ok(())
+    }
+}
