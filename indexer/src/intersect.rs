@@ -19,12 +19,13 @@
 //!   the entry it lands on is wasted, so pages should be small, and a seek past the buffer must
 //!   open a new page *at the target* instead of reading its way there.
 //!
-//! Each range cursor therefore buffers one page and adapts its size when it leaves a full page
-//! (see [`RangeCursor::adapt`]): it starts at [`INITIAL_PAGE`] entries, doubles (up to
-//! [`MAX_PAGE`]) when it landed on at least one entry in [`DENSE_GAP`], and halves (down to
-//! [`MIN_PAGE`]) when a seek jumped out of the page while the cursor was still in its first half,
-//! i.e. the second half was read for nothing. A page that holds the rest of the range says
-//! nothing about the pattern and is not counted.
+//! Each range cursor therefore buffers one page; a seek first searches the buffer and only opens
+//! a new page when the target lies past it. The page size adapts per cursor when it leaves a
+//! full page (`RangeCursor::adapt`): it starts at 16 entries, doubles (up to 1024) when the
+//! cursor landed on at least one entry in 8 of the page, and halves (down to 4) when a seek
+//! jumped out of the page while the cursor was still in its first half, i.e. the second half was
+//! read for nothing. A page that holds the rest of the range says nothing about the pattern and
+//! is not counted.
 
 use std::sync::Arc;
 
@@ -116,6 +117,8 @@ impl Intersection {
     }
 
     /// The next primary key present in every input, in ascending byte order; `None` at the end.
+    ///
+    /// After an error, drop the intersection: a match in progress may be skipped by a retry.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>> {
         if self.done {
             return Ok(None);
@@ -496,7 +499,7 @@ impl RangeCursor {
     /// seek left it past its end (rather than a step from its last entry).
     fn adapt(&mut self, jumped: bool) {
         if self.page.len() < self.page_size {
-            // A short page ended the range (or the size just changed): no evidence either way.
+            // A short page ended the range: no evidence either way.
             return;
         }
         let n = self.page.len();
@@ -591,7 +594,7 @@ impl UnionCursor {
         // Step every sub-cursor on the current pk: that is how duplicates across ranges vanish.
         while let Some(&top) = self.heap.first() {
             let sub = &mut self.subs[top];
-            if sub.current().is_none_or(|pk| pk >= self.scratch.as_slice()) {
+            if sub.current().is_none_or(|pk| pk > self.scratch.as_slice()) {
                 break;
             }
             let positioned = sub.advance().await?.is_some();

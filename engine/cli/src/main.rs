@@ -2,6 +2,7 @@
 //! (`-c`, `-f`, or statements piped on stdin).
 
 mod output;
+mod progress;
 mod repl;
 
 use std::io::{IsTerminal, Read};
@@ -62,7 +63,10 @@ async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let session = db.session();
+    let mut session = db.session();
+    if let Some(progress) = progress::terminal_progress() {
+        session.set_progress(progress);
+    }
     let interactive_stdin = std::io::stdin().is_terminal();
     let script = if let Some(command) = args.command {
         Some(command)

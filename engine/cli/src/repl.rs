@@ -13,7 +13,7 @@ use crate::output::Format;
 const HELP: &str = "\
 Statements end with ';' and may span lines.
   \\d            list tables
-  \\d TABLE      describe a table (columns, key columns and order, salt buckets)
+  \\d TABLE      describe a table (columns, key, salt buckets) and list its indexes
   \\timing       toggle the elapsed time after each result
   \\q            quit
   \\?            this help";
@@ -104,10 +104,14 @@ async fn backslash(
             crate::execute_text(session, "SHOW TABLES", format, false).await;
         }
         (Some("\\d"), Some(table)) => {
-            if db.table_names().iter().any(|t| t == table) {
-                crate::execute_text(session, &format!("DESCRIBE \"{table}\""), format, false).await;
+            let name = if db.table_names().iter().any(|t| t == table) {
+                format!("\"{table}\"")
             } else {
-                crate::execute_text(session, &format!("DESCRIBE {table}"), format, false).await;
+                table.to_string()
+            };
+            if crate::execute_text(session, &format!("DESCRIBE {name}"), format, false).await {
+                crate::execute_text(session, &format!("SHOW INDEXES FROM {name}"), format, false)
+                    .await;
             }
         }
         _ => eprintln!("error: unknown command {command} (\\? lists the commands)"),

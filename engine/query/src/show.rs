@@ -1,4 +1,4 @@
-//! SHOW TABLES and DESCRIBE: the catalog as result sets.
+//! SHOW TABLES and DESCRIBE (columns, key and index membership): the catalog as result sets.
 
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
         Field::new("nullable", ArrowType::Utf8, false),
         Field::new("key", ArrowType::Utf8, false),
     ]));
-    let key = |i: usize| match def.key_position(i) {
+    let primary = |i: usize| match def.key_position(i) {
         Some(position) => {
             let order = if def.key[position].desc {
                 "DESC"
@@ -75,6 +75,29 @@ pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
             format!("PRIMARY KEY {} {order}{salt}", position + 1)
         }
         None => String::new(),
+    };
+    // The key column also names every index the column belongs to, in creation order.
+    let key = |i: usize| {
+        let mut parts = vec![primary(i)];
+        parts.retain(|p| !p.is_empty());
+        for index in &def.indexes {
+            if let Some(position) = index.columns.iter().position(|k| k.column == i) {
+                let order = if index.columns[position].desc {
+                    "DESC"
+                } else {
+                    "ASC"
+                };
+                let unique = if index.unique { "UNIQUE " } else { "" };
+                parts.push(format!(
+                    "{unique}INDEX {} {} {order}",
+                    index.name,
+                    position + 1
+                ));
+            } else if index.include.contains(&i) {
+                parts.push(format!("INCLUDED IN {}", index.name));
+            }
+        }
+        parts.join("; ")
     };
     let arrays: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(
