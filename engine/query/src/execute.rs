@@ -13,6 +13,7 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Statement};
 
 use crate::database::{Output, Session};
+use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
 use crate::{Error, Result, ddl, dml, indexes, show};
@@ -42,15 +43,19 @@ pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -
 }
 
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
-    let (statement, upsert) = match parsed {
-        ParsedStatement::Sql { statement, upsert } => (statement, *upsert),
+    let (statement, upsert, hints) = match parsed {
+        ParsedStatement::Sql {
+            statement,
+            upsert,
+            hints,
+        } => (statement, *upsert, hints),
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
     match statement {
-        Statement::Query(_) => run_query(session, statement.clone()).await,
+        Statement::Query(_) => run_query(&hinted_context(session, hints), statement.clone()).await,
         Statement::Explain {
             statement, verbose, ..
-        } => explain(session, statement, *verbose).await,
+        } => explain(&hinted_context(session, hints), statement, *verbose).await,
         Statement::CreateTable(create) => ddl::create_table(session, create).await,
         Statement::Drop {
             object_type,
@@ -84,10 +89,20 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
     }
 }
 
+/// The session's context, carrying the statement's hints to the table scans when it has any.
+fn hinted_context(session: &Session, hints: &QueryHints) -> SessionContext {
+    if hints.is_empty() {
+        return session.ctx.clone();
+    }
+    let mut state = session.ctx.state();
+    state.config_mut().set_extension(Arc::new(hints.clone()));
+    SessionContext::new_with_state(state)
+}
+
 /// Plans and runs a query through DataFusion.
-pub(crate) async fn run_query(session: &Session, statement: Statement) -> Result<Output> {
-    let plan = plan_statement(&session.ctx, statement).await?;
-    let frame = session.ctx.execute_logical_plan(plan).await?;
+pub(crate) async fn run_query(ctx: &SessionContext, statement: Statement) -> Result<Output> {
+    let plan = plan_statement(ctx, statement).await?;
+    let frame = ctx.execute_logical_plan(plan).await?;
     let schema = Arc::new(frame.schema().as_arrow().clone());
     let batches = frame.collect().await?;
     Ok(Output::Rows { schema, batches })
@@ -95,9 +110,9 @@ pub(crate) async fn run_query(session: &Session, statement: Statement) -> Result
 
 /// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
 /// (VERBOSE), where each scan prints the same access-path text.
-async fn explain(session: &Session, statement: &Statement, verbose: bool) -> Result<Output> {
-    let logical = plan_statement(&session.ctx, statement.clone()).await?;
-    let physical = session.ctx.state().create_physical_plan(&logical).await?;
+async fn explain(ctx: &SessionContext, statement: &Statement, verbose: bool) -> Result<Output> {
+    let logical = plan_statement(ctx, statement.clone()).await?;
+    let physical = ctx.state().create_physical_plan(&logical).await?;
     let lines: Vec<String> = if verbose {
         displayable(physical.as_ref())
             .indent(true)

@@ -26,6 +26,7 @@ mod error;
 mod execute;
 mod filters;
 pub mod format;
+mod hints;
 mod indexes;
 mod provider;
 mod reader;
@@ -38,6 +39,7 @@ mod write;
 
 pub use database::{Database, Output, ProgressFn, Session};
 pub use error::{Error, Result};
+pub use hints::QueryHints;
 pub use provider::{RowdexSchema, RowdexTable};
 pub use scan_exec::RowdexScanExec;
 pub use statement::{Command, ParsedStatement, parse_script, split_statements, statement_ends};

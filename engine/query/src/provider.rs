@@ -22,6 +22,7 @@ use rowdex_store::{KeyRange, KvRead};
 use crate::Result;
 use crate::database::DbInner;
 use crate::filters::translate;
+use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::types::table_schema;
 
@@ -79,7 +80,7 @@ impl TableProvider for RowdexTable {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
@@ -113,7 +114,10 @@ impl TableProvider for RowdexTable {
             offset: 0,
             limit,
             needed: Some(projected.clone()),
-            hint: IndexHint::Auto,
+            hint: state
+                .config()
+                .get_extension::<QueryHints>()
+                .map_or(IndexHint::Auto, |hints| hints.for_table(&self.def.name)),
         };
         let plan = choose_plan(&self.db, request).await?;
         Ok(Arc::new(RowdexScanExec::new(

@@ -10,7 +10,9 @@ use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
+
+use crate::hints::QueryHints;
 
 use crate::{Error, Result};
 
@@ -21,6 +23,8 @@ pub enum ParsedStatement {
         statement: Statement,
         /// Written as `UPSERT INTO ...`: insert, or update the named columns of an existing row.
         upsert: bool,
+        /// Optimizer hints from `/*+ ... */` comments in the statement.
+        hints: QueryHints,
     },
     /// A rowdex command the SQL parser does not know.
     Command(Command),
@@ -43,6 +47,7 @@ impl std::fmt::Display for ParsedStatement {
             ParsedStatement::Sql {
                 statement,
                 upsert: true,
+                ..
             } => {
                 let text = statement.to_string();
                 let rest = text.strip_prefix("INSERT").unwrap_or(&text);
@@ -90,9 +95,22 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
         }
     };
     let mut upserts = Vec::new();
+    let mut hints: Vec<QueryHints> = Vec::new();
     let mut at_start = true;
     for token in &mut tokens {
         match &token.token {
+            Token::Whitespace(Whitespace::MultiLineComment(text)) if text.starts_with('+') => {
+                // A hint belongs to the statement it sits in (or, before one, the next).
+                let statement = if at_start {
+                    upserts.len()
+                } else {
+                    upserts.len().saturating_sub(1)
+                };
+                if hints.len() <= statement {
+                    hints.resize(statement + 1, QueryHints::default());
+                }
+                hints[statement].parse_into(&text[1..]);
+            }
             Token::Whitespace(_) => {}
             Token::SemiColon => at_start = true,
             Token::Word(word) if at_start => {
@@ -129,6 +147,7 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
                 .map(|statement| ParsedStatement::Sql {
                     statement,
                     upsert: upserts.get(statements.len()).copied().unwrap_or(false),
+                    hints: hints.get(statements.len()).cloned().unwrap_or_default(),
                 }),
         };
         let statement = match parsed {
@@ -229,6 +248,19 @@ pub fn statement_ends(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_attach_to_their_statement() -> Result<()> {
+        let statements = split_statements(
+            "SELECT 1; SELECT /*+ INDEX(t i) */ 2; /* plain */ SELECT 3; /*+ NO_INDEX */ SELECT 4",
+        )?;
+        let hinted: Vec<bool> = statements
+            .iter()
+            .map(|s| matches!(s, ParsedStatement::Sql { hints, .. } if !hints.is_empty()))
+            .collect();
+        assert_eq!(hinted, [false, true, false, true]);
+        Ok(())
+    }
 
     #[test]
     fn rowdex_commands_parse_between_sql_statements() -> Result<()> {

@@ -22,6 +22,7 @@ mod batch;
 mod error;
 mod fjall_store;
 mod memory;
+pub mod metered;
 mod optimistic;
 mod range;
 mod stream;

@@ -1,0 +1,211 @@
+//! A store wrapper that counts reads: point gets, range scans opened (pages) and entries they
+//! returned. Benchmarks use it to report how many keys a query touched, which unlike time does
+//! not depend on the machine.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::{
+    Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, Transaction, WriteBatch,
+};
+
+/// Read counters, shared by a [`MeteredStore`] and every snapshot taken from it.
+#[derive(Debug, Default)]
+pub struct ReadMeter {
+    gets: AtomicU64,
+    pages: AtomicU64,
+    entries: AtomicU64,
+}
+
+/// A snapshot of the counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Keys asked for by get and multi_get.
+    pub gets: u64,
+    /// Scan pages, each of which opens an iterator (a seek).
+    pub pages: u64,
+    /// Entries returned by scans.
+    pub entries: u64,
+}
+
+impl ReadCounts {
+    /// Every key read, by get or by scan.
+    pub fn keys(&self) -> u64 {
+        self.gets + self.entries
+    }
+}
+
+impl ReadMeter {
+    pub fn counts(&self) -> ReadCounts {
+        ReadCounts {
+            gets: self.gets.load(Ordering::Relaxed),
+            pages: self.pages.load(Ordering::Relaxed),
+            entries: self.entries.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn reset(&self) {
+        self.gets.store(0, Ordering::Relaxed);
+        self.pages.store(0, Ordering::Relaxed);
+        self.entries.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Wraps any store; reads through it (and through its snapshots) are counted in [`Self::meter`].
+pub struct MeteredStore {
+    inner: Arc<dyn KvStore>,
+    meter: Arc<ReadMeter>,
+}
+
+impl MeteredStore {
+    pub fn new(inner: Arc<dyn KvStore>) -> MeteredStore {
+        MeteredStore {
+            inner,
+            meter: Arc::new(ReadMeter::default()),
+        }
+    }
+
+    pub fn meter(&self) -> Arc<ReadMeter> {
+        self.meter.clone()
+    }
+}
+
+struct MeteredRead {
+    inner: Arc<dyn KvRead>,
+    meter: Arc<ReadMeter>,
+}
+
+async fn metered_get(
+    meter: &ReadMeter,
+    reader: &dyn KvRead,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    meter.gets.fetch_add(1, Ordering::Relaxed);
+    reader.get(key).await
+}
+
+async fn metered_multi_get(
+    meter: &ReadMeter,
+    reader: &dyn KvRead,
+    keys: &[Vec<u8>],
+) -> Result<Vec<Option<Vec<u8>>>> {
+    meter.gets.fetch_add(keys.len() as u64, Ordering::Relaxed);
+    reader.multi_get(keys).await
+}
+
+async fn metered_scan(
+    meter: &ReadMeter,
+    reader: &dyn KvRead,
+    range: &KeyRange,
+    direction: Direction,
+    limit: usize,
+) -> Result<ScanPage> {
+    let page = reader.scan_page(range, direction, limit).await?;
+    meter.pages.fetch_add(1, Ordering::Relaxed);
+    meter
+        .entries
+        .fetch_add(page.entries.len() as u64, Ordering::Relaxed);
+    Ok(page)
+}
+
+#[async_trait::async_trait]
+impl KvRead for MeteredRead {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        metered_get(&self.meter, self.inner.as_ref(), key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        metered_multi_get(&self.meter, self.inner.as_ref(), keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        metered_scan(&self.meter, self.inner.as_ref(), range, direction, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for MeteredStore {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        metered_get(&self.meter, self.inner.as_ref(), key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        metered_multi_get(&self.meter, self.inner.as_ref(), keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        metered_scan(&self.meter, self.inner.as_ref(), range, direction, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvStore for MeteredStore {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner.write(batch).await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        Arc::new(MeteredRead {
+            inner: self.inner.snapshot(),
+            meter: self.meter.clone(),
+        })
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        // Transactions (writes) are not what the meter is for; they read unmetered.
+        self.inner.begin().await
+    }
+
+    async fn flush(&self) -> Result<()> {
+        self.inner.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryStore;
+
+    #[tokio::test]
+    async fn counts_gets_pages_and_entries_through_snapshots() -> Result<()> {
+        let store = MeteredStore::new(Arc::new(MemoryStore::new()));
+        let mut batch = WriteBatch::new();
+        for i in 0..10u8 {
+            batch.put(vec![i], vec![i]);
+        }
+        store.write(batch).await?;
+        let snapshot = store.snapshot();
+        snapshot.get(&[1]).await?;
+        snapshot.multi_get(&[vec![2], vec![3]]).await?;
+        snapshot
+            .scan_page(&KeyRange::all(), Direction::Forward, 4)
+            .await?;
+        let counts = store.meter().counts();
+        assert_eq!(
+            counts,
+            ReadCounts {
+                gets: 3,
+                pages: 1,
+                entries: 4
+            }
+        );
+        assert_eq!(counts.keys(), 7);
+        store.meter().reset();
+        assert_eq!(store.meter().counts(), ReadCounts::default());
+        Ok(())
+    }
+}
