@@ -16,6 +16,9 @@ use crate::hints::QueryHints;
 
 use crate::{Error, Result};
 
+/// How deeply expressions may nest.
+const PARSER_RECURSION_LIMIT: usize = 1000;
+
 /// One statement ready to run.
 #[derive(Debug, Clone)]
 pub enum ParsedStatement {
@@ -133,7 +136,11 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
             _ => {}
         }
     }
-    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
+    // default limit of 50; the parser grows its stack on demand, so depth is safe.
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens);
     let mut statements = Vec::new();
     loop {
         while parser.consume_token(&Token::SemiColon) {}

@@ -7,6 +7,7 @@ mod backends;
 mod counting_store;
 mod durability;
 mod early_stop;
+mod indexes;
 
 use rowdex::arrow::array::Array;
 use rowdex::{Output, Session};
