@@ -16,14 +16,28 @@ const SQLITE_HASH_THRESHOLD: usize = 8;
 /// counted and the file goes on; a file that cannot be read or parsed is one failed record.
 /// The format comes from the extension (`.test` is SQLite's, anything else `.slt`).
 pub async fn run_file(path: impl AsRef<Path>, backend: Backend) -> FileReport {
+    run_file_head(path, backend, usize::MAX).await
+}
+
+/// Like [`run_file`], but stops after `max_records` records that ran SQL: a file's statements
+/// and queries build on the ones before them, so any prefix is a meaningful test of its own.
+pub async fn run_file_head(
+    path: impl AsRef<Path>,
+    backend: Backend,
+    max_records: usize,
+) -> FileReport {
     let path = path.as_ref();
-    match try_run_file(path, backend).await {
+    match try_run_file(path, backend, max_records).await {
         Ok(report) => report,
         Err(error) => FileReport::broken(format!("{}: {error}", path.display())),
     }
 }
 
-async fn try_run_file(path: &Path, backend: Backend) -> Result<FileReport, Error> {
+async fn try_run_file(
+    path: &Path,
+    backend: Backend,
+    max_records: usize,
+) -> Result<FileReport, Error> {
     let format = FileFormat::of(path).unwrap_or(FileFormat::Slt);
     let records = load_records(path, format)?;
     let fresh = backend.open().await?;
@@ -56,6 +70,9 @@ async fn try_run_file(path: &Path, backend: Backend) -> Result<FileReport, Error
 
     let mut report = FileReport::default();
     for record in records {
+        if report.total() >= max_records {
+            break;
+        }
         let counted = match &record {
             Record::Halt { .. } => break,
             Record::Query {
