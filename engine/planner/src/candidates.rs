@@ -23,6 +23,8 @@ pub enum IndexHint {
     Use(Vec<String>),
     /// Read by primary key only.
     NoIndex,
+    /// `/*+ INDEX_MERGE(t i1 i2 ...) */`: intersect exactly these indexes (as MySQL's hint).
+    Merge(Vec<String>),
 }
 
 /// What a scan of one table must produce.
@@ -56,7 +58,7 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         return vec![pk];
     }
     let allowed = |name: &str| match &request.hint {
-        IndexHint::Use(names) => names.iter().any(|n| n == name),
+        IndexHint::Use(names) | IndexHint::Merge(names) => names.iter().any(|n| n == name),
         _ => true,
     };
     // One input per usable index, with the predicates it consumes.
@@ -77,6 +79,21 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
             },
             matched.used,
         ));
+    }
+    if matches!(request.hint, IndexHint::Merge(_)) && inputs.len() >= 2 {
+        let used: Vec<&Vec<bool>> = inputs.iter().map(|(_, used)| used).collect();
+        let residual = residual_of(&request.predicates, &used);
+        let covering = needed_columns(request, &residual)
+            .iter()
+            .all(|c| table.key_position(*c).is_some());
+        return vec![plan(
+            request,
+            AccessPath::IndexIntersection {
+                inputs: inputs.into_iter().map(|(input, _)| input).collect(),
+                covering,
+            },
+            residual,
+        )];
     }
     let mut plans = Vec::new();
     if !matches!(request.hint, IndexHint::Use(_)) || inputs.is_empty() {

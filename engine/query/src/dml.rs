@@ -437,7 +437,7 @@ async fn select_rows(
     let Some(ParsedStatement::Sql { statement, .. }) = statements.pop() else {
         return Ok(Vec::new());
     };
-    query_rows(session, statement, Some(def.name.clone())).await
+    query_rows(session, *statement, Some(def.name.clone())).await
 }
 
 /// Reserves `count` consecutive hidden row ids for a table.

@@ -25,10 +25,10 @@ const WRITE_ATTEMPTS: usize = 8;
 pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
     let is_write = matches!(
         parsed,
-        ParsedStatement::Sql {
-            statement: Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_),
-            ..
-        }
+        ParsedStatement::Sql { statement, .. } if matches!(
+            statement.as_ref(),
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+        )
     );
     let mut attempt = 1;
     loop {
@@ -48,7 +48,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
             statement,
             upsert,
             hints,
-        } => (statement, *upsert, hints),
+        } => (statement.as_ref(), *upsert, hints),
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
     match statement {

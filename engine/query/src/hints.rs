@@ -1,6 +1,7 @@
 //! Optimizer hints written as a comment in a statement, Phoenix style:
 //! `SELECT /*+ INDEX(t idx_a idx_b) */ ...` restricts the scan of `t` to those indexes, and
-//! `/*+ NO_INDEX */` reads every table by primary key. Unknown hints are ignored, as in Phoenix
+//! `/*+ NO_INDEX */` reads every table by primary key, and `/*+ INDEX_MERGE(t i1 i2) */` (MySQL's
+//! name) intersects exactly the named indexes. Unknown hints are ignored, as in Phoenix
 //! and Oracle, so a hint never turns a working query into an error.
 
 use std::collections::HashMap;
@@ -11,18 +12,23 @@ use rowdex_planner::IndexHint;
 pub struct QueryHints {
     /// Table name -> the indexes it may use.
     indexes: HashMap<String, Vec<String>>,
+    /// Table name -> the indexes to intersect.
+    merges: HashMap<String, Vec<String>>,
     no_index: bool,
 }
 
 impl QueryHints {
     pub fn is_empty(&self) -> bool {
-        self.indexes.is_empty() && !self.no_index
+        self.indexes.is_empty() && self.merges.is_empty() && !self.no_index
     }
 
     /// The hint for scans of `table`.
     pub fn for_table(&self, table: &str) -> IndexHint {
         if self.no_index {
             return IndexHint::NoIndex;
+        }
+        if let Some(names) = self.merges.get(table) {
+            return IndexHint::Merge(names.clone());
         }
         match self.indexes.get(table) {
             Some(names) => IndexHint::Use(names.clone()),
@@ -59,6 +65,10 @@ impl QueryHints {
                     let table = args.remove(0);
                     self.indexes.entry(table).or_default().extend(args);
                 }
+                "INDEX_MERGE" if args.len() >= 3 => {
+                    let table = args.remove(0);
+                    self.merges.entry(table).or_default().extend(args);
+                }
                 _ => {}
             }
         }
@@ -90,6 +100,12 @@ mod tests {
         let mut none = QueryHints::default();
         none.parse_into("NO_INDEX");
         assert_eq!(none.for_table("t"), IndexHint::NoIndex);
+        let mut merge = QueryHints::default();
+        merge.parse_into("INDEX_MERGE(t a b)");
+        assert_eq!(
+            merge.for_table("t"),
+            IndexHint::Merge(vec!["a".into(), "b".into()])
+        );
         let mut junk = QueryHints::default();
         junk.parse_into("INDEX( ) ((( ");
         assert!(junk.is_empty());

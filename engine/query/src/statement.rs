@@ -23,7 +23,7 @@ const PARSER_RECURSION_LIMIT: usize = 1000;
 #[derive(Debug, Clone)]
 pub enum ParsedStatement {
     Sql {
-        statement: Statement,
+        statement: Box<Statement>,
         /// Written as `UPSERT INTO ...`: insert, or update the named columns of an existing row.
         upsert: bool,
         /// Optimizer hints from `/*+ ... */` comments in the statement.
@@ -152,7 +152,7 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
             None => parser
                 .parse_statement()
                 .map(|statement| ParsedStatement::Sql {
-                    statement,
+                    statement: Box::new(statement),
                     upsert: upserts.get(statements.len()).copied().unwrap_or(false),
                     hints: hints.get(statements.len()).cloned().unwrap_or_default(),
                 }),

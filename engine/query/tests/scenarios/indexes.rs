@@ -557,7 +557,8 @@ async fn online_build(db: Database) -> TestResult {
             ))
         })
         .collect();
-    while done.load(Ordering::Relaxed) < 10 {
+    let waiting = Instant::now();
+    while done.load(Ordering::Relaxed) < 10 && waiting.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     let before = done.load(Ordering::Relaxed);
