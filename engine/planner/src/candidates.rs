@@ -155,6 +155,32 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
     plans
 }
 
+/// A scan of the whole index at `position` (narrowed by whatever the predicates fix), for a
+/// query that wants the index's order rather than its selectivity: `ORDER BY` its columns. None
+/// if the index does not cover the query: then a sort of the table's rows is cheaper than a row
+/// lookup per entry.
+pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<ScanPlan> {
+    let table = &request.table;
+    let index = table.indexes.get(position).filter(|i| i.is_ready())?;
+    let matched = match_key(&index.entry_key_columns(table), &request.predicates);
+    let residual = matched.residual(&request.predicates);
+    if !index.covers(table, &needed_columns(request, &residual)) {
+        return None;
+    }
+    Some(plan(
+        request,
+        AccessPath::IndexScan {
+            input: IndexInput {
+                index: position,
+                prefixes: matched.tuples,
+                bound: matched.bound,
+            },
+            covering: true,
+        },
+        residual,
+    ))
+}
+
 fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> ScanPlan {
     ScanPlan {
         table: request.table.clone(),

@@ -12,7 +12,7 @@ pub mod cost;
 mod path;
 mod predicate;
 
-pub use candidates::{IndexHint, ScanRequest, candidates};
+pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
 pub use choose::plan_scan;
 pub use cost::{Count, choose};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};

@@ -302,6 +302,9 @@ fn write_ranges(
             .and_then(|k| table.columns.get(k.column))
             .map_or("?", |c| c.name.as_str())
     };
+    if bound == &KeyBound::All && prefixes.iter().all(Vec::is_empty) {
+        return f.write_str("[all]");
+    }
     f.write_str("[")?;
     for (i, prefix) in prefixes.iter().enumerate() {
         f.write_str(if i > 0 { "; " } else { "" })?;

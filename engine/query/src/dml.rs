@@ -104,6 +104,20 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         } else {
             writer.stored_row(&def.row_key_of(&row)).await?
         };
+        // SQLite's OR IGNORE / OR REPLACE also cover clashes on a UNIQUE index: skip the row, or
+        // delete every row it clashes with.
+        if matches!(mode, OnExisting::Skip | OnExisting::ReplaceRow) {
+            let clashing = writer.unique_clashes(&row).await?;
+            if !clashing.is_empty() {
+                if mode == OnExisting::Skip {
+                    continue;
+                }
+                for other in &clashing {
+                    writer.stage(Some(other), None);
+                }
+                writer.apply();
+            }
+        }
         match (existing, mode) {
             (None, OnExisting::MergeColumns) => {
                 check_not_null(&def, &row)?;
@@ -157,7 +171,12 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         }
         assigned.push((position, value));
     }
-    let extra: Vec<String> = assigned.iter().map(|(_, e)| format!("({e})")).collect();
+    // Aliased: two assignments with the same text (`SET x = 5, y = 5`) are still two columns.
+    let extra: Vec<String> = assigned
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
+        .collect();
     let rows = select_rows(
         session,
         &def,

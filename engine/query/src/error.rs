@@ -75,7 +75,7 @@ pub enum Error {
     #[error("index {index} does not exist")]
     IndexNotFound { index: String },
     #[error(transparent)]
-    Index(#[from] rowdex_indexer::IndexError),
+    Index(rowdex_indexer::IndexError),
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     #[error(transparent)]
@@ -100,6 +100,17 @@ impl From<StoreError> for Error {
         match error {
             StoreError::Conflict => Error::WriteConflict,
             other => Error::Store(other),
+        }
+    }
+}
+
+impl From<rowdex_indexer::IndexError> for Error {
+    fn from(error: rowdex_indexer::IndexError) -> Self {
+        use rowdex_indexer::IndexError;
+        match error {
+            // An index build or repair that kept losing races is as retryable as a write.
+            IndexError::Store(store) => store.into(),
+            other => Error::Index(other),
         }
     }
 }

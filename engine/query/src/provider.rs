@@ -119,9 +119,13 @@ impl TableProvider for RowdexTable {
                 .get_extension::<QueryHints>()
                 .map_or(IndexHint::Auto, |hints| hints.for_table(&self.def.name)),
         };
+        let predicates = request.predicates.clone();
+        let replannable = request.hint == IndexHint::Auto;
         let plan = choose_plan(&self.db, request).await?;
         Ok(Arc::new(RowdexScanExec::new(
             plan,
+            predicates,
+            replannable,
             projected,
             schema,
             self.db.store.clone(),

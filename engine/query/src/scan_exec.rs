@@ -25,7 +25,9 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 use rowdex_catalog::KeyColumn;
-use rowdex_planner::{AccessPath, Direction, ScanPlan};
+use rowdex_planner::{
+    AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
+};
 use rowdex_store::KvStore;
 
 use crate::reader::{offset_limit, scan_rows};
@@ -33,6 +35,10 @@ use crate::types::rows_to_batch;
 
 pub struct RowdexScanExec {
     plan: Arc<ScanPlan>,
+    /// Every predicate pushed into the scan, to re-plan it for a requested order.
+    predicates: Arc<Vec<Predicate>>,
+    /// Whether the path may be replaced by another one (not when a hint chose it).
+    replannable: bool,
     /// Table column positions, in output order.
     projection: Vec<usize>,
     schema: SchemaRef,
@@ -51,6 +57,8 @@ impl fmt::Debug for RowdexScanExec {
 impl RowdexScanExec {
     pub fn new(
         plan: ScanPlan,
+        predicates: Vec<Predicate>,
+        replannable: bool,
         projection: Vec<usize>,
         schema: SchemaRef,
         store: Arc<dyn KvStore>,
@@ -72,6 +80,8 @@ impl RowdexScanExec {
         );
         RowdexScanExec {
             plan: Arc::new(plan),
+            predicates: Arc::new(predicates),
+            replannable,
             projection,
             schema,
             store,
@@ -86,6 +96,8 @@ impl RowdexScanExec {
     fn with_plan(&self, plan: ScanPlan) -> Self {
         RowdexScanExec::new(
             plan,
+            (*self.predicates).clone(),
+            self.replannable,
             self.projection.clone(),
             self.schema.clone(),
             self.store.clone(),
@@ -247,7 +259,47 @@ impl ExecutionPlan for RowdexScanExec {
         &self,
         order: &[PhysicalSortExpr],
     ) -> DfResult<SortOrderPushdownResult<Arc<dyn ExecutionPlan>>> {
-        let current = key_ordering(&self.plan, &self.projection, &self.schema);
+        if let Some(plan) = self.plan_in_order(&self.plan, order) {
+            return Ok(SortOrderPushdownResult::Exact {
+                inner: Arc::new(self.with_plan(plan)),
+            });
+        }
+        // Another path may produce the order: a covering index on the ORDER BY columns reads
+        // no more than the table and needs no sort.
+        if self.replannable {
+            let table = &self.plan.table;
+            let request = ScanRequest {
+                table: table.clone(),
+                predicates: self.all_predicates(),
+                direction: Direction::Forward,
+                offset: self.plan.offset,
+                limit: self.plan.limit,
+                needed: Some(self.projection.clone()),
+                hint: IndexHint::Auto,
+            };
+            for (position, _) in table.ready_indexes() {
+                if let Some(candidate) = ordered_index_scan(&request, position)
+                    && let Some(plan) = self.plan_in_order(&candidate, order)
+                {
+                    return Ok(SortOrderPushdownResult::Exact {
+                        inner: Arc::new(self.with_plan(plan)),
+                    });
+                }
+            }
+        }
+        Ok(SortOrderPushdownResult::Unsupported)
+    }
+}
+
+impl RowdexScanExec {
+    /// Every predicate of the scan: those its path consumes and its residual.
+    fn all_predicates(&self) -> Vec<Predicate> {
+        (*self.predicates).clone()
+    }
+
+    /// `plan`, or `plan` run in reverse, if that yields rows in `order`.
+    fn plan_in_order(&self, plan: &ScanPlan, order: &[PhysicalSortExpr]) -> Option<ScanPlan> {
+        let current = key_ordering(plan, &self.projection, &self.schema);
         let matches = |reversed: bool| {
             !order.is_empty()
                 && order.len() <= current.len()
@@ -263,23 +315,19 @@ impl ExecutionPlan for RowdexScanExec {
                 })
         };
         if matches(false) {
-            return Ok(SortOrderPushdownResult::Exact {
-                inner: Arc::new(self.with_plan((*self.plan).clone())),
-            });
+            return Some(plan.clone());
         }
         // A limit counted from the other end cannot be reused when the direction flips, and an
         // intersection only merges forward.
-        let reversible = !matches!(self.plan.path, AccessPath::IndexIntersection { .. });
-        if matches(true) && self.plan.limit.is_none() && reversible {
-            let mut plan = (*self.plan).clone();
+        let reversible = !matches!(plan.path, AccessPath::IndexIntersection { .. });
+        if matches(true) && plan.limit.is_none() && reversible {
+            let mut plan = plan.clone();
             plan.direction = match plan.direction {
                 Direction::Forward => Direction::Reverse,
                 Direction::Reverse => Direction::Forward,
             };
-            return Ok(SortOrderPushdownResult::Exact {
-                inner: Arc::new(self.with_plan(plan)),
-            });
+            return Some(plan);
         }
-        Ok(SortOrderPushdownResult::Unsupported)
+        None
     }
 }

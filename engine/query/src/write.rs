@@ -67,6 +67,34 @@ impl<'a> RowWriter<'a> {
         }
     }
 
+    /// Other stored rows that hold `row`'s values in some UNIQUE index.
+    pub(crate) async fn unique_clashes(&self, row: &[Datum]) -> Result<Vec<Vec<Datum>>> {
+        let def = self.def;
+        let own_key = def.row_key_of(row);
+        let mut clashing: Vec<(Vec<u8>, Vec<Datum>)> = Vec::new();
+        for index in &def.indexes {
+            let Some(prefix) = layout::unique_prefix(index, row) else {
+                continue;
+            };
+            // Unique, so at most one other entry, plus possibly the row's own.
+            let page = self
+                .tx
+                .scan_page(&KeyRange::prefix(&prefix), Direction::Forward, 4)
+                .await?;
+            for (key, value) in &page.entries {
+                let (_, pk) = layout::decode_entry(def, index, key, value)?;
+                let row_key = def.row_key(&pk);
+                if row_key == own_key || clashing.iter().any(|(k, _)| *k == row_key) {
+                    continue;
+                }
+                if let Some(other) = self.stored_row(&row_key).await? {
+                    clashing.push((row_key, other));
+                }
+            }
+        }
+        Ok(clashing.into_iter().map(|(_, row)| row).collect())
+    }
+
     /// Stages the change of one row from `old` to `new` (None = absent) with its index entries.
     pub(crate) fn stage(&mut self, old: Option<&[Datum]>, new: Option<&[Datum]>) {
         let def = self.def;
