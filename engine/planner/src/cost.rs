@@ -6,15 +6,22 @@ use rowdex_store::AccessCosts;
 
 use crate::path::{AccessPath, Estimate, ScanPlan};
 
-/// How far a dive counts. Past it a range is "large": the exact size no longer changes which
-/// plan wins against a range that fits under the cap.
-pub const DIVE_CAP: u64 = 2_000;
+/// A dive always counts at least this far.
+pub const DIVE_MIN: u64 = 2_000;
+
+/// How far a dive counts on a table of `table_rows` rows: an eighth of the table. A range larger
+/// than that is "large": an index scan with a row lookup per entry then costs more than reading
+/// the whole table on every store (the break-even is near 7 % of the rows on fjall), so the exact
+/// size no longer changes the choice, and the dive itself reads at most an eighth of a scan.
+pub fn dive_cap(table_rows: u64) -> u64 {
+    (table_rows / 8).max(DIVE_MIN)
+}
 
 /// Entries counted in the ranges of one probe (see [`ScanPlan::probes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count {
     pub entries: u64,
-    /// False when the dive stopped at [`DIVE_CAP`].
+    /// False when the dive stopped at [`dive_cap`].
     pub exact: bool,
 }
 

@@ -13,7 +13,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use rowdex_catalog::TableDef;
-use rowdex_planner::cost::DIVE_CAP;
+use rowdex_planner::cost::dive_cap;
 use rowdex_planner::{
     Count, Direction, IndexHint, ScanPlan, ScanRequest, candidates, choose, plan_scan,
 };
@@ -158,7 +158,7 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
             let count = match known.get(&probe) {
                 Some(count) => *count,
                 None => {
-                    let count = dive(snapshot.as_ref(), &probe).await?;
+                    let count = dive(snapshot.as_ref(), &probe, dive_cap(table_rows)).await?;
                     known.insert(probe, count);
                     count
                 }
@@ -183,12 +183,12 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
 }
 
 /// Counts the entries of `ranges`, stopping at the cap.
-async fn dive(reader: &dyn KvRead, ranges: &[KeyRange]) -> Result<Count> {
+async fn dive(reader: &dyn KvRead, ranges: &[KeyRange], cap: u64) -> Result<Count> {
     let mut entries = 0u64;
     for range in ranges {
         let mut next = Some(range.clone());
         while let Some(current) = next {
-            let left = DIVE_CAP.saturating_sub(entries);
+            let left = cap.saturating_sub(entries);
             if left == 0 {
                 return Ok(Count {
                     entries,
