@@ -136,17 +136,19 @@ impl TableProvider for RowdexTable {
 /// The cheapest candidate plan for a scan: when there is a choice, each candidate's key ranges
 /// are counted first (up to a cap, from one snapshot) and the cost model compares them.
 pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<ScanPlan> {
+    // `candidates` never returns an empty list; the primary-key plan stands in if it did.
+    let pk_plan = || {
+        plan_scan(
+            request.table.clone(),
+            request.predicates.clone(),
+            request.direction,
+            request.offset,
+            request.limit,
+        )
+    };
     let mut plans = candidates(&request);
     if plans.len() <= 1 {
-        return Ok(plans.pop().unwrap_or_else(|| {
-            plan_scan(
-                request.table.clone(),
-                request.predicates.clone(),
-                request.direction,
-                request.offset,
-                request.limit,
-            )
-        }));
+        return Ok(plans.pop().unwrap_or_else(pk_plan));
     }
     let snapshot = db.store.snapshot();
     let table_rows = db.stats.rows(&request.table, snapshot.as_ref()).await?;
@@ -168,18 +170,7 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
         counts.push(plan_counts);
     }
     let costs = db.store.capabilities().costs;
-    let fallback = plans.first().cloned();
-    Ok(choose(plans, &counts, table_rows, costs)
-        .or(fallback)
-        .unwrap_or_else(|| {
-            plan_scan(
-                request.table.clone(),
-                request.predicates.clone(),
-                request.direction,
-                request.offset,
-                request.limit,
-            )
-        }))
+    Ok(choose(plans, &counts, table_rows, costs).unwrap_or_else(pk_plan))
 }
 
 /// Counts the entries of `ranges`, stopping at the cap.

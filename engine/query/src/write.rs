@@ -153,15 +153,10 @@ impl<'a> RowWriter<'a> {
                 let index = &self.def.indexes[*position];
                 let (row, _) =
                     layout::decode_entry(self.def, index, &page.entries[0].0, &page.entries[0].1)?;
-                let values: Vec<String> = index
-                    .columns
-                    .iter()
-                    .map(|k| format!("{} = {}", self.def.columns[k.column].name, row[k.column]))
-                    .collect();
                 return Err(Error::UniqueViolation {
                     index: index.name.clone(),
                     table: self.def.name.clone(),
-                    value: format!("({})", values.join(", ")),
+                    value: rowdex_indexer::maintain::values_text(self.def, index, &row),
                 });
             }
         }

@@ -1,15 +1,16 @@
 //! LIMIT and key access read only what they need, whatever the table size.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use crate::counting_store::CountingStore;
+use rowdex_store::MemoryStore;
+use rowdex_store::metered::MeteredStore;
+
 use crate::{TestResult, rows, table};
 
 #[tokio::test]
 async fn key_access_and_limits_read_few_entries_of_a_large_table() -> TestResult {
-    let store = CountingStore::default();
-    let counter = store.counter();
+    let store = MeteredStore::new(Arc::new(MemoryStore::new()));
+    let meter = store.meter();
     let db = rowdex::Database::with_store(Arc::new(store)).await?;
     let s = db.session();
     s.execute(
@@ -46,9 +47,9 @@ async fn key_access_and_limits_read_few_entries_of_a_large_table() -> TestResult
         ),
     ];
     for (sql, expected, max_reads) in cases {
-        counter.store(0, Ordering::Relaxed);
+        meter.reset();
         assert_eq!(rows(&s, sql).await?, expected, "{sql}");
-        let read = counter.load(Ordering::Relaxed);
+        let read = meter.counts().keys();
         assert!(
             read <= max_reads,
             "{sql} read {read} entries, expected at most {max_reads}"

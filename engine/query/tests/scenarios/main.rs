@@ -4,7 +4,6 @@
 
 mod atomicity;
 mod backends;
-mod counting_store;
 mod durability;
 mod early_stop;
 mod indexes;
