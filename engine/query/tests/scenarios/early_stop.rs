@@ -24,7 +24,7 @@ async fn key_access_and_limits_read_few_entries_of_a_large_table() -> TestResult
         s.execute(&format!("INSERT INTO e VALUES {}", values.join(", ")))
             .await?;
     }
-    let cases: [(&str, Vec<Vec<String>>, usize); 4] = [
+    let cases: [(&str, Vec<Vec<String>>, u64); 4] = [
         (
             "SELECT ts FROM e WHERE user_id = 7 AND ts = 123",
             table(&[&["123"]]),
