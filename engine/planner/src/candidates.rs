@@ -156,17 +156,15 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
 }
 
 /// A scan of the whole index at `position` (narrowed by whatever the predicates fix), for a
-/// query that wants the index's order rather than its selectivity: `ORDER BY` its columns. None
-/// if the index does not cover the query: then a sort of the table's rows is cheaper than a row
-/// lookup per entry.
+/// query that wants the index's order rather than its selectivity: `ORDER BY` its columns.
+/// Whether it covers the query is in the path: a non-covering one pays a row lookup per entry,
+/// which only a small LIMIT makes worthwhile.
 pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<ScanPlan> {
     let table = &request.table;
     let index = table.indexes.get(position).filter(|i| i.is_ready())?;
     let matched = match_key(&index.entry_key_columns(table), &request.predicates);
     let residual = matched.residual(&request.predicates);
-    if !index.covers(table, &needed_columns(request, &residual)) {
-        return None;
-    }
+    let covering = index.covers(table, &needed_columns(request, &residual));
     Some(plan(
         request,
         AccessPath::IndexScan {
@@ -175,7 +173,7 @@ pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<Scan
                 prefixes: matched.tuples,
                 bound: matched.bound,
             },
-            covering: true,
+            covering,
         },
         residual,
     ))

@@ -151,7 +151,7 @@ pub(crate) async fn plan_statement(
 
 fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
     if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
-        out.push(scan.plan().to_string());
+        out.push(scan.explain_text());
     }
     for child in plan.children() {
         collect_paths(child, out);

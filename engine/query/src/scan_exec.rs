@@ -25,12 +25,14 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 use rowdex_catalog::KeyColumn;
+use rowdex_codec::Datum;
+use rowdex_indexer::layout;
 use rowdex_planner::{
     AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
 use rowdex_store::KvStore;
 
-use crate::reader::{offset_limit, scan_rows};
+use crate::reader::{RowStream, offset_limit, scan_rows};
 use crate::types::rows_to_batch;
 
 pub struct RowdexScanExec {
@@ -39,6 +41,10 @@ pub struct RowdexScanExec {
     predicates: Arc<Vec<Predicate>>,
     /// Whether the path may be replaced by another one (not when a hint chose it).
     replannable: bool,
+    /// An order promised to DataFusion before the LIMIT is known: a non-covering index scan
+    /// that yields it. A small LIMIT (see `with_fetch`) switches the scan to it; otherwise the
+    /// scan reads its own path and sorts the rows by that index's key.
+    pending_order: Option<Arc<ScanPlan>>,
     /// Table column positions, in output order.
     projection: Vec<usize>,
     schema: SchemaRef,
@@ -63,7 +69,29 @@ impl RowdexScanExec {
         schema: SchemaRef,
         store: Arc<dyn KvStore>,
     ) -> Self {
-        let ordering = key_ordering(&plan, &projection, &schema);
+        Self::with_order(
+            plan,
+            None,
+            predicates,
+            replannable,
+            projection,
+            schema,
+            store,
+        )
+    }
+
+    fn with_order(
+        plan: ScanPlan,
+        pending_order: Option<Arc<ScanPlan>>,
+        predicates: Vec<Predicate>,
+        replannable: bool,
+        projection: Vec<usize>,
+        schema: SchemaRef,
+        store: Arc<dyn KvStore>,
+    ) -> Self {
+        let ordered_by = pending_order.as_deref().unwrap_or(&plan);
+        let ordering = key_ordering(ordered_by, &projection, &schema);
+        let constants = key_constants(ordered_by, &projection, &schema);
         let mut equivalence = if ordering.is_empty() {
             EquivalenceProperties::new(schema.clone())
         } else {
@@ -71,7 +99,7 @@ impl RowdexScanExec {
         };
         // Constants only refine what DataFusion knows; failing to add them loses a sort
         // elimination, never correctness.
-        let _ = equivalence.add_constants(key_constants(&plan, &projection, &schema));
+        let _ = equivalence.add_constants(constants);
         let properties = PlanProperties::new(
             equivalence,
             Partitioning::UnknownPartitioning(1),
@@ -82,6 +110,7 @@ impl RowdexScanExec {
             plan: Arc::new(plan),
             predicates: Arc::new(predicates),
             replannable,
+            pending_order,
             projection,
             schema,
             store,
@@ -93,9 +122,31 @@ impl RowdexScanExec {
         &self.plan
     }
 
+    /// The access path as EXPLAIN prints it, with the sort the scan does itself, if any.
+    pub fn explain_text(&self) -> String {
+        let mut text = self.plan.to_string();
+        if let Some(order) = &self.pending_order
+            && let AccessPath::IndexScan { input, .. } = &order.path
+            && let Some(index) = order.table.indexes.get(input.index)
+        {
+            let reverse = if order.direction == Direction::Reverse {
+                " reverse"
+            } else {
+                ""
+            };
+            text.push_str(&format!(" then sorted by index {}{reverse}", index.name));
+        }
+        text
+    }
+
     fn with_plan(&self, plan: ScanPlan) -> Self {
-        RowdexScanExec::new(
+        self.with_plans(plan, None)
+    }
+
+    fn with_plans(&self, plan: ScanPlan, pending_order: Option<Arc<ScanPlan>>) -> Self {
+        RowdexScanExec::with_order(
             plan,
+            pending_order,
             (*self.predicates).clone(),
             self.replannable,
             self.projection.clone(),
@@ -171,9 +222,47 @@ fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> V
         .collect()
 }
 
+/// Rows up to which a LIMIT makes an ordered index scan with row lookups cheaper than reading
+/// and sorting the table: a thousand gets cost about what reading 12 000 entries does on fjall.
+const ORDERED_LOOKUP_LIMIT: usize = 1000;
+
+/// Reads every row, sorts them in the order of `order`'s index scan (by the index entry key the
+/// row would have, which is that order byte for byte), then applies OFFSET and LIMIT.
+fn sorted_like(
+    rows: RowStream,
+    order: Arc<ScanPlan>,
+    offset: usize,
+    limit: Option<usize>,
+) -> RowStream {
+    let sorted = async move {
+        let rows: Vec<Vec<Datum>> = rows.try_collect().await?;
+        let table = &order.table;
+        let AccessPath::IndexScan { input, .. } = &order.path else {
+            return Ok::<_, crate::Error>(rows);
+        };
+        let Some(index) = table.indexes.get(input.index) else {
+            return Ok(rows);
+        };
+        let mut keyed: Vec<(Vec<u8>, Vec<Datum>)> = rows
+            .into_iter()
+            .map(|row| (layout::entry_key(table, index, &row), row))
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        if order.direction == Direction::Reverse {
+            keyed.reverse();
+        }
+        Ok(keyed.into_iter().map(|(_, row)| row).collect())
+    };
+    let rows = futures::stream::once(sorted)
+        .map_ok(|rows| futures::stream::iter(rows.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed();
+    offset_limit(rows, offset, limit)
+}
+
 impl DisplayAs for RowdexScanExec {
     fn fmt_as(&self, _format: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RowdexScan: {}", self.plan)?;
+        write!(f, "RowdexScan: {}", self.explain_text())?;
         let names: Vec<&str> = self
             .schema
             .fields()
@@ -219,11 +308,25 @@ impl ExecutionPlan for RowdexScanExec {
         let batch_size = context.session_config().batch_size().max(1);
         // One snapshot for the whole scan: every page sees the same state.
         let snapshot = self.store.snapshot();
-        let rows = offset_limit(
-            scan_rows(self.plan.clone(), snapshot),
-            self.plan.offset,
-            self.plan.limit,
-        );
+        let rows = match &self.pending_order {
+            None => offset_limit(
+                scan_rows(self.plan.clone(), snapshot),
+                self.plan.offset,
+                self.plan.limit,
+            ),
+            Some(order) => {
+                // OFFSET and LIMIT count in the promised order, so they apply after the sort.
+                let mut unlimited = (*self.plan).clone();
+                unlimited.offset = 0;
+                unlimited.limit = None;
+                sorted_like(
+                    scan_rows(Arc::new(unlimited), snapshot),
+                    order.clone(),
+                    self.plan.offset,
+                    self.plan.limit,
+                )
+            }
+        };
         let table = self.plan.table.clone();
         let schema = self.schema.clone();
         let projection = self.projection.clone();
@@ -243,11 +346,22 @@ impl ExecutionPlan for RowdexScanExec {
     }
 
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
-        let mut plan = (*self.plan).clone();
-        plan.limit = match (plan.limit, limit) {
+        let combine = |current: Option<usize>| match (current, limit) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let mut plan = (*self.plan).clone();
+        plan.limit = combine(plan.limit);
+        if let Some(order) = &self.pending_order {
+            let wanted = plan.limit.map(|l| l + plan.offset);
+            if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) {
+                let mut ordered = (**order).clone();
+                ordered.offset = plan.offset;
+                ordered.limit = plan.limit;
+                return Some(Arc::new(self.with_plan(ordered)));
+            }
+            return Some(Arc::new(self.with_plans(plan, Some(order.clone()))));
+        }
         Some(Arc::new(self.with_plan(plan)))
     }
 
@@ -277,14 +391,30 @@ impl ExecutionPlan for RowdexScanExec {
                 needed: Some(self.projection.clone()),
                 hint: IndexHint::Auto,
             };
-            for (position, _) in table.ready_indexes() {
-                if let Some(candidate) = ordered_index_scan(&request, position)
-                    && let Some(plan) = self.plan_in_order(&candidate, order)
-                {
-                    return Ok(SortOrderPushdownResult::Exact {
-                        inner: Arc::new(self.with_plan(plan)),
-                    });
-                }
+            let ordered: Vec<ScanPlan> = table
+                .ready_indexes()
+                .filter_map(|(position, _)| ordered_index_scan(&request, position))
+                .filter_map(|candidate| self.plan_in_order(&candidate, order))
+                .collect();
+            let covering =
+                |p: &ScanPlan| matches!(p.path, AccessPath::IndexScan { covering: true, .. });
+            if let Some(plan) = ordered.iter().find(|p| covering(p)) {
+                return Ok(SortOrderPushdownResult::Exact {
+                    inner: Arc::new(self.with_plan(plan.clone())),
+                });
+            }
+            // A non-covering index pays a lookup per row: worth it only under a small LIMIT,
+            // which DataFusion hands over later (`with_fetch`). Until then, promise the order
+            // and keep the way to produce it without the index. Only a scan of the table is
+            // replaced so: an index path chosen for its selectivity stays.
+            let reads_table = matches!(
+                self.plan.path,
+                AccessPath::FullScan | AccessPath::RangeScan { .. }
+            );
+            if let Some(plan) = ordered.into_iter().next().filter(|_| reads_table) {
+                return Ok(SortOrderPushdownResult::Exact {
+                    inner: Arc::new(self.with_plans((*self.plan).clone(), Some(Arc::new(plan)))),
+                });
             }
         }
         Ok(SortOrderPushdownResult::Unsupported)
