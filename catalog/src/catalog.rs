@@ -10,7 +10,7 @@ use std::sync::{Arc, RwLock};
 use rowdex_store::{Direction, KeyRange, KvStore, Transaction, scan_stream};
 
 use crate::index::{IndexDef, IndexState};
-use crate::keyspace::{self, NEXT_ID_KEY, TABLE_DEF_PREFIX};
+use crate::keyspace::{self, NEXT_ID_KEY, TABLE_DEF_PREFIX, VIEW_DEF_PREFIX};
 use crate::table::TableDef;
 use crate::{CatalogError, Result};
 
@@ -20,6 +20,8 @@ const FIRST_USER_ID: u32 = 16;
 pub struct Catalog {
     store: Arc<dyn KvStore>,
     tables: RwLock<BTreeMap<String, Arc<TableDef>>>,
+    /// View name -> defining SQL.
+    views: RwLock<BTreeMap<String, String>>,
 }
 
 impl Catalog {
@@ -42,9 +44,22 @@ impl Catalog {
                 })?;
             tables.insert(def.name.clone(), Arc::new(def));
         }
+        let mut views = BTreeMap::new();
+        let mut entries = scan_stream(
+            store.snapshot(),
+            KeyRange::prefix(VIEW_DEF_PREFIX),
+            Direction::Forward,
+            256,
+        );
+        while let Some(entry) = entries.next().await {
+            let (key, value) = entry?;
+            let name = String::from_utf8_lossy(&key[VIEW_DEF_PREFIX.len()..]).into_owned();
+            views.insert(name, String::from_utf8_lossy(&value).into_owned());
+        }
         Ok(Catalog {
             store,
             tables: RwLock::new(tables),
+            views: RwLock::new(views),
         })
     }
 
@@ -69,6 +84,9 @@ impl Catalog {
         if tx.get(&def_key).await?.is_some() {
             return Err(CatalogError::TableExists { table: def.name });
         }
+        if tx.get(&keyspace::view_def_key(&def.name)).await?.is_some() {
+            return Err(CatalogError::ViewExists { view: def.name });
+        }
         def.id = take_id(tx.as_mut()).await?;
         put_def(tx.as_mut(), &def)?;
         tx.commit().await?;
@@ -88,6 +106,49 @@ impl Catalog {
         tx.commit().await?;
         self.write_tables().remove(name);
         Ok(Arc::new(def))
+    }
+
+    /// The defining SQL of a view.
+    pub fn view(&self, name: &str) -> Option<String> {
+        read_lock(&self.views).get(name).cloned()
+    }
+
+    pub fn view_names(&self) -> Vec<String> {
+        read_lock(&self.views).keys().cloned().collect()
+    }
+
+    /// Stores a view's defining query; `replace` overwrites an existing view of that name.
+    pub async fn create_view(&self, name: &str, sql: &str, replace: bool) -> Result<()> {
+        let mut tx = self.store.begin().await?;
+        if tx.get(&keyspace::table_def_key(name)).await?.is_some() {
+            return Err(CatalogError::TableExists {
+                table: name.to_string(),
+            });
+        }
+        let key = keyspace::view_def_key(name);
+        if !replace && tx.get(&key).await?.is_some() {
+            return Err(CatalogError::ViewExists {
+                view: name.to_string(),
+            });
+        }
+        tx.put(key, sql.as_bytes().to_vec());
+        tx.commit().await?;
+        write_lock(&self.views).insert(name.to_string(), sql.to_string());
+        Ok(())
+    }
+
+    pub async fn drop_view(&self, name: &str) -> Result<()> {
+        let mut tx = self.store.begin().await?;
+        let key = keyspace::view_def_key(name);
+        if tx.get(&key).await?.is_none() {
+            return Err(CatalogError::ViewNotFound {
+                view: name.to_string(),
+            });
+        }
+        tx.delete(key);
+        tx.commit().await?;
+        write_lock(&self.views).remove(name);
+        Ok(())
     }
 
     /// The table an index belongs to, with the index.
@@ -183,14 +244,22 @@ impl Catalog {
     }
 
     fn read_tables(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<TableDef>>> {
-        // A poisoned lock only means another thread panicked while holding it; the map itself is
-        // always left consistent (single insert/remove), so keep serving it.
-        self.tables.read().unwrap_or_else(|e| e.into_inner())
+        read_lock(&self.tables)
     }
 
     fn write_tables(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<TableDef>>> {
-        self.tables.write().unwrap_or_else(|e| e.into_inner())
+        write_lock(&self.tables)
     }
+}
+
+// A poisoned lock only means another thread panicked while holding it; the maps are always left
+// consistent (single insert/remove), so keep serving them.
+fn read_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Takes the next object id from the persisted counter.

@@ -16,6 +16,10 @@ pub enum CatalogError {
     DuplicateColumn { table: String, column: String },
     #[error("primary key column {column} is not a column of table {table}")]
     KeyColumnNotFound { table: String, column: String },
+    #[error("a view named {view} already exists")]
+    ViewExists { view: String },
+    #[error("view {view} does not exist")]
+    ViewNotFound { view: String },
     #[error("index {index} already exists")]
     IndexExists { index: String },
     #[error("index {index} does not exist")]

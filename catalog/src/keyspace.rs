@@ -4,6 +4,7 @@
 //! 0x00 'N'                      -> next object id (u32 big-endian)
 //! 0x00 'T' table-name           -> table definition, with its indexes (JSON)
 //! 0x00 'I' index-name           -> name of the table the index belongs to
+//! 0x00 'W' view-name            -> the view's defining query (SQL text)
 //! 0x00 'V' table-id(u32 BE)      -> schema version (u32 BE), read by every write statement
 //! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells)
 //! 0x20 index-id(u32 BE) [salt] values pk -> index entry
@@ -19,6 +20,7 @@ pub const NEXT_ID_KEY: &[u8] = &[SYSTEM, b'N'];
 pub const TABLE_DEF_PREFIX: &[u8] = &[SYSTEM, b'T'];
 pub const SCHEMA_VERSION_PREFIX: &[u8] = &[SYSTEM, b'V'];
 pub const INDEX_NAME_PREFIX: &[u8] = &[SYSTEM, b'I'];
+pub const VIEW_DEF_PREFIX: &[u8] = &[SYSTEM, b'W'];
 
 /// The prefix of every row of table `id`.
 pub fn table_prefix(id: u32) -> Vec<u8> {
@@ -48,6 +50,13 @@ pub fn schema_version_key(table_id: u32) -> Vec<u8> {
 /// The catalog key that reserves an index name (index names are unique across tables).
 pub fn index_name_key(name: &str) -> Vec<u8> {
     let mut key = INDEX_NAME_PREFIX.to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// The catalog key of a view's definition (views and tables share one namespace).
+pub fn view_def_key(name: &str) -> Vec<u8> {
+    let mut key = VIEW_DEF_PREFIX.to_vec();
     key.extend_from_slice(name.as_bytes());
     key
 }

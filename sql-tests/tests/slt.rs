@@ -64,11 +64,7 @@ async fn sqlite_index_corpus_head_passes() -> Result<(), rowdex_sql_tests::Error
     let Some(corpus) = corpus_dir() else {
         return Ok(());
     };
-    // index/view needs CREATE VIEW, a SQLite-conformance feature outside index support.
-    let files: Vec<PathBuf> = collect_files(&corpus.join("index"))?
-        .into_iter()
-        .filter(|f| !f.components().any(|c| c.as_os_str() == "view"))
-        .collect();
+    let files = collect_files(&corpus.join("index"))?;
     assert!(
         !files.is_empty(),
         "no files under {}/index",

@@ -101,6 +101,7 @@ pub(crate) async fn drop(
     match object_type {
         ObjectType::Table => {}
         ObjectType::Index => return crate::indexes::drop_indexes(session, if_exists, names).await,
+        ObjectType::View => return crate::views::drop_views(session, if_exists, names).await,
         other => {
             return Err(Error::Unsupported {
                 what: format!("DROP {other}"),

@@ -16,7 +16,7 @@ use crate::database::{Output, Session};
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
-use crate::{Error, Result, ddl, dml, indexes, show};
+use crate::{Error, Result, ddl, dml, indexes, show, views};
 
 /// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
 /// change) is run again before its conflict is reported. Nothing was written by a failed try.
@@ -67,6 +67,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         Statement::Update(update) => dml::update(session, update).await,
         Statement::Delete(delete) => dml::delete(session, delete).await,
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
+        Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)

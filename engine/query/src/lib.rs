@@ -35,6 +35,7 @@ mod show;
 mod statement;
 mod stats;
 mod types;
+mod views;
 mod write;
 
 pub use database::{Database, Output, ProgressFn, Session};

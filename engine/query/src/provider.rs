@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
-use datafusion::datasource::TableType;
+use datafusion::datasource::{TableType, ViewTable};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
@@ -216,22 +216,36 @@ impl RowdexSchema {
 #[async_trait]
 impl SchemaProvider for RowdexSchema {
     fn table_names(&self) -> Vec<String> {
-        self.db
+        let mut names: Vec<String> = self
+            .db
             .catalog
             .tables()
             .iter()
             .map(|t| t.name.clone())
-            .collect()
+            .collect();
+        names.extend(self.db.catalog.view_names());
+        names
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        Ok(self.db.catalog.table(name).map(|def| {
+        if let Some(def) = self.db.catalog.table(name) {
             let with_hidden = self.expose_hidden.as_deref() == Some(name);
-            Arc::new(RowdexTable::new(def, self.db.clone(), with_hidden)) as Arc<dyn TableProvider>
-        }))
+            return Ok(Some(Arc::new(RowdexTable::new(
+                def,
+                self.db.clone(),
+                with_hidden,
+            ))));
+        }
+        let Some(sql) = self.db.catalog.view(name) else {
+            return Ok(None);
+        };
+        // A view is planned afresh each time it is named, in a context of its own.
+        let ctx = crate::database::new_context(&self.db, None);
+        let plan = ctx.state().create_logical_plan(&sql).await?;
+        Ok(Some(Arc::new(ViewTable::new(plan, Some(sql)))))
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.db.catalog.table(name).is_some()
+        self.db.catalog.table(name).is_some() || self.db.catalog.view(name).is_some()
     }
 }

@@ -1,0 +1,63 @@
+//! CREATE VIEW and DROP VIEW. A view is its defining query, stored as SQL text in the catalog
+//! and planned again each time a statement names it (so it always sees the current tables and
+//! their indexes).
+
+use datafusion::sql::sqlparser::ast::{CreateView, ObjectName, Statement};
+
+use crate::database::{Output, Session};
+use crate::execute::{object_name, plan_statement};
+use crate::{Error, Result};
+
+pub(crate) async fn create_view(session: &Session, create: &CreateView) -> Result<Output> {
+    if create.materialized {
+        return Err(Error::Unsupported {
+            what: "materialized views".to_string(),
+        });
+    }
+    let name = object_name(&create.name)?;
+    if create.if_not_exists && session.db.catalog.view(&name).is_some() {
+        return Ok(Output::Done);
+    }
+    let query = create.query.to_string();
+    let sql = if create.columns.is_empty() {
+        query
+    } else {
+        let columns: Vec<String> = create.columns.iter().map(|c| c.name.to_string()).collect();
+        format!(
+            "SELECT * FROM ({query}) AS \"{}\" ({})",
+            name.replace('"', "\"\""),
+            columns.join(", ")
+        )
+    };
+    // Planned once now, so a view over a missing table or column fails here, not later.
+    let statements = crate::statement::split_statements(&sql)?;
+    if let Some(crate::statement::ParsedStatement::Sql { statement, .. }) = statements.first() {
+        plan_statement(&session.ctx, Statement::clone(statement)).await?;
+    }
+    session
+        .db
+        .catalog
+        .create_view(&name, &sql, create.or_replace)
+        .await?;
+    Ok(Output::Done)
+}
+
+pub(crate) async fn drop_views(
+    session: &Session,
+    if_exists: bool,
+    names: &[ObjectName],
+) -> Result<Output> {
+    for name in names {
+        let name = object_name(name)?;
+        if session.db.catalog.view(&name).is_none() {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::Catalog(rowdex_catalog::CatalogError::ViewNotFound {
+                view: name,
+            }));
+        }
+        session.db.catalog.drop_view(&name).await?;
+    }
+    Ok(Output::Done)
+}
