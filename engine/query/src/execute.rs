@@ -16,7 +16,7 @@ use crate::database::{Output, Session};
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
-use crate::{Error, Result, ddl, dml, indexes, show, views};
+use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
 
 /// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
 /// change) is run again before its conflict is reported. Nothing was written by a failed try.
@@ -101,11 +101,27 @@ fn hinted_context(session: &Session, hints: &QueryHints) -> SessionContext {
 }
 
 /// Plans and runs a query through DataFusion.
-pub(crate) async fn run_query(ctx: &SessionContext, statement: Statement) -> Result<Output> {
+pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) -> Result<Output> {
+    rewrite::strip_unary_plus(&mut statement);
+    let names = rewrite::unique_output_names(&mut statement);
     let plan = plan_statement(ctx, statement).await?;
     let frame = ctx.execute_logical_plan(plan).await?;
-    let schema = Arc::new(frame.schema().as_arrow().clone());
-    let batches = frame.collect().await?;
+    let mut schema = Arc::new(frame.schema().as_arrow().clone());
+    let mut batches = frame.collect().await?;
+    if let Some(names) = names.filter(|n| n.len() == schema.fields().len()) {
+        // The result carries the names the query gave, repeated ones included.
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .zip(names)
+            .map(|(field, name)| field.as_ref().clone().with_name(name))
+            .collect();
+        schema = Arc::new(Schema::new(fields));
+        batches = batches
+            .into_iter()
+            .map(|batch| RecordBatch::try_new(schema.clone(), batch.columns().to_vec()))
+            .collect::<std::result::Result<_, _>>()?;
+    }
     Ok(Output::Rows { schema, batches })
 }
 
@@ -136,8 +152,9 @@ async fn explain(ctx: &SessionContext, statement: &Statement, verbose: bool) -> 
 /// unknown table is reported as such rather than as a planning failure.
 pub(crate) async fn plan_statement(
     ctx: &SessionContext,
-    statement: Statement,
+    mut statement: Statement,
 ) -> Result<LogicalPlan> {
+    rewrite::strip_unary_plus(&mut statement);
     let statement = DfStatement::Statement(Box::new(statement));
     let state = ctx.state();
     for reference in state.resolve_table_references(&statement)? {

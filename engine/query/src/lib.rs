@@ -30,6 +30,7 @@ mod hints;
 mod indexes;
 mod provider;
 mod reader;
+mod rewrite;
 mod scan_exec;
 mod show;
 mod statement;

@@ -1,0 +1,131 @@
+//! Rewrites of the parsed SQL before DataFusion plans it, where SQL as SQLite and most engines
+//! accept it differs from what DataFusion's planner takes:
+//!
+//! * unary `+` is a no-op on any type (DataFusion refuses it on text);
+//! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
+//!   the duplicates get unique aliases for planning, and the result gets its names back.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions_mut,
+};
+
+/// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
+pub(crate) fn strip_unary_plus(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::UnaryOp {
+            op: UnaryOperator::Plus,
+            expr: operand,
+        } = expr
+        {
+            let inner = std::mem::replace(
+                operand.as_mut(),
+                Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
+            );
+            *expr = Expr::Nested(Box::new(inner));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Gives repeated output names of a plain top-level SELECT unique aliases. Returns the names the
+/// result's columns must carry afterwards, or None when nothing was renamed.
+pub(crate) fn unique_output_names(statement: &mut Statement) -> Option<Vec<String>> {
+    let Statement::Query(query) = statement else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return None;
+    };
+    let names: Option<Vec<String>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(expr) => Some(match unnested(expr) {
+                Expr::Identifier(ident) => ident.value.clone(),
+                Expr::CompoundIdentifier(parts) => parts
+                    .last()
+                    .map_or_else(|| expr.to_string(), |p| p.value.clone()),
+                other => other.to_string(),
+            }),
+            SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            // A wildcard's width is unknown here: leave such queries alone.
+            _ => None,
+        })
+        .collect();
+    let names = names?;
+    let mut seen = HashSet::new();
+    if names.iter().all(|n| seen.insert(n.to_lowercase())) {
+        return None;
+    }
+    let mut taken: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let mut seen = HashSet::new();
+    for (position, (item, name)) in select.projection.iter_mut().zip(&names).enumerate() {
+        if seen.insert(name.to_lowercase()) {
+            continue;
+        }
+        let mut unique = format!("{name}__{position}");
+        while !taken.insert(unique.to_lowercase()) {
+            unique.push('_');
+        }
+        let expr = match std::mem::replace(
+            item,
+            SelectItem::UnnamedExpr(Expr::value(datafusion::sql::sqlparser::ast::Value::Null)),
+        ) {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => expr,
+            other => {
+                *item = other;
+                continue;
+            }
+        };
+        *item = SelectItem::ExprWithAlias {
+            expr,
+            alias: Ident::with_quote('"', unique),
+        };
+    }
+    Some(names)
+}
+
+/// The expression inside any number of parentheses.
+fn unnested(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Nested(inner) => unnested(inner),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::statement::{ParsedStatement, split_statements};
+
+    fn parse(sql: &str) -> Statement {
+        match split_statements(sql).ok().and_then(|mut s| s.pop()) {
+            Some(ParsedStatement::Sql { statement, .. }) => *statement,
+            other => panic!("not a statement: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unary_plus_disappears_everywhere() {
+        let mut statement = parse("SELECT + a, - + 3, (SELECT + b FROM t) FROM t WHERE + c > 1");
+        strip_unary_plus(&mut statement);
+        let text = statement.to_string();
+        assert!(!text.contains('+'), "{text}");
+        assert!(text.contains("-(3)"), "{text}");
+    }
+
+    #[test]
+    fn duplicate_names_get_unique_aliases_and_are_reported() {
+        let mut statement = parse("SELECT a AS x, b AS x, c FROM t");
+        let names = unique_output_names(&mut statement);
+        assert_eq!(names, Some(vec!["x".into(), "x".into(), "c".into()]));
+        assert!(statement.to_string().contains("b AS \"x__1\""));
+        let mut unique = parse("SELECT a AS x, b FROM t");
+        assert_eq!(unique_output_names(&mut unique), None);
+        let mut star = parse("SELECT *, a FROM t");
+        assert_eq!(unique_output_names(&mut star), None);
+    }
+}
