@@ -17,13 +17,14 @@ use rowdex_planner::cost::dive_cap;
 use rowdex_planner::{
     Count, Direction, IndexHint, ScanPlan, ScanRequest, candidates, choose, plan_scan,
 };
-use rowdex_store::{KeyRange, KvRead};
+use rowdex_store::KeyRange;
 
 use crate::Result;
 use crate::database::DbInner;
 use crate::filters::translate;
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
+use crate::stats::count_entries;
 use crate::types::table_schema;
 
 #[derive(Debug)]
@@ -160,7 +161,8 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
             let count = match known.get(&probe) {
                 Some(count) => *count,
                 None => {
-                    let count = dive(snapshot.as_ref(), &probe, dive_cap(table_rows)).await?;
+                    let count =
+                        count_entries(snapshot.as_ref(), &probe, dive_cap(table_rows)).await?;
                     known.insert(probe, count);
                     count
                 }
@@ -171,32 +173,6 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
     }
     let costs = db.store.capabilities().costs;
     Ok(choose(plans, &counts, table_rows, costs).unwrap_or_else(pk_plan))
-}
-
-/// Counts the entries of `ranges`, stopping at the cap.
-async fn dive(reader: &dyn KvRead, ranges: &[KeyRange], cap: u64) -> Result<Count> {
-    let mut entries = 0u64;
-    for range in ranges {
-        let mut next = Some(range.clone());
-        while let Some(current) = next {
-            let left = cap.saturating_sub(entries);
-            if left == 0 {
-                return Ok(Count {
-                    entries,
-                    exact: false,
-                });
-            }
-            let page = reader
-                .scan_page(&current, Direction::Forward, left as usize)
-                .await?;
-            entries += page.entries.len() as u64;
-            next = page.resume;
-        }
-    }
-    Ok(Count {
-        entries,
-        exact: true,
-    })
 }
 
 /// Resolves names in the default schema to rowdex tables.

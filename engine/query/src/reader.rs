@@ -59,12 +59,39 @@ fn decode_rows(table: Arc<TableDef>, entries: EntryStream) -> RowStream {
         .boxed()
 }
 
+/// Rows the path must yield before a LIMIT stops it, when nothing is filtered after the path.
+fn rows_wanted(plan: &ScanPlan) -> Option<usize> {
+    plan.limit
+        .filter(|_| plan.residual.is_empty())
+        .map(|limit| plan.offset + limit)
+}
+
+/// Entries per scan page: fewer when a LIMIT will stop the scan soon (one more than wanted, so
+/// the page also tells whether the range ends there).
+fn page_size(plan: &ScanPlan) -> usize {
+    rows_wanted(plan).map_or(MAX_PAGE, |wanted| (wanted + 1).clamp(16, MAX_PAGE))
+}
+
 /// Row lookups to batch into one multi-get: fewer when a LIMIT will stop the scan soon.
 fn lookup_chunk(plan: &ScanPlan) -> usize {
-    match plan.limit {
-        Some(limit) if plan.residual.is_empty() => (plan.offset + limit).clamp(1, MULTI_GET_CHUNK),
-        _ => MULTI_GET_CHUNK,
+    rows_wanted(plan).map_or(MULTI_GET_CHUNK, |wanted| wanted.clamp(1, MULTI_GET_CHUNK))
+}
+
+/// The entries of `ranges` (given in ascending key order), read in `direction`, one range after
+/// the other.
+fn ranges_in_order(
+    reader: Arc<dyn KvRead>,
+    mut ranges: Vec<KeyRange>,
+    direction: Direction,
+    page: usize,
+) -> EntryStream {
+    if direction == Direction::Reverse {
+        ranges.reverse();
     }
+    stream::iter(ranges)
+        .map(move |range| scan_stream(reader.clone(), range, direction, page).map_err(Error::from))
+        .flatten()
+        .boxed()
 }
 
 /// An index range in index order (or its reverse), each entry turned into its row: decoded
@@ -79,21 +106,8 @@ fn index_rows(
     let Some(index) = table.indexes.get(input.index).cloned() else {
         return stream::empty().boxed();
     };
-    let mut ranges: Vec<KeyRange> = input.ranges(&table).into_iter().map(|(r, _)| r).collect();
-    let direction = plan.direction;
-    if direction == Direction::Reverse {
-        ranges.reverse();
-    }
-    let page = match plan.limit {
-        Some(limit) if plan.residual.is_empty() => (plan.offset + limit + 1).clamp(16, MAX_PAGE),
-        _ => MAX_PAGE,
-    };
-    let scan_reader = reader.clone();
-    let entries = stream::iter(ranges)
-        .map(move |range| {
-            scan_stream(scan_reader.clone(), range, direction, page).map_err(Error::from)
-        })
-        .flatten();
+    let ranges: Vec<KeyRange> = input.ranges(&table).into_iter().map(|(r, _)| r).collect();
+    let entries = ranges_in_order(reader.clone(), ranges, plan.direction, page_size(plan));
     let decode_table = table.clone();
     let decoded = entries.and_then(move |(key, value)| {
         let decoded =
@@ -152,7 +166,7 @@ fn intersection_rows(
     let setup = async move {
         let mut pk_inputs = Vec::with_capacity(inputs.len());
         for input in &inputs {
-            pk_inputs.push(pk_input(&pk_table, input, pk_reader.as_ref()).await?);
+            pk_inputs.push(pk_input(&pk_table, input, pk_reader.clone()).await?);
         }
         Ok::<_, Error>(Intersection::new(pk_reader, pk_inputs))
     };
@@ -185,7 +199,11 @@ fn intersection_rows(
 
 /// One intersection input: streamed when its entries come out in primary-key order, otherwise
 /// read in full, sorted and deduplicated (a range on an indexed column).
-async fn pk_input(table: &TableDef, input: &IndexInput, reader: &dyn KvRead) -> Result<PkInput> {
+async fn pk_input(
+    table: &TableDef,
+    input: &IndexInput,
+    reader: Arc<dyn KvRead>,
+) -> Result<PkInput> {
     let ranges = input.ranges(table);
     let streamed: Option<Vec<(KeyRange, usize)>> = ranges
         .iter()
@@ -197,20 +215,14 @@ async fn pk_input(table: &TableDef, input: &IndexInput, reader: &dyn KvRead) -> 
     let Some(index) = table.indexes.get(input.index) else {
         return Ok(PkInput::Sorted(Vec::new()));
     };
-    let mut pks = Vec::new();
-    for (range, _) in ranges {
-        let mut next = Some(range);
-        while let Some(current) = next {
-            let page = reader
-                .scan_page(&current, Direction::Forward, MAX_PAGE)
-                .await?;
-            for (key, _) in &page.entries {
-                let offset = layout::pk_offset(index, key)?;
-                pks.push(key[offset..].to_vec());
-            }
-            next = page.resume;
-        }
-    }
+    let ranges: Vec<KeyRange> = ranges.into_iter().map(|(range, _)| range).collect();
+    let mut pks: Vec<Vec<u8>> = ranges_in_order(reader, ranges, Direction::Forward, MAX_PAGE)
+        .and_then(|(key, _)| {
+            let pk = layout::pk_offset(index, &key).map(|offset| key[offset..].to_vec());
+            futures::future::ready(pk.map_err(Error::from))
+        })
+        .try_collect()
+        .await?;
     pks.sort_unstable();
     pks.dedup();
     Ok(PkInput::Sorted(pks))
@@ -249,28 +261,13 @@ fn point_entries(keys: Vec<Vec<u8>>, reader: Arc<dyn KvRead>) -> EntryStream {
 }
 
 fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
-    let page = match plan.limit {
-        Some(limit) if plan.residual.is_empty() => (plan.offset + limit + 1).clamp(16, MAX_PAGE),
-        _ => MAX_PAGE,
-    };
+    let page = page_size(plan);
     let direction = plan.direction;
     let buckets: Vec<EntryStream> = plan
         .table
         .scan_prefixes()
         .iter()
-        .map(|prefix| {
-            let mut ranges = plan.key_ranges(prefix);
-            if direction == Direction::Reverse {
-                ranges.reverse();
-            }
-            let reader = reader.clone();
-            stream::iter(ranges)
-                .map(move |range| {
-                    scan_stream(reader.clone(), range, direction, page).map_err(Error::from)
-                })
-                .flatten()
-                .boxed()
-        })
+        .map(|prefix| ranges_in_order(reader.clone(), plan.key_ranges(prefix), direction, page))
         .collect();
     if buckets.len() == 1 {
         return buckets

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use rowdex_catalog::TableDef;
+use rowdex_planner::Count;
 use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::Result;
@@ -33,18 +34,12 @@ impl TableStats {
         if let Some(rows) = self.lock().get(&table.id) {
             return Ok(*rows);
         }
-        let mut count = 0u64;
-        for prefix in table.scan_prefixes() {
-            let mut range = Some(KeyRange::prefix(&prefix));
-            while let Some(current) = range {
-                if count >= COUNT_CAP {
-                    break;
-                }
-                let page = reader.scan_page(&current, Direction::Forward, 4096).await?;
-                count += page.entries.len() as u64;
-                range = page.resume;
-            }
-        }
+        let ranges: Vec<KeyRange> = table
+            .scan_prefixes()
+            .iter()
+            .map(|prefix| KeyRange::prefix(prefix))
+            .collect();
+        let count = count_entries(reader, &ranges, COUNT_CAP).await?.entries;
         self.lock().entry(table.id).or_insert(count);
         Ok(count)
     }
@@ -68,4 +63,38 @@ impl TableStats {
         // The map is always consistent between operations; a panic elsewhere cannot tear it.
         self.rows.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Largest page a count reads at once: counting must not hold a large range in memory.
+const COUNT_PAGE: u64 = 4096;
+
+/// Counts the entries of `ranges`, stopping at `cap` (an "index dive" when the ranges are a
+/// candidate plan's).
+pub(crate) async fn count_entries(
+    reader: &dyn KvRead,
+    ranges: &[KeyRange],
+    cap: u64,
+) -> Result<Count> {
+    let mut entries = 0u64;
+    for range in ranges {
+        let mut next = Some(range.clone());
+        while let Some(current) = next {
+            let left = cap.saturating_sub(entries);
+            if left == 0 {
+                return Ok(Count {
+                    entries,
+                    exact: false,
+                });
+            }
+            let page = reader
+                .scan_page(&current, Direction::Forward, left.min(COUNT_PAGE) as usize)
+                .await?;
+            entries += page.entries.len() as u64;
+            next = page.resume;
+        }
+    }
+    Ok(Count {
+        entries,
+        exact: true,
+    })
 }
