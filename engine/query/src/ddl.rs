@@ -7,9 +7,9 @@ use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
     TableConstraint,
 };
-use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_catalog::{CatalogError, ColumnDef, DataType, TableDef};
 
-use crate::database::{Output, Session};
+use crate::database::{DbInner, Output, Session};
 use crate::execute::object_name;
 use crate::indexes::delete_prefix;
 use crate::{Error, Result};
@@ -98,38 +98,56 @@ pub(crate) async fn drop(
     if_exists: bool,
     names: &[ObjectName],
 ) -> Result<Output> {
-    match object_type {
-        ObjectType::Table => {}
-        ObjectType::Index => return crate::indexes::drop_indexes(session, if_exists, names).await,
-        ObjectType::View => return crate::views::drop_views(session, if_exists, names).await,
-        other => {
-            return Err(Error::Unsupported {
-                what: format!("DROP {other}"),
-            });
-        }
+    if !matches!(
+        object_type,
+        ObjectType::Table | ObjectType::Index | ObjectType::View
+    ) {
+        return Err(Error::Unsupported {
+            what: format!("DROP {object_type}"),
+        });
     }
     for name in names {
         let name = object_name(name)?;
-        if session.db.catalog.table(&name).is_none() {
+        let db = &session.db;
+        let exists = match object_type {
+            ObjectType::Index => db.catalog.find_index(&name).is_some(),
+            ObjectType::View => db.catalog.view(&name).is_some(),
+            _ => db.catalog.table(&name).is_some(),
+        };
+        if !exists {
             if if_exists {
                 continue;
             }
-            return Err(Error::TableNotFound { table: name });
+            return Err(match object_type {
+                ObjectType::Index => Error::IndexNotFound { index: name },
+                ObjectType::View => Error::Catalog(CatalogError::ViewNotFound { view: name }),
+                _ => Error::TableNotFound { table: name },
+            });
         }
-        let def = session.db.catalog.drop_table(&name).await?;
-        // The definition is gone, so rows and index entries are unreachable (ids are never
-        // reused); deleting them afterwards in batches keeps any one batch small.
-        let store = session.db.store.as_ref();
-        delete_prefix(store, &def.prefix()).await?;
-        for index in &def.indexes {
-            delete_prefix(store, &index.prefix()).await?;
+        match object_type {
+            ObjectType::Index => crate::indexes::drop_index_named(db, &name).await?,
+            ObjectType::View => db.catalog.drop_view(&name).await?,
+            _ => drop_table(db, &name).await?,
         }
-        if let Ok(mut rowids) = session.db.next_rowids.lock() {
-            rowids.remove(&def.id);
-        }
-        session.db.stats.forget(def.id);
     }
     Ok(Output::Done)
+}
+
+/// Removes a table's definition, then its rows and index entries.
+async fn drop_table(db: &DbInner, name: &str) -> Result<()> {
+    let def = db.catalog.drop_table(name).await?;
+    // The definition is gone, so rows and index entries are unreachable (ids are never
+    // reused); deleting them afterwards in batches keeps any one batch small.
+    let store = db.store.as_ref();
+    delete_prefix(store, &def.prefix()).await?;
+    for index in &def.indexes {
+        delete_prefix(store, &index.prefix()).await?;
+    }
+    if let Ok(mut rowids) = db.next_rowids.lock() {
+        rowids.remove(&def.id);
+    }
+    db.stats.forget(def.id);
+    Ok(())
 }
 
 fn ident_name(ident: &ast::Ident) -> String {

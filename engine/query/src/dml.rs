@@ -105,8 +105,9 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
             writer.stored_row(&def.row_key_of(&row)).await?
         };
         // SQLite's OR IGNORE / OR REPLACE also cover clashes on a UNIQUE index: skip the row, or
-        // delete every row it clashes with.
-        if matches!(mode, OnExisting::Skip | OnExisting::ReplaceRow) {
+        // delete every row it clashes with. (A row skipped for its key needs no look.)
+        let skipped_anyway = mode == OnExisting::Skip && existing.is_some();
+        if matches!(mode, OnExisting::Skip | OnExisting::ReplaceRow) && !skipped_anyway {
             let clashing = writer.unique_clashes(&row).await?;
             if !clashing.is_empty() {
                 if mode == OnExisting::Skip {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::sql::sqlparser::ast::{self, CreateIndex, ObjectName};
+use datafusion::sql::sqlparser::ast::{self, CreateIndex};
 use futures::StreamExt;
 use rowdex_catalog::{IndexDef, IndexState, KeyColumn, TableDef};
 use rowdex_indexer::IndexError;
@@ -105,24 +105,6 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
             })
         }
     }
-}
-
-pub(crate) async fn drop_indexes(
-    session: &Session,
-    if_exists: bool,
-    names: &[ObjectName],
-) -> Result<Output> {
-    for name in names {
-        let name = object_name(name)?;
-        if session.db.catalog.find_index(&name).is_none() {
-            if if_exists {
-                continue;
-            }
-            return Err(Error::IndexNotFound { index: name });
-        }
-        drop_index_named(&session.db, &name).await?;
-    }
-    Ok(Output::Done)
 }
 
 /// Removes an index from the catalog, then deletes its entries.

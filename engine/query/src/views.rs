@@ -1,8 +1,8 @@
-//! CREATE VIEW and DROP VIEW. A view is its defining query, stored as SQL text in the catalog
+//! CREATE VIEW (DROP VIEW is with the other DROPs in `ddl`). A view is its defining query, stored as SQL text in the catalog
 //! and planned again each time a statement names it (so it always sees the current tables and
 //! their indexes).
 
-use datafusion::sql::sqlparser::ast::{CreateView, ObjectName, Statement};
+use datafusion::sql::sqlparser::ast::{CreateView, Statement};
 
 use crate::database::{Output, Session};
 use crate::execute::{object_name, plan_statement};
@@ -39,25 +39,5 @@ pub(crate) async fn create_view(session: &Session, create: &CreateView) -> Resul
         .catalog
         .create_view(&name, &sql, create.or_replace)
         .await?;
-    Ok(Output::Done)
-}
-
-pub(crate) async fn drop_views(
-    session: &Session,
-    if_exists: bool,
-    names: &[ObjectName],
-) -> Result<Output> {
-    for name in names {
-        let name = object_name(name)?;
-        if session.db.catalog.view(&name).is_none() {
-            if if_exists {
-                continue;
-            }
-            return Err(Error::Catalog(rowdex_catalog::CatalogError::ViewNotFound {
-                view: name,
-            }));
-        }
-        session.db.catalog.drop_view(&name).await?;
-    }
     Ok(Output::Done)
 }
