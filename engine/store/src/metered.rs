@@ -54,68 +54,42 @@ impl ReadMeter {
 /// Wraps any store; reads through it (and through its snapshots) are counted in [`Self::meter`].
 pub struct MeteredStore {
     inner: Arc<dyn KvStore>,
-    meter: Arc<ReadMeter>,
+    /// The live store's reads, metered like a snapshot's.
+    live: MeteredRead,
 }
 
 impl MeteredStore {
     pub fn new(inner: Arc<dyn KvStore>) -> MeteredStore {
-        MeteredStore {
-            inner,
+        let live = MeteredRead {
+            inner: inner.clone(),
             meter: Arc::new(ReadMeter::default()),
-        }
+        };
+        MeteredStore { inner, live }
     }
 
     pub fn meter(&self) -> Arc<ReadMeter> {
-        self.meter.clone()
+        self.live.meter.clone()
     }
 }
 
+/// A reader whose reads are counted.
 struct MeteredRead {
     inner: Arc<dyn KvRead>,
     meter: Arc<ReadMeter>,
 }
 
-async fn metered_get(
-    meter: &ReadMeter,
-    reader: &dyn KvRead,
-    key: &[u8],
-) -> Result<Option<Vec<u8>>> {
-    meter.gets.fetch_add(1, Ordering::Relaxed);
-    reader.get(key).await
-}
-
-async fn metered_multi_get(
-    meter: &ReadMeter,
-    reader: &dyn KvRead,
-    keys: &[Vec<u8>],
-) -> Result<Vec<Option<Vec<u8>>>> {
-    meter.gets.fetch_add(keys.len() as u64, Ordering::Relaxed);
-    reader.multi_get(keys).await
-}
-
-async fn metered_scan(
-    meter: &ReadMeter,
-    reader: &dyn KvRead,
-    range: &KeyRange,
-    direction: Direction,
-    limit: usize,
-) -> Result<ScanPage> {
-    let page = reader.scan_page(range, direction, limit).await?;
-    meter.pages.fetch_add(1, Ordering::Relaxed);
-    meter
-        .entries
-        .fetch_add(page.entries.len() as u64, Ordering::Relaxed);
-    Ok(page)
-}
-
 #[async_trait::async_trait]
 impl KvRead for MeteredRead {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        metered_get(&self.meter, self.inner.as_ref(), key).await
+        self.meter.gets.fetch_add(1, Ordering::Relaxed);
+        self.inner.get(key).await
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        metered_multi_get(&self.meter, self.inner.as_ref(), keys).await
+        self.meter
+            .gets
+            .fetch_add(keys.len() as u64, Ordering::Relaxed);
+        self.inner.multi_get(keys).await
     }
 
     async fn scan_page(
@@ -124,18 +98,23 @@ impl KvRead for MeteredRead {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
-        metered_scan(&self.meter, self.inner.as_ref(), range, direction, limit).await
+        let page = self.inner.scan_page(range, direction, limit).await?;
+        self.meter.pages.fetch_add(1, Ordering::Relaxed);
+        self.meter
+            .entries
+            .fetch_add(page.entries.len() as u64, Ordering::Relaxed);
+        Ok(page)
     }
 }
 
 #[async_trait::async_trait]
 impl KvRead for MeteredStore {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        metered_get(&self.meter, self.inner.as_ref(), key).await
+        self.live.get(key).await
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        metered_multi_get(&self.meter, self.inner.as_ref(), keys).await
+        self.live.multi_get(keys).await
     }
 
     async fn scan_page(
@@ -144,7 +123,7 @@ impl KvRead for MeteredStore {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
-        metered_scan(&self.meter, self.inner.as_ref(), range, direction, limit).await
+        self.live.scan_page(range, direction, limit).await
     }
 }
 
@@ -161,7 +140,7 @@ impl KvStore for MeteredStore {
     fn snapshot(&self) -> Arc<dyn KvRead> {
         Arc::new(MeteredRead {
             inner: self.inner.snapshot(),
-            meter: self.meter.clone(),
+            meter: self.live.meter.clone(),
         })
     }
 

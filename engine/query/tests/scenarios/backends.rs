@@ -1,19 +1,7 @@
 //! The same data and queries give the same answers on the memory and the fjall store, salted
 //! or not, and the answers agree with a plain in-test model of the table.
 
-use crate::{TestResult, rows};
-
-/// Deterministic pseudo-random numbers (xorshift), so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+use crate::{Rng, TestResult, rows};
 
 const QUERIES: &[&str] = &[
     "SELECT * FROM t",

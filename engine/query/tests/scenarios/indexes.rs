@@ -9,28 +9,7 @@ use std::time::{Duration, Instant};
 use rowdex::{Database, Error, Output, Session};
 use rowdex_store::{Direction, KeyRange, KvRead, KvStore, MemoryStore, WriteBatch};
 
-use crate::{TestResult, rows, table};
-
-/// Deterministic pseudo-random numbers (xorshift), so a failure reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-
-    /// A number in `lo..hi`.
-    fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.next((hi - lo) as u64) as i64
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.next(items.len() as u64) as usize]
-    }
-}
+use crate::{Rng, TestResult, rows, table};
 
 const COLUMNS: &str = "(pk INT PRIMARY KEY, a INT, b INT, c TEXT, d INT)";
 const C_VALUES: &[&str] = &["''", "'h'", "'h1'", "'h12'", "'h2'", "NULL"];

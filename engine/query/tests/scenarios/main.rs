@@ -43,3 +43,24 @@ pub fn table(rows: &[&[&str]]) -> Vec<Vec<String>> {
         .map(|r| r.iter().map(|c| c.to_string()).collect())
         .collect()
 }
+
+/// Deterministic pseudo-random numbers (xorshift), so a failure reproduces from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    /// A number in `lo..hi`.
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.next((hi - lo) as u64) as i64
+    }
+
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.next(items.len() as u64) as usize]
+    }
+}
