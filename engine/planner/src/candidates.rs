@@ -81,19 +81,8 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         ));
     }
     if matches!(request.hint, IndexHint::Merge(_)) && inputs.len() >= 2 {
-        let used: Vec<&Vec<bool>> = inputs.iter().map(|(_, used)| used).collect();
-        let residual = residual_of(&request.predicates, &used);
-        let covering = needed_columns(request, &residual)
-            .iter()
-            .all(|c| table.key_position(*c).is_some());
-        return vec![plan(
-            request,
-            AccessPath::IndexIntersection {
-                inputs: inputs.into_iter().map(|(input, _)| input).collect(),
-                covering,
-            },
-            residual,
-        )];
+        let all: Vec<&(IndexInput, Vec<bool>)> = inputs.iter().collect();
+        return vec![intersection(request, &all)];
     }
     let mut plans = Vec::new();
     if !matches!(request.hint, IndexHint::Use(_)) || inputs.is_empty() {
@@ -138,21 +127,28 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         };
         for subset in subsets {
             let chosen: Vec<&(IndexInput, Vec<bool>)> = subset.iter().map(|i| useful[*i]).collect();
-            let used: Vec<&Vec<bool>> = chosen.iter().map(|(_, used)| used).collect();
-            let residual = residual_of(&request.predicates, &used);
-            let needed = needed_columns(request, &residual);
-            let covering = needed.iter().all(|c| table.key_position(*c).is_some());
-            plans.push(plan(
-                request,
-                AccessPath::IndexIntersection {
-                    inputs: chosen.iter().map(|(input, _)| input.clone()).collect(),
-                    covering,
-                },
-                residual,
-            ));
+            plans.push(intersection(request, &chosen));
         }
     }
     plans
+}
+
+/// The intersection of `inputs` (each with the predicates it consumes); it covers the query
+/// only when the primary key is all the query reads, since the merge yields primary keys.
+fn intersection(request: &ScanRequest, inputs: &[&(IndexInput, Vec<bool>)]) -> ScanPlan {
+    let used: Vec<&Vec<bool>> = inputs.iter().map(|(_, used)| used).collect();
+    let residual = residual_of(&request.predicates, &used);
+    let covering = needed_columns(request, &residual)
+        .iter()
+        .all(|c| request.table.key_position(*c).is_some());
+    plan(
+        request,
+        AccessPath::IndexIntersection {
+            inputs: inputs.iter().map(|(input, _)| input.clone()).collect(),
+            covering,
+        },
+        residual,
+    )
 }
 
 /// A scan of the whole index at `position` (narrowed by whatever the predicates fix), for a

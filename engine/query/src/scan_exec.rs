@@ -384,7 +384,7 @@ impl ExecutionPlan for RowdexScanExec {
             let table = &self.plan.table;
             let request = ScanRequest {
                 table: table.clone(),
-                predicates: self.all_predicates(),
+                predicates: (*self.predicates).clone(),
                 direction: Direction::Forward,
                 offset: self.plan.offset,
                 limit: self.plan.limit,
@@ -422,11 +422,6 @@ impl ExecutionPlan for RowdexScanExec {
 }
 
 impl RowdexScanExec {
-    /// Every predicate of the scan: those its path consumes and its residual.
-    fn all_predicates(&self) -> Vec<Predicate> {
-        (*self.predicates).clone()
-    }
-
     /// `plan`, or `plan` run in reverse, if that yields rows in `order`.
     fn plan_in_order(&self, plan: &ScanPlan, order: &[PhysicalSortExpr]) -> Option<ScanPlan> {
         let current = key_ordering(plan, &self.projection, &self.schema);
