@@ -88,6 +88,23 @@ impl Catalog {
             return Err(CatalogError::ViewExists { view: def.name });
         }
         def.id = take_id(tx.as_mut()).await?;
+        // Indexes declared with the table (UNIQUE constraints) start out complete: the table
+        // is empty.
+        for i in 0..def.indexes.len() {
+            let name_key = keyspace::index_name_key(&def.indexes[i].name);
+            let clashes = def.indexes[..i]
+                .iter()
+                .any(|o| o.name == def.indexes[i].name);
+            if clashes || tx.get(&name_key).await?.is_some() {
+                return Err(CatalogError::IndexExists {
+                    index: def.indexes[i].name.clone(),
+                });
+            }
+            check_index_columns(&def, &def.indexes[i])?;
+            def.indexes[i].id = take_id(tx.as_mut()).await?;
+            def.indexes[i].state = IndexState::Ready;
+            tx.put(name_key, def.name.as_bytes().to_vec());
+        }
         put_def(tx.as_mut(), &def)?;
         tx.commit().await?;
         Ok(self.cache(def))
@@ -169,22 +186,7 @@ impl Catalog {
         if tx.get(&name_key).await?.is_some() {
             return Err(CatalogError::IndexExists { index: index.name });
         }
-        for (i, column) in index.columns.iter().enumerate() {
-            let name = def
-                .columns
-                .get(column.column)
-                .map(|c| c.name.clone())
-                .ok_or_else(|| CatalogError::ColumnNotFound {
-                    table: table.to_string(),
-                    column: column.column.to_string(),
-                })?;
-            if index.columns[..i].iter().any(|c| c.column == column.column) {
-                return Err(CatalogError::DuplicateIndexColumn {
-                    index: index.name,
-                    column: name,
-                });
-            }
-        }
+        check_index_columns(&def, &index)?;
         index.id = take_id(tx.as_mut()).await?;
         index.state = IndexState::Building;
         tx.put(name_key, table.as_bytes().to_vec());
@@ -311,6 +313,27 @@ fn decode_id(bytes: &[u8]) -> Result<u32> {
         source: serde::de::Error::custom("expected 4 bytes"),
     })?;
     Ok(u32::from_be_bytes(array))
+}
+
+/// An index names existing columns, each once.
+fn check_index_columns(def: &TableDef, index: &IndexDef) -> Result<()> {
+    for (i, column) in index.columns.iter().enumerate() {
+        let name = def
+            .columns
+            .get(column.column)
+            .map(|c| c.name.clone())
+            .ok_or_else(|| CatalogError::ColumnNotFound {
+                table: def.name.clone(),
+                column: column.column.to_string(),
+            })?;
+        if index.columns[..i].iter().any(|c| c.column == column.column) {
+            return Err(CatalogError::DuplicateIndexColumn {
+                index: index.name.clone(),
+                column: name,
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

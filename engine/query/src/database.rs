@@ -178,6 +178,7 @@ pub(crate) fn new_context(db: &Arc<DbInner>, expose_hidden: Option<String>) -> S
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_query_planner(Arc::new(crate::subquery::RowdexQueryPlanner))
         .build();
     let ctx = SessionContext::new_with_state(state);
     let catalog = MemoryCatalogProvider::new();

@@ -7,7 +7,9 @@ use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
     TableConstraint,
 };
-use rowdex_catalog::{CatalogError, ColumnDef, DataType, TableDef};
+use rowdex_catalog::{
+    CatalogError, ColumnDef, DataType, IndexDef, IndexState, KeyColumn, TableDef,
+};
 
 use crate::database::{DbInner, Output, Session};
 use crate::execute::object_name;
@@ -31,6 +33,7 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
     }
     let mut columns = Vec::with_capacity(create.columns.len());
     let mut key: Vec<(String, bool)> = Vec::new();
+    let mut uniques: Vec<UniqueConstraint> = Vec::new();
     for column in &create.columns {
         let column_name = ident_name(&column.name);
         let mut nullable = true;
@@ -45,6 +48,10 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
                         });
                     }
                     key.push((column_name.clone(), false));
+                }
+                ColumnOption::Unique(unique) => {
+                    let name = unique.name.as_ref().map(ident_name);
+                    uniques.push((name, vec![(column_name.clone(), false)]));
                 }
                 other => {
                     return Err(Error::Unsupported {
@@ -79,6 +86,20 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
                     key.push((ident_name(ident), desc));
                 }
             }
+            TableConstraint::Unique(unique) => {
+                let mut unique_columns = Vec::with_capacity(unique.columns.len());
+                for index_column in &unique.columns {
+                    let ast::Expr::Identifier(ident) = &index_column.column.expr else {
+                        return Err(Error::Unsupported {
+                            what: format!("the UNIQUE expression {}", index_column.column.expr),
+                        });
+                    };
+                    let desc = index_column.column.options.asc == Some(false);
+                    unique_columns.push((ident_name(ident), desc));
+                }
+                let name = unique.name.as_ref().or(unique.index_name.as_ref());
+                uniques.push((name.map(ident_name), unique_columns));
+            }
             other => {
                 return Err(Error::Unsupported {
                     what: format!("the table constraint {other}"),
@@ -87,9 +108,61 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
         }
     }
     let salt_buckets = salt_buckets(&create.table_options)?;
-    let def = TableDef::new(&name, columns, &key, salt_buckets)?;
+    let mut def = TableDef::new(&name, columns, &key, salt_buckets)?;
+    def.indexes = unique_indexes(&def, uniques)?;
     session.db.catalog.create_table(def).await?;
     Ok(Output::Done)
+}
+
+/// A UNIQUE constraint as declared: its optional name and its columns, each with a DESC flag.
+type UniqueConstraint = (Option<String>, Vec<(String, bool)>);
+
+/// The unique indexes that enforce a table's UNIQUE constraints, named `<table>_<columns>_key`
+/// unless the constraint is named. A constraint on exactly the primary key needs no index.
+fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<IndexDef>> {
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    for (name, unique_columns) in uniques {
+        let mut columns = Vec::with_capacity(unique_columns.len());
+        for (column, desc) in &unique_columns {
+            let position = def.column_index(column).ok_or_else(|| {
+                Error::Catalog(CatalogError::ColumnNotFound {
+                    table: def.name.clone(),
+                    column: column.clone(),
+                })
+            })?;
+            columns.push(KeyColumn {
+                column: position,
+                desc: *desc,
+            });
+        }
+        let mut positions: Vec<usize> = columns.iter().map(|c| c.column).collect();
+        let mut key_positions: Vec<usize> = def.key.iter().map(|c| c.column).collect();
+        positions.sort_unstable();
+        key_positions.sort_unstable();
+        if positions == key_positions {
+            continue;
+        }
+        let name = name.unwrap_or_else(|| {
+            let names: Vec<&str> = unique_columns.iter().map(|(c, _)| c.as_str()).collect();
+            let base = format!("{}_{}_key", def.name, names.join("_"));
+            let mut candidate = base.clone();
+            let mut suffix = 1;
+            while indexes.iter().any(|i| i.name == candidate) {
+                candidate = format!("{base}{suffix}");
+                suffix += 1;
+            }
+            candidate
+        });
+        indexes.push(IndexDef {
+            id: 0,
+            name,
+            columns,
+            include: Vec::new(),
+            unique: true,
+            state: IndexState::Ready,
+        });
+    }
+    Ok(indexes)
 }
 
 pub(crate) async fn drop(

@@ -165,11 +165,8 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         };
         let column_name = object_name(column)?;
         let position = visible_column(&def, &column_name)?;
-        if assigned.iter().any(|(c, _)| *c == position) {
-            return Err(Error::DuplicateTarget {
-                column: column_name,
-            });
-        }
+        // As in SQLite, the rightmost assignment to a column wins.
+        assigned.retain(|(c, _)| *c != position);
         assigned.push((position, value));
     }
     // Aliased: two assignments with the same text (`SET x = 5, y = 5`) are still two columns.

@@ -87,6 +87,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         Command::CheckTable { table, repair } => {
             indexes::check(session, None, Some(table), *repair).await
         }
+        Command::Reindex { target } => indexes::reindex(session, target.as_deref()).await,
     }
 }
 

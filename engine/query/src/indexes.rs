@@ -218,6 +218,41 @@ pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Out
 }
 
 /// CHECK / REPAIR of one index (`index = Some`) or of every index of a table.
+/// REINDEX: repairs the named index, every index of the named table, or every index, so each
+/// holds exactly the entries its rows call for. An index's name is looked up before a table's,
+/// as SQLite does.
+pub(crate) async fn reindex(session: &Session, target: Option<&str>) -> Result<Output> {
+    let db = &session.db;
+    let targets: Vec<(Arc<TableDef>, IndexDef)> = match target {
+        Some(name) => match db.catalog.find_index(name) {
+            Some(found) => vec![found],
+            None => {
+                let table = db.catalog.table(name).ok_or_else(|| Error::IndexNotFound {
+                    index: name.to_string(),
+                })?;
+                table
+                    .indexes
+                    .iter()
+                    .map(|i| (table.clone(), i.clone()))
+                    .collect()
+            }
+        },
+        None => db
+            .catalog
+            .tables()
+            .into_iter()
+            .flat_map(|table| {
+                let indexes = table.indexes.clone();
+                indexes.into_iter().map(move |i| (table.clone(), i))
+            })
+            .collect(),
+    };
+    for (table, index) in &targets {
+        maintain::check(db.store.as_ref(), table, index, true).await?;
+    }
+    Ok(Output::Done)
+}
+
 pub(crate) async fn check(
     session: &Session,
     index: Option<&str>,

@@ -35,6 +35,7 @@ mod scan_exec;
 mod show;
 mod statement;
 mod stats;
+mod subquery;
 mod types;
 mod views;
 mod write;

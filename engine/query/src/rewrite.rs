@@ -3,13 +3,15 @@
 //!
 //! * unary `+` is a no-op on any type (DataFusion refuses it on text);
 //! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
-//!   the duplicates get unique aliases for planning, and the result gets its names back.
+//!   the duplicates get unique aliases for planning, and the result gets its names back. The
+//!   same goes for unaliased subqueries, which DataFusion names alike.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions_mut,
+    Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions,
+    visit_expressions_mut,
 };
 
 /// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
@@ -56,14 +58,31 @@ pub(crate) fn unique_output_names(statement: &mut Statement) -> Option<Vec<Strin
         })
         .collect();
     let names = names?;
-    let mut seen = HashSet::new();
-    if names.iter().all(|n| seen.insert(n.to_lowercase())) {
+    // DataFusion names every subquery `(<subquery>)`, so two unaliased ones would clash.
+    let renamed: Vec<bool> = {
+        let mut seen = HashSet::new();
+        select
+            .projection
+            .iter()
+            .zip(&names)
+            .map(|(item, name)| {
+                let repeated = !seen.insert(name.to_lowercase());
+                repeated || matches!(item, SelectItem::UnnamedExpr(expr) if holds_subquery(expr))
+            })
+            .collect()
+    };
+    if !renamed.contains(&true) {
         return None;
     }
     let mut taken: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
-    let mut seen = HashSet::new();
-    for (position, (item, name)) in select.projection.iter_mut().zip(&names).enumerate() {
-        if seen.insert(name.to_lowercase()) {
+    for (position, ((item, name), renamed)) in select
+        .projection
+        .iter_mut()
+        .zip(&names)
+        .zip(renamed)
+        .enumerate()
+    {
+        if !renamed {
             continue;
         }
         let mut unique = format!("{name}__{position}");
@@ -86,6 +105,14 @@ pub(crate) fn unique_output_names(statement: &mut Statement) -> Option<Vec<Strin
         };
     }
     Some(names)
+}
+
+fn holds_subquery(expr: &Expr) -> bool {
+    visit_expressions(expr, |e| match e {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 /// The expression inside any number of parentheses.

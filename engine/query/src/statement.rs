@@ -10,7 +10,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace, Word};
 
 use crate::hints::QueryHints;
 
@@ -42,6 +42,9 @@ pub enum Command {
     CheckIndex { index: String, repair: bool },
     /// `CHECK TABLE t` / `REPAIR TABLE t`: the same for every index of a table.
     CheckTable { table: String, repair: bool },
+    /// `REINDEX [index | table]`: bring indexes back in line with their rows (all when
+    /// nothing is named).
+    Reindex { target: Option<String> },
 }
 
 impl std::fmt::Display for ParsedStatement {
@@ -70,6 +73,8 @@ impl std::fmt::Display for Command {
             Command::ShowIndexes { table: Some(t) } => write!(f, "SHOW INDEXES FROM {t}"),
             Command::CheckIndex { index, repair } => write!(f, "{} INDEX {index}", verb(*repair)),
             Command::CheckTable { table, repair } => write!(f, "{} TABLE {table}", verb(*repair)),
+            Command::Reindex { target: None } => f.write_str("REINDEX"),
+            Command::Reindex { target: Some(t) } => write!(f, "REINDEX {t}"),
         }
     }
 }
@@ -80,6 +85,51 @@ pub fn split_statements(sql: &str) -> Result<Vec<ParsedStatement>> {
     match error {
         Some(error) => Err(error),
         None => Ok(statements),
+    }
+}
+
+/// `x IN ()` is SQLite's spelling of a test against the empty set, which the generic dialect
+/// does not parse. An empty subquery means the same in standard SQL (false for every `x`, NULL
+/// included, and `NOT IN ()` true), so the list becomes `(SELECT NULL WHERE FALSE)`.
+fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_in = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::IN);
+        let open = significant(tokens, i + 1).filter(|&j| tokens[j].token == Token::LParen);
+        let close = open
+            .and_then(|j| significant(tokens, j + 1))
+            .filter(|&k| tokens[k].token == Token::RParen);
+        if let (true, Some(open), Some(close)) = (is_in, open, close) {
+            let span = tokens[close].span;
+            let word = |keyword: Keyword, text: &str| {
+                Token::Word(Word {
+                    value: text.to_string(),
+                    quote_style: None,
+                    keyword,
+                })
+            };
+            let space = Token::Whitespace(Whitespace::Space);
+            let inserted: Vec<TokenWithSpan> = [
+                word(Keyword::SELECT, "SELECT"),
+                space.clone(),
+                word(Keyword::NULL, "NULL"),
+                space.clone(),
+                word(Keyword::WHERE, "WHERE"),
+                space,
+                word(Keyword::FALSE, "FALSE"),
+            ]
+            .into_iter()
+            .map(|token| TokenWithSpan::new(token, span))
+            .collect();
+            let count = inserted.len();
+            tokens.splice(open + 1..close, inserted);
+            i = open + count + 2;
+        } else {
+            i += 1;
+        }
     }
 }
 
@@ -136,6 +186,7 @@ pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
             _ => {}
         }
     }
+    empty_in_lists_as_subqueries(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.
     let mut parser = Parser::new(&dialect)
@@ -233,6 +284,17 @@ fn parse_command(parser: &mut Parser<'_>) -> Option<std::result::Result<Command,
                     }
                 }
             }))
+        }
+        ("REINDEX", _) => {
+            parser.next_token();
+            let target = match parser.peek_token().token {
+                Token::EOF | Token::SemiColon => None,
+                _ => match name(parser) {
+                    Ok(target) => Some(target),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            Some(Ok(Command::Reindex { target }))
         }
         _ => None,
     }
