@@ -1,4 +1,5 @@
-//! A progress bar on stderr for long operations (index builds), shown only on a terminal.
+//! A progress bar on stderr for long operations (index builds, COPY loads), shown only on a
+//! terminal. The operation's label names what it counts.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
@@ -38,7 +39,7 @@ pub fn terminal_progress() -> Option<ProgressFn> {
         let mut stderr = std::io::stderr().lock();
         let _ = write!(
             stderr,
-            "\rbuilding {what}: [{}{}] {done}/{total} rows",
+            "\r{what}: [{}{}] {done}/{total}",
             "#".repeat(filled),
             " ".repeat(WIDTH - filled)
         );

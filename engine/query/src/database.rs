@@ -122,7 +122,8 @@ pub struct Session {
     pub(crate) progress: Option<ProgressFn>,
 }
 
-/// Called during long operations (an index build) with (what, done, total estimate).
+/// Called during long operations (an index build, a COPY load) with (what, done, total
+/// estimate); `what` names the unit counted.
 pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
 
 impl Session {

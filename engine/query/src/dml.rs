@@ -30,7 +30,7 @@ use crate::{Error, Result};
 
 /// What to do when an inserted key already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnExisting {
+pub(crate) enum OnExisting {
     Fail,
     Skip,
     ReplaceRow,
@@ -77,9 +77,23 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
         rows.push(row);
     }
+    let affected = write_rows(&session.db, &def, &targets, rows, mode).await?;
+    Ok(Output::Affected { rows: affected })
+}
+
+/// Writes full-width rows whose `targets` columns are set (and converted) in one transaction,
+/// with `mode` deciding what an existing key does; returns the rows written. Gives rows of a
+/// table without a primary key their row ids.
+pub(crate) async fn write_rows(
+    db: &DbInner,
+    def: &TableDef,
+    targets: &[usize],
+    mut rows: Vec<Vec<Datum>>,
+    mode: OnExisting,
+) -> Result<u64> {
     let hidden = def.columns.iter().position(|c| c.hidden);
     if let Some(rowid_column) = hidden {
-        let first = reserve_rowids(&session.db, &def, rows.len()).await?;
+        let first = reserve_rowids(db, def, rows.len()).await?;
         for (offset, row) in rows.iter_mut().enumerate() {
             row[rowid_column] = Datum::Int(first + offset as i64);
         }
@@ -89,12 +103,12 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     for row in &rows {
         for (i, column) in def.columns.iter().enumerate() {
             if !targets.contains(&i) && Some(i) != hidden && mode != OnExisting::MergeColumns {
-                assign(&def, column, row[i].clone())?;
+                assign(def, column, row[i].clone())?;
             }
         }
     }
 
-    let mut writer = RowWriter::begin(&session.db, &def).await?;
+    let mut writer = RowWriter::begin(db, def).await?;
     let mut affected = 0u64;
     for row in rows {
         // The transaction reads its own writes, so a key written earlier in this statement
@@ -121,7 +135,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
         match (existing, mode) {
             (None, OnExisting::MergeColumns) => {
-                check_not_null(&def, &row)?;
+                check_not_null(def, &row)?;
                 writer.stage(None, Some(&row));
             }
             (None, _) => writer.stage(None, Some(&row)),
@@ -129,16 +143,16 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
             (Some(_), OnExisting::Fail) => {
                 return Err(Error::DuplicateKey {
                     table: def.name.clone(),
-                    key: key_text(&def, &row),
+                    key: key_text(def, &row),
                 });
             }
             (Some(_), OnExisting::Skip) => continue,
             (Some(old), OnExisting::MergeColumns) => {
                 let mut merged = old.clone();
-                for &column in &targets {
+                for &column in targets {
                     merged[column] = row[column].clone();
                 }
-                check_not_null(&def, &merged)?;
+                check_not_null(def, &merged)?;
                 writer.stage(Some(&old), Some(&merged));
             }
         }
@@ -146,7 +160,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         affected += 1;
     }
     writer.commit().await?;
-    Ok(Output::Affected { rows: affected })
+    Ok(affected)
 }
 
 pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
@@ -316,7 +330,7 @@ fn visible_column(def: &TableDef, name: &str) -> Result<usize> {
         })
 }
 
-fn target_columns(def: &TableDef, names: &[ast::ObjectName]) -> Result<Vec<usize>> {
+pub(crate) fn target_columns(def: &TableDef, names: &[ast::ObjectName]) -> Result<Vec<usize>> {
     if names.is_empty() {
         return Ok(def.visible_columns().map(|(i, _)| i).collect());
     }
@@ -458,7 +472,7 @@ async fn select_rows(
 }
 
 /// Reserves `count` consecutive hidden row ids for a table.
-async fn reserve_rowids(db: &Arc<DbInner>, def: &TableDef, count: usize) -> Result<i64> {
+async fn reserve_rowids(db: &DbInner, def: &TableDef, count: usize) -> Result<i64> {
     let known = db
         .next_rowids
         .lock()

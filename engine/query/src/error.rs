@@ -74,6 +74,32 @@ pub enum Error {
     },
     #[error("index {index} does not exist")]
     IndexNotFound { index: String },
+    #[error("cannot {action} {path}: {source}")]
+    File {
+        action: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+    /// COPY FROM stopped at a row it could not convert; every row before it was loaded.
+    #[error("COPY stopped at line {line}: {source} ({loaded} rows before it were loaded)")]
+    CopyRow {
+        line: u64,
+        loaded: u64,
+        source: Box<Error>,
+    },
+    /// COPY FROM could not write a batch (a duplicate key, say): none of the batch was loaded,
+    /// every row before it was.
+    #[error(
+        "COPY stopped in lines {first_line}..={last_line}: {source} (none of those lines was loaded; the {loaded} rows before them were)"
+    )]
+    CopyBatch {
+        first_line: u64,
+        last_line: u64,
+        loaded: u64,
+        source: Box<Error>,
+    },
+    #[error("malformed CSV: {0}")]
+    Csv(#[from] csv::Error),
     #[error(transparent)]
     Index(rowdex_indexer::IndexError),
     #[error(transparent)]

@@ -67,6 +67,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         Statement::Update(update) => dml::update(session, update).await,
         Statement::Delete(delete) => dml::delete(session, delete).await,
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
+        Statement::Copy { .. } => crate::copy::copy(session, statement).await,
         Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {

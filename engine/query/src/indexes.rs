@@ -81,9 +81,10 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     };
     let total = db.stats.row_estimate(&building);
     let progress = session.progress.clone();
+    let label = format!("building index {name} (rows)");
     let mut report = |done: u64| {
         if let Some(progress) = &progress {
-            progress(&name, done, total.max(done));
+            progress(&label, done, total.max(done));
         }
     };
     match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {

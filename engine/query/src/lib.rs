@@ -19,6 +19,7 @@
 //! Every SELECT runs through DataFusion, with each table registered as a `TableProvider` whose
 //! scans use the access-path planner (`rowdex-planner`); DDL and DML run here.
 
+mod copy;
 mod database;
 mod ddl;
 mod dml;
@@ -40,6 +41,7 @@ mod types;
 mod views;
 mod write;
 
+pub use copy::COPY_BATCH_ROWS;
 pub use database::{Database, Output, ProgressFn, Session};
 pub use error::{Error, Result};
 pub use hints::QueryHints;

@@ -4,6 +4,7 @@
 
 mod atomicity;
 mod backends;
+mod copy;
 mod durability;
 mod early_stop;
 mod indexes;
