@@ -7,13 +7,15 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_catalog::Catalog;
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::Result;
-use crate::provider::RowdexSchema;
+use crate::provider::{RowdexSchema, RowdexTable};
 use crate::statement::{ParsedStatement, split_statements};
 use crate::stats::TableStats;
 
@@ -85,6 +87,38 @@ impl Database {
             .collect()
     }
 
+    /// A DataFusion `TableProvider` for one table, to register in any `SessionContext`. Scans
+    /// push filters, projections and limits down into rowdex's access paths; INSERT INTO
+    /// writes through rowdex, indexes included. The table's row count is estimated here, so the
+    /// provider's statistics carry it.
+    pub async fn table_provider(&self, name: &str) -> Result<Arc<RowdexTable>> {
+        let def = self
+            .inner
+            .catalog
+            .table(name)
+            .ok_or_else(|| crate::Error::TableNotFound {
+                table: name.to_string(),
+            })?;
+        let snapshot = self.inner.store.snapshot();
+        self.inner.stats.rows(&def, snapshot.as_ref()).await?;
+        Ok(Arc::new(RowdexTable::new(def, self.inner.clone(), false)))
+    }
+
+    /// A DataFusion `SchemaProvider` that resolves every rowdex table and view by name, live:
+    /// tables created later are visible through it too.
+    pub fn schema_provider(&self) -> Arc<RowdexSchema> {
+        Arc::new(RowdexSchema::new(self.inner.clone(), None))
+    }
+
+    /// Registers this database in `ctx` as catalog `catalog` with the schema `public`, so that
+    /// `SELECT ... FROM <catalog>.public.t` (or `t`, when it is the default catalog) reads it.
+    pub fn register_catalog(&self, ctx: &SessionContext, catalog: &str) -> Result<()> {
+        let provider = MemoryCatalogProvider::new();
+        provider.register_schema("public", self.schema_provider())?;
+        ctx.register_catalog(catalog, Arc::new(provider));
+        Ok(())
+    }
+
     /// Makes every acknowledged write durable on disk now (see the store's durability modes).
     pub async fn flush(&self) -> Result<()> {
         Ok(self.inner.store.flush().await?)
@@ -148,6 +182,35 @@ impl Session {
         Ok(match outputs.into_iter().last() {
             Some(Output::Rows { batches, .. }) => batches,
             _ => Vec::new(),
+        })
+    }
+
+    /// Runs one query and streams its result batches as they are produced, without collecting
+    /// them first.
+    pub async fn query_stream(&self, sql: &str) -> Result<SendableRecordBatchStream> {
+        let mut statements = split_statements(sql)?;
+        let statement = match (statements.pop(), statements.is_empty()) {
+            (
+                Some(ParsedStatement::Sql {
+                    statement, hints, ..
+                }),
+                true,
+            ) if matches!(statement.as_ref(), Statement::Query(_)) => {
+                let ctx = crate::execute::hinted_context(self, &hints);
+                let plan = crate::execute::plan_statement(&ctx, *statement).await?;
+                return Ok(ctx
+                    .execute_logical_plan(plan)
+                    .await?
+                    .execute_stream()
+                    .await?);
+            }
+            (other, _) => other,
+        };
+        Err(crate::Error::Unsupported {
+            what: format!(
+                "streaming anything but one query ({})",
+                statement.map_or_else(|| "nothing".to_string(), |s| s.to_string())
+            ),
         })
     }
 

@@ -93,7 +93,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
 }
 
 /// The session's context, carrying the statement's hints to the table scans when it has any.
-fn hinted_context(session: &Session, hints: &QueryHints) -> SessionContext {
+pub(crate) fn hinted_context(session: &Session, hints: &QueryHints) -> SessionContext {
     if hints.is_empty() {
         return session.ctx.clone();
     }

@@ -34,6 +34,7 @@ mod reader;
 mod rewrite;
 mod scan_exec;
 mod show;
+mod sink;
 mod statement;
 mod stats;
 mod subquery;

@@ -8,8 +8,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
+use datafusion::common::Statistics;
+use datafusion::common::stats::Precision;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::{TableType, ViewTable};
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use rowdex_catalog::TableDef;
@@ -24,6 +28,7 @@ use crate::database::DbInner;
 use crate::filters::translate;
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
+use crate::sink::RowdexSink;
 use crate::stats::count_entries;
 use crate::types::table_schema;
 
@@ -64,6 +69,43 @@ impl TableProvider for RowdexTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    /// The row count as an estimate: counted once per database (up to
+    /// `stats::COUNT_CAP` rows, beyond which it is a lower bound) and kept up to date by writes.
+    fn statistics(&self) -> Option<Statistics> {
+        let rows = self.db.stats.known_rows(&self.def)?;
+        let rows = usize::try_from(rows).ok()?;
+        Some(Statistics::new_unknown(&self.schema).with_num_rows(Precision::Inexact(rows)))
+    }
+
+    /// INSERT INTO planned by any DataFusion context: the rows are written like rowdex's own
+    /// INSERT (indexes maintained, all or nothing, an existing key is an error).
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{insert_op} into rowdex table {}",
+                self.def.name
+            )));
+        }
+        if self.columns.iter().any(|&c| self.def.columns[c].hidden) {
+            return Err(DataFusionError::Plan(format!(
+                "table {} exposes its hidden row id and cannot take inserts",
+                self.def.name
+            )));
+        }
+        let sink = RowdexSink {
+            db: self.db.clone(),
+            table: self.def.name.clone(),
+            columns: self.columns.clone(),
+            schema: self.schema.clone(),
+        };
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 
     fn supports_filters_pushdown(

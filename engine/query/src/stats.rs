@@ -29,6 +29,11 @@ impl TableStats {
         self.lock().get(&table.id).copied().unwrap_or(0)
     }
 
+    /// The estimate when one is known (after the table was first counted).
+    pub(crate) fn known_rows(&self, table: &TableDef) -> Option<u64> {
+        self.lock().get(&table.id).copied()
+    }
+
     /// The estimate, counting the table (up to the cap) the first time.
     pub(crate) async fn rows(&self, table: &TableDef, reader: &dyn KvRead) -> Result<u64> {
         if let Some(rows) = self.lock().get(&table.id) {

@@ -7,6 +7,7 @@ mod backends;
 mod copy;
 mod durability;
 mod early_stop;
+mod embedding;
 mod indexes;
 
 use rowdex::arrow::array::Array;
