@@ -1,12 +1,16 @@
 //! `rowdex-slt`: runs sqllogictest files (`.slt`) and SQLite corpus files (`.test`) against
 //! rowdex and prints one line per file and backend, then the record totals.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use rowdex_sql_tests::{Backend, collect_files, run_file};
+use rowdex_sql_tests::{Backend, FileReport, collect_files, run_file};
+
+/// Failures listed per file and backend in the report.
+const REPORTED_FAILURES: usize = 8;
 
 /// Lines shown of each failure message; result diffs can be long.
 const SHOWN_LINES: usize = 12;
@@ -23,6 +27,10 @@ struct Args {
     /// Failure messages shown under each FAIL line.
     #[arg(long, value_name = "N", default_value_t = 3)]
     failures: usize,
+    /// Also write a Markdown conformance table (per file and backend: records passed, time;
+    /// then the failing records) to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Test files, or directories searched recursively for *.slt and *.test.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -50,6 +58,7 @@ async fn main() -> ExitCode {
     let args = Args::parse();
     let mut passed = 0usize;
     let mut failed = 0usize;
+    let mut results: Vec<FileResult> = Vec::new();
     for root in &args.paths {
         let files = match collect_files(root) {
             Ok(files) => files,
@@ -63,13 +72,14 @@ async fn main() -> ExitCode {
             for &backend in args.backend.backends() {
                 let started = Instant::now();
                 let report = run_file(&file, backend).await;
+                let seconds = started.elapsed().as_secs_f64();
                 let verdict = if report.is_pass() { "PASS" } else { "FAIL" };
                 println!(
                     "{verdict} {} [{backend}] {}/{} ({:.2}s)",
                     file.display(),
                     report.records_passed,
                     report.total(),
-                    started.elapsed().as_secs_f64()
+                    seconds
                 );
                 if !args.quiet {
                     for failure in report.failures.iter().take(args.failures) {
@@ -85,13 +95,135 @@ async fn main() -> ExitCode {
                 }
                 passed += report.records_passed;
                 failed += report.records_failed;
+                let name = match root.parent() {
+                    Some(parent) if root.is_dir() => file.strip_prefix(parent).unwrap_or(&file),
+                    _ => file.file_name().map_or(file.as_path(), Path::new),
+                };
+                results.push(FileResult {
+                    file: name.display().to_string(),
+                    backend,
+                    report,
+                    seconds,
+                });
             }
         }
     }
     println!("{passed} passed, {failed} failed");
+    if let Some(path) = &args.report {
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        if let Err(error) = std::fs::write(path, conformance_table(&results, &command)) {
+            println!("cannot write {}: {error}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// One file's run on one backend.
+struct FileResult {
+    file: String,
+    backend: Backend,
+    report: FileReport,
+    seconds: f64,
+}
+
+/// The Markdown report: a row per file with each backend's passed/total and time, the totals,
+/// then the first line of each failure (a few per file).
+fn conformance_table(results: &[FileResult], command: &str) -> String {
+    let mut backends: Vec<Backend> = Vec::new();
+    let mut files: Vec<&str> = Vec::new();
+    for result in results {
+        if !backends.contains(&result.backend) {
+            backends.push(result.backend);
+        }
+        if !files.contains(&result.file.as_str()) {
+            files.push(&result.file);
+        }
+    }
+    let find = |file: &str, backend: Backend| {
+        results
+            .iter()
+            .find(|r| r.file == file && r.backend == backend)
+    };
+    let mut out = String::new();
+    out.push_str("# Conformance on the SQLite sqllogictest corpus\n\n");
+    out.push_str(
+        "Records passed per file and store (records that `skipif`/`onlyif` guard away from\n",
+    );
+    out.push_str(
+        "engines like rowdex are not counted), with the time each file took. Regenerate with\n\n",
+    );
+    let _ = writeln!(out, "    {command}\n");
+    out.push_str("| file |");
+    for backend in &backends {
+        let _ = write!(out, " {backend} |");
+    }
+    out.push_str("\n|---|");
+    for _ in &backends {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for file in &files {
+        let _ = write!(out, "| {file} |");
+        for &backend in &backends {
+            match find(file, backend) {
+                Some(r) => {
+                    let mark = if r.report.is_pass() { "" } else { " **fails**" };
+                    let _ = write!(
+                        out,
+                        " {}/{} ({:.1} s){mark} |",
+                        r.report.records_passed,
+                        r.report.total(),
+                        r.seconds
+                    );
+                }
+                None => out.push_str(" - |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("| **total** |");
+    for &backend in &backends {
+        let of_backend = results.iter().filter(|r| r.backend == backend);
+        let (passed, total, seconds) = of_backend.fold((0, 0, 0.0), |(p, t, s), r| {
+            (
+                p + r.report.records_passed,
+                t + r.report.total(),
+                s + r.seconds,
+            )
+        });
+        let share = if total == 0 {
+            100.0
+        } else {
+            100.0 * passed as f64 / total as f64
+        };
+        let _ = write!(out, " **{passed}/{total} ({share:.2}%), {seconds:.0} s** |");
+    }
+    out.push_str("\n\n## Failing records\n\n");
+    let failing: Vec<&FileResult> = results.iter().filter(|r| !r.report.is_pass()).collect();
+    if failing.is_empty() {
+        out.push_str("None.\n");
+    }
+    for result in failing {
+        let _ = writeln!(out, "### {} [{}]\n", result.file, result.backend);
+        for failure in result.report.failures.iter().take(REPORTED_FAILURES) {
+            let summary: Vec<&str> = failure.lines().take(2).map(str::trim).collect();
+            let _ = writeln!(out, "- `{}`", summary.join(" / ").replace('`', "'"));
+        }
+        let more = result
+            .report
+            .failures
+            .len()
+            .saturating_sub(REPORTED_FAILURES);
+        if more > 0 {
+            let _ = writeln!(out, "- ... and {more} more");
+        }
+        out.push('\n');
+    }
+    out
 }
