@@ -222,6 +222,15 @@ pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Out
 /// REINDEX: repairs the named index, every index of the named table, or every index, so each
 /// holds exactly the entries its rows call for. An index's name is looked up before a table's,
 /// as SQLite does.
+/// Every index of a table, each paired with the table.
+fn indexes_of(table: &Arc<TableDef>) -> Vec<(Arc<TableDef>, IndexDef)> {
+    table
+        .indexes
+        .iter()
+        .map(|i| (table.clone(), i.clone()))
+        .collect()
+}
+
 pub(crate) async fn reindex(session: &Session, target: Option<&str>) -> Result<Output> {
     let db = &session.db;
     let targets: Vec<(Arc<TableDef>, IndexDef)> = match target {
@@ -231,22 +240,10 @@ pub(crate) async fn reindex(session: &Session, target: Option<&str>) -> Result<O
                 let table = db.catalog.table(name).ok_or_else(|| Error::IndexNotFound {
                     index: name.to_string(),
                 })?;
-                table
-                    .indexes
-                    .iter()
-                    .map(|i| (table.clone(), i.clone()))
-                    .collect()
+                indexes_of(&table)
             }
         },
-        None => db
-            .catalog
-            .tables()
-            .into_iter()
-            .flat_map(|table| {
-                let indexes = table.indexes.clone();
-                indexes.into_iter().map(move |i| (table.clone(), i))
-            })
-            .collect(),
+        None => db.catalog.tables().iter().flat_map(indexes_of).collect(),
     };
     for (table, index) in &targets {
         maintain::check(db.store.as_ref(), table, index, true).await?;
@@ -275,11 +272,7 @@ pub(crate) async fn check(
             let table = db.catalog.table(name).ok_or_else(|| Error::TableNotFound {
                 table: name.to_string(),
             })?;
-            table
-                .indexes
-                .iter()
-                .map(|i| (table.clone(), i.clone()))
-                .collect()
+            indexes_of(&table)
         }
         (None, None) => Vec::new(),
     };

@@ -110,7 +110,11 @@ async fn main() -> ExitCode {
     }
     println!("{passed} passed, {failed} failed");
     if let Some(path) = &args.report {
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let arguments: Vec<String> = std::env::args().skip(1).collect();
+        let command = format!(
+            "cargo run --release -p rowdex-sql-tests --bin rowdex-slt -- {}",
+            arguments.join(" ")
+        );
         if let Err(error) = std::fs::write(path, conformance_table(&results, &command)) {
             println!("cannot write {}: {error}", path.display());
             return ExitCode::FAILURE;
@@ -212,7 +216,19 @@ fn conformance_table(results: &[FileResult], command: &str) -> String {
     for result in failing {
         let _ = writeln!(out, "### {} [{}]\n", result.file, result.backend);
         for failure in result.report.failures.iter().take(REPORTED_FAILURES) {
-            let summary: Vec<&str> = failure.lines().take(2).map(str::trim).collect();
+            // The error's first line, its innermost cause, and the statement.
+            let lines: Vec<&str> = failure
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && *l != "caused by")
+                .collect();
+            let mut summary: Vec<&str> = lines.iter().take(1).copied().collect();
+            if let Some(sql) = lines.iter().position(|l| l.starts_with("[SQL]")) {
+                if sql > 1 {
+                    summary.push(lines[sql - 1]);
+                }
+                summary.push(lines[sql]);
+            }
             let _ = writeln!(out, "- `{}`", summary.join(" / ").replace('`', "'"));
         }
         let more = result

@@ -30,6 +30,19 @@ async fn count(session: &rowdex::Session) -> Result<String, rowdex::Error> {
     Ok(rows(session, "SELECT count(*) FROM people").await?[0][0].clone())
 }
 
+/// Runs `COPY people FROM path WITH (HEADER true)`.
+async fn load(
+    session: &rowdex::Session,
+    path: &std::path::Path,
+) -> Result<Vec<rowdex::Output>, rowdex::Error> {
+    session
+        .execute(&format!(
+            "COPY people FROM '{}' WITH (HEADER true)",
+            path.display()
+        ))
+        .await
+}
+
 async fn check_clean(session: &rowdex::Session) -> TestResult {
     for row in rows(session, "CHECK TABLE people").await? {
         assert_eq!(row.last().map(String::as_str), Some("ok"), "{row:?}");
@@ -46,12 +59,7 @@ async fn copy_loads_in_batches_and_maintains_indexes() -> TestResult {
     let db = rowdex::Database::open(dir.path().join("db")).await?;
     let s = db.session();
     s.execute(SCHEMA).await?;
-    let out = s
-        .execute(&format!(
-            "COPY people FROM '{}' WITH (HEADER true)",
-            path.display()
-        ))
-        .await?;
+    let out = load(&s, &path).await?;
     assert!(
         matches!(out.last(), Some(rowdex::Output::Affected { rows }) if *rows == n as u64),
         "{out:?}"
@@ -82,14 +90,7 @@ async fn a_bad_row_stops_the_load_after_every_row_before_it() -> TestResult {
     let db = rowdex::Database::open_memory().await?;
     let s = db.session();
     s.execute(SCHEMA).await?;
-    let error = s
-        .execute(&format!(
-            "COPY people FROM '{}' WITH (HEADER true)",
-            path.display()
-        ))
-        .await
-        .err()
-        .ok_or("the load should fail")?;
+    let error = load(&s, &path).await.err().ok_or("the load should fail")?;
     let message = error.to_string();
     let line = bad_row + 2;
     assert!(message.contains(&format!("line {line}")), "{message}");
@@ -118,14 +119,7 @@ async fn a_batch_that_cannot_be_written_is_not_written_at_all() -> TestResult {
     let db = rowdex::Database::open_memory().await?;
     let s = db.session();
     s.execute(SCHEMA).await?;
-    let error = s
-        .execute(&format!(
-            "COPY people FROM '{}' WITH (HEADER true)",
-            path.display()
-        ))
-        .await
-        .err()
-        .ok_or("the load should fail")?;
+    let error = load(&s, &path).await.err().ok_or("the load should fail")?;
     let message = error.to_string();
     let (first, last) = (COPY_BATCH_ROWS + 2, 2 * COPY_BATCH_ROWS + 1);
     assert!(

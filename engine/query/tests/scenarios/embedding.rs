@@ -5,34 +5,14 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use rowdex::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
+use rowdex::arrow::array::{Int64Array, RecordBatch, StringArray};
 use rowdex::arrow::datatypes::{DataType, Field, Schema};
 use rowdex::datafusion::catalog::TableProvider;
 use rowdex::datafusion::datasource::MemTable;
 use rowdex::datafusion::logical_expr::{TableProviderFilterPushDown, col, lit};
 use rowdex::datafusion::prelude::SessionContext;
 
-use crate::{TestResult, rows, table};
-
-/// Every row of a DataFusion result as text cells.
-fn cells(batches: &[RecordBatch]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for batch in batches {
-        for row in 0..batch.num_rows() {
-            out.push(
-                batch
-                    .columns()
-                    .iter()
-                    .map(|c| {
-                        rowdex::format::cell_text(c.as_ref() as &dyn Array, row)
-                            .unwrap_or_else(|| "NULL".to_string())
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
-}
+use crate::{TestResult, cells, rows, table};
 
 async fn orders_db() -> Result<rowdex::Database, rowdex::Error> {
     let db = rowdex::Database::open_memory().await?;

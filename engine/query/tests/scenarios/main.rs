@@ -10,7 +10,7 @@ mod early_stop;
 mod embedding;
 mod indexes;
 
-use rowdex::arrow::array::Array;
+use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -20,23 +20,30 @@ pub async fn rows(session: &Session, sql: &str) -> Result<Vec<Vec<String>>, rowd
     let mut out = Vec::new();
     for output in session.execute(sql).await? {
         if let Output::Rows { batches, .. } = output {
-            for batch in batches {
-                for row in 0..batch.num_rows() {
-                    out.push(
-                        batch
-                            .columns()
-                            .iter()
-                            .map(|c| {
-                                rowdex::format::cell_text(c.as_ref() as &dyn Array, row)
-                                    .unwrap_or_else(|| "NULL".to_string())
-                            })
-                            .collect(),
-                    );
-                }
-            }
+            out.extend(cells(&batches));
         }
     }
     Ok(out)
+}
+
+/// Every row of `batches` as text cells (NULL as "NULL").
+pub fn cells(batches: &[RecordBatch]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            out.push(
+                batch
+                    .columns()
+                    .iter()
+                    .map(|c| {
+                        rowdex::format::cell_text(c.as_ref() as &dyn Array, row)
+                            .unwrap_or_else(|| "NULL".to_string())
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
 }
 
 /// Shorthand for expected rows.
