@@ -23,7 +23,7 @@ pub use backend::{Backend, FreshDatabase};
 pub use discover::{FileFormat, collect_files};
 pub use error::Error;
 pub use report::FileReport;
-pub use run::{run_file, run_file_head};
+pub use run::{executor_label, run_file, run_file_head, run_file_with};
 
 /// The engine name the runner matches `skipif` / `onlyif` labels against. It is none of the
 /// engines SQLite's corpus names, so unguarded records run and `onlyif <engine>` ones are skipped.

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use rowdex::Executor;
 use sqllogictest::{Control, QueryExpect, Record, RecordOutput, ResultMode, Runner};
 
 use crate::preprocess::sqlite_test_script;
@@ -26,8 +27,20 @@ pub async fn run_file_head(
     backend: Backend,
     max_records: usize,
 ) -> FileReport {
+    run_file_with(path, backend, Executor::Auto, max_records).await
+}
+
+/// Like [`run_file_head`], with queries run by `executor`. Records guarded by `onlyif native`
+/// or `onlyif datafusion` (and `skipif`) run in the one mode only: EXPLAIN VERBOSE prints the
+/// executor's own plan.
+pub async fn run_file_with(
+    path: impl AsRef<Path>,
+    backend: Backend,
+    executor: Executor,
+    max_records: usize,
+) -> FileReport {
     let path = path.as_ref();
-    match try_run_file(path, backend, max_records).await {
+    match try_run_file(path, backend, executor, max_records).await {
         Ok(report) => report,
         Err(error) => FileReport::broken(format!("{}: {error}", path.display())),
     }
@@ -36,6 +49,7 @@ pub async fn run_file_head(
 async fn try_run_file(
     path: &Path,
     backend: Backend,
+    executor: Executor,
     max_records: usize,
 ) -> Result<FileReport, Error> {
     let format = FileFormat::of(path).unwrap_or(FileFormat::Slt);
@@ -51,9 +65,12 @@ async fn try_run_file(
     let letters = expected.clone();
     // Every connection a file names is a new session on the same database.
     let mut runner = Runner::new(move || {
-        let connection = RowdexDb::new(db.session(), style, letters.clone());
+        let mut session = db.session();
+        session.set_executor(executor);
+        let connection = RowdexDb::new(session, style, letters.clone());
         async move { Ok::<_, Error>(connection) }
     });
+    runner.add_label(executor_label(executor));
     if format == FileFormat::SqliteTest {
         let has_threshold = records
             .iter()
@@ -111,6 +128,15 @@ async fn try_run_file(
     drop(runner);
     drop(fresh);
     Ok(report)
+}
+
+/// The `onlyif` / `skipif` label of an executor.
+pub fn executor_label(executor: Executor) -> &'static str {
+    match executor {
+        Executor::DataFusion => "datafusion",
+        // Any executor added later starts from the native tests.
+        _ => "native",
+    }
 }
 
 fn load_records(path: &Path, format: FileFormat) -> Result<Vec<Record<TypeLetter>>, Error> {

@@ -1,9 +1,12 @@
-//! The crate's single test binary: every suite under `slt/` on both backends, and a small
-//! sample of SQLite's corpus for information.
+//! The crate's single test binary: every suite under `slt/` on both backends and with both
+//! executors, and a subset of SQLite's corpus.
 
 use std::path::{Path, PathBuf};
 
-use rowdex_sql_tests::{Backend, collect_files, run_file, run_file_head};
+use rowdex::Executor;
+use rowdex_sql_tests::{
+    Backend, collect_files, executor_label, run_file, run_file_head, run_file_with,
+};
 
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,22 +14,30 @@ fn manifest_dir() -> &'static Path {
 
 /// Every record of every suite must pass on every backend; all failures are reported at once.
 #[tokio::test(flavor = "multi_thread")]
-async fn slt_suites_pass_on_every_backend() -> Result<(), rowdex_sql_tests::Error> {
+async fn slt_suites_pass_on_every_backend_and_executor() -> Result<(), rowdex_sql_tests::Error> {
     let files = collect_files(&manifest_dir().join("slt"))?;
     assert!(!files.is_empty(), "no .slt files under slt/");
     let mut failures = Vec::new();
+    // Both stores with the native executor, and DataFusion alone on memory: the answers of
+    // the two executors must agree, and the stores must agree with each other.
+    let setups = [
+        (Backend::Memory, Executor::Auto),
+        (Backend::Fjall, Executor::Auto),
+        (Backend::Memory, Executor::DataFusion),
+    ];
     for file in &files {
-        for backend in Backend::ALL {
-            let report = run_file(file, backend).await;
+        for (backend, executor) in setups {
+            let report = run_file_with(file, backend, executor, usize::MAX).await;
+            let mode = executor_label(executor);
             println!(
-                "{} {} [{backend}] {}/{}",
+                "{} {} [{backend}, {mode}] {}/{}",
                 if report.is_pass() { "PASS" } else { "FAIL" },
                 file.display(),
                 report.records_passed,
                 report.total()
             );
             for failure in report.failures {
-                failures.push(format!("[{backend}] {failure}"));
+                failures.push(format!("[{backend}, {mode}] {failure}"));
             }
         }
     }

@@ -153,10 +153,12 @@ fn fixing_values(predicates: &[Predicate], column: usize) -> Option<(usize, Vec<
     })
 }
 
-/// The tightest range (or LIKE prefix) on `column`, marking the predicates it consumes.
+/// The tightest range (or LIKE prefix) on `column`, marking the predicates it consumes: every
+/// bound on the column, since the tightest one implies the looser ones.
 fn bound_on(predicates: &[Predicate], column: usize, used: &mut [bool]) -> KeyBound {
     let mut lower: Option<(usize, Bound<Datum>)> = None;
     let mut upper: Option<(usize, Bound<Datum>)> = None;
+    let mut bounds = Vec::new();
     for (i, predicate) in predicates.iter().enumerate() {
         let Predicate::Compare {
             column: c,
@@ -184,6 +186,7 @@ fn bound_on(predicates: &[Predicate], column: usize, used: &mut [bool]) -> KeyBo
             CmpOp::LtEq => (&mut upper, Bound::Included(value.clone()), Ordering::Less),
             CmpOp::Eq | CmpOp::NotEq => continue,
         };
+        bounds.push(i);
         let replace = match slot {
             None => true,
             Some((_, current)) => is_tighter(&bound, current, tighter),
@@ -205,11 +208,11 @@ fn bound_on(predicates: &[Predicate], column: usize, used: &mut [bool]) -> KeyBo
             None => KeyBound::All,
         };
     }
-    let mut take = |slot: Option<(usize, Bound<Datum>)>| match slot {
-        Some((i, bound)) => {
-            used[i] = true;
-            bound
-        }
+    for i in bounds {
+        used[i] = true;
+    }
+    let take = |slot: Option<(usize, Bound<Datum>)>| match slot {
+        Some((_, bound)) => bound,
         None => Bound::Unbounded,
     };
     KeyBound::Range {

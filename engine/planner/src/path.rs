@@ -172,6 +172,35 @@ impl ScanPlan {
         Some(pks.iter().map(|pk| self.table.row_key(pk)).collect())
     }
 
+    /// The key columns whose order the rows come out in: the primary key, or for an index scan
+    /// the index's columns followed by the primary key (an intersection yields primary-key
+    /// order). Reversed for a reverse scan; the first [`ScanPlan::fixed_columns`] of them hold a
+    /// single value.
+    pub fn order_columns(&self) -> Vec<KeyColumn> {
+        match &self.path {
+            AccessPath::IndexScan { input, .. } => self
+                .table
+                .indexes
+                .get(input.index)
+                .map(|index| index.entry_key_columns(&self.table))
+                .unwrap_or_default(),
+            _ => self.table.key.clone(),
+        }
+    }
+
+    /// How many leading [`ScanPlan::order_columns`] the path fixes to a single value: those are
+    /// constant in the output, and the order is carried by the columns after them.
+    pub fn fixed_columns(&self) -> usize {
+        match &self.path {
+            AccessPath::PointGet { key } => key.len(),
+            AccessPath::RangeScan { prefixes, .. } if prefixes.len() == 1 => prefixes[0].len(),
+            AccessPath::IndexScan { input, .. } if input.prefixes.len() == 1 => {
+                input.prefixes[0].len()
+            }
+            _ => 0,
+        }
+    }
+
     /// The key ranges whose entry counts the cost model needs: one list per input (the table's
     /// ranges in every bucket for a range scan, each index input's ranges otherwise).
     pub fn probes(&self) -> Vec<Vec<KeyRange>> {

@@ -31,6 +31,17 @@ impl CmpOp {
         }
     }
 
+    /// The operator with its operands swapped: `5 < a` is `a > 5`.
+    pub fn flipped(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+            other => other,
+        }
+    }
+
     fn holds(self, ordering: Ordering) -> bool {
         match self {
             CmpOp::Eq => ordering == Ordering::Equal,

@@ -15,6 +15,8 @@ use rowdex_catalog::Catalog;
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::Result;
+use crate::native::Executor;
+use crate::prepared::Prepared;
 use crate::provider::{RowdexSchema, RowdexTable};
 use crate::statement::{ParsedStatement, split_statements};
 use crate::stats::TableStats;
@@ -74,6 +76,7 @@ impl Database {
             ctx: new_context(&self.inner, None),
             db: self.inner.clone(),
             progress: None,
+            executor: Executor::Auto,
         }
     }
 
@@ -149,11 +152,14 @@ impl Output {
     }
 }
 
-/// A connection: runs SQL against the database.
+/// A connection: runs SQL against the database. A clone is another connection with the same
+/// settings.
+#[derive(Clone)]
 pub struct Session {
     pub(crate) db: Arc<DbInner>,
     pub(crate) ctx: SessionContext,
     pub(crate) progress: Option<ProgressFn>,
+    pub(crate) executor: Executor,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -164,6 +170,22 @@ impl Session {
     /// Reports the progress of long operations (CREATE INDEX on a large table) to `progress`.
     pub fn set_progress(&mut self, progress: ProgressFn) {
         self.progress = Some(progress);
+    }
+
+    /// Chooses which executor runs queries (the native one where it applies, by default).
+    pub fn set_executor(&mut self, executor: Executor) {
+        self.executor = executor;
+    }
+
+    pub fn executor(&self) -> Executor {
+        self.executor
+    }
+
+    /// Parses `sql`, one statement with parameters (`$1`, `$2`, ... or `?`), for running many
+    /// times with different values. A query the native executor runs keeps its compiled form,
+    /// so running it again costs no parsing or planning.
+    pub fn prepare(&self, sql: &str) -> Result<Prepared> {
+        Prepared::new(self.clone(), sql)
     }
 
     /// Runs every statement of `sql` in order and returns their outputs. Stops at the first

@@ -98,6 +98,8 @@ pub enum Error {
         loaded: u64,
         source: Box<Error>,
     },
+    #[error("the statement takes {expected} parameters, {given} were given")]
+    ParameterCount { expected: usize, given: usize },
     #[error("malformed CSV: {0}")]
     Csv(#[from] csv::Error),
     #[error(transparent)]

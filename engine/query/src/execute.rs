@@ -1,5 +1,6 @@
-//! Statement dispatch: DDL, DML and the SHOW/DESCRIBE family run here; queries and EXPLAIN go
-//! through DataFusion with the rowdex tables as providers.
+//! Statement dispatch: DDL, DML and the SHOW/DESCRIBE family run here; a query goes to the
+//! native executor when it can run it, otherwise (and EXPLAIN likewise) through DataFusion with
+//! the rowdex tables as providers.
 
 use std::sync::Arc;
 
@@ -10,10 +11,11 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{ExecutionPlan, displayable};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Statement};
+use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement};
 
 use crate::database::{Output, Session};
 use crate::hints::QueryHints;
+use crate::native::{self, Executor, NativeQuery};
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
 use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
@@ -52,10 +54,35 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
     match statement {
-        Statement::Query(_) => run_query(&hinted_context(session, hints), statement.clone()).await,
+        Statement::Query(query) => {
+            if let Some(native) = native_query(session, query)
+                && let Some(output) = native::run(&session.db, &native, &[], hints).await?
+            {
+                return Ok(output);
+            }
+            run_query(&hinted_context(session, hints), statement.clone()).await
+        }
         Statement::Explain {
-            statement, verbose, ..
-        } => explain(&hinted_context(session, hints), statement, *verbose).await,
+            statement: explained,
+            verbose,
+            ..
+        } => {
+            if let Statement::Query(query) = explained.as_ref()
+                && let Some(native) = native_query(session, query)
+                && let Some(path) = native::explain(&session.db, &native, hints).await?
+            {
+                let line = if *verbose {
+                    format!(
+                        "NativeExec: {path} projection=[{}]",
+                        native.names.join(", ")
+                    )
+                } else {
+                    path
+                };
+                return Ok(text_rows("plan", vec![line]));
+            }
+            explain(&hinted_context(session, hints), explained, *verbose).await
+        }
         Statement::CreateTable(create) => ddl::create_table(session, create).await,
         Statement::Drop {
             object_type,
@@ -89,6 +116,14 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
             indexes::check(session, None, Some(table), *repair).await
         }
         Command::Reindex { target } => indexes::reindex(session, target.as_deref()).await,
+    }
+}
+
+/// The native form of a query, when the session lets the native executor run it and it can.
+pub(crate) fn native_query(session: &Session, query: &Query) -> Option<NativeQuery> {
+    match session.executor {
+        Executor::Auto => NativeQuery::compile(&session.db, query),
+        Executor::DataFusion => None,
     }
 }
 

@@ -37,7 +37,7 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
                     compare(table, column, op, value)
                 } else if let (Some(value), Some(column)) = (literal(left), column_of(table, right))
                 {
-                    compare(table, column, flip(op), value)
+                    compare(table, column, op.flipped(), value)
                 } else {
                     None
                 }
@@ -155,7 +155,7 @@ fn scalar(value: &ScalarValue) -> Option<Datum> {
 
 /// The value as the column's own type, only when the conversion loses nothing: comparing the
 /// column with the converted value must mean exactly what comparing it with the original does.
-fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datum> {
+pub(crate) fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datum> {
     let data_type = column_type(table, column);
     if data_type.admits(&value) {
         return Some(value);
@@ -179,15 +179,4 @@ fn cmp_op(op: Operator) -> Option<CmpOp> {
         Operator::GtEq => CmpOp::GtEq,
         _ => return None,
     })
-}
-
-/// `5 < a` is `a > 5`.
-fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::LtEq => CmpOp::GtEq,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::GtEq => CmpOp::LtEq,
-        other => other,
-    }
 }

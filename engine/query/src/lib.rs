@@ -16,8 +16,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Every SELECT runs through DataFusion, with each table registered as a `TableProvider` whose
-//! scans use the access-path planner (`rowdex-planner`); DDL and DML run here.
+//! A query on one table that the access paths answer by themselves (point and multi gets, key
+//! and index ranges, intersections, with ORDER BY along the key and LIMIT) runs natively;
+//! every other SELECT runs through DataFusion, with each table registered as a `TableProvider`
+//! whose scans use the same access-path planner (`rowdex-planner`). DDL and DML run here.
+//! [`Session::prepare`] parses a statement with parameters once for many runs.
 
 mod copy;
 mod database;
@@ -29,6 +32,8 @@ mod filters;
 pub mod format;
 mod hints;
 mod indexes;
+mod native;
+mod prepared;
 mod provider;
 mod reader;
 mod rewrite;
@@ -46,7 +51,10 @@ pub use copy::COPY_BATCH_ROWS;
 pub use database::{Database, Output, ProgressFn, Session};
 pub use error::{Error, Result};
 pub use hints::QueryHints;
+pub use native::Executor;
+pub use prepared::Prepared;
 pub use provider::{RowdexSchema, RowdexTable};
+pub use rowdex_codec::Datum;
 pub use scan_exec::RowdexScanExec;
 pub use statement::{Command, ParsedStatement, parse_script, split_statements, statement_ends};
 

@@ -179,7 +179,17 @@ impl TableProvider for RowdexTable {
 /// The cheapest candidate plan for a scan: when there is a choice, each candidate's key ranges
 /// are counted first (up to a cap, from one snapshot) and the cost model compares them.
 pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<ScanPlan> {
-    // `candidates` never returns an empty list; the primary-key plan stands in if it did.
+    let plans = candidates(&request);
+    choose_among(db, &request, plans).await
+}
+
+/// The cheapest of `plans` (candidates for `request`), by their counted key ranges.
+pub(crate) async fn choose_among(
+    db: &DbInner,
+    request: &ScanRequest,
+    mut plans: Vec<ScanPlan>,
+) -> Result<ScanPlan> {
+    // Callers never pass an empty list; the primary-key plan stands in if one did.
     let pk_plan = || {
         plan_scan(
             request.table.clone(),
@@ -189,7 +199,6 @@ pub(crate) async fn choose_plan(db: &DbInner, request: ScanRequest) -> Result<Sc
             request.limit,
         )
     };
-    let mut plans = candidates(&request);
     if plans.len() <= 1 {
         return Ok(plans.pop().unwrap_or_else(pk_plan));
     }

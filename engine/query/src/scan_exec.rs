@@ -24,7 +24,6 @@ use datafusion::physical_plan::{
     SortOrderPushdownResult,
 };
 use futures::{StreamExt, TryStreamExt};
-use rowdex_catalog::KeyColumn;
 use rowdex_codec::Datum;
 use rowdex_indexer::layout;
 use rowdex_planner::{
@@ -156,31 +155,6 @@ impl RowdexScanExec {
     }
 }
 
-/// The key columns the path reads in order: the primary key, or for an index scan the index's
-/// columns followed by the primary key.
-fn layout_columns(plan: &ScanPlan) -> Vec<KeyColumn> {
-    match &plan.path {
-        AccessPath::IndexScan { input, .. } => plan
-            .table
-            .indexes
-            .get(input.index)
-            .map(|index| index.entry_key_columns(&plan.table))
-            .unwrap_or_default(),
-        _ => plan.table.key.clone(),
-    }
-}
-
-/// How many leading layout columns the path fixes to a single value: those are constant in the
-/// output, and the order is carried by the columns after them.
-fn fixed_key_columns(plan: &ScanPlan) -> usize {
-    match &plan.path {
-        AccessPath::PointGet { key } => key.len(),
-        AccessPath::RangeScan { prefixes, .. } if prefixes.len() == 1 => prefixes[0].len(),
-        AccessPath::IndexScan { input, .. } if input.prefixes.len() == 1 => input.prefixes[0].len(),
-        _ => 0,
-    }
-}
-
 /// The output ordering: the projected key columns after the fixed ones, in scan direction,
 /// up to the first key column that is not projected.
 fn key_ordering(
@@ -189,7 +163,7 @@ fn key_ordering(
     schema: &SchemaRef,
 ) -> Vec<PhysicalSortExpr> {
     let mut ordering = Vec::new();
-    for key_column in layout_columns(plan).iter().skip(fixed_key_columns(plan)) {
+    for key_column in plan.order_columns().iter().skip(plan.fixed_columns()) {
         let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
             break;
         };
@@ -210,9 +184,9 @@ fn key_ordering(
 
 /// The projected key columns the path fixes, as constants DataFusion can use to drop sorts.
 fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> Vec<ConstExpr> {
-    layout_columns(plan)
+    plan.order_columns()
         .iter()
-        .take(fixed_key_columns(plan))
+        .take(plan.fixed_columns())
         .filter_map(|key_column| {
             let output = projection.iter().position(|c| *c == key_column.column)?;
             let expr: Arc<dyn PhysicalExpr> =
@@ -224,7 +198,7 @@ fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> V
 
 /// Rows up to which a LIMIT makes an ordered index scan with row lookups cheaper than reading
 /// and sorting the table: a thousand gets cost about what reading 12 000 entries does on fjall.
-const ORDERED_LOOKUP_LIMIT: usize = 1000;
+pub(crate) const ORDERED_LOOKUP_LIMIT: usize = 1000;
 
 /// Reads every row, sorts them in the order of `order`'s index scan (by the index entry key the
 /// row would have, which is that order byte for byte), then applies OFFSET and LIMIT.

@@ -135,18 +135,70 @@ fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
 
 /// Parses statements until the first syntax error; returns those before it and the error.
 pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
-    let dialect = GenericDialect {};
-    let mut tokens = match Tokenizer::new(&dialect, sql).tokenize_with_location() {
-        Ok(tokens) => tokens,
-        Err(e) => {
-            return (
-                Vec::new(),
-                Some(Error::Parse {
-                    message: e.to_string(),
-                }),
-            );
+    match tokenize(sql) {
+        Ok(tokens) => parse_tokens(tokens),
+        Err(error) => (Vec::new(), Some(error)),
+    }
+}
+
+fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
+    Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize_with_location()
+        .map_err(|e| Error::Parse {
+            message: e.to_string(),
+        })
+}
+
+/// Parses one statement with parameters, written `$1`, `$2`, ... or `?` (numbered in order of
+/// appearance); returns it with the number of parameters it takes.
+pub(crate) fn parse_with_parameters(sql: &str) -> Result<(ParsedStatement, usize)> {
+    let mut tokens = tokenize(sql)?;
+    let mut anonymous = 0;
+    let mut count = 0;
+    let mut numbered = false;
+    for token in &mut tokens {
+        let Token::Placeholder(name) = &mut token.token else {
+            continue;
+        };
+        if name == "?" {
+            anonymous += 1;
+            *name = format!("${anonymous}");
+            count = count.max(anonymous);
+        } else if let Some(n) = name.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+            numbered = true;
+            count = count.max(n);
+        } else {
+            return Err(Error::Parse {
+                message: format!(
+                    "parameter {name} at {}: write $1, $2, ... or ?",
+                    token.span.start
+                ),
+            });
         }
-    };
+    }
+    if numbered && anonymous > 0 {
+        return Err(Error::Parse {
+            message: "a statement numbers its parameters ($1) or does not (?), not both"
+                .to_string(),
+        });
+    }
+    let (mut statements, error) = parse_tokens(tokens);
+    if let Some(error) = error {
+        return Err(error);
+    }
+    match (statements.pop(), statements.is_empty()) {
+        (Some(statement), true) => Ok((statement, count)),
+        (None, _) => Err(Error::Parse {
+            message: "no statement to prepare".to_string(),
+        }),
+        (Some(_), false) => Err(Error::Parse {
+            message: "a prepared statement holds one statement".to_string(),
+        }),
+    }
+}
+
+fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    let dialect = GenericDialect {};
     let mut upserts = Vec::new();
     let mut hints: Vec<QueryHints> = Vec::new();
     let mut at_start = true;

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use rowdex_sql_tests::{Backend, FileReport, collect_files, run_file};
+use rowdex::Executor;
+use rowdex_sql_tests::{Backend, FileReport, collect_files, run_file_with};
 
 /// Failures listed per file and backend in the report.
 const REPORTED_FAILURES: usize = 8;
@@ -21,6 +22,10 @@ struct Args {
     /// Store to run each file on.
     #[arg(long, value_enum, default_value_t = BackendChoice::Memory)]
     backend: BackendChoice,
+    /// Which executor runs queries: the native one where it applies (`auto`), or DataFusion
+    /// for all of them.
+    #[arg(long, value_enum, default_value_t = ExecutorChoice::Auto)]
+    executor: ExecutorChoice,
     /// Print only the PASS/FAIL lines and the totals.
     #[arg(long)]
     quiet: bool,
@@ -43,6 +48,12 @@ enum BackendChoice {
     Both,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExecutorChoice {
+    Auto,
+    Datafusion,
+}
+
 impl BackendChoice {
     fn backends(self) -> &'static [Backend] {
         match self {
@@ -56,6 +67,10 @@ impl BackendChoice {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    let executor = match args.executor {
+        ExecutorChoice::Auto => Executor::Auto,
+        ExecutorChoice::Datafusion => Executor::DataFusion,
+    };
     let mut passed = 0usize;
     let mut failed = 0usize;
     let mut results: Vec<FileResult> = Vec::new();
@@ -71,7 +86,7 @@ async fn main() -> ExitCode {
         for file in files {
             for &backend in args.backend.backends() {
                 let started = Instant::now();
-                let report = run_file(&file, backend).await;
+                let report = run_file_with(&file, backend, executor, usize::MAX).await;
                 let seconds = started.elapsed().as_secs_f64();
                 let verdict = if report.is_pass() { "PASS" } else { "FAIL" };
                 println!(

@@ -103,7 +103,8 @@ fn leading_column_fixed_and_next_bounded_is_a_range_scan() {
     );
     assert_eq!(
         plan.to_string(),
-        "RANGE SCAN m range [host = 'h', ts > 7] reverse limit=10 residual=(ts > 3)"
+        // The tighter bound implies the looser one, which needs no check of its own.
+        "RANGE SCAN m range [host = 'h', ts > 7] reverse limit=10"
     );
 }
 

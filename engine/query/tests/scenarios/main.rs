@@ -9,6 +9,7 @@ mod durability;
 mod early_stop;
 mod embedding;
 mod indexes;
+mod prepared;
 
 use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};

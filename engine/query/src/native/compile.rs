@@ -1,0 +1,470 @@
+//! Recognising the queries the native executor runs, straight from the parsed SQL: one rowdex
+//! table, plain columns (renamed or not), a conjunction of column-versus-value conditions,
+//! ORDER BY on columns, LIMIT and OFFSET. Values may be literals or parameters (`$n`). Anything
+//! else is not compiled, and runs through DataFusion.
+//!
+//! Only what the predicate IR states exactly is accepted, so both executors give the same
+//! answer: a value whose conversion to its column's type would change a comparison leaves the
+//! query to DataFusion (when it is bound, see `NativeQuery::bind`).
+
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, GroupByExpr, Ident, LimitClause, ObjectNamePart, OrderByKind, Query,
+    SelectFlavor, SelectItem, SetExpr, TableFactor, UnaryOperator, Value,
+};
+use rowdex_catalog::{Catalog, DataType, TableDef};
+use rowdex_codec::Datum;
+use rowdex_planner::CmpOp;
+
+/// A value in the query: written in the SQL, or the n-th parameter (from 0).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Slot {
+    Value(Datum),
+    Param(usize),
+}
+
+/// One conjunct of the WHERE clause.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Condition {
+    Compare {
+        column: usize,
+        op: CmpOp,
+        value: Slot,
+    },
+    InList {
+        column: usize,
+        values: Vec<Slot>,
+    },
+    LikePrefix {
+        column: usize,
+        prefix: String,
+    },
+    IsNull {
+        column: usize,
+    },
+    IsNotNull {
+        column: usize,
+    },
+}
+
+/// One ORDER BY item, as a table column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct OrderItem {
+    pub column: usize,
+    pub descending: bool,
+}
+
+/// A compiled single-table query, with its values still unbound.
+#[derive(Debug, Clone)]
+pub(crate) struct NativeQuery {
+    pub table: Arc<TableDef>,
+    /// Result column names, and the table column behind each.
+    pub names: Vec<String>,
+    pub columns: Vec<usize>,
+    pub conditions: Vec<Condition>,
+    pub order: Vec<OrderItem>,
+    pub limit: Option<Slot>,
+    pub offset: Option<Slot>,
+}
+
+/// Compiles `query` if the native executor can run it.
+pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
+    let plain_query = query.with.is_none()
+        && query.fetch.is_none()
+        && query.locks.is_empty()
+        && query.for_clause.is_none()
+        && query.settings.is_none()
+        && query.format_clause.is_none()
+        && query.pipe_operators.is_empty();
+    if !plain_query {
+        return None;
+    }
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let plain_select = select.distinct.is_none()
+        && select.select_modifiers.is_none()
+        && select.top.is_none()
+        && select.exclude.is_none()
+        && select.into.is_none()
+        && select.lateral_views.is_empty()
+        && select.prewhere.is_none()
+        && select.connect_by.is_empty()
+        && matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
+        && select.cluster_by.is_empty()
+        && select.distribute_by.is_empty()
+        && select.sort_by.is_empty()
+        && select.having.is_none()
+        && select.named_window.is_empty()
+        && select.qualify.is_none()
+        && select.value_table_mode.is_none()
+        && select.flavor == SelectFlavor::Standard
+        && select.from.len() == 1;
+    if !plain_select {
+        return None;
+    }
+    let from = select.from.first()?;
+    if !from.joins.is_empty() {
+        return None;
+    }
+    let TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        with_hints,
+        version: None,
+        with_ordinality: false,
+        partitions,
+        json_path: None,
+        sample: None,
+        index_hints,
+    } = &from.relation
+    else {
+        return None;
+    };
+    if !with_hints.is_empty() || !partitions.is_empty() || !index_hints.is_empty() {
+        return None;
+    }
+    let [ObjectNamePart::Identifier(table_ident)] = name.0.as_slice() else {
+        return None;
+    };
+    let table = catalog.table(&normalize(table_ident))?;
+    let qualifier = match alias {
+        Some(alias) if alias.columns.is_empty() && alias.at.is_none() => normalize(&alias.name),
+        Some(_) => return None,
+        None => table.name.clone(),
+    };
+    let scope = Scope {
+        table: &table,
+        qualifier,
+    };
+
+    let mut names = Vec::new();
+    let mut columns = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(options) if options.opt_alias.is_none() => {
+                let plain = options.opt_ilike.is_none()
+                    && options.opt_exclude.is_none()
+                    && options.opt_except.is_none()
+                    && options.opt_replace.is_none()
+                    && options.opt_rename.is_none();
+                if !plain {
+                    return None;
+                }
+                for (i, column) in table.columns.iter().enumerate() {
+                    if !column.hidden {
+                        names.push(column.name.clone());
+                        columns.push(i);
+                    }
+                }
+            }
+            SelectItem::UnnamedExpr(expr) => {
+                let column = scope.column(expr)?;
+                names.push(table.columns.get(column)?.name.clone());
+                columns.push(column);
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                columns.push(scope.column(expr)?);
+                names.push(normalize(alias));
+            }
+            _ => return None,
+        }
+    }
+
+    let mut conditions = Vec::new();
+    if let Some(selection) = &select.selection {
+        scope.conditions(selection, &mut conditions)?;
+    }
+
+    let mut order = Vec::new();
+    if let Some(order_by) = &query.order_by {
+        let OrderByKind::Expressions(items) = &order_by.kind else {
+            return None;
+        };
+        if order_by.interpolate.is_some() {
+            return None;
+        }
+        for item in items {
+            if item.with_fill.is_some() {
+                return None;
+            }
+            let descending = item.options.asc == Some(false);
+            // NULL is the smallest value: first ascending, last descending. Another placement
+            // is a sort the key order does not give.
+            if item
+                .options
+                .nulls_first
+                .is_some_and(|first| first == descending)
+            {
+                return None;
+            }
+            let column = order_column(&scope, &names, &columns, &item.expr)?;
+            order.push(OrderItem { column, descending });
+        }
+    }
+
+    let (limit, offset) = match &query.limit_clause {
+        None => (None, None),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return None;
+            }
+            let limit = match limit {
+                Some(expr) => Some(slot(expr)?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(offset) => Some(slot(&offset.value)?),
+                None => None,
+            };
+            (limit, offset)
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(slot(limit)?), Some(slot(offset)?))
+        }
+    };
+
+    Some(NativeQuery {
+        table,
+        names,
+        columns,
+        conditions,
+        order,
+        limit,
+        offset,
+    })
+}
+
+/// An identifier as DataFusion resolves it: lowercased unless quoted.
+fn normalize(ident: &Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// The one table a query reads, and the name its columns may be qualified with.
+struct Scope<'a> {
+    table: &'a TableDef,
+    qualifier: String,
+}
+
+impl Scope<'_> {
+    /// The visible table column an expression names.
+    fn column(&self, expr: &Expr) -> Option<usize> {
+        let name = match expr {
+            Expr::Identifier(ident) => normalize(ident),
+            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [qualifier, column] if normalize(qualifier) == self.qualifier => normalize(column),
+                _ => return None,
+            },
+            Expr::Nested(inner) => return self.column(inner),
+            _ => return None,
+        };
+        let position = self.table.column_index(&name)?;
+        (!self.table.columns.get(position)?.hidden).then_some(position)
+    }
+
+    /// Adds the conjuncts of `expr`; None when one of them is not a simple condition.
+    fn conditions(&self, expr: &Expr, out: &mut Vec<Condition>) -> Option<()> {
+        match expr {
+            Expr::Nested(inner) => self.conditions(inner, out),
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::And,
+                right,
+            } => {
+                self.conditions(left, out)?;
+                self.conditions(right, out)
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let op = cmp_op(op)?;
+                let condition = if let Some(column) = self.column(left) {
+                    Condition::Compare {
+                        column,
+                        op,
+                        value: slot(right)?,
+                    }
+                } else {
+                    Condition::Compare {
+                        column: self.column(right)?,
+                        op: op.flipped(),
+                        value: slot(left)?,
+                    }
+                };
+                out.push(condition);
+                Some(())
+            }
+            Expr::Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            } => {
+                let column = self.column(expr)?;
+                out.push(Condition::Compare {
+                    column,
+                    op: CmpOp::GtEq,
+                    value: slot(low)?,
+                });
+                out.push(Condition::Compare {
+                    column,
+                    op: CmpOp::LtEq,
+                    value: slot(high)?,
+                });
+                Some(())
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+            } => {
+                let column = self.column(expr)?;
+                let values = list.iter().map(slot).collect::<Option<Vec<_>>>()?;
+                out.push(Condition::InList { column, values });
+                Some(())
+            }
+            Expr::Like {
+                negated: false,
+                any: false,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let column = self.column(expr)?;
+                let text_column = matches!(
+                    self.table.columns.get(column)?.data_type,
+                    DataType::Text { .. }
+                );
+                let Slot::Value(Datum::Text(pattern)) = slot(pattern)? else {
+                    return None;
+                };
+                let prefix = pattern.strip_suffix('%')?;
+                if !text_column || prefix.contains(['%', '_', '\\']) {
+                    return None;
+                }
+                out.push(Condition::LikePrefix {
+                    column,
+                    prefix: prefix.to_string(),
+                });
+                Some(())
+            }
+            Expr::IsNull(inner) => {
+                out.push(Condition::IsNull {
+                    column: self.column(inner)?,
+                });
+                Some(())
+            }
+            Expr::IsNotNull(inner) => {
+                out.push(Condition::IsNotNull {
+                    column: self.column(inner)?,
+                });
+                Some(())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// An ORDER BY item's column: a result position (`ORDER BY 2`), a result name, or a table
+/// column. A name that is both a result alias and a different table column is left to
+/// DataFusion.
+fn order_column(
+    scope: &Scope<'_>,
+    names: &[String],
+    columns: &[usize],
+    expr: &Expr,
+) -> Option<usize> {
+    if let Expr::Value(value) = expr {
+        let Value::Number(text, _) = &value.value else {
+            return None;
+        };
+        let position: usize = text.parse().ok()?;
+        return columns.get(position.checked_sub(1)?).copied();
+    }
+    let by_alias = match expr {
+        Expr::Identifier(ident) => {
+            let name = normalize(ident);
+            let matches: Vec<usize> = names
+                .iter()
+                .zip(columns)
+                .filter(|(n, _)| **n == name)
+                .map(|(_, c)| *c)
+                .collect();
+            match matches.as_slice() {
+                [] => None,
+                [one] => Some(*one),
+                _ => return None,
+            }
+        }
+        _ => None,
+    };
+    let by_table = scope.column(expr);
+    match (by_alias, by_table) {
+        (Some(a), Some(t)) if a != t => None,
+        (Some(a), _) => Some(a),
+        (None, t) => t,
+    }
+}
+
+/// A literal or a parameter.
+fn slot(expr: &Expr) -> Option<Slot> {
+    match expr {
+        Expr::Nested(inner) => slot(inner),
+        Expr::Value(value) => match &value.value {
+            Value::Number(text, false) => number(text).map(Slot::Value),
+            Value::SingleQuotedString(text) => Some(Slot::Value(Datum::Text(text.clone()))),
+            Value::Boolean(b) => Some(Slot::Value(Datum::Boolean(*b))),
+            Value::Null => Some(Slot::Value(Datum::Null)),
+            Value::Placeholder(name) => {
+                let n: usize = name.strip_prefix('$')?.parse().ok()?;
+                Some(Slot::Param(n.checked_sub(1)?))
+            }
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(value) => match &value.value {
+                Value::Number(text, false) => number(&format!("-{text}")).map(Slot::Value),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A number literal as DataFusion reads it: an integer when it fits 64 bits, a float when it
+/// has a point or an exponent. Anything else (a huge integer, which DataFusion widens) is not
+/// compiled.
+fn number(text: &str) -> Option<Datum> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(Datum::Int(v));
+    }
+    if text.contains(['.', 'e', 'E']) {
+        let v: f64 = text.parse().ok()?;
+        return v.is_finite().then_some(Datum::Float(v));
+    }
+    None
+}
+
+fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
+    Some(match op {
+        BinaryOperator::Eq => CmpOp::Eq,
+        BinaryOperator::NotEq => CmpOp::NotEq,
+        BinaryOperator::Lt => CmpOp::Lt,
+        BinaryOperator::LtEq => CmpOp::LtEq,
+        BinaryOperator::Gt => CmpOp::Gt,
+        BinaryOperator::GtEq => CmpOp::GtEq,
+        _ => return None,
+    })
+}

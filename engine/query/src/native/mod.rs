@@ -1,0 +1,445 @@
+//! The native executor: key-access queries on one table run straight from the parsed SQL to
+//! the access-path planner and the row reader, without DataFusion's planning (which costs
+//! hundreds of microseconds a query, a hundred times a point get).
+//!
+//! It takes what `compile` recognises, binds the values (literals or parameters), chooses the
+//! access path with the same planner and cost model as the DataFusion scans, and reads. An
+//! ORDER BY is read along a path that yields it when one does (or a LIMIT makes stopping early
+//! worth a row lookup per entry); otherwise the rows are sorted after the scan. A value whose
+//! comparison would need a cast leaves the query to DataFusion. The sql-tests run in both modes
+//! to keep the answers the same.
+
+mod compile;
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::sql::sqlparser::ast::Query;
+use futures::TryStreamExt;
+use rowdex_codec::Datum;
+use rowdex_planner::{
+    AccessPath, CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates,
+    ordered_index_scan,
+};
+
+pub(crate) use compile::NativeQuery;
+use compile::{Condition, OrderItem, Slot};
+
+use crate::Result;
+use crate::database::{DbInner, Output};
+use crate::filters::exact_value;
+use crate::hints::QueryHints;
+use crate::provider::choose_among;
+use crate::reader::{offset_limit, scan_rows};
+use crate::scan_exec::ORDERED_LOOKUP_LIMIT;
+use crate::types::{rows_to_batch, table_schema};
+
+/// Which executor runs queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// The native executor where it applies, DataFusion for everything else.
+    #[default]
+    Auto,
+    /// DataFusion for every query (to compare the two).
+    DataFusion,
+}
+
+/// A native query with its values bound.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    predicates: Vec<Predicate>,
+    /// A comparison with NULL: no row can match.
+    unsatisfiable: bool,
+    /// Columns a condition fixes to one value.
+    constants: HashSet<usize>,
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl NativeQuery {
+    /// Compiles `query` when the native executor can run it.
+    pub(crate) fn compile(db: &DbInner, query: &Query) -> Option<NativeQuery> {
+        compile::compile(&db.catalog, query)
+    }
+
+    /// Whether the table this query was compiled against is still the table's definition.
+    pub(crate) fn is_current(&self, db: &DbInner) -> bool {
+        db.catalog
+            .table(&self.table.name)
+            .is_some_and(|table| Arc::ptr_eq(&table, &self.table))
+    }
+
+    /// The result schema: the columns' types, under the names the query gives them.
+    pub(crate) fn schema(&self) -> SchemaRef {
+        let types = table_schema(&self.table, &self.columns);
+        let fields: Vec<Field> = types
+            .fields()
+            .iter()
+            .zip(&self.names)
+            .map(|(field, name)| field.as_ref().clone().with_name(name))
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// Binds literals and parameters to the columns they are compared with. None when a value
+    /// would need a conversion that changes what the comparison means (DataFusion casts the
+    /// column instead), or a parameter is missing.
+    pub(crate) fn bind(&self, params: &[Datum]) -> Option<Bound> {
+        let value = |slot: &Slot| match slot {
+            Slot::Value(datum) => Some(datum.clone()),
+            Slot::Param(i) => params.get(*i).cloned(),
+        };
+        let mut bound = Bound {
+            predicates: Vec::with_capacity(self.conditions.len()),
+            unsatisfiable: false,
+            constants: HashSet::new(),
+            offset: 0,
+            limit: None,
+        };
+        for condition in &self.conditions {
+            let predicate = match condition {
+                Condition::Compare {
+                    column,
+                    op,
+                    value: slot,
+                } => {
+                    let datum = value(slot)?;
+                    if datum.is_null() {
+                        bound.unsatisfiable = true;
+                        continue;
+                    }
+                    if *op == CmpOp::Eq {
+                        bound.constants.insert(*column);
+                    }
+                    Predicate::Compare {
+                        column: *column,
+                        op: *op,
+                        value: exact_value(&self.table, *column, datum)?,
+                    }
+                }
+                Condition::InList { column, values } => {
+                    let mut list = Vec::with_capacity(values.len());
+                    for slot in values {
+                        let datum = value(slot)?;
+                        // NULL in an IN list makes the test unknown, never true.
+                        if !datum.is_null() {
+                            list.push(exact_value(&self.table, *column, datum)?);
+                        }
+                    }
+                    if list.is_empty() {
+                        bound.unsatisfiable = true;
+                        continue;
+                    }
+                    if list.iter().all(|v| v == &list[0]) {
+                        bound.constants.insert(*column);
+                    }
+                    Predicate::InList {
+                        column: *column,
+                        values: list,
+                    }
+                }
+                Condition::LikePrefix { column, prefix } => Predicate::LikePrefix {
+                    column: *column,
+                    prefix: prefix.clone(),
+                },
+                Condition::IsNull { column } => {
+                    bound.constants.insert(*column);
+                    Predicate::IsNull { column: *column }
+                }
+                Condition::IsNotNull { column } => Predicate::IsNotNull { column: *column },
+            };
+            bound.predicates.push(predicate);
+        }
+        let count = |slot: &Option<Slot>| match slot {
+            None => Some(None),
+            Some(slot) => match value(slot)? {
+                Datum::Int(n) => usize::try_from(n).ok().map(Some),
+                _ => None,
+            },
+        };
+        bound.limit = count(&self.limit)?;
+        bound.offset = count(&self.offset)?.unwrap_or(0);
+        Some(bound)
+    }
+
+    /// How to read the rows: the cheapest plan, read in the query's order when a path gives
+    /// it (always under a small LIMIT, so that the scan stops early), or sorted afterwards.
+    pub(crate) async fn plan(
+        &self,
+        db: &DbInner,
+        bound: &Bound,
+        hint: IndexHint,
+    ) -> Result<NativePlan> {
+        let mut needed = self.columns.clone();
+        needed.extend(self.order.iter().map(|item| item.column));
+        let request = ScanRequest {
+            table: self.table.clone(),
+            predicates: bound.predicates.clone(),
+            direction: Direction::Forward,
+            offset: bound.offset,
+            limit: bound.limit,
+            needed: Some(needed),
+            hint,
+        };
+        if self.order.is_empty() {
+            let plans = candidates(&request);
+            return Ok(NativePlan {
+                scan: choose_among(db, &request, plans).await?,
+                sort: None,
+            });
+        }
+        // The best way to read every matching row, whatever its order.
+        let unlimited = ScanRequest {
+            offset: 0,
+            limit: None,
+            ..request.clone()
+        };
+        let best = choose_among(db, &unlimited, candidates(&unlimited)).await?;
+        if let Some(mut scan) = in_order(best.clone(), &self.order, &bound.constants) {
+            scan.offset = bound.offset;
+            scan.limit = bound.limit;
+            return Ok(NativePlan { scan, sort: None });
+        }
+        let wanted = bound.limit.map(|limit| limit.saturating_add(bound.offset));
+        let few_matches = best
+            .estimate
+            .is_some_and(|e| e.rows <= ORDERED_LOOKUP_LIMIT as u64);
+        if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) && !few_matches {
+            let ordered: Vec<ScanPlan> = self
+                .ordered_candidates(&request)
+                .into_iter()
+                .filter_map(|plan| in_order(plan, &self.order, &bound.constants))
+                .collect();
+            if !ordered.is_empty() {
+                return Ok(NativePlan {
+                    scan: choose_among(db, &request, ordered).await?,
+                    sort: None,
+                });
+            }
+        }
+        Ok(NativePlan {
+            scan: best,
+            sort: Some(SortAfter {
+                items: self.order.clone(),
+                offset: bound.offset,
+                limit: bound.limit,
+            }),
+        })
+    }
+
+    /// The candidates for `request`, and an index scan along every index the hint allows (each
+    /// yields its index's order).
+    fn ordered_candidates(&self, request: &ScanRequest) -> Vec<ScanPlan> {
+        let mut plans = candidates(request);
+        if request.hint == IndexHint::NoIndex {
+            return plans;
+        }
+        let allowed = |name: &str| match &request.hint {
+            IndexHint::Use(names) | IndexHint::Merge(names) => names.iter().any(|n| n == name),
+            _ => true,
+        };
+        plans.extend(
+            self.table
+                .ready_indexes()
+                .filter(|(_, index)| allowed(&index.name))
+                .filter_map(|(position, _)| ordered_index_scan(request, position)),
+        );
+        plans
+    }
+
+    /// Reads the rows of `plan` into one batch.
+    pub(crate) async fn execute(&self, db: &DbInner, plan: NativePlan) -> Result<Output> {
+        let schema = self.schema();
+        let snapshot = db.store.snapshot();
+        let NativePlan { scan, sort } = plan;
+        let (offset, limit) = (scan.offset, scan.limit);
+        let mut rows: Vec<Vec<Datum>> =
+            offset_limit(scan_rows(Arc::new(scan), snapshot), offset, limit)
+                .try_collect()
+                .await?;
+        if let Some(sort) = sort {
+            rows = sort.apply(rows);
+        }
+        let batch = rows_to_batch(&self.table, &schema, &self.columns, &rows)?;
+        Ok(Output::Rows {
+            schema,
+            batches: vec![batch],
+        })
+    }
+
+    /// An empty result (the query can match no row).
+    pub(crate) fn empty(&self) -> Output {
+        Output::Rows {
+            schema: self.schema(),
+            batches: Vec::new(),
+        }
+    }
+}
+
+/// What the native executor runs: a scan, and a sort when no path yields the ORDER BY.
+#[derive(Debug)]
+pub(crate) struct NativePlan {
+    scan: ScanPlan,
+    sort: Option<SortAfter>,
+}
+
+impl NativePlan {
+    /// The EXPLAIN text: the access path, and the sort after it.
+    fn describe(&self, table: &rowdex_catalog::TableDef) -> String {
+        let mut text = self.scan.to_string();
+        if let Some(sort) = &self.sort {
+            let items: Vec<String> = sort
+                .items
+                .iter()
+                .map(|item| {
+                    let name = table
+                        .columns
+                        .get(item.column)
+                        .map_or("?", |c| c.name.as_str());
+                    if item.descending {
+                        format!("{name} DESC")
+                    } else {
+                        name.to_string()
+                    }
+                })
+                .collect();
+            text.push_str(&format!(" then sorted by {}", items.join(", ")));
+            if sort.offset > 0 {
+                text.push_str(&format!(" offset={}", sort.offset));
+            }
+            if let Some(limit) = sort.limit {
+                text.push_str(&format!(" limit={limit}"));
+            }
+        }
+        text
+    }
+}
+
+/// A sort of the scanned rows, with the OFFSET and LIMIT that count in its order.
+#[derive(Debug)]
+struct SortAfter {
+    items: Vec<OrderItem>,
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl SortAfter {
+    /// Sorts as SQL does with NULL the smallest value (first ascending, last descending); ties
+    /// keep the scan's key order.
+    fn apply(&self, mut rows: Vec<Vec<Datum>>) -> Vec<Vec<Datum>> {
+        rows.sort_by(|a, b| {
+            for item in &self.items {
+                let (x, y) = (a.get(item.column), b.get(item.column));
+                let ordering = match (x, y) {
+                    (Some(x), Some(y)) => x.key_cmp(y),
+                    _ => Ordering::Equal,
+                };
+                let ordering = if item.descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                };
+                if ordering != Ordering::Equal {
+                    return ordering;
+                }
+            }
+            Ordering::Equal
+        });
+        let rows = rows.into_iter().skip(self.offset);
+        match self.limit {
+            Some(limit) => rows.take(limit).collect(),
+            None => rows.collect(),
+        }
+    }
+}
+
+/// Runs `query` natively if it can be: Some(result), or None to leave it to DataFusion.
+pub(crate) async fn run(
+    db: &DbInner,
+    query: &NativeQuery,
+    params: &[Datum],
+    hints: &QueryHints,
+) -> Result<Option<Output>> {
+    let Some(bound) = query.bind(params) else {
+        return Ok(None);
+    };
+    if bound.unsatisfiable {
+        return Ok(Some(query.empty()));
+    }
+    let plan = query
+        .plan(db, &bound, hints.for_table(&query.table.name))
+        .await?;
+    Ok(Some(query.execute(db, plan).await?))
+}
+
+/// The plan the native executor would run `query` with (None: DataFusion runs it).
+pub(crate) async fn explain(
+    db: &DbInner,
+    query: &NativeQuery,
+    hints: &QueryHints,
+) -> Result<Option<String>> {
+    let Some(bound) = query.bind(&[]) else {
+        return Ok(None);
+    };
+    if bound.unsatisfiable {
+        return Ok(Some(format!(
+            "EMPTY {} (a comparison with NULL)",
+            query.table.name
+        )));
+    }
+    let plan = query
+        .plan(db, &bound, hints.for_table(&query.table.name))
+        .await?;
+    Ok(Some(plan.describe(&query.table)))
+}
+
+/// `plan`, or `plan` read in reverse, if its rows come out in `order`. A column whose value is
+/// settled (fixed by a condition, or matched earlier in the ORDER BY) cannot reorder rows,
+/// wherever it appears; once every primary-key column is settled the rows are unique and the
+/// rest of the ORDER BY cannot change their order.
+fn in_order(
+    mut plan: ScanPlan,
+    order: &[OrderItem],
+    constants: &HashSet<usize>,
+) -> Option<ScanPlan> {
+    if matches!(plan.path, AccessPath::PointGet { .. }) {
+        return Some(plan);
+    }
+    let layout = plan.order_columns();
+    let fixed = plan.fixed_columns();
+    let mut settled: HashSet<usize> = constants.clone();
+    settled.extend(layout[..fixed.min(layout.len())].iter().map(|k| k.column));
+    let key: Vec<usize> = plan.table.key.iter().map(|k| k.column).collect();
+    let mut position = fixed;
+    let mut reverse: Option<bool> = None;
+    for item in order {
+        if key.iter().all(|c| settled.contains(c)) {
+            break;
+        }
+        if settled.contains(&item.column) {
+            continue;
+        }
+        while position < layout.len() && settled.contains(&layout[position].column) {
+            position += 1;
+        }
+        let key_column = layout.get(position)?;
+        if key_column.column != item.column {
+            return None;
+        }
+        let flip = item.descending != key_column.desc;
+        if *reverse.get_or_insert(flip) != flip {
+            return None;
+        }
+        settled.insert(item.column);
+        position += 1;
+    }
+    if reverse == Some(true) {
+        if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
+            return None;
+        }
+        plan.direction = Direction::Reverse;
+    }
+    Some(plan)
+}
