@@ -186,12 +186,23 @@ impl Backend for FjallBackend {
         // fjall gives every item of a batch the same sequence number, and its API does not
         // promise which of two items for one key wins (in memory or on journal replay); keep
         // only the last operation per key ourselves.
-        let mut last: BTreeMap<&[u8], &Mutation> = BTreeMap::new();
-        for mutation in batch.mutations() {
-            last.insert(mutation.key(), mutation);
-        }
+        // A transaction's batch comes out of its ordered write buffer with each key once; only
+        // a batch that is not strictly ascending needs the map.
+        let mutations = batch.mutations();
+        let ascending = mutations
+            .windows(2)
+            .all(|pair| pair[0].key() < pair[1].key());
+        let deduplicated: Vec<&Mutation> = if ascending {
+            mutations.iter().collect()
+        } else {
+            let mut last: BTreeMap<&[u8], &Mutation> = BTreeMap::new();
+            for mutation in mutations {
+                last.insert(mutation.key(), mutation);
+            }
+            last.into_values().collect()
+        };
         let mut out = self.db.batch().durability(Some(self.persist));
-        for mutation in last.into_values() {
+        for mutation in deduplicated {
             match mutation {
                 Mutation::Put { key, value } => {
                     out.insert(&self.data, key.as_slice(), value.as_slice())
