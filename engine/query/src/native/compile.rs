@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, Ident, LimitClause, ObjectNamePart, OrderByKind, Query,
     SelectFlavor, SelectItem, SetExpr, TableFactor, UnaryOperator, Value,
@@ -16,6 +18,8 @@ use datafusion::sql::sqlparser::ast::{
 use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::CmpOp;
+
+use crate::types::table_schema;
 
 /// A value in the query: written in the SQL, or the n-th parameter (from 0).
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +70,8 @@ pub(crate) struct NativeQuery {
     pub order: Vec<OrderItem>,
     pub limit: Option<Slot>,
     pub offset: Option<Slot>,
+    /// The result schema: the columns' types under the names the query gives them.
+    pub schema: SchemaRef,
 }
 
 /// Compiles `query` if the native executor can run it.
@@ -230,7 +236,9 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
         }
     };
 
+    let schema = result_schema(&table, &names, &columns);
     Some(NativeQuery {
+        schema,
         table,
         names,
         columns,
@@ -239,6 +247,17 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
         limit,
         offset,
     })
+}
+
+fn result_schema(table: &TableDef, names: &[String], columns: &[usize]) -> SchemaRef {
+    let types = table_schema(table, columns);
+    let fields: Vec<Field> = types
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(field, name)| field.as_ref().clone().with_name(name))
+        .collect();
+    Arc::new(Schema::new(fields))
 }
 
 /// An identifier as DataFusion resolves it: lowercased unless quoted.

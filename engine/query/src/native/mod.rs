@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::sql::sqlparser::ast::Query;
 use futures::TryStreamExt;
 use rowdex_codec::Datum;
@@ -34,7 +34,7 @@ use crate::hints::QueryHints;
 use crate::provider::choose_among;
 use crate::reader::{offset_limit, scan_rows};
 use crate::scan_exec::ORDERED_LOOKUP_LIMIT;
-use crate::types::{rows_to_batch, table_schema};
+use crate::types::rows_to_batch;
 
 /// Which executor runs queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,16 +71,8 @@ impl NativeQuery {
             .is_some_and(|table| Arc::ptr_eq(&table, &self.table))
     }
 
-    /// The result schema: the columns' types, under the names the query gives them.
     pub(crate) fn schema(&self) -> SchemaRef {
-        let types = table_schema(&self.table, &self.columns);
-        let fields: Vec<Field> = types
-            .fields()
-            .iter()
-            .zip(&self.names)
-            .map(|(field, name)| field.as_ref().clone().with_name(name))
-            .collect();
-        Arc::new(Schema::new(fields))
+        self.schema.clone()
     }
 
     /// Binds literals and parameters to the columns they are compared with. None when a value
