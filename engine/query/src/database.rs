@@ -15,10 +15,11 @@ use rowdex_catalog::Catalog;
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::Result;
-use crate::native::Executor;
+use crate::native::cache::{CachedQuery, Lifted, QueryCache};
+use crate::native::{Executor, NativeQuery};
 use crate::prepared::Prepared;
 use crate::provider::{RowdexSchema, RowdexTable};
-use crate::statement::{ParsedStatement, split_statements};
+use crate::statement::{ParsedStatement, parse_with_parameters, split_statements};
 use crate::stats::TableStats;
 
 /// Shared state behind every session of one database.
@@ -28,6 +29,8 @@ pub struct DbInner {
     /// Next hidden row id per table id, loaded lazily from the table's last key.
     pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
     pub(crate) stats: TableStats,
+    /// Native queries compiled from SQL text, keyed by the text with its literals lifted out.
+    pub(crate) query_cache: QueryCache,
 }
 
 impl std::fmt::Debug for DbInner {
@@ -64,6 +67,7 @@ impl Database {
             catalog,
             next_rowids: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
+            query_cache: QueryCache::default(),
         };
         crate::indexes::drop_unfinished_indexes(&inner).await?;
         Ok(Database {
@@ -191,11 +195,55 @@ impl Session {
     /// Runs every statement of `sql` in order and returns their outputs. Stops at the first
     /// error; statements before it stay applied, the failing one changes nothing.
     pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {
+        if let Some(output) = self.run_cached(sql).await? {
+            return Ok(vec![output]);
+        }
         let mut outputs = Vec::new();
         for statement in split_statements(sql)? {
             outputs.push(self.run(&statement).await?);
         }
         Ok(outputs)
+    }
+
+    /// Runs `sql` through the compiled-query cache when it is one native query: compiled on
+    /// the first run of its text (literals aside), bound and run after that. None leaves the
+    /// text to the normal path.
+    async fn run_cached(&self, sql: &str) -> Result<Option<Output>> {
+        if self.executor != Executor::Auto {
+            return Ok(None);
+        }
+        let Some(lifted) = Lifted::from_sql(sql) else {
+            return Ok(None);
+        };
+        let entry = match self.db.query_cache.get(&lifted.key) {
+            Some(entry) if entry.query.is_current(&self.db) => entry,
+            _ => {
+                let Ok((parsed, parameters)) = parse_with_parameters(&lifted.key) else {
+                    return Ok(None);
+                };
+                let ParsedStatement::Sql {
+                    statement,
+                    hints,
+                    upsert: false,
+                } = parsed
+                else {
+                    return Ok(None);
+                };
+                let Statement::Query(query) = statement.as_ref() else {
+                    return Ok(None);
+                };
+                if parameters != lifted.literals.len() {
+                    return Ok(None);
+                }
+                let Some(query) = NativeQuery::compile(&self.db, query) else {
+                    return Ok(None);
+                };
+                let entry = Arc::new(CachedQuery { query, hints });
+                self.db.query_cache.insert(lifted.key, entry.clone());
+                entry
+            }
+        };
+        crate::native::run(&self.db, &entry.query, &lifted.literals, &entry.hints).await
     }
 
     /// Runs a query and returns its batches (the last statement's, for a script).

@@ -465,7 +465,7 @@ fn slot(expr: &Expr) -> Option<Slot> {
 /// A number literal as DataFusion reads it: an integer when it fits 64 bits, a float when it
 /// has a point or an exponent. Anything else (a huge integer, which DataFusion widens) is not
 /// compiled.
-fn number(text: &str) -> Option<Datum> {
+pub(super) fn number(text: &str) -> Option<Datum> {
     if let Ok(v) = text.parse::<i64>() {
         return Some(Datum::Int(v));
     }

@@ -9,6 +9,7 @@
 //! comparison would need a cast leaves the query to DataFusion. The sql-tests run in both modes
 //! to keep the answers the same.
 
+pub(crate) mod cache;
 mod compile;
 
 use std::cmp::Ordering;

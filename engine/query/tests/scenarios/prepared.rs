@@ -269,3 +269,40 @@ async fn native_and_datafusion_answers_agree() -> TestResult {
     assert!(ran_natively > 150, "{ran_natively} of 300 ran natively");
     Ok(())
 }
+
+#[tokio::test]
+async fn sql_text_with_other_literals_reuses_its_compiled_query() -> TestResult {
+    let session = users().await?;
+    let mut datafusion = session.clone();
+    datafusion.set_executor(Executor::DataFusion);
+    for (id, name) in [(1, "ann"), (2, "bob"), (4, "dee")] {
+        let sql = format!("SELECT name FROM u WHERE id = {id}");
+        assert_eq!(rows(&session, &sql).await?, table(&[&[name]]));
+    }
+    // The same text with literals of other types, quotes inside strings, NULL, a LIMIT.
+    for sql in [
+        "SELECT name FROM u WHERE id = '2'",
+        "SELECT name FROM u WHERE id = 2.0",
+        "SELECT name FROM u WHERE id = 2.5",
+        "SELECT name FROM u WHERE id = NULL",
+        "SELECT id FROM u WHERE name = 'it''s' OR name = 'cy'",
+        "SELECT id FROM u WHERE age = 25 ORDER BY id DESC LIMIT 1",
+        "SELECT id FROM u WHERE age = 25 ORDER BY id DESC LIMIT 5",
+        "SELECT id FROM u WHERE name LIKE 'd%'",
+    ] {
+        assert_eq!(
+            rows(&session, sql).await?,
+            rows(&datafusion, sql).await?,
+            "{sql}"
+        );
+    }
+    // A table made again with other rows: the cached query follows it.
+    session
+        .execute("DROP TABLE u; CREATE TABLE u (id INT PRIMARY KEY, name TEXT); INSERT INTO u VALUES (2, 'new')")
+        .await?;
+    assert_eq!(
+        rows(&session, "SELECT name FROM u WHERE id = 2").await?,
+        table(&[&["new"]])
+    );
+    Ok(())
+}
