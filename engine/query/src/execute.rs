@@ -18,6 +18,7 @@ use crate::hints::QueryHints;
 use crate::native::{self, Executor, NativeQuery};
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
+use crate::types::renamed_schema;
 use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
 
 /// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
@@ -147,13 +148,7 @@ pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) ->
     let mut batches = frame.collect().await?;
     if let Some(names) = names.filter(|n| n.len() == schema.fields().len()) {
         // The result carries the names the query gave, repeated ones included.
-        let fields: Vec<Field> = schema
-            .fields()
-            .iter()
-            .zip(names)
-            .map(|(field, name)| field.as_ref().clone().with_name(name))
-            .collect();
-        schema = Arc::new(Schema::new(fields));
+        schema = renamed_schema(&schema, &names);
         batches = batches
             .into_iter()
             .map(|batch| RecordBatch::try_new(schema.clone(), batch.columns().to_vec()))

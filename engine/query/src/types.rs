@@ -38,6 +38,18 @@ pub fn table_schema(table: &TableDef, columns: &[usize]) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// `schema` with its fields renamed, in order, to `names` (a result's own column names, which
+/// may repeat).
+pub fn renamed_schema<S: AsRef<str>>(schema: &Schema, names: &[S]) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(field, name)| field.as_ref().clone().with_name(name.as_ref()))
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 /// Reads one value out of any Arrow array DataFusion may hand us.
 pub fn datum_from_array(array: &dyn Array, row: usize) -> Result<Datum> {
     if array.is_null(row) {

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, Ident, LimitClause, ObjectNamePart, OrderByKind, Query,
@@ -19,7 +19,7 @@ use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::CmpOp;
 
-use crate::types::table_schema;
+use crate::types::{renamed_schema, table_schema};
 
 /// A value in the query: written in the SQL, or the n-th parameter (from 0).
 #[derive(Debug, Clone, PartialEq)]
@@ -236,7 +236,7 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
         }
     };
 
-    let schema = result_schema(&table, &names, &columns);
+    let schema = renamed_schema(&table_schema(&table, &columns), &names);
     Some(NativeQuery {
         schema,
         table,
@@ -247,17 +247,6 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
         limit,
         offset,
     })
-}
-
-fn result_schema(table: &TableDef, names: &[String], columns: &[usize]) -> SchemaRef {
-    let types = table_schema(table, columns);
-    let fields: Vec<Field> = types
-        .fields()
-        .iter()
-        .zip(names)
-        .map(|(field, name)| field.as_ref().clone().with_name(name))
-        .collect();
-    Arc::new(Schema::new(fields))
 }
 
 /// An identifier as DataFusion resolves it: lowercased unless quoted.
