@@ -27,6 +27,17 @@ pub enum IndexHint {
     Merge(Vec<String>),
 }
 
+impl IndexHint {
+    /// Whether the hint lets a plan use the index `name`.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            IndexHint::Use(names) | IndexHint::Merge(names) => names.iter().any(|n| n == name),
+            IndexHint::Auto => true,
+            IndexHint::NoIndex => false,
+        }
+    }
+}
+
 /// What a scan of one table must produce.
 #[derive(Debug, Clone)]
 pub struct ScanRequest {
@@ -57,14 +68,10 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
     {
         return vec![pk];
     }
-    let allowed = |name: &str| match &request.hint {
-        IndexHint::Use(names) | IndexHint::Merge(names) => names.iter().any(|n| n == name),
-        _ => true,
-    };
     // One input per usable index, with the predicates it consumes.
     let mut inputs: Vec<(IndexInput, Vec<bool>)> = Vec::new();
     for (position, index) in table.ready_indexes() {
-        if !allowed(&index.name) {
+        if !request.hint.allows(&index.name) {
             continue;
         }
         let matched = match_key(&index.entry_key_columns(table), &request.predicates);

@@ -12,6 +12,7 @@ use rowdex_catalog::{
 };
 
 use crate::database::{DbInner, Output, Session};
+use crate::execute::ident_name;
 use crate::execute::object_name;
 use crate::indexes::delete_prefix;
 use crate::{Error, Result};
@@ -221,14 +222,6 @@ async fn drop_table(db: &DbInner, name: &str) -> Result<()> {
     }
     db.stats.forget(def.id);
     Ok(())
-}
-
-fn ident_name(ident: &ast::Ident) -> String {
-    if ident.quote_style.is_some() {
-        ident.value.clone()
-    } else {
-        ident.value.to_lowercase()
-    }
 }
 
 /// Reads a column type from its SQL spelling.

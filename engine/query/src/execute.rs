@@ -11,7 +11,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{ExecutionPlan, displayable};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement};
+use datafusion::sql::sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement};
 
 use crate::database::{Output, Session};
 use crate::hints::QueryHints;
@@ -228,15 +228,20 @@ pub(crate) fn text_rows(column: &str, lines: Vec<String>) -> Output {
     }
 }
 
+/// An identifier as DataFusion resolves it: lowercased unless quoted.
+pub(crate) fn ident_name(ident: &Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
 /// The table name an object name refers to: its last part, lowercased unless quoted (the same
 /// normalisation DataFusion applies, so both sides agree).
 pub(crate) fn object_name(name: &ObjectName) -> Result<String> {
     match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => Ok(if ident.quote_style.is_some() {
-            ident.value.clone()
-        } else {
-            ident.value.to_lowercase()
-        }),
+        Some(ObjectNamePart::Identifier(ident)) => Ok(ident_name(ident)),
         _ => Err(Error::Unsupported {
             what: format!("the object name {name}"),
         }),

@@ -14,6 +14,7 @@ use rowdex_indexer::maintain::{self, CheckReport};
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
 
 use crate::database::{DbInner, Output, Session};
+use crate::execute::ident_name;
 use crate::execute::object_name;
 use crate::{Error, Result};
 
@@ -317,14 +318,6 @@ pub(crate) async fn check(
         schema,
         batches: vec![batch],
     })
-}
-
-fn ident_name(ident: &ast::Ident) -> String {
-    if ident.quote_style.is_some() {
-        ident.value.clone()
-    } else {
-        ident.value.to_lowercase()
-    }
 }
 
 fn visible_column(table: &TableDef, name: &str) -> Result<usize> {

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::SchemaRef;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, LimitClause, ObjectNamePart, OrderByKind, Query,
+    BinaryOperator, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
     SelectFlavor, SelectItem, SetExpr, TableFactor, UnaryOperator, Value,
 };
 use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::CmpOp;
 
+use crate::execute::ident_name;
 use crate::types::{renamed_schema, table_schema};
 
 /// A value in the query: written in the SQL, or the n-th parameter (from 0).
@@ -135,9 +136,9 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
     let [ObjectNamePart::Identifier(table_ident)] = name.0.as_slice() else {
         return None;
     };
-    let table = catalog.table(&normalize(table_ident))?;
+    let table = catalog.table(&ident_name(table_ident))?;
     let qualifier = match alias {
-        Some(alias) if alias.columns.is_empty() && alias.at.is_none() => normalize(&alias.name),
+        Some(alias) if alias.columns.is_empty() && alias.at.is_none() => ident_name(&alias.name),
         Some(_) => return None,
         None => table.name.clone(),
     };
@@ -173,7 +174,7 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
             }
             SelectItem::ExprWithAlias { expr, alias } => {
                 columns.push(scope.column(expr)?);
-                names.push(normalize(alias));
+                names.push(ident_name(alias));
             }
             _ => return None,
         }
@@ -249,15 +250,6 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
     })
 }
 
-/// An identifier as DataFusion resolves it: lowercased unless quoted.
-fn normalize(ident: &Ident) -> String {
-    if ident.quote_style.is_some() {
-        ident.value.clone()
-    } else {
-        ident.value.to_lowercase()
-    }
-}
-
 /// The one table a query reads, and the name its columns may be qualified with.
 struct Scope<'a> {
     table: &'a TableDef,
@@ -268,9 +260,11 @@ impl Scope<'_> {
     /// The visible table column an expression names.
     fn column(&self, expr: &Expr) -> Option<usize> {
         let name = match expr {
-            Expr::Identifier(ident) => normalize(ident),
+            Expr::Identifier(ident) => ident_name(ident),
             Expr::CompoundIdentifier(parts) => match parts.as_slice() {
-                [qualifier, column] if normalize(qualifier) == self.qualifier => normalize(column),
+                [qualifier, column] if ident_name(qualifier) == self.qualifier => {
+                    ident_name(column)
+                }
                 _ => return None,
             },
             Expr::Nested(inner) => return self.column(inner),
@@ -399,7 +393,7 @@ fn order_column(
     }
     let by_alias = match expr {
         Expr::Identifier(ident) => {
-            let name = normalize(ident);
+            let name = ident_name(ident);
             let matches: Vec<usize> = names
                 .iter()
                 .zip(columns)

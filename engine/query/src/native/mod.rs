@@ -226,17 +226,10 @@ impl NativeQuery {
     /// yields its index's order).
     fn ordered_candidates(&self, request: &ScanRequest) -> Vec<ScanPlan> {
         let mut plans = candidates(request);
-        if request.hint == IndexHint::NoIndex {
-            return plans;
-        }
-        let allowed = |name: &str| match &request.hint {
-            IndexHint::Use(names) | IndexHint::Merge(names) => names.iter().any(|n| n == name),
-            _ => true,
-        };
         plans.extend(
             self.table
                 .ready_indexes()
-                .filter(|(_, index)| allowed(&index.name))
+                .filter(|(_, index)| request.hint.allows(&index.name))
                 .filter_map(|(position, _)| ordered_index_scan(request, position)),
         );
         plans
