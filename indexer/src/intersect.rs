@@ -26,7 +26,18 @@
 //! jumped out of the page while the cursor was still in its first half, i.e. the second half was
 //! read for nothing. A page that holds the rest of the range says nothing about the pattern and
 //! is not counted.
+//!
+//! # Checked inputs
+//!
+//! An input much denser than the driver costs the least when it is not read at all: when every
+//! indexed column of it is fixed, "does this pk belong to it" is a point lookup of the entry key
+//! `fixed part ‖ pk`. Such inputs are given to [`Intersection::with_checks`]: the candidates the
+//! merge of the other inputs agrees on are collected in batches (8, doubling up to
+//! [`MAX_CHECK_BATCH`], so a LIMIT does not pay for a large first batch) and each batch is
+//! checked with one [`KvRead::contains`] call per checked input, which an on-disk store can
+//! answer from its filters for the many absent keys.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rowdex_codec::CodecError;
@@ -48,6 +59,11 @@ const MAX_PAGE: usize = 1024;
 /// A page is dense when the cursor landed on at least one of every `DENSE_GAP` entries: then
 /// the entries of a bigger page are about as likely to be used, and an open costs ~20 entries.
 const DENSE_GAP: usize = 8;
+
+/// First batch of candidates checked against the checked inputs.
+const FIRST_CHECK_BATCH: usize = 8;
+/// Largest batch of candidates checked at once.
+const MAX_CHECK_BATCH: usize = 512;
 
 /// One primary-key-ordered input of an intersection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,23 +87,36 @@ pub struct IntersectionStats {
     pub entries_read: u64,
     /// Number of `scan_page` calls (each opens an iterator in the backend).
     pub seeks: u64,
+    /// Entry keys looked up to check candidates against checked inputs.
+    pub checks: u64,
 }
 
 impl std::ops::AddAssign for IntersectionStats {
     fn add_assign(&mut self, other: IntersectionStats) {
         self.entries_read += other.entries_read;
         self.seeks += other.seeks;
+        self.checks += other.checks;
     }
 }
 
 /// The intersection of several [`PkInput`]s, streamed in ascending pk order.
 pub struct Intersection {
+    reader: Arc<dyn KvRead>,
     /// `cursors[0]` drives: it is the sparsest by the caller's estimate.
     cursors: Vec<PkCursor>,
     /// The pk every cursor is being brought to; reused across calls.
     candidate: Vec<u8>,
     /// Some input is exhausted (or known empty): nothing more can match, so no more I/O.
     done: bool,
+    /// Inputs checked by lookup: per input, the fixed entry-key parts (one per value tuple); a
+    /// pk belongs to the input when some `part ‖ pk` exists.
+    checks: Vec<Vec<Vec<u8>>>,
+    /// Candidates that passed every check, in pk order, not yet returned.
+    ready: VecDeque<Vec<u8>>,
+    /// Size of the next batch of candidates to check.
+    batch: usize,
+    /// Entry keys looked up so far.
+    checked: u64,
 }
 
 impl std::fmt::Debug for Intersection {
@@ -110,16 +139,69 @@ impl Intersection {
         // An input that is empty without reading anything empties the result: skip all I/O.
         let done = cursors.is_empty() || cursors.iter().any(PkCursor::known_empty);
         Intersection {
+            reader,
             cursors,
             candidate: Vec::new(),
             done,
+            checks: Vec::new(),
+            ready: VecDeque::new(),
+            batch: FIRST_CHECK_BATCH,
+            checked: 0,
         }
+    }
+
+    /// Adds inputs checked by lookup instead of read (see the module header): each is the list
+    /// of fixed entry-key parts (prefix and every indexed value) of one input, whose entries
+    /// are `part ‖ pk`. A check without parts matches nothing.
+    pub fn with_checks(mut self, checks: Vec<Vec<Vec<u8>>>) -> Intersection {
+        if checks.iter().any(Vec::is_empty) {
+            self.done = true;
+        }
+        self.checks = checks;
+        self
     }
 
     /// The next primary key present in every input, in ascending byte order; `None` at the end.
     ///
     /// After an error, drop the intersection: a match in progress may be skipped by a retry.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        if self.checks.is_empty() {
+            return self.next_merged().await;
+        }
+        loop {
+            if let Some(pk) = self.ready.pop_front() {
+                return Ok(Some(pk));
+            }
+            let mut batch = Vec::with_capacity(self.batch);
+            while batch.len() < self.batch {
+                match self.next_merged().await? {
+                    Some(pk) => batch.push(pk),
+                    None => break,
+                }
+            }
+            if batch.is_empty() {
+                return Ok(None);
+            }
+            self.batch = (self.batch * 2).min(MAX_CHECK_BATCH);
+            for parts in &self.checks {
+                let keys: Vec<Vec<u8>> = batch
+                    .iter()
+                    .flat_map(|pk| parts.iter().map(move |part| [part.as_slice(), pk].concat()))
+                    .collect();
+                self.checked += keys.len() as u64;
+                let present = self.reader.contains(&keys).await?;
+                let mut present = present.chunks(parts.len());
+                batch.retain(|_| present.next().is_some_and(|hits| hits.contains(&true)));
+                if batch.is_empty() {
+                    break;
+                }
+            }
+            self.ready.extend(batch);
+        }
+    }
+
+    /// The next primary key every merged (read) input holds.
+    async fn next_merged(&mut self) -> Result<Option<Vec<u8>>> {
         if self.done {
             return Ok(None);
         }
@@ -161,7 +243,10 @@ impl Intersection {
 
     /// I/O done so far by all inputs.
     pub fn stats(&self) -> IntersectionStats {
-        let mut stats = IntersectionStats::default();
+        let mut stats = IntersectionStats {
+            checks: self.checked,
+            ..IntersectionStats::default()
+        };
         for cursor in &self.cursors {
             stats += cursor.stats();
         }

@@ -71,6 +71,8 @@ async fn try_run_file(
         async move { Ok::<_, Error>(connection) }
     });
     runner.add_label(executor_label(executor));
+    // Plans follow each store's access costs, so an EXPLAIN may differ between them.
+    runner.add_label(backend.name());
     if format == FileFormat::SqliteTest {
         let has_threshold = records
             .iter()

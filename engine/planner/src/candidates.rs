@@ -152,6 +152,8 @@ fn intersection(request: &ScanRequest, inputs: &[&(IndexInput, Vec<bool>)]) -> S
         request,
         AccessPath::IndexIntersection {
             inputs: inputs.iter().map(|(input, _)| input.clone()).collect(),
+            // The cost model decides which inputs to check rather than read.
+            checked: Vec::new(),
             covering,
         },
         residual,

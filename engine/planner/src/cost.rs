@@ -40,17 +40,13 @@ pub fn choose(
     costs: AccessCosts,
 ) -> Option<ScanPlan> {
     let mut best: Option<ScanPlan> = None;
-    for (mut plan, counts) in plans.into_iter().zip(counts) {
-        let mut counts = counts.clone();
-        if let AccessPath::IndexIntersection { inputs, .. } = &mut plan.path {
-            // The sparsest input drives the merge: put it first.
-            let mut paired: Vec<(crate::IndexInput, Count)> =
-                inputs.drain(..).zip(counts.iter().copied()).collect();
-            paired.sort_by_key(|(_, count)| count.entries);
-            counts = paired.iter().map(|(_, c)| *c).collect();
-            *inputs = paired.into_iter().map(|(input, _)| input).collect();
-        }
-        let estimate = estimate(&plan, &counts, table_rows, costs);
+    for (plan, counts) in plans.into_iter().zip(counts) {
+        let (mut plan, estimate) = if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
+            arrange_intersection(plan, counts, table_rows, costs)
+        } else {
+            let estimate = estimate(&plan, counts, table_rows, costs);
+            (plan, estimate)
+        };
         plan.estimate = Some(estimate);
         let better = best
             .as_ref()
@@ -61,6 +57,80 @@ pub fn choose(
         }
     }
     best
+}
+
+/// Orders an intersection's inputs sparsest first (the sparsest drives the merge) and picks
+/// which of the others to check by lookup rather than read: every choice among the checkable
+/// ones is estimated (at most 2^3 of them, as an intersection has at most 4 inputs).
+fn arrange_intersection(
+    mut plan: ScanPlan,
+    counts: &[Count],
+    table_rows: u64,
+    costs: AccessCosts,
+) -> (ScanPlan, Estimate) {
+    let AccessPath::IndexIntersection {
+        inputs, checked, ..
+    } = &mut plan.path
+    else {
+        let estimate = estimate(&plan, counts, table_rows, costs);
+        return (plan, estimate);
+    };
+    let mut paired: Vec<(crate::IndexInput, Count)> = inputs
+        .drain(..)
+        .chain(checked.drain(..))
+        .zip(counts.iter().copied())
+        .collect();
+    paired.sort_by_key(|(_, count)| count.entries);
+    let checkable: Vec<usize> = (1..paired.len())
+        .filter(|&i| {
+            plan.table
+                .indexes
+                .get(paired[i].0.index)
+                .is_some_and(|index| paired[i].0.checkable(index))
+        })
+        .collect();
+    let mut best: Option<(ScanPlan, Estimate)> = None;
+    for mask in 0..1u32 << checkable.len() {
+        let is_checked = |i: usize| {
+            checkable
+                .iter()
+                .position(|&c| c == i)
+                .is_some_and(|bit| mask & (1 << bit) != 0)
+        };
+        let mut candidate = plan.clone();
+        let mut ordered_counts = Vec::with_capacity(paired.len());
+        if let AccessPath::IndexIntersection {
+            inputs, checked, ..
+        } = &mut candidate.path
+        {
+            for (i, (input, count)) in paired.iter().enumerate() {
+                if !is_checked(i) {
+                    inputs.push(input.clone());
+                    ordered_counts.push(*count);
+                }
+            }
+            for (i, (input, count)) in paired.iter().enumerate() {
+                if is_checked(i) {
+                    checked.push(input.clone());
+                    ordered_counts.push(*count);
+                }
+            }
+        }
+        let estimate = estimate(&candidate, &ordered_counts, table_rows, costs);
+        if best
+            .as_ref()
+            .is_none_or(|(_, b)| estimate.cost_us < b.cost_us)
+        {
+            best = Some((candidate, estimate));
+        }
+    }
+    match best {
+        Some(best) => best,
+        None => {
+            let estimate = estimate(&plan, counts, table_rows, costs);
+            (plan, estimate)
+        }
+    }
 }
 
 /// The estimated rows, entries read and cost of one plan.
@@ -120,14 +190,24 @@ pub fn estimate(
                 input.prefixes.len().max(1) as f64 * seek + read * next + lookups,
             )
         }
-        AccessPath::IndexIntersection { inputs, covering } => {
+        AccessPath::IndexIntersection {
+            inputs,
+            checked,
+            covering,
+        } => {
             let sizes: Vec<f64> = (0..inputs.len()).map(|i| size(counts.get(i))).collect();
+            let checked_sizes: Vec<f64> = (0..checked.len())
+                .map(|i| size(counts.get(inputs.len() + i)))
+                .collect();
             let driver = sizes.iter().copied().fold(f64::INFINITY, f64::min);
             // Independent predicates: the match count is the product of the selectivities.
-            let matches = sizes
+            let merged = sizes
                 .iter()
                 .fold(table_rows, |acc, n| acc * (n / table_rows))
                 .min(driver);
+            let matches = checked_sizes
+                .iter()
+                .fold(merged, |acc, n| acc * (n / table_rows));
             let produced = stop(matches);
             // A LIMIT stops the streaming part early, in proportion.
             let share = if matches > 0.0 {
@@ -156,6 +236,16 @@ pub fn estimate(
                 let part = sequential.min(seeking) * share;
                 cost += part;
                 read += n.min(2.0 * driver) * share;
+            }
+            // Each candidate the merge yields is looked up in the checked inputs in turn (one
+            // key per value tuple), until one rejects it.
+            let check = f64::from(costs.check_ns) / 1000.0;
+            let mut candidates = merged * share;
+            for (input, n) in checked.iter().zip(&checked_sizes) {
+                let keys = candidates * input.prefixes.len().max(1) as f64;
+                cost += keys * check;
+                read += keys;
+                candidates *= n / table_rows;
             }
             if !covering {
                 cost += produced * get;

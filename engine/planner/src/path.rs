@@ -46,9 +46,12 @@ pub enum AccessPath {
         covering: bool,
     },
     /// Several index ranges, each sorted by primary key, merged by a leapfrog join; a row
-    /// lookup per match unless the primary key is all the query needs.
+    /// lookup per match unless the primary key is all the query needs. `checked` inputs are
+    /// not read: each pk the merge yields is looked up in them (see
+    /// [`IndexInput::checkable`]), which beats reading an input much denser than the driver.
     IndexIntersection {
         inputs: Vec<IndexInput>,
+        checked: Vec<IndexInput>,
         covering: bool,
     },
     FullScan,
@@ -73,6 +76,14 @@ impl IndexInput {
         self.prefixes
             .first()
             .is_some_and(|p| p.len() >= index.columns.len())
+    }
+
+    /// Whether membership of a primary key can be checked by looking up one entry key per
+    /// value tuple: every indexed column is fixed and nothing else narrows the entries.
+    pub fn checkable(&self, index: &IndexDef) -> bool {
+        self.bound == KeyBound::All
+            && !self.prefixes.is_empty()
+            && self.prefixes.iter().all(|p| p.len() == index.columns.len())
     }
 
     /// The key ranges to read, in ascending key order; with each, where the primary key starts
@@ -221,8 +232,11 @@ impl ScanPlan {
                         .collect(),
                 ]
             }
-            AccessPath::IndexIntersection { inputs, .. } => inputs
+            AccessPath::IndexIntersection {
+                inputs, checked, ..
+            } => inputs
                 .iter()
+                .chain(checked)
                 .map(|input| {
                     input
                         .ranges(&self.table)
@@ -426,12 +440,20 @@ impl fmt::Display for ScanPlan {
                     f.write_str(" covering")?;
                 }
             }
-            AccessPath::IndexIntersection { inputs, covering } => {
+            AccessPath::IndexIntersection {
+                inputs,
+                checked,
+                covering,
+            } => {
                 f.write_str(" using ")?;
                 for (i, input) in inputs.iter().enumerate() {
                     if i > 0 {
                         f.write_str(" AND ")?;
                     }
+                    write_index_input(f, table, input)?;
+                }
+                for (i, input) in checked.iter().enumerate() {
+                    f.write_str(if i == 0 { " checking " } else { " AND " })?;
                     write_index_input(f, table, input)?;
                 }
                 if *covering {

@@ -16,7 +16,8 @@
 //! 6. `GROUP BY country` over every row (the raw figure is a full scan).
 //!
 //! Each engine runs in a child process of its own, so that its peak memory (VmHWM, reset before
-//! cases 5 and 6) is its own. Run: `cargo bench -p rowdex --bench peers [-- --quick]`.
+//! cases 5 and 6) is its own. Run: `cargo bench -p rowdex --bench peers [-- --quick] [--rows N]
+//! [--engines rowdex-memory,sqlite,...] [--cases point,intersect,...]`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -79,12 +80,25 @@ impl Data {
 }
 
 /// Repetitions of each measured operation.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Reps {
+    /// Only these timed cases run (`--cases point,intersect,...`); `None` runs all of them. The
+    /// load always runs.
+    cases: Option<Vec<String>>,
     point: u64,
     lookup: u64,
     intersect: u64,
     aggregate: u64,
+}
+
+impl Reps {
+    /// Whether the timed case `case` (a `RESULT` name such as `intersect_us`) is to run: a
+    /// `--cases` entry matches a case whose name starts with it.
+    fn wants(&self, case: &str) -> bool {
+        self.cases
+            .as_ref()
+            .is_none_or(|cases| cases.iter().any(|c| case.starts_with(c.as_str())))
+    }
 }
 
 /// What one engine does: set up, load, and each case's operation on its i-th input.
@@ -611,11 +625,17 @@ fn report(case: &str, value: f64) {
 /// every call returned `expect(i)` rows.
 async fn time_each<E: Engine>(
     engine: &mut E,
+    reps: &Reps,
     case: &str,
     n: u64,
     mut op: impl AsyncFnMut(&mut E, u64) -> BenchResult<usize>,
     expect: impl Fn(u64) -> Option<usize>,
 ) -> BenchResult<()> {
+    if !reps.wants(case) {
+        return Ok(());
+    }
+    // Marks the start of the case for a profiler attached from outside (the parent ignores it).
+    println!("CASE {case}");
     // Warm up: the first calls pay for caches and lazily built statistics.
     for i in 0..n.min(50) {
         op(engine, i + n).await?;
@@ -658,6 +678,7 @@ async fn run_engine<E: Engine>(
     let action_users = data.action_users();
     time_each(
         &mut engine,
+        &reps,
         "point_get_us",
         reps.point,
         async |e, i| e.point_get(mix(i) % rows).await,
@@ -666,6 +687,7 @@ async fn run_engine<E: Engine>(
     .await?;
     time_each(
         &mut engine,
+        &reps,
         "point_get_adhoc_us",
         reps.point,
         async |e, i| e.point_get_adhoc(mix(i) % rows).await,
@@ -674,6 +696,7 @@ async fn run_engine<E: Engine>(
     .await?;
     time_each(
         &mut engine,
+        &reps,
         "index_lookup_us",
         reps.lookup,
         async |e, i| e.index_lookup(mix(i) % users).await,
@@ -682,6 +705,7 @@ async fn run_engine<E: Engine>(
     .await?;
     time_each(
         &mut engine,
+        &reps,
         "intersect_us",
         reps.intersect,
         async |e, i| e.intersect(i % 10, mix(i) % 100).await,
@@ -690,6 +714,7 @@ async fn run_engine<E: Engine>(
     .await?;
     time_each(
         &mut engine,
+        &reps,
         "page_us",
         reps.lookup,
         async |e, i| e.page(mix(i) % action_users).await,
@@ -699,6 +724,7 @@ async fn run_engine<E: Engine>(
     let after = 1_000_000 + 7 * 500;
     time_each(
         &mut engine,
+        &reps,
         "page_keyset_us",
         reps.lookup,
         async |e, i| e.page_keyset(mix(i) % action_users, after).await,
@@ -706,6 +732,9 @@ async fn run_engine<E: Engine>(
     )
     .await?;
 
+    if !reps.wants("aggregate_s") {
+        return Ok(());
+    }
     let mut times = Vec::new();
     reset_peak_rss();
     for _ in 0..reps.aggregate {
@@ -827,8 +856,11 @@ fn main() -> BenchResult<()> {
         None if quick => 100_000,
         None => 1_000_000,
     };
+    let cases: Option<Vec<String>> =
+        value_of("--cases").map(|list| list.split(',').map(str::to_string).collect());
     let reps = if quick {
         Reps {
+            cases: cases.clone(),
             point: 2_000,
             lookup: 1_000,
             intersect: 20,
@@ -836,6 +868,7 @@ fn main() -> BenchResult<()> {
         }
     } else {
         Reps {
+            cases: cases.clone(),
             point: 20_000,
             lookup: 5_000,
             intersect: 100,
@@ -860,6 +893,10 @@ fn main() -> BenchResult<()> {
         let output = Command::new(&exe)
             .args(["--child", engine, "--rows", &rows.to_string()])
             .args(if quick { vec!["--quick"] } else { vec![] })
+            .args(match &cases {
+                Some(list) => vec!["--cases".to_string(), list.join(",")],
+                None => vec![],
+            })
             .output()?;
         if !output.status.success() {
             return Err(format!(

@@ -29,7 +29,7 @@ use crate::filters::translate;
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::sink::RowdexSink;
-use crate::stats::count_entries;
+use crate::stats::dives;
 use crate::types::table_schema;
 
 #[derive(Debug)]
@@ -204,24 +204,29 @@ pub(crate) async fn choose_among(
     }
     let snapshot = db.store.snapshot();
     let table_rows = db.stats.rows(&request.table, snapshot.as_ref()).await?;
-    let mut known: HashMap<Vec<KeyRange>, Count> = HashMap::new();
-    let mut counts = Vec::with_capacity(plans.len());
-    for plan in &plans {
-        let mut plan_counts = Vec::new();
-        for probe in plan.probes() {
-            let count = match known.get(&probe) {
-                Some(count) => *count,
-                None => {
-                    let count =
-                        count_entries(snapshot.as_ref(), &probe, dive_cap(table_rows)).await?;
-                    known.insert(probe, count);
-                    count
-                }
-            };
-            plan_counts.push(count);
-        }
-        counts.push(plan_counts);
-    }
+    // Plans share ranges (an index's range is both a single-index plan and an intersection
+    // input): each distinct one is counted once.
+    let mut distinct: Vec<Vec<KeyRange>> = Vec::new();
+    let mut position: HashMap<Vec<KeyRange>, usize> = HashMap::new();
+    let plan_probes: Vec<Vec<usize>> = plans
+        .iter()
+        .map(|plan| {
+            plan.probes()
+                .into_iter()
+                .map(|probe| {
+                    *position.entry(probe.clone()).or_insert_with(|| {
+                        distinct.push(probe);
+                        distinct.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let counted = dives(snapshot.as_ref(), &distinct, dive_cap(table_rows)).await?;
+    let counts: Vec<Vec<Count>> = plan_probes
+        .iter()
+        .map(|probes| probes.iter().map(|&i| counted[i]).collect())
+        .collect();
     let costs = db.store.capabilities().costs;
     Ok(choose(plans, &counts, table_rows, costs).unwrap_or_else(pk_plan))
 }

@@ -33,9 +33,11 @@ const MULTI_GET_CHUNK: usize = 256;
 pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>) -> RowStream {
     let rows = match &plan.path {
         AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
-        AccessPath::IndexIntersection { inputs, covering } => {
-            intersection_rows(&plan, inputs, *covering, reader)
-        }
+        AccessPath::IndexIntersection {
+            inputs,
+            checked,
+            covering,
+        } => intersection_rows(&plan, inputs, checked, *covering, reader),
         _ => {
             let entries = match plan.point_keys() {
                 Some(keys) => point_entries(keys, reader),
@@ -156,11 +158,20 @@ fn lookup_rows(
 fn intersection_rows(
     plan: &ScanPlan,
     inputs: &[IndexInput],
+    checked: &[IndexInput],
     covering: bool,
     reader: Arc<dyn KvRead>,
 ) -> RowStream {
     let table = plan.table.clone();
-    let inputs = inputs.to_vec();
+    let mut inputs = inputs.to_vec();
+    let mut checks = Vec::with_capacity(checked.len());
+    for input in checked {
+        match check_parts(&table, input) {
+            Some(parts) => checks.push(parts),
+            // Not checkable after all (the planner only checks checkable inputs): merge it.
+            None => inputs.push(input.clone()),
+        }
+    }
     let pk_reader = reader.clone();
     let pk_table = table.clone();
     let setup = async move {
@@ -168,7 +179,7 @@ fn intersection_rows(
         for input in &inputs {
             pk_inputs.push(pk_input(&pk_table, input, pk_reader.clone()).await?);
         }
-        Ok::<_, Error>(Intersection::new(pk_reader, pk_inputs))
+        Ok::<_, Error>(Intersection::new(pk_reader, pk_inputs).with_checks(checks))
     };
     let pks = stream::once(setup)
         .map_ok(|intersection| {
@@ -195,6 +206,20 @@ fn intersection_rows(
             .boxed();
     }
     lookup_rows(table, pks, lookup_chunk(plan), reader)
+}
+
+/// The fixed entry-key parts of a checked input (its entries are `part ‖ pk`), or `None` when
+/// the input is not checkable.
+fn check_parts(table: &TableDef, input: &IndexInput) -> Option<Vec<Vec<u8>>> {
+    let index = table.indexes.get(input.index)?;
+    if !input.checkable(index) {
+        return None;
+    }
+    input
+        .ranges(table)
+        .into_iter()
+        .map(|(range, pk_offset)| (pk_offset == Some(range.start.len())).then_some(range.start))
+        .collect()
 }
 
 /// One intersection input: streamed when its entries come out in primary-key order, otherwise

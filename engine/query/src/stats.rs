@@ -11,7 +11,8 @@ use std::sync::Mutex;
 
 use rowdex_catalog::TableDef;
 use rowdex_planner::Count;
-use rowdex_store::{Direction, KeyRange, KvRead};
+use rowdex_planner::cost::DIVE_MIN;
+use rowdex_store::{KeyRange, KvRead};
 
 use crate::Result;
 
@@ -70,11 +71,8 @@ impl TableStats {
     }
 }
 
-/// Largest page a count reads at once: counting must not hold a large range in memory.
-const COUNT_PAGE: u64 = 4096;
-
 /// Counts the entries of `ranges`, stopping at `cap` (an "index dive" when the ranges are a
-/// candidate plan's).
+/// candidate plan's). The store counts in place, without copying entries out.
 pub(crate) async fn count_entries(
     reader: &dyn KvRead,
     ranges: &[KeyRange],
@@ -82,24 +80,98 @@ pub(crate) async fn count_entries(
 ) -> Result<Count> {
     let mut entries = 0u64;
     for range in ranges {
-        let mut next = Some(range.clone());
-        while let Some(current) = next {
-            let left = cap.saturating_sub(entries);
-            if left == 0 {
-                return Ok(Count {
-                    entries,
-                    exact: false,
-                });
-            }
-            let page = reader
-                .scan_page(&current, Direction::Forward, left.min(COUNT_PAGE) as usize)
-                .await?;
-            entries += page.entries.len() as u64;
-            next = page.resume;
+        let left = cap.saturating_sub(entries);
+        let counted = reader.count_page(range, left).await?;
+        entries += counted.entries;
+        if counted.resume.is_some() {
+            return Ok(Count {
+                entries,
+                exact: false,
+            });
         }
     }
     Ok(Count {
         entries,
         exact: true,
     })
+}
+
+/// How far past the smallest exactly counted candidate the other candidates are counted. The
+/// cost model treats a count stopped there as a large share of the table; since choosing reads
+/// at least the smallest candidate, counting much further would cost more than the choice can
+/// save. The exception it gives up on: a covering index more than this many times larger than
+/// the best exact candidate, which could still have been cheaper (no row lookups).
+const RACE_RATIO: u64 = 4;
+
+/// A resumable count of one candidate's key ranges.
+struct Dive {
+    /// The ranges, the first `next` of them counted in full and `ranges[next]` resumed where
+    /// the last count stopped.
+    ranges: Vec<KeyRange>,
+    next: usize,
+    entries: u64,
+}
+
+impl Dive {
+    fn exact(&self) -> bool {
+        self.next == self.ranges.len()
+    }
+
+    async fn extend_to(&mut self, reader: &dyn KvRead, target: u64) -> Result<()> {
+        while let Some(range) = self.ranges.get(self.next) {
+            if self.entries >= target {
+                break;
+            }
+            let counted = reader.count_page(range, target - self.entries).await?;
+            self.entries += counted.entries;
+            match counted.resume {
+                Some(rest) => self.ranges[self.next] = rest,
+                None => self.next += 1,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Index dives for several candidates at once, counted side by side in growing rounds
+/// (2 000 entries, then four times more each round, up to `cap`): once one candidate is counted
+/// exactly, the others are counted only to [`RACE_RATIO`] times its size, so a sparse candidate
+/// spares the counting of a dense one to the end.
+pub(crate) async fn dives(
+    reader: &dyn KvRead,
+    candidates: &[Vec<KeyRange>],
+    cap: u64,
+) -> Result<Vec<Count>> {
+    let mut dives: Vec<Dive> = candidates
+        .iter()
+        .map(|ranges| Dive {
+            ranges: ranges.clone(),
+            next: 0,
+            entries: 0,
+        })
+        .collect();
+    let mut round = DIVE_MIN.min(cap);
+    loop {
+        let smallest_exact = dives.iter().filter(|d| d.exact()).map(|d| d.entries).min();
+        let limit = smallest_exact.map_or(cap, |smallest| {
+            smallest.saturating_mul(RACE_RATIO).max(DIVE_MIN).min(cap)
+        });
+        let target = round.min(limit);
+        let mut open = false;
+        for dive in dives.iter_mut().filter(|d| !d.exact() && d.entries < limit) {
+            open = true;
+            dive.extend_to(reader, target).await?;
+        }
+        if !open {
+            break;
+        }
+        round = round.saturating_mul(4);
+    }
+    Ok(dives
+        .iter()
+        .map(|d| Count {
+            entries: d.entries,
+            exact: d.exact(),
+        })
+        .collect())
 }

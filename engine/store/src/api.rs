@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::{Direction, KeyRange, Result, ScanPage, WriteBatch};
+use crate::{CountPage, Direction, KeyRange, Result, ScanPage, WriteBatch};
 
 /// What a backend can do, so callers can pick strategies (e.g. whether reverse scans are cheap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,9 @@ pub struct AccessCosts {
     pub next_ns: u32,
     /// One point get.
     pub get_ns: u32,
+    /// Checking one key's presence ([`KvRead::contains`] on a batch), most often of an absent
+    /// key: the probe of an intersection input checked rather than read.
+    pub check_ns: u32,
 }
 
 /// Read access: the live store, a snapshot, or a transaction.
@@ -51,6 +54,26 @@ pub trait KvRead: Send + Sync {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage>;
+
+    /// Counts the entries of `range`, at most `cap` of them, without returning them; the
+    /// page's `resume` is what is left of the range when the cap stopped the count. Backends
+    /// count in place, without copying entries out (the default reads a page).
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        let limit = usize::try_from(cap).unwrap_or(usize::MAX);
+        let page = self.scan_page(range, Direction::Forward, limit).await?;
+        Ok(CountPage {
+            entries: page.entries.len() as u64,
+            resume: page.resume,
+        })
+    }
+
+    /// Whether each of `keys` is present, read from one consistent state. Backends answer
+    /// without copying values out, and an on-disk store may rule a key out by its filters
+    /// alone (the default reads the values).
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        let values = self.multi_get(keys).await?;
+        Ok(values.iter().map(Option::is_some).collect())
+    }
 }
 
 /// A key-value store.

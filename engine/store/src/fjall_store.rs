@@ -13,10 +13,10 @@ use std::sync::Arc;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot};
 
 use crate::optimistic::{Backend, Core};
-use crate::range::collect_page;
+use crate::range::{collect_page, count_keys};
 use crate::{
-    AccessCosts, Capabilities, Direction, KeyRange, KvRead, KvStore, MAX_KEY_LEN, Mutation, Result,
-    ScanPage, Transaction, WriteBatch,
+    AccessCosts, Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, MAX_KEY_LEN,
+    Mutation, Result, ScanPage, Transaction, WriteBatch,
 };
 
 /// Name of the single keyspace holding all data.
@@ -105,6 +105,14 @@ impl KvRead for FjallStore {
     ) -> Result<ScanPage> {
         self.core.backend().scan_page(range, direction, limit).await
     }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.core.backend().count_page(range, cap).await
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.core.backend().contains(keys).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -120,6 +128,7 @@ impl KvStore for FjallStore {
                 seek_ns: 5_400,
                 next_ns: 280,
                 get_ns: 3_500,
+                check_ns: 1_500,
             },
         }
     }
@@ -174,6 +183,14 @@ impl KvRead for FjallBackend {
         limit: usize,
     ) -> Result<ScanPage> {
         self.view().scan(range, direction, limit)
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.view().count(range, cap)
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.view().contains(keys)
     }
 }
 
@@ -235,6 +252,29 @@ impl FjallView {
         keys.iter().map(|key| self.get(key)).collect()
     }
 
+    fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        keys.iter()
+            .map(|key| {
+                if key.is_empty() || key.len() > MAX_KEY_LEN {
+                    return Ok(false);
+                }
+                Ok(self.snapshot.contains_key(&self.data, key)?)
+            })
+            .collect()
+    }
+
+    fn count(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        let Some(bounds) = engine_bounds(range) else {
+            return Ok(CountPage::default());
+        };
+        // Keys only: fjall then need not load values that live apart from their keys.
+        let keys = self
+            .snapshot
+            .range::<&[u8], _>(&self.data, bounds)
+            .map(|guard| Ok(guard.key()?));
+        count_keys(keys, range, cap)
+    }
+
     fn scan(&self, range: &KeyRange, direction: Direction, limit: usize) -> Result<ScanPage> {
         let Some(bounds) = engine_bounds(range) else {
             return Ok(ScanPage::default());
@@ -270,6 +310,14 @@ impl KvRead for FjallView {
         limit: usize,
     ) -> Result<ScanPage> {
         self.scan(range, direction, limit)
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.count(range, cap)
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        FjallView::contains(self, keys)
     }
 }
 

@@ -32,5 +32,5 @@ pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
 pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore};
 pub use memory::MemoryStore;
-pub use range::{Direction, KeyRange, ScanPage};
+pub use range::{CountPage, Direction, KeyRange, ScanPage};
 pub use stream::scan_stream;

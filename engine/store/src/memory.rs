@@ -15,8 +15,8 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
 use crate::optimistic::{Backend, Core};
 use crate::{
-    AccessCosts, Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, StoreError,
-    Transaction, WriteBatch,
+    AccessCosts, Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, Result, ScanPage,
+    StoreError, Transaction, WriteBatch,
 };
 use mvcc::MvccState;
 
@@ -68,6 +68,14 @@ impl KvRead for MemoryStore {
     ) -> Result<ScanPage> {
         self.core.backend().scan_page(range, direction, limit).await
     }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.core.backend().count_page(range, cap).await
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.core.backend().contains(keys).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -82,6 +90,7 @@ impl KvStore for MemoryStore {
                 seek_ns: 400,
                 next_ns: 60,
                 get_ns: 300,
+                check_ns: 250,
             },
         }
     }
@@ -150,6 +159,17 @@ fn multi_get_at(
     Ok(keys.iter().map(|key| state.get(key, seq)).collect())
 }
 
+fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Result<CountPage> {
+    let state = read(state)?;
+    state.count(range, cap, at.resolve(&state))
+}
+
+fn contains_at(state: &RwLock<MvccState>, at: At, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+    let state = read(state)?;
+    let seq = at.resolve(&state);
+    Ok(keys.iter().map(|key| state.contains(key, seq)).collect())
+}
+
 fn scan_at(
     state: &RwLock<MvccState>,
     at: At,
@@ -178,6 +198,14 @@ impl KvRead for MemoryBackend {
         limit: usize,
     ) -> Result<ScanPage> {
         scan_at(&self.state, At::Latest, range, direction, limit)
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        count_at(&self.state, At::Latest, range, cap)
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        contains_at(&self.state, At::Latest, keys)
     }
 }
 
@@ -220,6 +248,14 @@ impl KvRead for MemorySnapshot {
         limit: usize,
     ) -> Result<ScanPage> {
         scan_at(&self.state, At::Seq(self.seq), range, direction, limit)
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        count_at(&self.state, At::Seq(self.seq), range, cap)
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        contains_at(&self.state, At::Seq(self.seq), keys)
     }
 }
 

@@ -124,6 +124,45 @@ pub struct ScanPage {
     pub resume: Option<KeyRange>,
 }
 
+/// What counting part of a range found (see [`crate::KvRead::count_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CountPage {
+    /// Entries counted.
+    pub entries: u64,
+    /// What is left of the range; `None` exactly when the count reached its end.
+    pub resume: Option<KeyRange>,
+}
+
+/// Counts `keys` (the range's keys in ascending order) up to `cap`, reading one key past the
+/// cap so that `resume` is `None` precisely when the range is exhausted.
+pub(crate) fn count_keys<K, I>(keys: I, range: &KeyRange, cap: u64) -> Result<CountPage>
+where
+    K: AsRef<[u8]>,
+    I: Iterator<Item = Result<K>>,
+{
+    let mut entries = 0u64;
+    let mut last: Option<K> = None;
+    for key in keys {
+        let key = key?;
+        if entries == cap {
+            let resume = match &last {
+                Some(last) => range.remainder_after(last.as_ref(), Direction::Forward),
+                None => range.clone(),
+            };
+            return Ok(CountPage {
+                entries,
+                resume: Some(resume),
+            });
+        }
+        entries += 1;
+        last = Some(key);
+    }
+    Ok(CountPage {
+        entries,
+        resume: None,
+    })
+}
+
 /// Builds a page from `entries`, which must yield the range's entries in `direction` order.
 ///
 /// Reads one entry past `limit` so that `resume` is `None` precisely when the range is

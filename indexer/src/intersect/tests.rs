@@ -145,7 +145,8 @@ async fn empty_inputs_empty_the_result_without_io() -> TestResult {
         intersection.stats(),
         IntersectionStats {
             entries_read: 0,
-            seeks: 1
+            seeks: 1,
+            checks: 0
         },
         "the driver ran out first, so the other input is never read"
     );
@@ -419,4 +420,33 @@ fn futures_are_send() {
     assert_send(cursor.seek(b"x"));
     let mut cursor = PkCursor::new(Arc::new(MemoryStore::new()), PkInput::Ranges(Vec::new()));
     assert_send(cursor.advance());
+}
+
+#[tokio::test]
+async fn checked_inputs_filter_by_lookup_without_reading() -> TestResult {
+    // Driver: multiples of 3; checked: multiples of 2 under one of two value parts.
+    let mut keys = entries(&[1], (0..300).filter(|n| n % 3 == 0));
+    keys.extend(entries(&[2, 0], (0..300).filter(|n| n % 4 == 0)));
+    keys.extend(entries(&[2, 1], (0..300).filter(|n| n % 4 == 2)));
+    let reader = store(keys).await;
+    let mut intersection = Intersection::new(
+        reader.clone(),
+        vec![PkInput::Ranges(vec![prefix_range(&[1])])],
+    )
+    .with_checks(vec![vec![vec![2, 0], vec![2, 1]]]);
+    let got = collect_from(&mut intersection).await?;
+    assert_eq!(got, pks((0..300).filter(|n| n % 6 == 0)));
+    let stats = intersection.stats();
+    assert_eq!(stats.entries_read, 100, "only the driver is read");
+    assert_eq!(
+        stats.checks, 200,
+        "each of 100 candidates looked up under both parts"
+    );
+
+    // A check with no parts matches nothing, without any I/O.
+    let mut none = Intersection::new(reader, vec![PkInput::Ranges(vec![prefix_range(&[1])])])
+        .with_checks(vec![Vec::new()]);
+    assert_eq!(none.next().await?, None);
+    assert_eq!(none.stats(), IntersectionStats::default());
+    Ok(())
 }

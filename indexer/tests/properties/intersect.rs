@@ -105,6 +105,9 @@ struct Built {
     inputs: Vec<PkInput>,
     effective: Vec<BTreeSet<Pk>>,
     readable_entries: u64,
+    /// Per input, its parts' prefixes when no part is narrowed (so the input can be checked
+    /// by lookup instead of read).
+    checkable: Vec<Option<Vec<Vec<u8>>>>,
 }
 
 fn build(pool: &BTreeSet<Pk>, specs: &[InputSpec], batch: &mut WriteBatch) -> Built {
@@ -112,6 +115,7 @@ fn build(pool: &BTreeSet<Pk>, specs: &[InputSpec], batch: &mut WriteBatch) -> Bu
         inputs: Vec::new(),
         effective: Vec::new(),
         readable_entries: 0,
+        checkable: Vec::new(),
     };
     for (i, spec) in specs.iter().enumerate() {
         let members: BTreeSet<Pk> = pool
@@ -126,6 +130,7 @@ fn build(pool: &BTreeSet<Pk>, specs: &[InputSpec], batch: &mut WriteBatch) -> Bu
                 .inputs
                 .push(PkInput::Sorted(members.iter().cloned().collect()));
             built.effective.push(members);
+            built.checkable.push(None);
             continue;
         }
         let parts = spec.parts.len();
@@ -173,6 +178,10 @@ fn build(pool: &BTreeSet<Pk>, specs: &[InputSpec], batch: &mut WriteBatch) -> Bu
             effective.extend(kept.into_iter().cloned());
             ranges.push((KeyRange::new(start, end), p.len()));
         }
+        let narrowed = spec.parts.iter().any(|p| p.lo.is_some() || p.hi.is_some());
+        built
+            .checkable
+            .push((!narrowed).then(|| (0..parts).map(|j| prefix(i, j)).collect()));
         built.inputs.push(PkInput::Ranges(ranges));
         built.effective.push(effective);
     }
@@ -253,6 +262,30 @@ proptest! {
                 stats,
                 built.readable_entries
             );
+
+            // Every checkable input but the first checked by lookup instead of merged: same
+            // answer, and none of the checked inputs' entries is read.
+            let mut merged = Vec::new();
+            let mut checks = Vec::new();
+            for (i, (input, checkable)) in
+                built.inputs.iter().zip(&built.checkable).enumerate()
+            {
+                match checkable {
+                    Some(parts) if i > 0 => checks.push(parts.clone()),
+                    _ => merged.push(input.clone()),
+                }
+            }
+            let checked_inputs = checks.len();
+            let mut intersection = Intersection::new(reader.clone(), merged).with_checks(checks);
+            let mut got = Vec::new();
+            while let Some(pk) = intersection.next().await? {
+                got.push(pk);
+            }
+            prop_assert_eq!(intersection.next().await?, None);
+            prop_assert_eq!(&got, &model_intersection(&built.effective));
+            if checked_inputs == 0 {
+                prop_assert_eq!(intersection.stats().checks, 0);
+            }
 
             // Each input on its own: the union merge, narrowing and neighbours in isolation.
             for (input, effective) in built.inputs.into_iter().zip(&built.effective) {

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::range::collect_page;
-use crate::{Direction, KeyRange, Mutation, Result, ScanPage, WriteBatch};
+use crate::range::{collect_page, count_keys};
+use crate::{CountPage, Direction, KeyRange, Mutation, Result, ScanPage, WriteBatch};
 
 #[derive(Debug)]
 struct Version {
@@ -43,6 +43,26 @@ impl MvccState {
             .get(key)
             .and_then(|versions| visible(versions, at))
             .map(<[u8]>::to_vec)
+    }
+
+    /// Whether `key` holds a value as of sequence `at`.
+    pub(super) fn contains(&self, key: &[u8], at: u64) -> bool {
+        self.versions
+            .get(key)
+            .is_some_and(|versions| visible(versions, at).is_some())
+    }
+
+    /// Counts up to `cap` entries of `range` as of sequence `at`.
+    pub(super) fn count(&self, range: &KeyRange, cap: u64, at: u64) -> Result<CountPage> {
+        if range.is_empty() {
+            return Ok(CountPage::default());
+        }
+        let keys = self
+            .versions
+            .range::<[u8], _>(range.bounds())
+            .filter(move |(_, versions)| visible(versions, at).is_some())
+            .map(|(key, _)| Ok(key));
+        count_keys(keys, range, cap)
     }
 
     /// One page of `range` as of sequence `at`.

@@ -195,3 +195,103 @@ pub async fn stream_reads_whole_range(store: Arc<dyn KvStore>) -> Result<()> {
     }
     Ok(())
 }
+
+/// Counts `range` in pieces of `cap`, following each piece's resume, as a planner's resumable
+/// dive does.
+async fn count_in_pieces(reader: &dyn KvRead, range: &KeyRange, cap: u64) -> Result<u64> {
+    let mut total = 0;
+    let mut next = Some(range.clone());
+    while let Some(current) = next {
+        let counted = reader.count_page(&current, cap).await?;
+        assert!(counted.entries <= cap, "a count stops at its cap");
+        if counted.resume.is_some() {
+            assert_eq!(counted.entries, cap, "a count with more left is a full one");
+        }
+        total += counted.entries;
+        next = counted.resume;
+    }
+    Ok(total)
+}
+
+pub async fn counts_match_scans(store: Arc<dyn KvStore>) -> Result<()> {
+    let expected = seed(&*store).await?;
+    let mut batch = WriteBatch::new();
+    batch.delete(b"k3".to_vec());
+    store.write(batch).await?;
+    let snapshot = store.snapshot();
+    // Written after the snapshot: only the live store counts it.
+    put_all(&*store, &[("k35", "late")]).await?;
+    let in_k = expected.len() as u64 - 1;
+    for cap in [1, 2, 3, 1000] {
+        assert_eq!(
+            count_in_pieces(&*snapshot, &KeyRange::prefix(b"k"), cap).await?,
+            in_k
+        );
+        assert_eq!(
+            count_in_pieces(&*store, &KeyRange::prefix(b"k"), cap).await?,
+            in_k + 1
+        );
+        assert_eq!(
+            count_in_pieces(&*store, &KeyRange::all(), cap).await?,
+            in_k + 3
+        );
+    }
+    let exact = store.count_page(&KeyRange::prefix(b"k"), in_k + 1).await?;
+    assert_eq!((exact.entries, exact.resume), (in_k + 1, None));
+    let short = store.count_page(&KeyRange::prefix(b"k"), 2).await?;
+    assert_eq!(
+        short.resume,
+        Some(KeyRange::new(b"k0\0".to_vec(), Some(b"l".to_vec()))),
+        "the rest starts after the last key counted"
+    );
+    let empty = store.count_page(&range("k5", Some("k1")), 10).await?;
+    assert_eq!((empty.entries, empty.resume), (0, None));
+    let none = store.count_page(&KeyRange::prefix(b"k"), 0).await?;
+    assert_eq!(none.entries, 0);
+    assert!(
+        none.resume.is_some(),
+        "a zero cap still says whether anything is there"
+    );
+
+    // Inside a transaction, its own writes count and so do its deletes.
+    let mut tx = store.begin().await?;
+    tx.put(b"k77".to_vec(), b"mine".to_vec());
+    tx.delete(b"k0".to_vec());
+    assert_eq!(
+        count_in_pieces(&*tx, &KeyRange::prefix(b"k"), 2).await?,
+        in_k + 1
+    );
+    Ok(())
+}
+
+pub async fn contains_answers_presence(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", ""), ("c", "3")]).await?;
+    let snapshot = store.snapshot();
+    let mut batch = WriteBatch::new();
+    batch.delete(b"c".to_vec());
+    batch.put(b"d".to_vec(), b"4".to_vec());
+    store.write(batch).await?;
+    let keys: Vec<Vec<u8>> = ["a", "b", "c", "d", "", "zz"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    assert_eq!(
+        store.contains(&keys).await?,
+        [true, true, false, true, false, false],
+        "an empty value is present; a deleted key is not"
+    );
+    assert_eq!(
+        snapshot.contains(&keys).await?,
+        [true, true, true, false, false, false]
+    );
+    let too_long = vec![vec![7u8; rowdex_store::MAX_KEY_LEN + 1]];
+    assert_eq!(store.contains(&too_long).await?, [false]);
+    let mut tx = store.begin().await?;
+    tx.put(b"e".to_vec(), b"5".to_vec());
+    tx.delete(b"a".to_vec());
+    assert_eq!(
+        tx.contains(&[b"a".to_vec(), b"e".to_vec()]).await?,
+        [false, true]
+    );
+    Ok(())
+}
