@@ -216,7 +216,7 @@ fn needed_columns(request: &ScanRequest, residual: &[Predicate]) -> Vec<usize> {
         Some(columns) => columns.clone(),
         None => (0..request.table.columns.len()).collect(),
     };
-    needed.extend(residual.iter().map(Predicate::column));
+    needed.extend(residual.iter().flat_map(Predicate::columns));
     needed.sort_unstable();
     needed.dedup();
     needed

@@ -120,9 +120,12 @@ pub(crate) fn match_key(columns: &[KeyColumn], predicates: &[Predicate]) -> KeyM
             .collect();
         fixed += 1;
     }
-    let bound = columns.get(fixed).map_or(KeyBound::All, |key_column| {
+    let mut bound = columns.get(fixed).map_or(KeyBound::All, |key_column| {
         bound_on(predicates, key_column.column, &mut used)
     });
+    if bound == KeyBound::All {
+        bound = row_bound(predicates, columns, fixed, &tuples, &mut used);
+    }
     KeyMatch {
         tuples,
         fixed,
@@ -219,6 +222,78 @@ fn bound_on(predicates: &[Predicate], column: usize, used: &mut [bool]) -> KeyBo
         lower: take(lower),
         upper: take(upper),
     }
+}
+
+/// A row-value comparison over consecutive key columns that reach the first unfixed one, as a
+/// bound (it is then consumed): `(a, b) < (1, 2)` with nothing fixed, or `(uid, ts) < (7, 100)`
+/// with `uid = 7` fixed, where the fixed leading pairs are equal and drop out. A fixed column
+/// that already decides the comparison for every row (`uid = 6`) consumes it when it holds
+/// and leaves it as a residual when it fails, which then filters every row out.
+fn row_bound(
+    predicates: &[Predicate],
+    columns: &[KeyColumn],
+    fixed: usize,
+    tuples: &[Vec<Datum>],
+    used: &mut [bool],
+) -> KeyBound {
+    for (i, predicate) in predicates.iter().enumerate() {
+        let Predicate::RowCompare {
+            columns: row_columns,
+            op,
+            values,
+        } = predicate
+        else {
+            continue;
+        };
+        let ordering = matches!(op, CmpOp::Lt | CmpOp::LtEq | CmpOp::Gt | CmpOp::GtEq);
+        if !ordering
+            || values.is_empty()
+            || values.len() != row_columns.len()
+            || values.iter().any(Datum::is_null)
+        {
+            continue;
+        }
+        // Where the row value starts in the key: at most `fixed` columns before the first
+        // unfixed one, and every element on the following key columns in order.
+        let Some(start) = (0..=fixed.min(columns.len())).find(|&start| {
+            row_columns.len() + start > fixed
+                && row_columns.len() + start <= columns.len()
+                && row_columns
+                    .iter()
+                    .zip(&columns[start..])
+                    .all(|(c, k)| *c == k.column)
+        }) else {
+            continue;
+        };
+        let leading = fixed - start;
+        let mut decided = None;
+        if leading > 0 {
+            // The fixed pairs must be the same for every combination of fixed values.
+            let [tuple] = tuples else { continue };
+            for (value, fixed_value) in values.iter().zip(&tuple[start..fixed]) {
+                let ordering = fixed_value.key_cmp(value);
+                if ordering != Ordering::Equal {
+                    decided = Some(op.holds(ordering));
+                    break;
+                }
+            }
+        }
+        match decided {
+            Some(true) => {
+                used[i] = true;
+                return KeyBound::All;
+            }
+            Some(false) => continue,
+            None => {
+                used[i] = true;
+                return KeyBound::Row {
+                    op: *op,
+                    values: values[leading..].to_vec(),
+                };
+            }
+        }
+    }
+    KeyBound::All
 }
 
 /// Whether `candidate` restricts more than `current`, where `direction` is the way a value

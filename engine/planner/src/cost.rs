@@ -147,6 +147,9 @@ pub fn estimate(
     let size = |count: Option<&Count>| -> f64 {
         match count {
             Some(c) if c.exact => c.entries as f64,
+            // A dive stopped before the cap by a sparser candidate counted exactly (see the
+            // dives of `query::stats`): at least that many, and that is as far as it matters.
+            Some(c) if c.entries < dive_cap(table_rows as u64) => c.entries as f64,
             // A capped dive: at least the cap, and assume a sizeable share of the table.
             Some(c) => (c.entries as f64)
                 .max(table_rows * 0.3)

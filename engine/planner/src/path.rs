@@ -9,7 +9,7 @@ use rowdex_catalog::{IndexDef, KeyColumn, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange};
 
-use crate::Predicate;
+use crate::{CmpOp, Predicate};
 
 /// The condition on the first key column after the fixed ones.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,9 @@ pub enum KeyBound {
     },
     /// Text values starting with this prefix (`LIKE 'abc%'`).
     TextPrefix(String),
+    /// A row-value comparison `(next columns...) op (values...)` over as many key columns as
+    /// there are values: one range per leading run of equal columns (see [`bounded_ranges`]).
+    Row { op: CmpOp, values: Vec<Datum> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +100,7 @@ impl IndexInput {
         let mut out: Vec<(KeyRange, Option<usize>)> = self
             .prefixes
             .iter()
-            .filter_map(|tuple| {
+            .flat_map(|tuple| {
                 let mut start = prefix.clone();
                 let mut pk_offset = None;
                 for (i, (value, column)) in tuple.iter().zip(&columns).enumerate() {
@@ -109,10 +112,14 @@ impl IndexInput {
                 if tuple.len() == index.columns.len() {
                     pk_offset = Some(start.len());
                 }
-                let order = columns
-                    .get(tuple.len())
-                    .map_or(SortOrder::Asc, KeyColumn::order);
-                bound_range(&start, &self.bound, order).map(|r| (r, pk_offset))
+                let orders: Vec<SortOrder> = columns
+                    .get(tuple.len()..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(KeyColumn::order)
+                    .collect();
+                let ranges = bounded_ranges(&start, &self.bound, &orders);
+                ranges.into_iter().map(move |r| (r, pk_offset))
             })
             .collect();
         out.sort_by(|a, b| a.0.start.cmp(&b.0.start));
@@ -272,18 +279,59 @@ impl ScanPlan {
                 encoded.sort();
                 encoded.dedup();
                 let next_column = prefixes.first().map_or(0, Vec::len);
-                let order = self
+                let orders: Vec<SortOrder> = self
                     .table
                     .key
-                    .get(next_column)
-                    .map_or(SortOrder::Asc, |k| k.order());
+                    .get(next_column..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(KeyColumn::order)
+                    .collect();
                 encoded
                     .iter()
-                    .filter_map(|p| bound_range(p, bound, order))
+                    .flat_map(|p| bounded_ranges(p, bound, &orders))
                     .collect()
             }
         }
     }
+}
+
+/// The key ranges, in key order, of the rows under `prefix` whose next columns (sorted by
+/// `orders`) satisfy `bound`.
+///
+/// A row-value comparison `(c1, ..., cm) < (v1, ..., vm)` is the union over `i` of "`c1..ci`
+/// equal `v1..vi` and `c(i+1) < v(i+1)`", plus "all equal" for `<=`: disjoint ranges, each
+/// contiguous in the key whatever mix of ASC and DESC the columns have.
+pub(crate) fn bounded_ranges(
+    prefix: &[u8],
+    bound: &KeyBound,
+    orders: &[SortOrder],
+) -> Vec<KeyRange> {
+    let first = orders.first().copied().unwrap_or(SortOrder::Asc);
+    let KeyBound::Row { op, values } = bound else {
+        return bound_range(prefix, bound, first).into_iter().collect();
+    };
+    let mut out = Vec::with_capacity(values.len() + 1);
+    let mut equal = prefix.to_vec();
+    for (value, order) in values.iter().zip(orders) {
+        let piece = match op {
+            CmpOp::Lt | CmpOp::LtEq => KeyBound::Range {
+                lower: Bound::Unbounded,
+                upper: Bound::Excluded(value.clone()),
+            },
+            _ => KeyBound::Range {
+                lower: Bound::Excluded(value.clone()),
+                upper: Bound::Unbounded,
+            },
+        };
+        out.extend(bound_range(&equal, &piece, *order));
+        key::encode_datum(&mut equal, value, *order);
+    }
+    if matches!(op, CmpOp::LtEq | CmpOp::GtEq) && values.len() <= orders.len() {
+        out.push(KeyRange::prefix(&equal));
+    }
+    out.sort_by(|a, b| a.start.cmp(&b.start));
+    out
 }
 
 /// The key range of the rows under `prefix` whose next column satisfies `bound`.
@@ -302,6 +350,8 @@ fn bound_range(prefix: &[u8], bound: &KeyBound, order: SortOrder) -> Option<KeyR
             key::encode_text_prefix(&mut start, text, order);
             return Some(KeyRange::prefix(&start));
         }
+        // Several ranges: `bounded_ranges` splits it before it gets here.
+        KeyBound::Row { .. } => return Some(whole),
         KeyBound::Range { lower, upper } => match order {
             SortOrder::Asc => (lower, upper),
             // A DESC column stores larger values first: the value bounds swap ends.
@@ -360,6 +410,19 @@ fn write_ranges(
             KeyBound::Range { lower, upper } => {
                 f.write_str(sep)?;
                 write_bounds(f, next, lower, upper)?;
+            }
+            KeyBound::Row { op, values } => {
+                let names: Vec<&str> = (0..values.len())
+                    .map(|i| key_name(prefix.len() + i))
+                    .collect();
+                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "{sep}({}) {} ({})",
+                    names.join(", "),
+                    op.symbol(),
+                    values.join(", ")
+                )?;
             }
         }
     }

@@ -20,7 +20,7 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    fn symbol(self) -> &'static str {
+    pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Eq => "=",
             CmpOp::NotEq => "<>",
@@ -42,7 +42,7 @@ impl CmpOp {
         }
     }
 
-    fn holds(self, ordering: Ordering) -> bool {
+    pub(crate) fn holds(self, ordering: Ordering) -> bool {
         match self {
             CmpOp::Eq => ordering == Ordering::Equal,
             CmpOp::NotEq => ordering != Ordering::Equal,
@@ -78,9 +78,18 @@ pub enum Predicate {
     IsNotNull {
         column: usize,
     },
+    /// A row-value comparison `(c1, c2, ...) op (v1, v2, ...)` (`op` one of `<`, `<=`, `>`,
+    /// `>=`): the first pair that differs decides, as in SQL; a NULL met before that makes it
+    /// unknown, which keeps nothing.
+    RowCompare {
+        columns: Vec<usize>,
+        op: CmpOp,
+        values: Vec<Datum>,
+    },
 }
 
 impl Predicate {
+    /// The column the predicate is on (the first one of a row-value comparison).
     pub fn column(&self) -> usize {
         match self {
             Predicate::Compare { column, .. }
@@ -88,15 +97,45 @@ impl Predicate {
             | Predicate::LikePrefix { column, .. }
             | Predicate::IsNull { column }
             | Predicate::IsNotNull { column } => *column,
+            Predicate::RowCompare { columns, .. } => columns.first().copied().unwrap_or(0),
+        }
+    }
+
+    /// Every column the predicate reads.
+    pub fn columns(&self) -> Vec<usize> {
+        match self {
+            Predicate::RowCompare { columns, .. } => columns.clone(),
+            other => vec![other.column()],
         }
     }
 
     /// Whether a row (all columns, in column order) satisfies the predicate.
     pub fn matches(&self, row: &[Datum]) -> bool {
+        if let Predicate::RowCompare {
+            columns,
+            op,
+            values,
+        } = self
+        {
+            for (column, value) in columns.iter().zip(values) {
+                let Some(datum) = row.get(*column) else {
+                    return false;
+                };
+                if datum.is_null() || value.is_null() {
+                    return false;
+                }
+                let ordering = datum.key_cmp(value);
+                if ordering != Ordering::Equal {
+                    return op.holds(ordering);
+                }
+            }
+            return op.holds(Ordering::Equal);
+        }
         let Some(datum) = row.get(self.column()) else {
             return false;
         };
         match self {
+            Predicate::RowCompare { .. } => false,
             Predicate::IsNull { .. } => datum.is_null(),
             Predicate::IsNotNull { .. } => !datum.is_null(),
             _ if datum.is_null() => false,
@@ -151,6 +190,24 @@ impl fmt::Display for PredicateDisplay<'_> {
             }
             Predicate::IsNull { .. } => write!(f, "{name} IS NULL"),
             Predicate::IsNotNull { .. } => write!(f, "{name} IS NOT NULL"),
+            Predicate::RowCompare {
+                columns,
+                op,
+                values,
+            } => {
+                let names: Vec<&str> = columns
+                    .iter()
+                    .map(|c| self.table.columns.get(*c).map_or("?", |c| c.name.as_str()))
+                    .collect();
+                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "({}) {} ({})",
+                    names.join(", "),
+                    op.symbol(),
+                    values.join(", ")
+                )
+            }
         }
     }
 }
@@ -181,6 +238,27 @@ mod tests {
             values: vec![Datum::Null, Datum::Int(3)],
         };
         assert!(in_with_null.matches(&row));
+    }
+
+    #[test]
+    fn row_values_compare_left_to_right() {
+        let row = [Datum::Int(3), Datum::Null, Datum::Int(7)];
+        let cmp = |columns: Vec<usize>, op, values: Vec<i64>| Predicate::RowCompare {
+            columns,
+            op,
+            values: values.into_iter().map(Datum::Int).collect(),
+        };
+        // The first element decides before the NULL is reached.
+        assert!(cmp(vec![0, 1], CmpOp::Lt, vec![4, 0]).matches(&row));
+        assert!(!cmp(vec![0, 1], CmpOp::Gt, vec![4, 0]).matches(&row));
+        // Equal first elements reach the NULL: unknown.
+        assert!(!cmp(vec![0, 1], CmpOp::Lt, vec![3, 9]).matches(&row));
+        assert!(!cmp(vec![0, 1], CmpOp::GtEq, vec![3, 9]).matches(&row));
+        assert!(cmp(vec![0, 2], CmpOp::Lt, vec![3, 8]).matches(&row));
+        assert!(!cmp(vec![0, 2], CmpOp::Lt, vec![3, 7]).matches(&row));
+        assert!(cmp(vec![0, 2], CmpOp::LtEq, vec![3, 7]).matches(&row));
+        assert!(cmp(vec![0, 2], CmpOp::GtEq, vec![3, 7]).matches(&row));
+        assert!(cmp(vec![2, 0], CmpOp::Gt, vec![6, 100]).matches(&row));
     }
 
     #[test]

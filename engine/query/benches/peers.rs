@@ -195,7 +195,7 @@ impl Engine for Rowdex {
             s.prepare("SELECT * FROM actions WHERE uid = $1 ORDER BY ts DESC LIMIT 10 OFFSET 20")?,
         );
         self.keyset = Some(s.prepare(
-            "SELECT * FROM actions WHERE uid = $1 AND ts < $2 ORDER BY ts DESC LIMIT 10",
+            "SELECT * FROM actions WHERE uid = $1 AND (uid, ts) < ($1, $2) ORDER BY ts DESC LIMIT 10",
         )?);
         Ok(())
     }
@@ -372,7 +372,7 @@ impl Engine for Sqlite {
 
     async fn page_keyset(&mut self, uid: u64, after_ts: u64) -> BenchResult<usize> {
         self.count(
-            "SELECT * FROM actions WHERE uid = ?1 AND ts < ?2 ORDER BY ts DESC LIMIT 10",
+            "SELECT * FROM actions WHERE uid = ?1 AND (uid, ts) < (?1, ?2) ORDER BY ts DESC LIMIT 10",
             [uid as i64, after_ts as i64],
         )
     }

@@ -187,6 +187,7 @@ pub(crate) async fn plan_statement(
     mut statement: Statement,
 ) -> Result<LogicalPlan> {
     rewrite::strip_unary_plus(&mut statement);
+    rewrite::expand_row_comparisons(&mut statement);
     let statement = DfStatement::Statement(Box::new(statement));
     let state = ctx.state();
     for reference in state.resolve_table_references(&statement)? {

@@ -5,12 +5,15 @@
 //! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
 //!   the duplicates get unique aliases for planning, and the result gets its names back. The
 //!   same goes for unaliased subqueries, which DataFusion names alike.
+//! * a row-value comparison `(a, b) < (x, y)` is spelled out as `a < x OR (a = x AND b < y)`:
+//!   DataFusion compares such rows as structs, where a NULL field is simply the smallest value,
+//!   whereas in SQL a NULL reached before the deciding pair makes the comparison unknown.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions,
+    BinaryOperator, Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions,
     visit_expressions_mut,
 };
 
@@ -30,6 +33,77 @@ pub(crate) fn strip_unary_plus(statement: &mut Statement) {
         }
         ControlFlow::<()>::Continue(())
     });
+}
+
+/// Spells out every row-value comparison (`=`, `<>`, `<`, `<=`, `>`, `>=` between two row
+/// values of the same length) with scalar comparisons, AND and OR, which have SQL's semantics.
+pub(crate) fn expand_row_comparisons(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::BinaryOp { left, op, right } = expr
+            && let (Expr::Tuple(lhs), Expr::Tuple(rhs)) = (left.as_ref(), right.as_ref())
+            && lhs.len() == rhs.len()
+            && !lhs.is_empty()
+            && let Some(expanded) = expand_row_comparison(lhs, op, rhs)
+        {
+            *expr = expanded;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+fn expand_row_comparison(lhs: &[Expr], op: &BinaryOperator, rhs: &[Expr]) -> Option<Expr> {
+    let binary = |left: &Expr, op: BinaryOperator, right: &Expr| {
+        Expr::Nested(Box::new(Expr::BinaryOp {
+            left: Box::new(left.clone()),
+            op,
+            right: Box::new(right.clone()),
+        }))
+    };
+    let pairs = lhs.iter().zip(rhs);
+    let join = |parts: Vec<Expr>, op: BinaryOperator| {
+        parts
+            .into_iter()
+            .reduce(|acc, part| binary(&acc, op.clone(), &part))
+    };
+    match op {
+        BinaryOperator::Eq => join(
+            pairs
+                .map(|(l, r)| binary(l, BinaryOperator::Eq, r))
+                .collect(),
+            BinaryOperator::And,
+        ),
+        BinaryOperator::NotEq => join(
+            pairs
+                .map(|(l, r)| binary(l, BinaryOperator::NotEq, r))
+                .collect(),
+            BinaryOperator::Or,
+        ),
+        BinaryOperator::Lt | BinaryOperator::LtEq | BinaryOperator::Gt | BinaryOperator::GtEq => {
+            let strict = match op {
+                BinaryOperator::Lt | BinaryOperator::LtEq => BinaryOperator::Lt,
+                _ => BinaryOperator::Gt,
+            };
+            // From the last pair outwards: `l < r OR (l = r AND <rest>)`, the last pair
+            // taking the operator itself.
+            let mut pairs: Vec<(&Expr, &Expr)> = pairs.collect();
+            let (last_l, last_r) = pairs.pop()?;
+            let mut expr = binary(last_l, op.clone(), last_r);
+            for (l, r) in pairs.into_iter().rev() {
+                let equal_then_rest = binary(
+                    &binary(l, BinaryOperator::Eq, r),
+                    BinaryOperator::And,
+                    &expr,
+                );
+                expr = binary(
+                    &binary(l, strict.clone(), r),
+                    BinaryOperator::Or,
+                    &equal_then_rest,
+                );
+            }
+            Some(expr)
+        }
+        _ => None,
+    }
 }
 
 /// Gives repeated output names of a plain top-level SELECT unique aliases. Returns the names the

@@ -51,6 +51,12 @@ pub(crate) enum Condition {
     IsNotNull {
         column: usize,
     },
+    /// `(c1, c2, ...) op (v1, v2, ...)` over NOT NULL columns.
+    RowCompare {
+        columns: Vec<usize>,
+        op: CmpOp,
+        values: Vec<Slot>,
+    },
 }
 
 /// One ORDER BY item, as a table column.
@@ -274,6 +280,39 @@ impl Scope<'_> {
         (!self.table.columns.get(position)?.hidden).then_some(position)
     }
 
+    /// A row-value comparison of columns against values (either side first). Only over NOT
+    /// NULL columns: a NULL inside a row value is where SQL engines differ, so such a
+    /// comparison is left to DataFusion.
+    fn row_compare(&self, left: &Expr, op: CmpOp, right: &Expr) -> Option<Condition> {
+        let (Expr::Tuple(left), Expr::Tuple(right)) = (left, right) else {
+            return None;
+        };
+        if left.len() != right.len() || left.is_empty() {
+            return None;
+        }
+        let ordering = matches!(op, CmpOp::Lt | CmpOp::LtEq | CmpOp::Gt | CmpOp::GtEq);
+        let on_columns = |exprs: &[Expr]| -> Option<Vec<usize>> {
+            exprs.iter().map(|e| self.column(e)).collect()
+        };
+        let (columns, values, op) = match on_columns(left) {
+            Some(columns) => (columns, right, op),
+            None => (on_columns(right)?, left, op.flipped()),
+        };
+        let not_null = columns.iter().all(|c| {
+            self.table.key_position(*c).is_some()
+                || self.table.columns.get(*c).is_some_and(|c| !c.nullable)
+        });
+        if !ordering || !not_null {
+            return None;
+        }
+        let values = values.iter().map(slot).collect::<Option<Vec<_>>>()?;
+        Some(Condition::RowCompare {
+            columns,
+            op,
+            values,
+        })
+    }
+
     /// Adds the conjuncts of `expr`; None when one of them is not a simple condition.
     fn conditions(&self, expr: &Expr, out: &mut Vec<Condition>) -> Option<()> {
         match expr {
@@ -285,6 +324,13 @@ impl Scope<'_> {
             } => {
                 self.conditions(left, out)?;
                 self.conditions(right, out)
+            }
+            Expr::BinaryOp { left, op, right }
+                if matches!(left.as_ref(), Expr::Tuple(_))
+                    || matches!(right.as_ref(), Expr::Tuple(_)) =>
+            {
+                out.push(self.row_compare(left, cmp_op(op)?, right)?);
+                Some(())
             }
             Expr::BinaryOp { left, op, right } => {
                 let op = cmp_op(op)?;

@@ -142,6 +142,23 @@ impl NativeQuery {
                     Predicate::IsNull { column: *column }
                 }
                 Condition::IsNotNull { column } => Predicate::IsNotNull { column: *column },
+                Condition::RowCompare {
+                    columns,
+                    op,
+                    values,
+                } => {
+                    let mut bound_values = Vec::with_capacity(values.len());
+                    for (column, slot) in columns.iter().zip(values) {
+                        // A NULL in a row value: left to DataFusion (see `row_compare`).
+                        let datum = value(slot).filter(|d| !d.is_null())?;
+                        bound_values.push(exact_value(&self.table, *column, datum)?);
+                    }
+                    Predicate::RowCompare {
+                        columns: columns.clone(),
+                        op: *op,
+                        values: bound_values,
+                    }
+                }
             };
             bound.predicates.push(predicate);
         }
