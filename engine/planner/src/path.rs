@@ -9,6 +9,7 @@ use rowdex_catalog::{IndexDef, KeyColumn, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange};
 
+use crate::predicate::write_row_compare;
 use crate::{CmpOp, Predicate};
 
 /// The condition on the first key column after the fixed ones.
@@ -112,13 +113,8 @@ impl IndexInput {
                 if tuple.len() == index.columns.len() {
                     pk_offset = Some(start.len());
                 }
-                let orders: Vec<SortOrder> = columns
-                    .get(tuple.len()..)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(KeyColumn::order)
-                    .collect();
-                let ranges = bounded_ranges(&start, &self.bound, &orders);
+                let next_columns = columns.get(tuple.len()..).unwrap_or_default();
+                let ranges = bounded_ranges(&start, &self.bound, next_columns);
                 ranges.into_iter().map(move |r| (r, pk_offset))
             })
             .collect();
@@ -279,25 +275,18 @@ impl ScanPlan {
                 encoded.sort();
                 encoded.dedup();
                 let next_column = prefixes.first().map_or(0, Vec::len);
-                let orders: Vec<SortOrder> = self
-                    .table
-                    .key
-                    .get(next_column..)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(KeyColumn::order)
-                    .collect();
+                let next_columns = self.table.key.get(next_column..).unwrap_or_default();
                 encoded
                     .iter()
-                    .flat_map(|p| bounded_ranges(p, bound, &orders))
+                    .flat_map(|p| bounded_ranges(p, bound, next_columns))
                     .collect()
             }
         }
     }
 }
 
-/// The key ranges, in key order, of the rows under `prefix` whose next columns (sorted by
-/// `orders`) satisfy `bound`.
+/// The key ranges, in key order, of the rows under `prefix` whose next columns satisfy
+/// `bound`.
 ///
 /// A row-value comparison `(c1, ..., cm) < (v1, ..., vm)` is the union over `i` of "`c1..ci`
 /// equal `v1..vi` and `c(i+1) < v(i+1)`", plus "all equal" for `<=`: disjoint ranges, each
@@ -305,37 +294,52 @@ impl ScanPlan {
 pub(crate) fn bounded_ranges(
     prefix: &[u8],
     bound: &KeyBound,
-    orders: &[SortOrder],
+    next_columns: &[KeyColumn],
 ) -> Vec<KeyRange> {
-    let first = orders.first().copied().unwrap_or(SortOrder::Asc);
-    let KeyBound::Row { op, values } = bound else {
-        return bound_range(prefix, bound, first).into_iter().collect();
-    };
-    let mut out = Vec::with_capacity(values.len() + 1);
-    let mut equal = prefix.to_vec();
-    for (value, order) in values.iter().zip(orders) {
-        let piece = match op {
-            CmpOp::Lt | CmpOp::LtEq => KeyBound::Range {
-                lower: Bound::Unbounded,
-                upper: Bound::Excluded(value.clone()),
-            },
-            _ => KeyBound::Range {
-                lower: Bound::Excluded(value.clone()),
-                upper: Bound::Unbounded,
-            },
-        };
-        out.extend(bound_range(&equal, &piece, *order));
-        key::encode_datum(&mut equal, value, *order);
+    let first = next_columns
+        .first()
+        .map_or(SortOrder::Asc, KeyColumn::order);
+    match bound {
+        KeyBound::All => vec![KeyRange::prefix(prefix)],
+        KeyBound::TextPrefix(text) => {
+            let mut start = prefix.to_vec();
+            key::encode_text_prefix(&mut start, text, first);
+            vec![KeyRange::prefix(&start)]
+        }
+        KeyBound::Range { lower, upper } => value_range(prefix, lower, upper, first)
+            .into_iter()
+            .collect(),
+        KeyBound::Row { op, values } => {
+            let mut out = Vec::with_capacity(values.len() + 1);
+            let mut equal = prefix.to_vec();
+            for (value, column) in values.iter().zip(next_columns) {
+                let value_bound = Bound::Excluded(value.clone());
+                let piece = match op {
+                    CmpOp::Lt | CmpOp::LtEq => {
+                        value_range(&equal, &Bound::Unbounded, &value_bound, column.order())
+                    }
+                    _ => value_range(&equal, &value_bound, &Bound::Unbounded, column.order()),
+                };
+                out.extend(piece);
+                key::encode_datum(&mut equal, value, column.order());
+            }
+            if matches!(op, CmpOp::LtEq | CmpOp::GtEq) && values.len() <= next_columns.len() {
+                out.push(KeyRange::prefix(&equal));
+            }
+            out.sort_by(|a, b| a.start.cmp(&b.start));
+            out
+        }
     }
-    if matches!(op, CmpOp::LtEq | CmpOp::GtEq) && values.len() <= orders.len() {
-        out.push(KeyRange::prefix(&equal));
-    }
-    out.sort_by(|a, b| a.start.cmp(&b.start));
-    out
 }
 
-/// The key range of the rows under `prefix` whose next column satisfies `bound`.
-fn bound_range(prefix: &[u8], bound: &KeyBound, order: SortOrder) -> Option<KeyRange> {
+/// The key range of the rows under `prefix` whose next column (sorted by `order`) lies between
+/// the value bounds `lower` and `upper`; `None` when nothing can.
+fn value_range(
+    prefix: &[u8],
+    lower: &Bound<Datum>,
+    upper: &Bound<Datum>,
+    order: SortOrder,
+) -> Option<KeyRange> {
     let with = |datum: &Datum| {
         let mut out = prefix.to_vec();
         key::encode_datum(&mut out, datum, order);
@@ -343,20 +347,10 @@ fn bound_range(prefix: &[u8], bound: &KeyBound, order: SortOrder) -> Option<KeyR
     };
     let after = |bytes: Vec<u8>| key::prefix_successor(&bytes);
     let whole = KeyRange::prefix(prefix);
-    let (lower, upper) = match bound {
-        KeyBound::All => return Some(whole),
-        KeyBound::TextPrefix(text) => {
-            let mut start = prefix.to_vec();
-            key::encode_text_prefix(&mut start, text, order);
-            return Some(KeyRange::prefix(&start));
-        }
-        // Several ranges: `bounded_ranges` splits it before it gets here.
-        KeyBound::Row { .. } => return Some(whole),
-        KeyBound::Range { lower, upper } => match order {
-            SortOrder::Asc => (lower, upper),
-            // A DESC column stores larger values first: the value bounds swap ends.
-            SortOrder::Desc => (upper, lower),
-        },
+    let (lower, upper) = match order {
+        SortOrder::Asc => (lower, upper),
+        // A DESC column stores larger values first: the value bounds swap ends.
+        SortOrder::Desc => (upper, lower),
     };
     // In key order `lower` is where the range starts. The bounded column can never be NULL in a
     // match, so an open end stops at the NULLs (first in ASC, last in DESC).
@@ -415,14 +409,8 @@ fn write_ranges(
                 let names: Vec<&str> = (0..values.len())
                     .map(|i| key_name(prefix.len() + i))
                     .collect();
-                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
-                write!(
-                    f,
-                    "{sep}({}) {} ({})",
-                    names.join(", "),
-                    op.symbol(),
-                    values.join(", ")
-                )?;
+                f.write_str(sep)?;
+                write_row_compare(f, &names, *op, values)?;
             }
         }
     }

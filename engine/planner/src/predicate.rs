@@ -20,7 +20,7 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    pub fn symbol(self) -> &'static str {
+    fn symbol(self) -> &'static str {
         match self {
             CmpOp::Eq => "=",
             CmpOp::NotEq => "<>",
@@ -199,17 +199,27 @@ impl fmt::Display for PredicateDisplay<'_> {
                     .iter()
                     .map(|c| self.table.columns.get(*c).map_or("?", |c| c.name.as_str()))
                     .collect();
-                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
-                write!(
-                    f,
-                    "({}) {} ({})",
-                    names.join(", "),
-                    op.symbol(),
-                    values.join(", ")
-                )
+                write_row_compare(f, &names, *op, values)
             }
         }
     }
+}
+
+/// Writes a row-value comparison: `(a, b) < (1, 2)`.
+pub(crate) fn write_row_compare(
+    f: &mut fmt::Formatter<'_>,
+    names: &[&str],
+    op: CmpOp,
+    values: &[Datum],
+) -> fmt::Result {
+    let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+    write!(
+        f,
+        "({}) {} ({})",
+        names.join(", "),
+        op.symbol(),
+        values.join(", ")
+    )
 }
 
 #[cfg(test)]
