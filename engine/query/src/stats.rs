@@ -78,22 +78,9 @@ pub(crate) async fn count_entries(
     ranges: &[KeyRange],
     cap: u64,
 ) -> Result<Count> {
-    let mut entries = 0u64;
-    for range in ranges {
-        let left = cap.saturating_sub(entries);
-        let counted = reader.count_page(range, left).await?;
-        entries += counted.entries;
-        if counted.resume.is_some() {
-            return Ok(Count {
-                entries,
-                exact: false,
-            });
-        }
-    }
-    Ok(Count {
-        entries,
-        exact: true,
-    })
+    let mut dive = Dive::new(ranges.to_vec());
+    dive.extend_to(reader, cap).await?;
+    Ok(dive.count())
 }
 
 /// How far past the smallest exactly counted candidate the other candidates are counted. The
@@ -113,19 +100,39 @@ struct Dive {
 }
 
 impl Dive {
+    fn new(ranges: Vec<KeyRange>) -> Dive {
+        Dive {
+            ranges,
+            next: 0,
+            entries: 0,
+        }
+    }
+
     fn exact(&self) -> bool {
         self.next == self.ranges.len()
     }
 
+    fn count(&self) -> Count {
+        Count {
+            entries: self.entries,
+            exact: self.exact(),
+        }
+    }
+
+    /// Counts on until `target` entries are counted or every range is. At the target, the
+    /// remaining ranges still get a zero-cap count, which tells an empty rest (exact) from one
+    /// holding more.
     async fn extend_to(&mut self, reader: &dyn KvRead, target: u64) -> Result<()> {
         while let Some(range) = self.ranges.get(self.next) {
-            if self.entries >= target {
-                break;
-            }
-            let counted = reader.count_page(range, target - self.entries).await?;
+            let counted = reader
+                .count_page(range, target.saturating_sub(self.entries))
+                .await?;
             self.entries += counted.entries;
             match counted.resume {
-                Some(rest) => self.ranges[self.next] = rest,
+                Some(rest) => {
+                    self.ranges[self.next] = rest;
+                    break;
+                }
                 None => self.next += 1,
             }
         }
@@ -144,11 +151,7 @@ pub(crate) async fn dives(
 ) -> Result<Vec<Count>> {
     let mut dives: Vec<Dive> = candidates
         .iter()
-        .map(|ranges| Dive {
-            ranges: ranges.clone(),
-            next: 0,
-            entries: 0,
-        })
+        .map(|ranges| Dive::new(ranges.clone()))
         .collect();
     let mut round = DIVE_MIN.min(cap);
     loop {
@@ -167,11 +170,5 @@ pub(crate) async fn dives(
         }
         round = round.saturating_mul(4);
     }
-    Ok(dives
-        .iter()
-        .map(|d| Count {
-            entries: d.entries,
-            exact: d.exact(),
-        })
-        .collect())
+    Ok(dives.iter().map(Dive::count).collect())
 }
