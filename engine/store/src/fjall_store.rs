@@ -240,8 +240,7 @@ struct FjallView {
 
 impl FjallView {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        // fjall asserts on keys it cannot store; such keys are simply absent.
-        if key.is_empty() || key.len() > MAX_KEY_LEN {
+        if !storable(key) {
             return Ok(None);
         }
         let value = self.snapshot.get(&self.data, key)?;
@@ -255,7 +254,7 @@ impl FjallView {
     fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
         keys.iter()
             .map(|key| {
-                if key.is_empty() || key.len() > MAX_KEY_LEN {
+                if !storable(key) {
                     return Ok(false);
                 }
                 Ok(self.snapshot.contains_key(&self.data, key)?)
@@ -325,6 +324,12 @@ type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
 
 /// `range` as bounds fjall accepts, or `None` if it cannot contain a storable key.
 ///
+/// Whether fjall can hold `key`. It asserts on keys it cannot store, so reads treat such keys
+/// as absent without asking it.
+fn storable(key: &[u8]) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY_LEN
+}
+
 /// fjall panics on bound keys longer than [`MAX_KEY_LEN`]. Since stored keys are never that
 /// long, such a bound is equivalent to one on its first `MAX_KEY_LEN` bytes `p`: a stored key is
 /// `>= start` iff it is `> p`, and `< end` iff it is `<= p`.
