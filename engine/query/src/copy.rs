@@ -31,9 +31,10 @@ use crate::execute::{object_name, plan_statement};
 use crate::types::assign;
 use crate::{Error, Result};
 
-/// Rows per load transaction: large enough that commits are a small part of the load, small
-/// enough that a batch's mutations stay a few megabytes.
-pub const COPY_BATCH_ROWS: usize = 10_000;
+/// Rows per load transaction: large enough that commits are a small part of the load and that
+/// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
+/// enough that a batch's rows and mutations stay within some tens of megabytes.
+pub const COPY_BATCH_ROWS: usize = 50_000;
 
 /// How often a batch that lost a race with a concurrent writer is tried again.
 const BATCH_ATTEMPTS: usize = 8;

@@ -109,12 +109,19 @@ pub(crate) async fn write_rows(
     }
 
     let mut writer = RowWriter::begin(db, def).await?;
+    let mut prefetched = if hidden.is_none() {
+        prefetch_existing(&writer, def, &rows, mode).await?
+    } else {
+        None
+    };
     let mut affected = 0u64;
     for row in rows {
         // The transaction reads its own writes, so a key written earlier in this statement
         // counts as existing too. A fresh hidden row id cannot exist.
         let existing = if hidden.is_some() {
             None
+        } else if let Some(prefetched) = prefetched.as_mut() {
+            prefetched.next().flatten()
         } else {
             writer.stored_row(&def.row_key_of(&row)).await?
         };
@@ -161,6 +168,28 @@ pub(crate) async fn write_rows(
     }
     writer.commit().await?;
     Ok(affected)
+}
+
+/// The stored rows under the keys of `rows`, read before any of them is written, when that
+/// gives the same answers as reading each one just before writing it: the keys are distinct,
+/// and writing one row cannot change what another finds (`mode` deletes no other rows; OR
+/// IGNORE and OR REPLACE act on UNIQUE clashes, so they read row by row).
+async fn prefetch_existing(
+    writer: &RowWriter<'_>,
+    def: &TableDef,
+    rows: &[Vec<Datum>],
+    mode: OnExisting,
+) -> Result<Option<std::vec::IntoIter<Option<Vec<Datum>>>>> {
+    if rows.len() < 2 || !matches!(mode, OnExisting::Fail | OnExisting::MergeColumns) {
+        return Ok(None);
+    }
+    let keys: Vec<Vec<u8>> = rows.iter().map(|row| def.row_key_of(row)).collect();
+    let mut sorted: Vec<&Vec<u8>> = keys.iter().collect();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Ok(None);
+    }
+    Ok(Some(writer.stored_rows(&keys).await?.into_iter()))
 }
 
 pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {

@@ -67,6 +67,33 @@ impl<'a> RowWriter<'a> {
         }
     }
 
+    /// The stored rows under `keys`, which must be distinct and not yet written by this
+    /// statement, in the order asked. Loading new rows is the common case, so the span of the
+    /// keys is first probed with one scan: when it holds nothing, no key needs a read of its
+    /// own (and the transaction remembers one empty range instead of a fingerprint per key).
+    /// Otherwise the keys are read in one multi-get.
+    pub(crate) async fn stored_rows(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<Datum>>>> {
+        let (Some(lowest), Some(highest)) = (keys.iter().min(), keys.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        // The smallest key above `highest`, so the span includes it.
+        let mut past_highest = highest.clone();
+        past_highest.push(0);
+        let span = KeyRange::new(lowest.clone(), Some(past_highest));
+        let probe = self.tx.scan_page(&span, Direction::Forward, 1).await?;
+        if probe.entries.is_empty() {
+            return Ok(vec![None; keys.len()]);
+        }
+        let values = self.tx.multi_get(keys).await?;
+        keys.iter()
+            .zip(values)
+            .map(|(key, value)| match value {
+                Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// Other stored rows that hold `row`'s values in some UNIQUE index.
     pub(crate) async fn unique_clashes(&self, row: &[Datum]) -> Result<Vec<Vec<Datum>>> {
         let def = self.def;

@@ -30,7 +30,7 @@ mod stream;
 pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
-pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore};
+pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS};
 pub use memory::MemoryStore;
 pub use range::{CountPage, Direction, KeyRange, ScanPage};
 pub use stream::scan_stream;

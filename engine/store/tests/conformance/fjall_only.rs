@@ -2,7 +2,8 @@
 //! reopen and directory locking.
 
 use rowdex_store::{
-    Direction, Durability, FjallStore, KeyRange, KvRead, KvStore, Result, StoreError, WriteBatch,
+    Direction, Durability, FjallStore, INGEST_MIN_MUTATIONS, KeyRange, KvRead, KvStore, Result,
+    StoreError, WriteBatch,
 };
 
 async fn write_sample(store: &FjallStore) -> Result<()> {
@@ -66,6 +67,58 @@ async fn directory_is_locked_while_open() -> Result<()> {
     assert!(matches!(second, Err(StoreError::Backend { .. })));
     drop(store);
     FjallStore::open(dir.path(), Durability::Buffered).map(drop)
+}
+
+fn numbered(i: usize) -> Vec<u8> {
+    format!("k{i:08}").into_bytes()
+}
+
+/// A batch large enough to be ingested as tables must behave exactly like a journaled one:
+/// it replaces older values, its deletes hide older keys, it is invisible to snapshots taken
+/// before it, later small writes win over it, and all of it is back after reopening.
+#[tokio::test]
+async fn ingested_batches_behave_like_journaled_ones() -> Result<()> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let total = INGEST_MIN_MUTATIONS + 100;
+    {
+        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        let mut small = WriteBatch::new();
+        for i in [0, 1, 2, total - 1] {
+            small.put(numbered(i), b"old".to_vec());
+        }
+        store.write(small).await?;
+        let before = store.snapshot();
+
+        // Built out of order, with a key written twice: the later write must win.
+        let mut large = WriteBatch::new();
+        large.put(numbered(5), b"first".to_vec());
+        for i in (2..total).rev() {
+            large.put(numbered(i), format!("new{i}").into_bytes());
+        }
+        large.delete(numbered(1));
+        store.write(large).await?;
+
+        assert_eq!(before.get(&numbered(1)).await?, Some(b"old".to_vec()));
+        assert_eq!(before.get(&numbered(7)).await?, None);
+
+        let mut tx = store.begin().await?;
+        tx.put(numbered(3), b"after".to_vec());
+        tx.commit().await?;
+    }
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    assert_eq!(store.get(&numbered(0)).await?, Some(b"old".to_vec()));
+    assert_eq!(store.get(&numbered(1)).await?, None);
+    assert_eq!(store.get(&numbered(2)).await?, Some(b"new2".to_vec()));
+    assert_eq!(store.get(&numbered(3)).await?, Some(b"after".to_vec()));
+    assert_eq!(store.get(&numbered(5)).await?, Some(b"new5".to_vec()));
+    let last = total - 1;
+    assert_eq!(
+        store.get(&numbered(last)).await?,
+        Some(format!("new{last}").into_bytes())
+    );
+    let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
+    assert_eq!(counted.entries, total as u64 - 1);
+    Ok(())
 }
 
 #[test]
