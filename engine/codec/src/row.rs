@@ -45,9 +45,6 @@ const TYPE_BYTES: u8 = 0x07;
 const TYPE_DATE: u8 = 0x08;
 const TYPE_TIMESTAMP: u8 = 0x09;
 
-/// The smallest possible cell: a one-byte column id and a payload-free type byte.
-const MIN_CELL_LEN: usize = 2;
-
 /// A row as read back from storage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodedRow {
@@ -100,32 +97,18 @@ fn write_bytes(out: &mut Vec<u8>, type_byte: u8, bytes: &[u8]) {
 
 /// Decodes a whole row; every byte must belong to it.
 pub fn decode_row(bytes: &[u8]) -> Result<DecodedRow> {
-    let mut cursor = Cursor { bytes, pos: 0 };
-    let schema_version = cursor.unsigned_32("schema version")?;
-    let count_offset = cursor.pos;
-    let count = usize::try_from(cursor.unsigned_32("cell count")?).map_err(|_| {
-        CodecError::InvalidVarint {
-            offset: count_offset,
-        }
-    })?;
-    // The count is untrusted: never reserve more cells than the bytes could hold.
-    let mut cells = Vec::with_capacity(count.min(cursor.remaining() / MIN_CELL_LEN));
-    for _ in 0..count {
-        let column = cursor.unsigned_32("column id")?;
-        cells.push((column, cursor.value()?));
-    }
-    if cursor.remaining() != 0 {
-        return Err(CodecError::TrailingBytes {
-            offset: cursor.pos,
-            count: cursor.remaining(),
-        });
-    }
+    let (schema_version, cells) = cells(bytes)?;
+    // Collecting grows with the cells actually read, never with the untrusted count.
+    let cells = cells
+        .map(|cell| cell.map(|(column, value)| (column, value.to_datum())))
+        .collect::<Result<Vec<_>>>()?;
     Ok(DecodedRow {
         schema_version,
         cells,
     })
 }
 
+#[derive(Debug)]
 struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -181,7 +164,7 @@ impl<'a> Cursor<'a> {
         Ok(array)
     }
 
-    fn value(&mut self) -> Result<Datum> {
+    fn value_ref(&mut self) -> Result<CellValue<'a>> {
         let type_offset = self.pos;
         let type_byte = *self.bytes.get(type_offset).ok_or(CodecError::Truncated {
             what: "cell",
@@ -192,24 +175,26 @@ impl<'a> Cursor<'a> {
         // The width-checked varint read already guarantees these fit; the
         // error only keeps the conversion panic-free.
         let narrow = |_: std::num::TryFromIntError| CodecError::InvalidVarint { offset: payload };
-        let datum = match type_byte {
-            TYPE_NULL => Datum::Null,
-            TYPE_FALSE => Datum::Boolean(false),
-            TYPE_TRUE => Datum::Boolean(true),
-            TYPE_INT => Datum::Int(i64::try_from(self.signed(64, "INTEGER")?).map_err(narrow)?),
-            TYPE_FLOAT => Datum::Float(f64::from_bits(u64::from_le_bytes(self.array_8("DOUBLE")?))),
-            TYPE_DECIMAL => Datum::Decimal(self.signed(128, "DECIMAL")?),
+        let value = match type_byte {
+            TYPE_NULL => CellValue::Null,
+            TYPE_FALSE => CellValue::Boolean(false),
+            TYPE_TRUE => CellValue::Boolean(true),
+            TYPE_INT => CellValue::Int(i64::try_from(self.signed(64, "INTEGER")?).map_err(narrow)?),
+            TYPE_FLOAT => {
+                CellValue::Float(f64::from_bits(u64::from_le_bytes(self.array_8("DOUBLE")?)))
+            }
+            TYPE_DECIMAL => CellValue::Decimal(self.signed(128, "DECIMAL")?),
             TYPE_TEXT => {
                 let (bytes, start) = self.length_prefixed("TEXT")?;
                 let text = std::str::from_utf8(bytes).map_err(|err| CodecError::InvalidUtf8 {
                     offset: start + err.valid_up_to(),
                 })?;
-                Datum::Text(text.to_owned())
+                CellValue::Text(text)
             }
-            TYPE_BYTES => Datum::Bytes(self.length_prefixed("BYTES")?.0.to_vec()),
-            TYPE_DATE => Datum::Date(i32::try_from(self.signed(32, "DATE")?).map_err(narrow)?),
+            TYPE_BYTES => CellValue::Bytes(self.length_prefixed("BYTES")?.0),
+            TYPE_DATE => CellValue::Date(i32::try_from(self.signed(32, "DATE")?).map_err(narrow)?),
             TYPE_TIMESTAMP => {
-                Datum::Timestamp(i64::try_from(self.signed(64, "TIMESTAMP")?).map_err(narrow)?)
+                CellValue::Timestamp(i64::try_from(self.signed(64, "TIMESTAMP")?).map_err(narrow)?)
             }
             other => {
                 return Err(CodecError::UnknownTag {
@@ -218,7 +203,92 @@ impl<'a> Cursor<'a> {
                 });
             }
         };
-        Ok(datum)
+        Ok(value)
+    }
+}
+
+/// A cell's value borrowed from the stored bytes: what [`Cells`] yields, so a reader that
+/// copies values elsewhere (into columnar arrays, say) allocates nothing per cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CellValue<'a> {
+    Null,
+    Boolean(bool),
+    Int(i64),
+    Float(f64),
+    Decimal(i128),
+    Text(&'a str),
+    Bytes(&'a [u8]),
+    Date(i32),
+    Timestamp(i64),
+}
+
+impl CellValue<'_> {
+    /// The owned value.
+    pub fn to_datum(self) -> Datum {
+        match self {
+            CellValue::Null => Datum::Null,
+            CellValue::Boolean(v) => Datum::Boolean(v),
+            CellValue::Int(v) => Datum::Int(v),
+            CellValue::Float(v) => Datum::Float(v),
+            CellValue::Decimal(v) => Datum::Decimal(v),
+            CellValue::Text(v) => Datum::Text(v.to_owned()),
+            CellValue::Bytes(v) => Datum::Bytes(v.to_vec()),
+            CellValue::Date(v) => Datum::Date(v),
+            CellValue::Timestamp(v) => Datum::Timestamp(v),
+        }
+    }
+}
+
+/// The cells of a stored row, read one at a time without copying: `(column id, value)`.
+///
+/// Yields the same cells as [`decode_row`], and the same errors: after the last cell, bytes
+/// left over are reported as [`CodecError::TrailingBytes`]. Stops after the first error.
+#[derive(Debug)]
+pub struct Cells<'a> {
+    cursor: Cursor<'a>,
+    left: u32,
+    failed: bool,
+}
+
+/// Starts reading the row in `bytes`; returns its schema version and its cells.
+pub fn cells(bytes: &[u8]) -> Result<(u32, Cells<'_>)> {
+    let mut cursor = Cursor { bytes, pos: 0 };
+    let schema_version = cursor.unsigned_32("schema version")?;
+    let left = cursor.unsigned_32("cell count")?;
+    Ok((
+        schema_version,
+        Cells {
+            cursor,
+            left,
+            failed: false,
+        },
+    ))
+}
+
+impl<'a> Iterator for Cells<'a> {
+    type Item = Result<(u32, CellValue<'a>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        if self.left == 0 {
+            if self.cursor.remaining() == 0 {
+                return None;
+            }
+            self.failed = true;
+            return Some(Err(CodecError::TrailingBytes {
+                offset: self.cursor.pos,
+                count: self.cursor.remaining(),
+            }));
+        }
+        self.left -= 1;
+        let cell = self
+            .cursor
+            .unsigned_32("column id")
+            .and_then(|column| Ok((column, self.cursor.value_ref()?)));
+        self.failed = cell.is_err();
+        Some(cell)
     }
 }
 

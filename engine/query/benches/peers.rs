@@ -735,6 +735,7 @@ async fn run_engine<E: Engine>(
     if !reps.wants("aggregate_s") {
         return Ok(());
     }
+    println!("CASE aggregate_s");
     let mut times = Vec::new();
     reset_peak_rss();
     for _ in 0..reps.aggregate {

@@ -22,6 +22,7 @@
 //! whose scans use the same access-path planner (`rowdex-planner`). DDL and DML run here.
 //! [`Session::prepare`] parses a statement with parameters once for many runs.
 
+mod columnar;
 mod copy;
 mod database;
 mod ddl;

@@ -20,7 +20,7 @@ use rowdex_store::{KeyRange, KvRead, scan_stream};
 use crate::{Error, Result};
 
 type Entry = (Vec<u8>, Vec<u8>);
-type EntryStream = BoxStream<'static, Result<Entry>>;
+pub type EntryStream = BoxStream<'static, Result<Entry>>;
 pub type RowStream = BoxStream<'static, Result<Vec<Datum>>>;
 
 /// Largest page read from the store in one call.
@@ -38,19 +38,35 @@ pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>) -> RowStream {
             checked,
             covering,
         } => intersection_rows(&plan, inputs, checked, *covering, reader),
-        _ => {
-            let entries = match plan.point_keys() {
-                Some(keys) => point_entries(keys, reader),
-                None => range_entries(&plan, reader),
-            };
-            decode_rows(plan.table.clone(), entries)
-        }
+        _ => decode_rows(plan.table.clone(), key_entries(&plan, reader)),
     };
     rows.try_filter(move |row| {
         let keep = plan.residual.iter().all(|p| p.matches(row));
         futures::future::ready(keep)
     })
     .boxed()
+}
+
+/// The stored (row key, value) entries the plan selects, when each one is a row of its
+/// result as it stands: the plan reads the table by key (not through an index) and has no
+/// residual predicate. Such a scan can be decoded by whoever consumes it, column by column.
+pub fn row_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> Option<EntryStream> {
+    let by_index = matches!(
+        plan.path,
+        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
+    );
+    if by_index || !plan.residual.is_empty() {
+        return None;
+    }
+    Some(key_entries(plan, reader))
+}
+
+/// The entries of a plan that reads the table by key: its point keys, or its key ranges.
+fn key_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
+    match plan.point_keys() {
+        Some(keys) => point_entries(keys, reader),
+        None => range_entries(plan, reader),
+    }
 }
 
 fn decode_rows(table: Arc<TableDef>, entries: EntryStream) -> RowStream {

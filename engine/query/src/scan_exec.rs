@@ -31,7 +31,8 @@ use rowdex_planner::{
 };
 use rowdex_store::KvStore;
 
-use crate::reader::{RowStream, offset_limit, scan_rows};
+use crate::columnar::BatchDecoder;
+use crate::reader::{RowStream, offset_limit, row_entries, scan_rows};
 use crate::types::rows_to_batch;
 
 pub struct RowdexScanExec {
@@ -282,6 +283,27 @@ impl ExecutionPlan for RowdexScanExec {
         let batch_size = context.session_config().batch_size().max(1);
         // One snapshot for the whole scan: every page sees the same state.
         let snapshot = self.store.snapshot();
+        if self.pending_order.is_none()
+            && let Some(entries) = row_entries(&self.plan, snapshot.clone())
+        {
+            // Every entry is a result row: decode only the projected columns, straight
+            // into the batch's arrays.
+            let decoder = BatchDecoder::new(
+                self.plan.table.clone(),
+                &self.projection,
+                self.schema.clone(),
+            );
+            let batches = offset_limit(entries, self.plan.offset, self.plan.limit)
+                .try_chunks(batch_size)
+                .map_err(|e| e.1)
+                .and_then(move |chunk| futures::future::ready(decoder.decode(&chunk)))
+                .map_err(datafusion::error::DataFusionError::from)
+                .boxed();
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                batches,
+            )));
+        }
         let rows = match &self.pending_order {
             None => offset_limit(
                 scan_rows(self.plan.clone(), snapshot),

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use rowdex_codec::key::{
     decode_datum, decode_key, encode_datum, encode_key, encode_text_prefix, prefix_successor,
 };
-use rowdex_codec::row::{decode_row, encode_row};
+use rowdex_codec::row::{cells, decode_row, encode_row};
 use rowdex_codec::{Datum, SortOrder};
 use strategies::{any_datum, composite_pair, order, prefix_case, same_kind_pair};
 
@@ -177,6 +177,10 @@ proptest! {
         let _ = decode_key(&bytes, &orders, true);
         let _ = decode_key(&bytes, &orders, false);
         let _ = decode_row(&bytes);
+        if let Ok((_, cells)) = cells(&bytes) {
+            // Ends (after an error at the latest) within the bytes' length in cells.
+            prop_assert!(cells.count() <= bytes.len());
+        }
     }
 
     #[test]

@@ -29,11 +29,12 @@ pub(crate) use compile::NativeQuery;
 use compile::{Condition, OrderItem, Slot};
 
 use crate::Result;
+use crate::columnar::BatchDecoder;
 use crate::database::{DbInner, Output};
 use crate::filters::exact_value;
 use crate::hints::QueryHints;
 use crate::provider::choose_among;
-use crate::reader::{offset_limit, scan_rows};
+use crate::reader::{offset_limit, row_entries, scan_rows};
 use crate::scan_exec::ORDERED_LOOKUP_LIMIT;
 use crate::types::rows_to_batch;
 
@@ -258,6 +259,18 @@ impl NativeQuery {
         let snapshot = db.store.snapshot();
         let NativePlan { scan, sort } = plan;
         let (offset, limit) = (scan.offset, scan.limit);
+        if sort.is_none()
+            && let Some(entries) = row_entries(&scan, snapshot.clone())
+        {
+            // Every entry is a result row: decode only the selected columns into the batch.
+            let entries: Vec<(Vec<u8>, Vec<u8>)> =
+                offset_limit(entries, offset, limit).try_collect().await?;
+            let decoder = BatchDecoder::new(self.table.clone(), &self.columns, schema.clone());
+            return Ok(Output::Rows {
+                schema,
+                batches: vec![decoder.decode(&entries)?],
+            });
+        }
         let mut rows: Vec<Vec<Datum>> =
             offset_limit(scan_rows(Arc::new(scan), snapshot), offset, limit)
                 .try_collect()
