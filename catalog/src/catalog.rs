@@ -343,13 +343,7 @@ mod tests {
     use rowdex_store::MemoryStore;
 
     fn def(name: &str) -> TableDef {
-        let columns = vec![ColumnDef {
-            id: 0,
-            name: "a".to_string(),
-            data_type: DataType::Integer,
-            nullable: true,
-            hidden: false,
-        }];
+        let columns = vec![ColumnDef::nullable("a", DataType::Integer)];
         TableDef::new(name, columns, &[("a".to_string(), false)], 0).expect("valid definition")
     }
 

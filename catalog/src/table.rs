@@ -26,6 +26,20 @@ pub struct ColumnDef {
     pub hidden: bool,
 }
 
+impl ColumnDef {
+    /// A visible, nullable column; [`TableDef::new`] assigns its id and makes key columns
+    /// NOT NULL.
+    pub fn nullable(name: &str, data_type: DataType) -> ColumnDef {
+        ColumnDef {
+            id: 0,
+            name: name.to_string(),
+            data_type,
+            nullable: true,
+            hidden: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyColumn {
     /// Position in [`TableDef::columns`].
@@ -268,13 +282,7 @@ mod tests {
     use super::*;
 
     fn column(name: &str, data_type: DataType) -> ColumnDef {
-        ColumnDef {
-            id: 0,
-            name: name.to_string(),
-            data_type,
-            nullable: true,
-            hidden: false,
-        }
+        ColumnDef::nullable(name, data_type)
     }
 
     fn events(salt: u16) -> TableDef {

@@ -46,13 +46,7 @@ mod tests {
     use rowdex_catalog::{ColumnDef, DataType, IndexDef, IndexState, KeyColumn};
 
     fn table() -> TableDef {
-        let column = |name: &str| ColumnDef {
-            id: 0,
-            name: name.to_string(),
-            data_type: DataType::Integer,
-            nullable: true,
-            hidden: false,
-        };
+        let column = |name: &str| ColumnDef::nullable(name, DataType::Integer);
         let mut def = TableDef::new(
             "t",
             vec![column("pk"), column("a"), column("b"), column("c")],

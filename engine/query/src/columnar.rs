@@ -221,13 +221,7 @@ mod tests {
     use rowdex_catalog::ColumnDef;
 
     fn column(name: &str, data_type: DataType) -> ColumnDef {
-        ColumnDef {
-            id: 0,
-            name: name.to_string(),
-            data_type,
-            nullable: true,
-            hidden: false,
-        }
+        ColumnDef::nullable(name, data_type)
     }
 
     /// A table with a DESC text key column in second place and a column of every type.

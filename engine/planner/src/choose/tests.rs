@@ -6,13 +6,7 @@ use proptest::prelude::*;
 use rowdex_catalog::{ColumnDef, DataType};
 
 fn table(desc_second: bool, salt: u16) -> Arc<TableDef> {
-    let column = |name: &str, data_type| ColumnDef {
-        id: 0,
-        name: name.to_string(),
-        data_type,
-        nullable: true,
-        hidden: false,
-    };
+    let column = ColumnDef::nullable;
     let columns = vec![
         column("host", DataType::Text { max_len: None }),
         column("ts", DataType::Integer),
