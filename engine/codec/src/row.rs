@@ -239,6 +239,22 @@ impl CellValue<'_> {
     }
 }
 
+impl<'a> From<&'a Datum> for CellValue<'a> {
+    fn from(datum: &'a Datum) -> Self {
+        match datum {
+            Datum::Null => CellValue::Null,
+            Datum::Boolean(v) => CellValue::Boolean(*v),
+            Datum::Int(v) => CellValue::Int(*v),
+            Datum::Float(v) => CellValue::Float(*v),
+            Datum::Decimal(v) => CellValue::Decimal(*v),
+            Datum::Text(v) => CellValue::Text(v),
+            Datum::Bytes(v) => CellValue::Bytes(v),
+            Datum::Date(v) => CellValue::Date(*v),
+            Datum::Timestamp(v) => CellValue::Timestamp(*v),
+        }
+    }
+}
+
 /// The cells of a stored row, read one at a time without copying: `(column id, value)`.
 ///
 /// Yields the same cells as [`decode_row`], and the same errors: after the last cell, bytes

@@ -16,7 +16,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::SchemaRef;
 use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::row::{CellValue, cells};
-use rowdex_codec::{Datum, SortOrder, key};
+use rowdex_codec::{SortOrder, key};
 
 use crate::Result;
 
@@ -75,7 +75,7 @@ impl BatchDecoder {
                     key::decode_key(self.table.pk_bytes(row_key), &self.key_orders, true)?;
                 for &(key_position, output) in &self.key_outputs {
                     if let Some(datum) = key_values.get(key_position) {
-                        builders[output].append_datum(datum);
+                        builders[output].append(CellValue::from(datum));
                         filled[output] = true;
                     }
                 }
@@ -163,21 +163,6 @@ impl ColumnBuilder {
         }
     }
 
-    fn append_datum(&mut self, datum: &Datum) {
-        let value = match datum {
-            Datum::Null => CellValue::Null,
-            Datum::Boolean(v) => CellValue::Boolean(*v),
-            Datum::Int(v) => CellValue::Int(*v),
-            Datum::Float(v) => CellValue::Float(*v),
-            Datum::Decimal(v) => CellValue::Decimal(*v),
-            Datum::Text(v) => CellValue::Text(v),
-            Datum::Bytes(v) => CellValue::Bytes(v),
-            Datum::Date(v) => CellValue::Date(*v),
-            Datum::Timestamp(v) => CellValue::Timestamp(*v),
-        };
-        self.append(value);
-    }
-
     fn append_null(&mut self) {
         match self {
             ColumnBuilder::Boolean(b) => b.append_null(),
@@ -219,6 +204,7 @@ mod tests {
     use super::*;
     use crate::types::{rows_to_batch, table_schema};
     use rowdex_catalog::ColumnDef;
+    use rowdex_codec::Datum;
 
     fn column(name: &str, data_type: DataType) -> ColumnDef {
         ColumnDef::nullable(name, data_type)

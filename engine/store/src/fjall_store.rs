@@ -356,16 +356,16 @@ impl KvRead for FjallView {
     }
 }
 
-type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
-
-/// `range` as bounds fjall accepts, or `None` if it cannot contain a storable key.
-///
 /// Whether fjall can hold `key`. It asserts on keys it cannot store, so reads treat such keys
 /// as absent without asking it.
 fn storable(key: &[u8]) -> bool {
     !key.is_empty() && key.len() <= MAX_KEY_LEN
 }
 
+type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+/// `range` as bounds fjall accepts, or `None` if it cannot contain a storable key.
+///
 /// fjall panics on bound keys longer than [`MAX_KEY_LEN`]. Since stored keys are never that
 /// long, such a bound is equivalent to one on its first `MAX_KEY_LEN` bytes `p`: a stored key is
 /// `>= start` iff it is `> p`, and `< end` iff it is `<= p`.
