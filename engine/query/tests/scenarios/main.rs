@@ -1,10 +1,13 @@
-//! Scenario tests of the rowdex library through its public API: durability across reopen,
-//! statement atomicity, identical answers on every backend and key layout, and scans that stop
-//! early. One binary for the crate (each module is one theme).
+//! Scenario tests of the rowdex library through its public API: durability across reopen and
+//! across SIGKILL, statement atomicity, concurrent sessions, identical answers on every backend
+//! and key layout, and scans that stop early. One binary for the crate (each module is one
+//! theme).
 
 mod atomicity;
 mod backends;
+mod concurrency;
 mod copy;
+mod crash;
 mod durability;
 mod early_stop;
 mod embedding;
