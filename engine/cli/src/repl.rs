@@ -38,10 +38,12 @@ pub async fn run(db: &Database, session: &Session, format: Format) -> ExitCode {
     let mut timing = true;
     let mut buffer = String::new();
     loop {
-        let prompt = if buffer.is_empty() {
-            "rowdex> "
-        } else {
-            "   ...> "
+        // As psql does, the prompt shows an open transaction.
+        let prompt = match (buffer.is_empty(), session.in_transaction()) {
+            (true, false) => "rowdex> ",
+            (true, true) => "rowdex*> ",
+            (false, false) => "   ...> ",
+            (false, true) => "    ...> ",
         };
         let line = match editor.readline(prompt) {
             Ok(line) => line,

@@ -27,7 +27,7 @@ use rowdex_codec::Datum;
 
 use crate::database::{Output, Session};
 use crate::dml::{OnExisting, target_columns, write_rows};
-use crate::execute::{object_name, plan_statement};
+use crate::execute::{object_name, plan_statement, statement_context};
 use crate::types::assign;
 use crate::{Error, Result};
 
@@ -300,7 +300,16 @@ async fn load_batch(
             .ok_or_else(|| Error::TableNotFound {
                 table: def.name.clone(),
             })?;
-        match write_rows(&session.db, &def, targets, batch.clone(), OnExisting::Fail).await {
+        match write_rows(
+            &session.db,
+            None,
+            &def,
+            targets,
+            batch.clone(),
+            OnExisting::Fail,
+        )
+        .await
+        {
             Ok(written) => {
                 batch.clear();
                 return Ok(written);
@@ -422,9 +431,9 @@ async fn copy_to(
     path: &Path,
     csv_options: &CsvOptions,
 ) -> Result<Output> {
-    let plan = plan_statement(&session.ctx, query).await?;
-    let mut stream = session
-        .ctx
+    let ctx = statement_context(session, &Default::default());
+    let plan = plan_statement(&ctx, query).await?;
+    let mut stream = ctx
         .execute_logical_plan(plan)
         .await?
         .execute_stream()

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -21,6 +21,7 @@ use crate::prepared::Prepared;
 use crate::provider::{RowdexSchema, RowdexTable};
 use crate::statement::{ParsedStatement, parse_with_parameters, split_statements};
 use crate::stats::TableStats;
+use crate::txn::SessionTxn;
 
 /// Shared state behind every session of one database.
 pub struct DbInner {
@@ -81,6 +82,7 @@ impl Database {
             db: self.inner.clone(),
             progress: None,
             executor: Executor::Auto,
+            txn: Arc::default(),
         }
     }
 
@@ -156,14 +158,17 @@ impl Output {
     }
 }
 
-/// A connection: runs SQL against the database. A clone is another connection with the same
-/// settings.
+/// A connection: runs SQL against the database. A clone is a handle to the same connection
+/// (its open transaction included) whose settings can be changed apart;
+/// [`Database::session`] opens another connection.
 #[derive(Clone)]
 pub struct Session {
     pub(crate) db: Arc<DbInner>,
     pub(crate) ctx: SessionContext,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) executor: Executor,
+    /// The transaction BEGIN opened, until COMMIT or ROLLBACK.
+    txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -183,6 +188,28 @@ impl Session {
 
     pub fn executor(&self) -> Executor {
         self.executor
+    }
+
+    /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).
+    pub fn in_transaction(&self) -> bool {
+        self.open_txn().is_some()
+    }
+
+    /// The open transaction, which every statement of the session reads and writes through.
+    pub(crate) fn open_txn(&self) -> Option<Arc<SessionTxn>> {
+        // The slot holds a plain handle: a panic elsewhere cannot leave it half-written.
+        self.txn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the open transaction (None: ends it) and returns the previous one.
+    pub(crate) fn swap_txn(&self, txn: Option<Arc<SessionTxn>>) -> Option<Arc<SessionTxn>> {
+        std::mem::replace(
+            &mut *self.txn.lock().unwrap_or_else(PoisonError::into_inner),
+            txn,
+        )
     }
 
     /// Parses `sql`, one statement with parameters (`$1`, `$2`, ... or `?`), for running many
@@ -243,7 +270,15 @@ impl Session {
                 entry
             }
         };
-        crate::native::run(&self.db, &entry.query, &lifted.literals, &entry.hints).await
+        let txn = self.open_txn();
+        crate::native::run(
+            &self.db,
+            txn.as_ref(),
+            &entry.query,
+            &lifted.literals,
+            &entry.hints,
+        )
+        .await
     }
 
     /// Runs a query and returns its batches (the last statement's, for a script).
@@ -266,7 +301,7 @@ impl Session {
                 }),
                 true,
             ) if matches!(statement.as_ref(), Statement::Query(_)) => {
-                let ctx = crate::execute::hinted_context(self, &hints);
+                let ctx = crate::execute::statement_context(self, &hints);
                 let plan = crate::execute::plan_statement(&ctx, *statement).await?;
                 return Ok(ctx
                     .execute_logical_plan(plan)

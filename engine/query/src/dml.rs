@@ -2,7 +2,9 @@
 //!
 //! Every statement computes all its row mutations first, then applies them in one optimistic
 //! transaction: all of them land or none does, and a concurrent change to a row the statement
-//! read makes the statement fail with a retryable conflict instead of losing an update.
+//! read makes the statement fail with a retryable conflict instead of losing an update. UPDATE
+//! and DELETE select their rows through that same transaction, so the selection itself is
+//! validated at commit: a row changed by another session after it was selected is a conflict.
 //!
 //! Conflict handling follows the syntax users of the field know: plain INSERT rejects an
 //! existing key; `UPSERT INTO` (Phoenix) inserts or overwrites the named columns of the existing
@@ -22,8 +24,10 @@ use rowdex_codec::Datum;
 use rowdex_store::{Direction, KeyRange};
 
 use crate::database::{DbInner, Output, Session, new_context};
-use crate::execute::{object_name, plan_statement};
+use crate::execute::{context_with, object_name, plan_statement};
+use crate::hints::QueryHints;
 use crate::statement::ParsedStatement;
+use crate::txn::{SessionTxn, StatementTxn};
 use crate::types::{assign, datum_from_array};
 use crate::write::RowWriter;
 use crate::{Error, Result};
@@ -60,7 +64,10 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     };
     let values = match literal_rows(source) {
         Some(rows) => rows,
-        None => query_rows(session, Statement::Query(source.clone()), None).await?,
+        None => {
+            let source = Statement::Query(source.clone());
+            query_rows(session, source, None, session.open_txn()).await?
+        }
     };
     let mut rows = Vec::with_capacity(values.len());
     for row_values in values {
@@ -77,7 +84,8 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
         rows.push(row);
     }
-    let affected = write_rows(&session.db, &def, &targets, rows, mode).await?;
+    let txn = session.open_txn();
+    let affected = write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?;
     Ok(Output::Affected { rows: affected })
 }
 
@@ -86,6 +94,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
 /// table without a primary key their row ids.
 pub(crate) async fn write_rows(
     db: &DbInner,
+    txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
     targets: &[usize],
     mut rows: Vec<Vec<Datum>>,
@@ -108,7 +117,7 @@ pub(crate) async fn write_rows(
         }
     }
 
-    let mut writer = RowWriter::begin(db, def).await?;
+    let mut writer = RowWriter::begin(db, def, txn).await?;
     let mut prefetched = if hidden.is_none() {
         prefetch_existing(&writer, def, &rows, mode).await?
     } else {
@@ -137,7 +146,7 @@ pub(crate) async fn write_rows(
                 for other in &clashing {
                     writer.stage(Some(other), None);
                 }
-                writer.apply();
+                writer.apply().await?;
             }
         }
         match (existing, mode) {
@@ -163,7 +172,7 @@ pub(crate) async fn write_rows(
                 writer.stage(Some(&old), Some(&merged));
             }
         }
-        writer.apply();
+        writer.apply().await?;
         affected += 1;
     }
     writer.commit().await?;
@@ -218,8 +227,10 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         .enumerate()
         .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
         .collect();
+    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
     let rows = select_rows(
         session,
+        &statement_txn,
         &def,
         &update.table,
         &extra,
@@ -238,13 +249,14 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         assignments.push((def.row_key_of(&row), values));
     }
 
-    let mut writer = RowWriter::begin(&session.db, &def).await?;
-    // The old rows are read again inside the transaction, so the index entries removed are
-    // exactly the stored ones even if the row changed since the statement selected it.
+    let mut writer = RowWriter::begin(&session.db, &def, Some(&statement_txn.txn)).await?;
+    // The old rows are read again through the transaction: the stored rows with everything
+    // the statement wrote so far.
     let mut changes = Vec::with_capacity(assignments.len());
     for (old_key, values) in assignments {
         let Some(old_row) = writer.stored_row(&old_key).await? else {
-            // Deleted since we read it: the statement's view is stale.
+            // Selected and read through one transaction, so this cannot happen short of a
+            // damaged store; retrying is still the honest answer.
             return Err(Error::WriteConflict);
         };
         let mut new_row = old_row.clone();
@@ -268,6 +280,7 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         writer.stage(Some(old_row), Some(new_row));
     }
     writer.commit().await?;
+    statement_txn.finish(&session.db).await?;
     Ok(Output::Affected {
         rows: changes.len() as u64,
     })
@@ -288,8 +301,17 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
         });
     }
     let def = target_table(session, table)?;
-    let rows = select_rows(session, &def, table, &[], delete.selection.as_ref()).await?;
-    let mut writer = RowWriter::begin(&session.db, &def).await?;
+    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
+    let rows = select_rows(
+        session,
+        &statement_txn,
+        &def,
+        table,
+        &[],
+        delete.selection.as_ref(),
+    )
+    .await?;
+    let mut writer = RowWriter::begin(&session.db, &def, Some(&statement_txn.txn)).await?;
     for row in &rows {
         let Some(stored) = writer.stored_row(&def.row_key_of(row)).await? else {
             return Err(Error::WriteConflict);
@@ -297,6 +319,7 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
         writer.stage(Some(&stored), None);
     }
     writer.commit().await?;
+    statement_txn.finish(&session.db).await?;
     Ok(Output::Affected {
         rows: rows.len() as u64,
     })
@@ -453,11 +476,13 @@ async fn query_rows(
     session: &Session,
     statement: Statement,
     expose_hidden: Option<String>,
+    txn: Option<Arc<SessionTxn>>,
 ) -> Result<Vec<Vec<Datum>>> {
-    let ctx = match &expose_hidden {
+    let base = match &expose_hidden {
         Some(_) => new_context(&session.db, expose_hidden),
         None => session.ctx.clone(),
     };
+    let ctx = context_with(&base, &QueryHints::default(), txn);
     let plan = plan_statement(&ctx, statement).await?;
     let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
     let mut rows = Vec::new();
@@ -478,6 +503,7 @@ async fn query_rows(
 /// `extra` expressions evaluated on each.
 async fn select_rows(
     session: &Session,
+    txn: &StatementTxn,
     def: &TableDef,
     table: &TableWithJoins,
     extra: &[String],
@@ -497,7 +523,13 @@ async fn select_rows(
     let Some(ParsedStatement::Sql { statement, .. }) = statements.pop() else {
         return Ok(Vec::new());
     };
-    query_rows(session, *statement, Some(def.name.clone())).await
+    query_rows(
+        session,
+        *statement,
+        Some(def.name.clone()),
+        Some(txn.txn.clone()),
+    )
+    .await
 }
 
 /// Reserves `count` consecutive hidden row ids for a table.

@@ -66,6 +66,18 @@ pub enum Error {
         "table {table} changed while the statement ran and the statement changed nothing; retry it"
     )]
     SchemaChanged { table: String },
+    #[error(
+        "the transaction conflicted with a concurrent write and was rolled back: nothing it wrote was kept; run it again"
+    )]
+    TransactionConflict,
+    #[error("a transaction is already open; COMMIT or ROLLBACK it first")]
+    TransactionAlreadyOpen,
+    #[error("no transaction is open (BEGIN starts one)")]
+    NoTransaction,
+    #[error("{statement} cannot run inside a transaction; COMMIT or ROLLBACK first")]
+    NotInTransaction { statement: String },
+    #[error("no savepoint named {name} in the open transaction")]
+    NoSuchSavepoint { name: String },
     #[error("UNIQUE index {index} on table {table} already holds {value}")]
     UniqueViolation {
         index: String,
@@ -119,7 +131,10 @@ pub enum Error {
 impl Error {
     /// Whether running the same statement again may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::WriteConflict | Error::SchemaChanged { .. })
+        matches!(
+            self,
+            Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict
+        )
     }
 }
 

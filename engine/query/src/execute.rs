@@ -11,13 +11,16 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{ExecutionPlan, displayable};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{Ident, ObjectName, ObjectNamePart, Query, Statement};
+use datafusion::sql::sqlparser::ast::{
+    Ident, ObjectName, ObjectNamePart, Query, Statement, TransactionModifier,
+};
 
 use crate::database::{Output, Session};
 use crate::hints::QueryHints;
 use crate::native::{self, Executor, NativeQuery};
 use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
+use crate::txn::SessionTxn;
 use crate::types::renamed_schema;
 use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
 
@@ -26,6 +29,21 @@ use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
 const WRITE_ATTEMPTS: usize = 8;
 
 pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    if let ParsedStatement::Sql { statement, .. } = parsed
+        && let Some(output) = transaction_control(session, statement).await?
+    {
+        return Ok(output);
+    }
+    if let Some(txn) = session.open_txn() {
+        refuse_in_transaction(parsed)?;
+        // Inside a transaction a statement runs once: its reads come from the transaction's
+        // snapshot, so running it again would meet the same state. A failure undoes the
+        // statement alone.
+        let savepoint = txn.statement_start().await?;
+        let result = run_once(session, parsed).await;
+        txn.statement_end(savepoint, result.is_ok()).await?;
+        return result;
+    }
     let is_write = matches!(
         parsed,
         ParsedStatement::Sql { statement, .. } if matches!(
@@ -45,6 +63,94 @@ pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -
     }
 }
 
+/// Runs BEGIN, COMMIT, ROLLBACK and the savepoint statements; None for any other statement.
+async fn transaction_control(session: &Session, statement: &Statement) -> Result<Option<Output>> {
+    match statement {
+        Statement::StartTransaction {
+            modes,
+            modifier,
+            statements,
+            exception,
+            ..
+        } => {
+            // Deferred is what rowdex does anyway (nothing is locked; conflicts show at COMMIT);
+            // SQLite's IMMEDIATE/EXCLUSIVE locks and isolation-level modes are not offered.
+            if !modes.is_empty()
+                || !matches!(modifier, None | Some(TransactionModifier::Deferred))
+                || !statements.is_empty()
+                || exception.is_some()
+            {
+                return Err(Error::Unsupported {
+                    what: format!("{statement} (only BEGIN [DEFERRED] [TRANSACTION])"),
+                });
+            }
+            if session.in_transaction() {
+                return Err(Error::TransactionAlreadyOpen);
+            }
+            let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
+            session.swap_txn(Some(txn));
+        }
+        Statement::Commit { chain: false, .. } => {
+            let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;
+            txn.commit(&session.db).await?;
+        }
+        Statement::Rollback {
+            chain: false,
+            savepoint: None,
+        } => {
+            let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;
+            txn.rollback().await;
+        }
+        Statement::Rollback {
+            chain: false,
+            savepoint: Some(name),
+        } => {
+            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
+            txn.rollback_to(&ident_name(name)).await?;
+        }
+        Statement::Savepoint { name } => {
+            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
+            txn.savepoint(ident_name(name)).await?;
+        }
+        Statement::ReleaseSavepoint { name } => {
+            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
+            txn.release(&ident_name(name)).await?;
+        }
+        Statement::Commit { chain: true, .. } | Statement::Rollback { chain: true, .. } => {
+            return Err(Error::Unsupported {
+                what: format!("{statement}"),
+            });
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(Output::Done))
+}
+
+/// Rejects what cannot join a transaction: schema changes and index maintenance commit on
+/// their own (the catalog is shared by every session at once), and COPY FROM commits batch by
+/// batch.
+fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
+    let refused = match parsed {
+        ParsedStatement::Command(Command::ShowIndexes { .. }) => None,
+        ParsedStatement::Command(command) => Some(command.to_string()),
+        ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
+            Statement::Query(_)
+            | Statement::Explain { .. }
+            | Statement::Insert(_)
+            | Statement::Update(_)
+            | Statement::Delete(_)
+            | Statement::ShowTables { .. }
+            | Statement::ExplainTable { .. }
+            | Statement::Copy { to: true, .. } => None,
+            other => Some(statement_kind(other)),
+        },
+    };
+    match refused {
+        Some(statement) => Err(Error::NotInTransaction { statement }),
+        None => Ok(()),
+    }
+}
+
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
     let (statement, upsert, hints) = match parsed {
         ParsedStatement::Sql {
@@ -56,12 +162,14 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
     };
     match statement {
         Statement::Query(query) => {
+            let txn = session.open_txn();
             if let Some(native) = native_query(session, query)
-                && let Some(output) = native::run(&session.db, &native, &[], hints).await?
+                && let Some(output) =
+                    native::run(&session.db, txn.as_ref(), &native, &[], hints).await?
             {
                 return Ok(output);
             }
-            run_query(&hinted_context(session, hints), statement.clone()).await
+            run_query(&statement_context(session, hints), statement.clone()).await
         }
         Statement::Explain {
             statement: explained,
@@ -82,7 +190,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
                 };
                 return Ok(text_rows("plan", vec![line]));
             }
-            explain(&hinted_context(session, hints), explained, *verbose).await
+            explain(&statement_context(session, hints), explained, *verbose).await
         }
         Statement::CreateTable(create) => ddl::create_table(session, create).await,
         Statement::Drop {
@@ -128,13 +236,28 @@ pub(crate) fn native_query(session: &Session, query: &Query) -> Option<NativeQue
     }
 }
 
-/// The session's context, carrying the statement's hints to the table scans when it has any.
-pub(crate) fn hinted_context(session: &Session, hints: &QueryHints) -> SessionContext {
-    if hints.is_empty() {
-        return session.ctx.clone();
+/// The session's context for one statement, carrying to the table scans the statement's hints
+/// and the session's open transaction, when there are any.
+pub(crate) fn statement_context(session: &Session, hints: &QueryHints) -> SessionContext {
+    context_with(&session.ctx, hints, session.open_txn())
+}
+
+/// `ctx` carrying `hints` and `txn` to its table scans (which read through `txn` when given).
+pub(crate) fn context_with(
+    ctx: &SessionContext,
+    hints: &QueryHints,
+    txn: Option<Arc<SessionTxn>>,
+) -> SessionContext {
+    if hints.is_empty() && txn.is_none() {
+        return ctx.clone();
     }
-    let mut state = session.ctx.state();
-    state.config_mut().set_extension(Arc::new(hints.clone()));
+    let mut state = ctx.state();
+    if !hints.is_empty() {
+        state.config_mut().set_extension(Arc::new(hints.clone()));
+    }
+    if let Some(txn) = txn {
+        state.config_mut().set_extension(txn);
+    }
     SessionContext::new_with_state(state)
 }
 

@@ -44,6 +44,7 @@ mod sink;
 mod statement;
 mod stats;
 mod subquery;
+mod txn;
 mod types;
 mod views;
 mod write;

@@ -69,7 +69,10 @@ impl Prepared {
                 ParsedStatement::Sql { hints, .. } => hints.clone(),
                 ParsedStatement::Command(_) => Default::default(),
             };
-            if let Some(output) = native::run(&self.session.db, &native, params, &hints).await? {
+            let txn = self.session.open_txn();
+            if let Some(output) =
+                native::run(&self.session.db, txn.as_ref(), &native, params, &hints).await?
+            {
                 return Ok(output);
             }
         }

@@ -29,10 +29,11 @@ use rowdex_indexer::layout;
 use rowdex_planner::{
     AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
-use rowdex_store::KvStore;
+use rowdex_store::{KvRead, KvStore};
 
 use crate::columnar::BatchDecoder;
 use crate::reader::{RowStream, offset_limit, row_entries, scan_rows};
+use crate::txn::SessionTxn;
 use crate::types::rows_to_batch;
 
 pub struct RowdexScanExec {
@@ -281,8 +282,13 @@ impl ExecutionPlan for RowdexScanExec {
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         let batch_size = context.session_config().batch_size().max(1);
-        // One snapshot for the whole scan: every page sees the same state.
-        let snapshot = self.store.snapshot();
+        // One snapshot for the whole scan, so every page sees the same state; inside a session
+        // transaction, the transaction (its snapshot with its own writes).
+        let snapshot: Arc<dyn KvRead> = match context.session_config().get_extension::<SessionTxn>()
+        {
+            Some(txn) => txn,
+            None => self.store.snapshot(),
+        };
         if self.pending_order.is_none()
             && let Some(entries) = row_entries(&self.plan, snapshot.clone())
         {

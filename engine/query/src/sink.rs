@@ -90,7 +90,7 @@ impl RowdexSink {
                 }
                 rows.push(row);
             }
-            match write_rows(&self.db, &def, &self.columns, rows, OnExisting::Fail).await {
+            match write_rows(&self.db, None, &def, &self.columns, rows, OnExisting::Fail).await {
                 Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
                 result => return result,
             }

@@ -5,16 +5,19 @@
 //! a CREATE INDEX, conflicts instead of committing without the new index's entries), stages each
 //! row change with the index mutations computed by `rowdex_indexer::index_mutations`, and at
 //! commit checks UNIQUE indexes over the statement's final state (so a statement that swaps two
-//! unique values is accepted, as the SQL standard asks).
+//! unique values is accepted, as the SQL standard asks). Inside a session transaction (BEGIN)
+//! the statement's writes join that transaction instead, and reach the store at its COMMIT.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rowdex_catalog::{TableDef, keyspace};
 use rowdex_codec::Datum;
 use rowdex_indexer::{layout, mutations::index_mutations};
-use rowdex_store::{Direction, KeyRange, Mutation, Transaction};
+use rowdex_store::{Direction, KeyRange, KvRead, Mutation, Transaction};
 
 use crate::database::DbInner;
+use crate::txn::SessionTxn;
 
 use crate::{Error, Result};
 
@@ -23,17 +26,45 @@ pub(crate) struct RowWriter<'a> {
     def: &'a TableDef,
     /// Rows added minus rows removed, for the row-count estimate.
     row_delta: i64,
-    tx: Box<dyn Transaction>,
+    target: Target,
     deletes: Vec<Vec<u8>>,
     puts: Vec<(Vec<u8>, Vec<u8>)>,
     /// (index position, value prefix) of every new entry in a UNIQUE index.
     unique_probes: BTreeSet<(usize, Vec<u8>)>,
 }
 
+/// Where a statement's writes go.
+enum Target {
+    /// A transaction of the statement's own, committed when it ends.
+    Own(Box<dyn Transaction>),
+    /// The session's open transaction (its statement savepoint undoes a failed statement).
+    Session(Arc<SessionTxn>),
+}
+
 impl<'a> RowWriter<'a> {
-    pub(crate) async fn begin(db: &'a DbInner, def: &'a TableDef) -> Result<RowWriter<'a>> {
-        let tx = db.store.begin().await?;
-        let stored = tx.get(&keyspace::schema_version_key(def.id)).await?;
+    /// Starts a statement's writes to `def`: in the session transaction `txn` when one is open.
+    pub(crate) async fn begin(
+        db: &'a DbInner,
+        def: &'a TableDef,
+        txn: Option<&Arc<SessionTxn>>,
+    ) -> Result<RowWriter<'a>> {
+        let target = match txn {
+            Some(txn) => Target::Session(txn.clone()),
+            None => Target::Own(db.store.begin().await?),
+        };
+        let writer = RowWriter {
+            db,
+            def,
+            row_delta: 0,
+            target,
+            deletes: Vec::new(),
+            puts: Vec::new(),
+            unique_probes: BTreeSet::new(),
+        };
+        let stored = writer
+            .tx()
+            .get(&keyspace::schema_version_key(def.id))
+            .await?;
         let current = stored
             .as_deref()
             .and_then(|bytes| <[u8; 4]>::try_from(bytes).ok())
@@ -43,25 +74,20 @@ impl<'a> RowWriter<'a> {
                 table: def.name.clone(),
             });
         }
-        Ok(RowWriter {
-            db,
-            def,
-            row_delta: 0,
-            tx,
-            deletes: Vec::new(),
-            puts: Vec::new(),
-            unique_probes: BTreeSet::new(),
-        })
+        Ok(writer)
     }
 
     /// Reads through the transaction (its own applied writes included).
-    pub(crate) fn tx(&self) -> &dyn Transaction {
-        self.tx.as_ref()
+    pub(crate) fn tx(&self) -> &dyn KvRead {
+        match &self.target {
+            Target::Own(tx) => tx.as_ref(),
+            Target::Session(txn) => txn.as_ref(),
+        }
     }
 
     /// The stored row under `key`, decoded.
     pub(crate) async fn stored_row(&self, key: &[u8]) -> Result<Option<Vec<Datum>>> {
-        match self.tx.get(key).await? {
+        match self.tx().get(key).await? {
             Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
             None => Ok(None),
         }
@@ -80,11 +106,11 @@ impl<'a> RowWriter<'a> {
         let mut past_highest = highest.clone();
         past_highest.push(0);
         let span = KeyRange::new(lowest.clone(), Some(past_highest));
-        let probe = self.tx.scan_page(&span, Direction::Forward, 1).await?;
+        let probe = self.tx().scan_page(&span, Direction::Forward, 1).await?;
         if probe.entries.is_empty() {
             return Ok(vec![None; keys.len()]);
         }
-        let values = self.tx.multi_get(keys).await?;
+        let values = self.tx().multi_get(keys).await?;
         keys.iter()
             .zip(values)
             .map(|(key, value)| match value {
@@ -105,7 +131,7 @@ impl<'a> RowWriter<'a> {
             };
             // Unique, so at most one other entry, plus possibly the row's own.
             let page = self
-                .tx
+                .tx()
                 .scan_page(&KeyRange::prefix(&prefix), Direction::Forward, 4)
                 .await?;
             for (key, value) in &page.entries {
@@ -159,21 +185,30 @@ impl<'a> RowWriter<'a> {
 
     /// Applies what is staged to the transaction: every delete before any put, so that a row
     /// (or entry) moving onto a key another row of the statement just left is kept.
-    pub(crate) fn apply(&mut self) {
-        for key in self.deletes.drain(..) {
-            self.tx.delete(key);
+    pub(crate) async fn apply(&mut self) -> Result<()> {
+        match &mut self.target {
+            Target::Own(tx) => {
+                for key in self.deletes.drain(..) {
+                    tx.delete(key);
+                }
+                for (key, value) in self.puts.drain(..) {
+                    tx.put(key, value);
+                }
+            }
+            Target::Session(txn) => {
+                txn.apply(self.deletes.drain(..), self.puts.drain(..))
+                    .await?
+            }
         }
-        for (key, value) in self.puts.drain(..) {
-            self.tx.put(key, value);
-        }
+        Ok(())
     }
 
     /// Checks UNIQUE indexes against the statement's final state, then commits.
     pub(crate) async fn commit(mut self) -> Result<()> {
-        self.apply();
+        self.apply().await?;
         for (position, prefix) in &self.unique_probes {
             let page = self
-                .tx
+                .tx()
                 .scan_page(&KeyRange::prefix(prefix), Direction::Forward, 2)
                 .await?;
             if page.entries.len() > 1 {
@@ -187,8 +222,13 @@ impl<'a> RowWriter<'a> {
                 });
             }
         }
-        self.tx.commit().await?;
-        self.db.stats.add(self.def.id, self.row_delta);
+        match self.target {
+            Target::Own(tx) => {
+                tx.commit().await?;
+                self.db.stats.add(self.def.id, self.row_delta);
+            }
+            Target::Session(txn) => txn.add_rows(self.def.id, self.row_delta).await?,
+        }
         Ok(())
     }
 }

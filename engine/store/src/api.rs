@@ -103,6 +103,15 @@ pub trait KvStore: KvRead {
     async fn flush(&self) -> Result<()>;
 }
 
+/// A point in a transaction's buffered writes (see [`Transaction::savepoint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Savepoint {
+    /// Undo records written before it.
+    pub(crate) undo_len: usize,
+    /// Savepoints held when it was taken (0: the outermost).
+    pub(crate) depth: usize,
+}
+
 /// An optimistic transaction (see [`KvStore::begin`]).
 ///
 /// Its [`KvRead`] methods read the snapshot overlaid with the transaction's own writes and
@@ -114,6 +123,19 @@ pub trait Transaction: KvRead {
 
     /// Buffers a delete.
     fn delete(&mut self, key: Vec<u8>);
+
+    /// Marks the buffered writes as they are now, for [`Transaction::rollback_to`]. From the
+    /// first savepoint on, every write also remembers what it replaced, until the outermost
+    /// savepoint is released.
+    fn savepoint(&mut self) -> Savepoint;
+
+    /// Undoes every write buffered since `savepoint` (and keeps the savepoint, so it can be
+    /// rolled back to again). What the undone statements read stays in the read set: the
+    /// commit may conflict on it, which is safe, never wrong.
+    fn rollback_to(&mut self, savepoint: Savepoint);
+
+    /// Forgets `savepoint` and every one taken after it; the writes since stay buffered.
+    fn release(&mut self, savepoint: Savepoint);
 
     /// Validates the read set and applies the buffered writes atomically.
     ///

@@ -28,6 +28,11 @@ pub enum StoreError {
     #[error("store is closed")]
     Closed,
 
+    /// The transaction was already committed or rolled back (a read through a handle to it
+    /// that outlived it).
+    #[error("the transaction has already ended")]
+    TransactionEnded,
+
     /// A thread panicked while holding one of the store's internal locks, so the protected
     /// state may be half-updated; the store refuses to continue rather than serve it.
     #[error("store state is unusable: an internal lock was poisoned by a panic")]

@@ -27,7 +27,7 @@ mod optimistic;
 mod range;
 mod stream;
 
-pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
+pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Savepoint, Transaction};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
 pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS};

@@ -24,6 +24,7 @@ use rowdex_planner::{
     AccessPath, CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates,
     ordered_index_scan,
 };
+use rowdex_store::KvRead;
 
 pub(crate) use compile::NativeQuery;
 use compile::{Condition, OrderItem, Slot};
@@ -36,6 +37,7 @@ use crate::hints::QueryHints;
 use crate::provider::choose_among;
 use crate::reader::{offset_limit, row_entries, scan_rows};
 use crate::scan_exec::ORDERED_LOOKUP_LIMIT;
+use crate::txn::{SessionTxn, read_view};
 use crate::types::rows_to_batch;
 
 /// Which executor runs queries.
@@ -253,10 +255,13 @@ impl NativeQuery {
         plans
     }
 
-    /// Reads the rows of `plan` into one batch.
-    pub(crate) async fn execute(&self, db: &DbInner, plan: NativePlan) -> Result<Output> {
+    /// Reads the rows of `plan` from `snapshot` into one batch.
+    pub(crate) async fn execute(
+        &self,
+        snapshot: Arc<dyn KvRead>,
+        plan: NativePlan,
+    ) -> Result<Output> {
         let schema = self.schema();
-        let snapshot = db.store.snapshot();
         let NativePlan { scan, sort } = plan;
         let (offset, limit) = (scan.offset, scan.limit);
         if sort.is_none()
@@ -374,6 +379,7 @@ impl SortAfter {
 /// Runs `query` natively if it can be: Some(result), or None to leave it to DataFusion.
 pub(crate) async fn run(
     db: &DbInner,
+    txn: Option<&Arc<SessionTxn>>,
     query: &NativeQuery,
     params: &[Datum],
     hints: &QueryHints,
@@ -387,7 +393,7 @@ pub(crate) async fn run(
     let plan = query
         .plan(db, &bound, hints.for_table(&query.table.name))
         .await?;
-    Ok(Some(query.execute(db, plan).await?))
+    Ok(Some(query.execute(read_view(db, txn), plan).await?))
 }
 
 /// The plan the native executor would run `query` with (None: DataFusion runs it).

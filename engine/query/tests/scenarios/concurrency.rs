@@ -14,10 +14,9 @@
 //! - each counter ends at exactly the number of increments acknowledged on it: one lost
 //!   update, or one increment applied twice, shows.
 //!
-//! UPDATE and DELETE currently lose commits made between their read and their write transaction
-//! (the two ignored `open bug` tests at the end reproduce it deterministically), so the tests CI
-//! runs only measure and print those two sums; `concurrent_transfers_conserve_the_total`
-//! (ignored until the fix) enforces them.
+//! Two deterministic tests at the end interleave another session's commit between an UPDATE's
+//! or DELETE's selection of rows and its commit (the lost update the workload above found in
+//! an earlier version, where the selection read outside the statement's transaction).
 //!
 //! `ROWDEX_CONCURRENCY_OPS` (default 40) is the number of statements per task.
 
@@ -93,7 +92,19 @@ fn statement(rng: &mut Rng) -> (String, Option<usize>, Kind) {
     let k = rng.int(0, 6);
     let sub = rng.int(0, 5);
     let sql = match rng.next(20) {
-        0..=4 => {
+        // The same transfer as two statements in a session transaction: its COMMIT must fail
+        // if either balance changed after the transaction read it.
+        0 | 1 => {
+            return (
+                format!(
+                    "BEGIN; UPDATE acct SET bal = bal - {x} WHERE id = {a}; \
+                     UPDATE acct SET bal = bal + {x} WHERE id = {b}; COMMIT"
+                ),
+                None,
+                Kind::Transfer,
+            );
+        }
+        2..=4 => {
             return (
                 format!(
                     "UPDATE acct SET bal = bal + CASE WHEN id = {a} THEN -{x} ELSE {x} END \
@@ -194,6 +205,14 @@ async fn worker(session: Session, seed: u64, ops: u64, counts: Arc<Counts>) -> R
             }
             Err(error) if error.is_retryable() => {
                 counts.conflicts.fetch_add(1, Ordering::Relaxed);
+                // A script stopped inside its transaction leaves it open (a COMMIT that
+                // conflicted has already ended it).
+                if session.in_transaction() {
+                    session
+                        .execute("ROLLBACK")
+                        .await
+                        .map_err(|e| format!("ROLLBACK after {sql}: {e}"))?;
+                }
             }
             Err(error) => return Err(format!("{sql}: non-retryable error: {error}")),
         }
@@ -201,18 +220,8 @@ async fn worker(session: Session, seed: u64, ops: u64, counts: Arc<Counts>) -> R
     Ok(())
 }
 
-/// Whether the invariants that lost updates break (the total, the counters, the reads of the
-/// total) fail the test or are only measured and printed. See
-/// `an_update_does_not_overwrite_a_commit_made_after_it_read` for why they are only measured
-/// in the tests CI runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LostUpdates {
-    Fail,
-    Report,
-}
-
 /// Runs the tasks against `db`, then checks the end state.
-async fn run(db: &Database, label: &str, lost_updates: LostUpdates) -> TestResult {
+async fn run(db: &Database, label: &str) -> TestResult {
     let ops: u64 = match std::env::var("ROWDEX_CONCURRENCY_OPS") {
         Ok(text) => text.parse()?,
         Err(_) => 40,
@@ -274,18 +283,17 @@ async fn run(db: &Database, label: &str, lost_updates: LostUpdates) -> TestResul
         ACCOUNTS * START_BALANCE,
     );
     assert_eq!(balances[0][1], ACCOUNTS.to_string(), "{label}: accounts");
-    if lost_updates == LostUpdates::Fail {
-        assert_eq!(
-            total,
-            ACCOUNTS * START_BALANCE,
-            "{label}: balances {:?}",
-            rows(&s, "SELECT id, bal FROM acct ORDER BY id").await?
-        );
-        assert_eq!(stored, acknowledged, "{label}: counters");
-        assert_eq!(inconsistent_reads, 0, "{label}: reads of a wrong total");
-    } else if total != ACCOUNTS * START_BALANCE || lost_increments != 0 {
-        println!("concurrency ({label}): lost updates (open bug), not failing this test");
-    }
+    assert_eq!(
+        total,
+        ACCOUNTS * START_BALANCE,
+        "{label}: balances {:?}",
+        rows(&s, "SELECT id, bal FROM acct ORDER BY id").await?
+    );
+    assert_eq!(
+        stored, acknowledged,
+        "{label}: counters ({lost_increments} lost)"
+    );
+    assert_eq!(inconsistent_reads, 0, "{label}: reads of a wrong total");
     check_constraints(&s, label).await
 }
 
@@ -331,30 +339,20 @@ async fn check_constraints(s: &Session, label: &str) -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_sessions_on_memory() -> TestResult {
     let db = Database::open_memory().await?;
-    run(&db, "memory", LostUpdates::Report).await
+    run(&db, "memory").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_sessions_on_fjall() -> TestResult {
     let dir = tempfile::tempdir()?;
     let db = Database::open(dir.path()).await?;
-    run(&db, "fjall", LostUpdates::Report).await?;
+    run(&db, "fjall").await?;
     // What the sessions committed concurrently reads back the same after a reopen.
     let before = dump(&db).await?;
     drop(db);
     let db = Database::open(dir.path()).await?;
     assert_eq!(dump(&db).await?, before, "fjall: after reopen");
     check_constraints(&db.session(), "fjall, reopened").await
-}
-
-/// The same workload with every invariant enforced: what the two tests above should become
-/// once UPDATE stops losing concurrent commits.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "open bug: UPDATE writes values computed from rows read before its transaction began, \
-            losing commits made in between (see an_update_does_not_overwrite_a_commit_made_after_it_read)"]
-async fn concurrent_transfers_conserve_the_total() -> TestResult {
-    let db = Database::open_memory().await?;
-    run(&db, "memory, strict", LostUpdates::Fail).await
 }
 
 async fn dump(db: &Database) -> Result<Vec<Vec<Vec<String>>>, rowdex::Error> {
@@ -368,25 +366,41 @@ async fn dump(db: &Database) -> Result<Vec<Vec<Vec<String>>>, rowdex::Error> {
 
 // ---------------------------------------------------------------------------------------------
 // The lost update, made deterministic: a store that lets another statement commit at the moment
-// a statement begins its write transaction, which for UPDATE and DELETE is after they have read
-// (through a snapshot of their own) the rows they change and computed the new values.
+// a statement begins its transaction, either just before the transaction's snapshot is taken or
+// just after. An UPDATE or DELETE that selected its rows outside its transaction (as an earlier
+// version did) lost the first interleaving's commit; one whose transaction reads stale rows must
+// fail its commit on the second.
 // ---------------------------------------------------------------------------------------------
 
 type Hook = Pin<Box<dyn Future<Output = Result<(), rowdex::Error>> + Send>>;
+
+/// When the hook runs, relative to the snapshot of the transaction being begun.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    BeforeSnapshot,
+    AfterSnapshot,
+}
 
 /// A memory store that runs its armed hook, once, at the next `begin`.
 #[derive(Default)]
 struct InterleavingStore {
     inner: MemoryStore,
-    hook: Mutex<Option<Hook>>,
+    hook: Mutex<Option<(Hook, Moment)>>,
     /// The hook's outcome, once it has run.
     hook_result: Mutex<Option<Result<(), String>>>,
 }
 
 impl InterleavingStore {
-    fn arm(&self, hook: Hook) {
+    fn arm(&self, hook: Hook, moment: Moment) {
         if let Ok(mut slot) = self.hook.lock() {
-            *slot = Some(hook);
+            *slot = Some((hook, moment));
+        }
+    }
+
+    async fn run_hook(&self, hook: Hook) {
+        let result = hook.await.map_err(|e| e.to_string());
+        if let Ok(mut slot) = self.hook_result.lock() {
+            *slot = Some(result);
         }
     }
 
@@ -432,13 +446,18 @@ impl KvStore for InterleavingStore {
     async fn begin(&self) -> rowdex_store::Result<Box<dyn Transaction>> {
         // Taken out first: the hook's own statement begins a transaction too.
         let hook = self.hook.lock().ok().and_then(|mut h| h.take());
-        if let Some(hook) = hook {
-            let result = hook.await.map_err(|e| e.to_string());
-            if let Ok(mut slot) = self.hook_result.lock() {
-                *slot = Some(result);
+        match hook {
+            Some((hook, Moment::BeforeSnapshot)) => {
+                self.run_hook(hook).await;
+                self.inner.begin().await
             }
+            Some((hook, Moment::AfterSnapshot)) => {
+                let tx = self.inner.begin().await?;
+                self.run_hook(hook).await;
+                Ok(tx)
+            }
+            None => self.inner.begin().await,
         }
-        self.inner.begin().await
     }
 
     async fn flush(&self) -> rowdex_store::Result<()> {
@@ -466,50 +485,62 @@ fn other_statement(db: &Database, sql: &'static str) -> Hook {
 }
 
 #[tokio::test]
-#[ignore = "open bug: UPDATE writes values computed from rows read before its transaction began, \
-            so a commit made in between is lost without a conflict"]
 async fn an_update_does_not_overwrite_a_commit_made_after_it_read() -> TestResult {
-    let (store, db) = interleaving().await?;
-    let s = db.session();
-    store.arm(other_statement(
-        &db,
-        "UPDATE acct SET bal = bal + 100 WHERE id = 1",
-    ));
-    // Reads bal = 1000 and computes 990; the other UPDATE commits 1100 before this statement's
-    // transaction begins. Serializable outcomes: 1090 (either order), or a retryable error.
-    let result = s
-        .execute("UPDATE acct SET bal = bal - 10 WHERE id = 1")
-        .await;
-    assert_eq!(store.hook_result(), Some(Ok(())), "the other UPDATE ran");
-    let bal = rows(&s, "SELECT bal FROM acct WHERE id = 1").await?;
-    match result {
-        Ok(_) => assert_eq!(bal, table(&[&["1090"]]), "one of the two updates was lost"),
-        Err(error) => {
-            assert!(error.is_retryable(), "{error}");
-            assert_eq!(bal, table(&[&["1100"]]));
+    for moment in [Moment::BeforeSnapshot, Moment::AfterSnapshot] {
+        let (store, db) = interleaving().await?;
+        let s = db.session();
+        store.arm(
+            other_statement(&db, "UPDATE acct SET bal = bal + 100 WHERE id = 1"),
+            moment,
+        );
+        // The other UPDATE commits 1100 as this one begins. Serializable outcomes: 1090 (either
+        // order), or a retryable error that leaves 1100. Computing 990 from a stale 1000 and
+        // writing it loses the other update.
+        let result = s
+            .execute("UPDATE acct SET bal = bal - 10 WHERE id = 1")
+            .await;
+        assert_eq!(
+            store.hook_result(),
+            Some(Ok(())),
+            "{moment:?}: the other UPDATE ran"
+        );
+        let bal = rows(&s, "SELECT bal FROM acct WHERE id = 1").await?;
+        match result {
+            Ok(_) => assert_eq!(bal, table(&[&["1090"]]), "{moment:?}: an update was lost"),
+            Err(error) => {
+                assert!(error.is_retryable(), "{moment:?}: {error}");
+                assert_eq!(bal, table(&[&["1100"]]), "{moment:?}");
+            }
         }
     }
     Ok(())
 }
 
 #[tokio::test]
-#[ignore = "open bug: DELETE removes rows that matched its WHERE before its transaction began, \
-            even when a commit made in between changed them so they no longer match"]
 async fn a_delete_does_not_remove_a_row_that_stopped_matching() -> TestResult {
-    let (store, db) = interleaving().await?;
-    let s = db.session();
-    store.arm(other_statement(&db, "UPDATE acct SET bal = 0 WHERE id = 2"));
-    // Reads (2, 500) as matching; the other UPDATE commits bal = 0 before this statement's
-    // transaction begins, so the row no longer matches and must stay (or the DELETE fail
-    // retryably).
-    let result = s.execute("DELETE FROM acct WHERE bal = 500").await;
-    assert_eq!(store.hook_result(), Some(Ok(())), "the other UPDATE ran");
-    if let Err(error) = result {
-        assert!(error.is_retryable(), "{error}");
+    for moment in [Moment::BeforeSnapshot, Moment::AfterSnapshot] {
+        let (store, db) = interleaving().await?;
+        let s = db.session();
+        store.arm(
+            other_statement(&db, "UPDATE acct SET bal = 0 WHERE id = 2"),
+            moment,
+        );
+        // The other UPDATE commits bal = 0 as this statement begins, so the row no longer
+        // matches and must stay (or the DELETE fail retryably).
+        let result = s.execute("DELETE FROM acct WHERE bal = 500").await;
+        assert_eq!(
+            store.hook_result(),
+            Some(Ok(())),
+            "{moment:?}: the other UPDATE ran"
+        );
+        if let Err(error) = result {
+            assert!(error.is_retryable(), "{moment:?}: {error}");
+        }
+        assert_eq!(
+            rows(&s, "SELECT id, bal FROM acct ORDER BY id").await?,
+            table(&[&["1", "1000"], &["2", "0"]]),
+            "{moment:?}"
+        );
     }
-    assert_eq!(
-        rows(&s, "SELECT id, bal FROM acct ORDER BY id").await?,
-        table(&[&["1", "1000"], &["2", "0"]])
-    );
     Ok(())
 }

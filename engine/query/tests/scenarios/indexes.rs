@@ -869,6 +869,18 @@ impl rowdex_store::Transaction for StarvingTransaction {
         self.inner.delete(key);
     }
 
+    fn savepoint(&mut self) -> rowdex_store::Savepoint {
+        self.inner.savepoint()
+    }
+
+    fn rollback_to(&mut self, savepoint: rowdex_store::Savepoint) {
+        self.inner.rollback_to(savepoint);
+    }
+
+    fn release(&mut self, savepoint: rowdex_store::Savepoint) {
+        self.inner.release(savepoint);
+    }
+
     async fn commit(self: Box<Self>) -> rowdex_store::Result<()> {
         if self.starve && self.index_only == Some(true) {
             return Err(rowdex_store::StoreError::Conflict);

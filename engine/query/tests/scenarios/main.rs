@@ -13,6 +13,7 @@ mod early_stop;
 mod embedding;
 mod indexes;
 mod prepared;
+mod transactions;
 
 use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};

@@ -5,16 +5,25 @@ use std::sync::Arc;
 use super::merge::{Writes, scan_merged};
 use super::read_set::ReadSet;
 use super::{Backend, Core};
-use crate::{Direction, KeyRange, KvRead, Mutation, Result, ScanPage, Transaction, WriteBatch};
+use crate::{
+    Direction, KeyRange, KvRead, Mutation, Result, Savepoint, ScanPage, Transaction, WriteBatch,
+};
 
 pub(super) struct OptimisticTx<B> {
     core: Arc<Core<B>>,
     snapshot: Arc<dyn KvRead>,
     writes: Writes,
+    /// While a savepoint is held: each buffered write's key with what it replaced in `writes`
+    /// (`None`: the key had no buffered write), oldest first.
+    undo: Option<Vec<UndoRecord>>,
+    /// Savepoints taken and neither released nor discarded by rolling back to an earlier one.
+    savepoints_held: usize,
     // Reads take `&self` (the `KvRead` contract) yet must grow the read set. An async mutex
     // never blocks a runtime thread and cannot be poisoned, so recording is infallible.
     reads: tokio::sync::Mutex<ReadSet>,
 }
+
+type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 impl<B: Backend> OptimisticTx<B> {
     pub(super) fn new(core: Arc<Core<B>>, snapshot: Arc<dyn KvRead>) -> Self {
@@ -22,7 +31,23 @@ impl<B: Backend> OptimisticTx<B> {
             core,
             snapshot,
             writes: Writes::new(),
+            undo: None,
+            savepoints_held: 0,
             reads: tokio::sync::Mutex::new(ReadSet::default()),
+        }
+    }
+}
+
+impl<B: Backend> OptimisticTx<B> {
+    fn buffer(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        match &mut self.undo {
+            Some(undo) => {
+                let replaced = self.writes.insert(key.clone(), value);
+                undo.push((key, replaced));
+            }
+            None => {
+                self.writes.insert(key, value);
+            }
         }
     }
 }
@@ -86,11 +111,46 @@ impl<B: Backend> KvRead for OptimisticTx<B> {
 #[async_trait::async_trait]
 impl<B: Backend> Transaction for OptimisticTx<B> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.writes.insert(key, Some(value));
+        self.buffer(key, Some(value));
     }
 
     fn delete(&mut self, key: Vec<u8>) {
-        self.writes.insert(key, None);
+        self.buffer(key, None);
+    }
+
+    fn savepoint(&mut self) -> Savepoint {
+        let savepoint = Savepoint {
+            undo_len: self.undo.get_or_insert_with(Vec::new).len(),
+            depth: self.savepoints_held,
+        };
+        self.savepoints_held += 1;
+        savepoint
+    }
+
+    fn rollback_to(&mut self, savepoint: Savepoint) {
+        let Some(undo) = &mut self.undo else {
+            return;
+        };
+        while undo.len() > savepoint.undo_len {
+            let Some((key, replaced)) = undo.pop() else {
+                break;
+            };
+            match replaced {
+                Some(value) => self.writes.insert(key, value),
+                None => self.writes.remove(&key),
+            };
+        }
+        // The savepoint stays; those taken after it are gone.
+        self.savepoints_held = savepoint.depth + 1;
+    }
+
+    fn release(&mut self, savepoint: Savepoint) {
+        self.savepoints_held = self.savepoints_held.min(savepoint.depth);
+        // Records after an inner savepoint still serve the outer ones; only releasing the
+        // outermost ends the bookkeeping.
+        if self.savepoints_held == 0 {
+            self.undo = None;
+        }
     }
 
     async fn commit(self: Box<Self>) -> Result<()> {
@@ -98,6 +158,8 @@ impl<B: Backend> Transaction for OptimisticTx<B> {
             core,
             snapshot,
             writes,
+            undo: _,
+            savepoints_held: _,
             reads,
         } = *self;
         // Release the snapshot first so the backend can stop pinning old versions for it.

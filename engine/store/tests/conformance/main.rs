@@ -88,6 +88,7 @@ macro_rules! backend_suite {
                 txn::partial_scan_covers_only_what_was_returned,
                 txn::conflicting_commit_writes_nothing,
                 txn::blind_writes_do_not_conflict,
+                txn::rollback_to_savepoint_undoes_later_writes,
                 txn::read_only_commit_succeeds,
                 txn::dropped_transaction_writes_nothing,
                 txn::invalid_write_fails_commit,

@@ -251,6 +251,45 @@ pub async fn dropped_transaction_writes_nothing(store: Arc<dyn KvStore>) -> Resu
     Ok(())
 }
 
+pub async fn rollback_to_savepoint_undoes_later_writes(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", "2"), ("c", "3")]).await?;
+    let mut tx = store.begin().await?;
+    tx.put(b"a".to_vec(), b"10".to_vec());
+    let outer = tx.savepoint();
+    // Overwrite an own write, delete a stored key, add a new one, and write one key twice.
+    tx.put(b"a".to_vec(), b"100".to_vec());
+    tx.delete(b"b".to_vec());
+    tx.put(b"d".to_vec(), b"4".to_vec());
+    let inner = tx.savepoint();
+    tx.put(b"d".to_vec(), b"40".to_vec());
+    tx.delete(b"c".to_vec());
+    tx.rollback_to(inner);
+    let seen = scan_all(&*tx, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(seen, entries(&[("a", "100"), ("c", "3"), ("d", "4")]));
+    tx.rollback_to(outer);
+    let seen = scan_all(&*tx, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(seen, entries(&[("a", "10"), ("b", "2"), ("c", "3")]));
+    // The savepoint survives its rollback, and a savepoint taken and released in between
+    // (one at the same position, as a statement inside it takes) does not end it.
+    let statement = tx.savepoint();
+    tx.put(b"g".to_vec(), b"7".to_vec());
+    tx.release(statement);
+    tx.put(b"e".to_vec(), b"5".to_vec());
+    tx.rollback_to(outer);
+    let seen = scan_all(&*tx, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(seen, entries(&[("a", "10"), ("b", "2"), ("c", "3")]));
+    // Released, later writes stay.
+    tx.put(b"f".to_vec(), b"6".to_vec());
+    tx.release(outer);
+    tx.commit().await?;
+    let all = scan_all(&*store, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(
+        all,
+        entries(&[("a", "10"), ("b", "2"), ("c", "3"), ("f", "6")])
+    );
+    Ok(())
+}
+
 pub async fn invalid_write_fails_commit(store: Arc<dyn KvStore>) -> Result<()> {
     let mut tx = store.begin().await?;
     tx.put(b"ok".to_vec(), b"1".to_vec());
