@@ -12,6 +12,10 @@ pub enum Error {
     /// The SQL text does not parse; the parser's message carries the line and column.
     #[error("syntax error: {message}")]
     Parse { message: String },
+    #[error(
+        "expressions nest deeper than {limit} levels (a chain of {limit} ANDs, ORs or operators, say); split the statement or use IN (...)"
+    )]
+    ExpressionTooDeep { limit: usize },
     #[error("unsupported: {what}")]
     Unsupported { what: String },
     #[error("table {table} does not exist")]

@@ -6,7 +6,9 @@
 //! rowdex's own commands (`SHOW INDEXES`, `CHECK INDEX`, `REPAIR TABLE`, ...) are recognised by
 //! their leading words and parsed here, between the standard statements.
 
-use datafusion::sql::sqlparser::ast::Statement;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{Expr, Statement, Visit, Visitor};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -18,6 +20,19 @@ use crate::{Error, Result};
 
 /// How deeply expressions may nest.
 const PARSER_RECURSION_LIMIT: usize = 1000;
+
+/// The deepest expression tree a statement may hold, as in SQLite (`SQLITE_MAX_EXPR_DEPTH`).
+/// The parser's recursion limit does not bound it: `a OR b OR c ...` is parsed in a loop into a
+/// tree as deep as the chain is long, and every pass after parsing (cloning, rewriting,
+/// planning, dropping) walks trees recursively.
+pub const MAX_EXPR_DEPTH: usize = 1000;
+
+/// Statements at least this long are parsed, measured and (when refused) dropped on a thread of
+/// their own with a large stack: only a text this long can hold a tree deep enough to need it.
+const DEEP_PARSE_MIN_BYTES: usize = 8 * 1024;
+
+/// The stack of that thread. Reserved, not committed: only the pages a deep tree touches are.
+const DEEP_PARSE_STACK_BYTES: usize = 256 << 20;
 
 /// One statement ready to run.
 #[derive(Debug, Clone)]
@@ -136,9 +151,84 @@ fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
 /// Parses statements until the first syntax error; returns those before it and the error.
 pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
     match tokenize(sql) {
-        Ok(tokens) => parse_tokens(tokens),
+        Ok(tokens) => parse_bounded(tokens, sql.len()),
         Err(error) => (Vec::new(), Some(error)),
     }
+}
+
+/// [`parse_tokens`], then refuses the first statement whose expressions nest deeper than
+/// [`MAX_EXPR_DEPTH`] (keeping the ones before it, like a syntax error would).
+fn parse_bounded(
+    tokens: Vec<TokenWithSpan>,
+    text_len: usize,
+) -> (Vec<ParsedStatement>, Option<Error>) {
+    if text_len < DEEP_PARSE_MIN_BYTES {
+        return parse_and_measure(tokens);
+    }
+    let spawned = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("rowdex-parse".to_string())
+            .stack_size(DEEP_PARSE_STACK_BYTES)
+            .spawn_scoped(scope, || parse_and_measure(tokens))
+            .map(|handle| handle.join())
+    });
+    match spawned {
+        Ok(Ok(parsed)) => parsed,
+        // The parser does not panic on any input it is given; a failed spawn is the machine
+        // being out of threads or memory.
+        Ok(Err(_)) | Err(_) => (
+            Vec::new(),
+            Some(Error::Parse {
+                message: "could not start the parser's thread for a long statement".to_string(),
+            }),
+        ),
+    }
+}
+
+fn parse_and_measure(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    let (mut statements, error) = parse_tokens(tokens);
+    let too_deep = statements.iter().position(|parsed| match parsed {
+        ParsedStatement::Sql { statement, .. } => exceeds_depth(statement, MAX_EXPR_DEPTH),
+        ParsedStatement::Command(_) => false,
+    });
+    match too_deep {
+        Some(position) => {
+            // Dropped here, on the thread whose stack was sized for them.
+            statements.truncate(position);
+            (
+                statements,
+                Some(Error::ExpressionTooDeep {
+                    limit: MAX_EXPR_DEPTH,
+                }),
+            )
+        }
+        None => (statements, error),
+    }
+}
+
+/// Whether some expression of `statement` nests deeper than `limit`. The walk stops as soon as
+/// it passes the limit, so it recurses no deeper than that itself.
+fn exceeds_depth(statement: &Statement, limit: usize) -> bool {
+    struct Depth {
+        current: usize,
+        limit: usize,
+    }
+    impl Visitor for Depth {
+        type Break = ();
+        fn pre_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
+            self.current += 1;
+            if self.current > self.limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+        fn post_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
+            self.current -= 1;
+            ControlFlow::Continue(())
+        }
+    }
+    statement.visit(&mut Depth { current: 0, limit }).is_break()
 }
 
 fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
@@ -182,7 +272,7 @@ pub(crate) fn parse_with_parameters(sql: &str) -> Result<(ParsedStatement, usize
                 .to_string(),
         });
     }
-    let (mut statements, error) = parse_tokens(tokens);
+    let (mut statements, error) = parse_bounded(tokens, sql.len());
     if let Some(error) = error {
         return Err(error);
     }

@@ -12,6 +12,7 @@ mod durability;
 mod early_stop;
 mod embedding;
 mod indexes;
+mod limits;
 mod prepared;
 mod transactions;
 
