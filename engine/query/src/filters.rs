@@ -100,8 +100,39 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
         Expr::IsNotNull(inner) => Some(vec![Predicate::IsNotNull {
             column: column_of(table, inner)?,
         }]),
+        // DataFusion may rewrite a filter after the scan accepted it (constant folding turns
+        // `x IS NULL` on a join's NOT NULL side into `false`, and `b IN (false)` becomes
+        // `NOT b`); the rewritten forms must translate too, or the pushed filter is lost.
+        Expr::Literal(ScalarValue::Boolean(Some(true)), _) => Some(Vec::new()),
+        Expr::Literal(ScalarValue::Boolean(_) | ScalarValue::Null, _) => Some(vec![never(table)?]),
+        Expr::Not(inner) => boolean_column(table, inner).map(|column| {
+            vec![Predicate::Compare {
+                column,
+                op: CmpOp::Eq,
+                value: Datum::Boolean(false),
+            }]
+        }),
+        Expr::Column(_) => boolean_column(table, expr).map(|column| {
+            vec![Predicate::Compare {
+                column,
+                op: CmpOp::Eq,
+                value: Datum::Boolean(true),
+            }]
+        }),
         _ => None,
     }
+}
+
+/// A predicate no row satisfies: its first key column IS NULL (key columns never are).
+fn never(table: &TableDef) -> Option<Predicate> {
+    Some(Predicate::IsNull {
+        column: table.key.first()?.column,
+    })
+}
+
+/// The BOOLEAN column `expr` names.
+fn boolean_column(table: &TableDef, expr: &Expr) -> Option<usize> {
+    column_of(table, expr).filter(|&c| column_type(table, c) == DataType::Boolean)
 }
 
 /// The column and values of a single `=` or `IN` predicate.
