@@ -1,0 +1,114 @@
+//! Writing a failing case as a sqllogictest file: the setup statements of its configuration,
+//! then the query with SQLite's answer as the expected result, and comments saying where it
+//! was found, which configurations fail and what rowdex answered.
+
+use std::fmt::Write as _;
+
+use super::case::{Case, Failure};
+use super::engines::Config;
+use super::scenario::Target;
+use super::value::Value;
+
+/// Everything a finding's file says besides the case itself.
+pub struct Notes<'a> {
+    /// How the case was found (seed, scenario, query number).
+    pub origin: &'a str,
+    pub failing: &'a [Config],
+    pub passing: &'a [Config],
+    /// EXPLAIN of the query in the failing configuration.
+    pub plan: &'a [String],
+}
+
+/// The `.slt` text of a failing case.
+pub fn render(
+    case: &Case,
+    expected: &[Vec<Value>],
+    failure: &Failure,
+    notes: &Notes<'_>,
+) -> String {
+    let mut out = String::new();
+    let list = |configs: &[Config]| {
+        configs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "# Differential test finding: rowdex disagrees with SQLite."
+    );
+    let _ = writeln!(
+        out,
+        "# Found by `rowdex-slt differential` ({}).",
+        notes.origin
+    );
+    let _ = writeln!(out, "# Symptom: {}", failure.symptom(expected));
+    let _ = writeln!(
+        out,
+        "# Fails on (store/executor/indexes): {}",
+        list(notes.failing)
+    );
+    if !notes.passing.is_empty() {
+        let _ = writeln!(out, "# Passes on: {}", list(notes.passing));
+    }
+    let config = case.config;
+    let executor = match config.executor_name() {
+        "datafusion" => " --executor datafusion",
+        _ => "",
+    };
+    let _ = writeln!(
+        out,
+        "# Run: cargo run -p rowdex-sql-tests --bin rowdex-slt -- --backend {}{executor} FILE",
+        config.backend
+    );
+    let _ = writeln!(
+        out,
+        "# Expected results are SQLite's ({}).",
+        rusqlite::version()
+    );
+    match failure {
+        Failure::Mismatch { got } => {
+            let _ = writeln!(out, "# rowdex ({config}) answered {} rows:", got.len());
+            for row in got.iter().take(20) {
+                let values: Vec<String> = row.iter().map(Value::sql).collect();
+                let _ = writeln!(out, "#   {}", values.join(" | "));
+            }
+            if got.len() > 20 {
+                let _ = writeln!(out, "#   ... {} more", got.len() - 20);
+            }
+        }
+        Failure::Error { message } => {
+            for line in message.lines() {
+                let _ = writeln!(out, "# rowdex ({config}) failed: {line}");
+            }
+        }
+    }
+    for line in notes.plan {
+        let _ = writeln!(out, "# plan: {line}");
+    }
+    out.push('\n');
+    for sql in case.scenario.setup(Target::Rowdex {
+        indexed: config.indexed,
+    }) {
+        let _ = writeln!(out, "statement ok\n{sql}\n");
+    }
+    let kinds = case.query.out_kinds(&case.scenario.tables);
+    let letters: String = kinds.iter().map(|k| k.letter()).collect();
+    let sort = if case.ordered() { "" } else { " rowsort" };
+    let _ = writeln!(out, "query {letters}{sort}\n{}\n----", case.query.sql());
+    for row in expected {
+        let texts: Vec<String> = row
+            .iter()
+            .zip(
+                kinds
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat(super::value::OutKind::Text)),
+            )
+            .map(|(v, k)| v.slt_text(k))
+            .collect();
+        let _ = writeln!(out, "{}", texts.join(" "));
+    }
+    out
+}
