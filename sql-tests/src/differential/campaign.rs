@@ -81,6 +81,9 @@ pub struct Summary {
     pub findings: Vec<Finding>,
     /// Failing queries not shrunk because the run had shrunk `max_shrunk` already.
     pub unshrunk: usize,
+    /// Generated writes SQLite rejected (a taken key or unique value), which rowdex then had
+    /// to reject too.
+    pub rejected_writes: usize,
     /// Generated statements SQLite rejected (generator bugs), with its message.
     pub rejected: Vec<String>,
     /// How often EXPLAIN showed each access path for the generated queries (indexed, memory).
@@ -91,8 +94,9 @@ pub struct Summary {
 impl Summary {
     pub fn report(&self) -> String {
         let mut lines = vec![format!(
-            "{} scenarios, {} queries, {} comparisons with SQLite, {} mismatches, {} distinct findings, {} generator errors, {:.1}s",
+            "{} scenarios ({} writes rejected alike), {} queries, {} comparisons with SQLite, {} mismatches, {} distinct findings, {} generator errors, {:.1}s",
             self.scenarios,
+            self.rejected_writes,
             self.queries,
             self.comparisons,
             self.mismatches,
@@ -171,9 +175,10 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
         };
         let mut engines = Vec::with_capacity(options.configs.len());
         for &config in &options.configs {
-            engines.push(Rowdex::open(config, &scenario).await?);
+            engines.push(Rowdex::open(config, &scenario, &sqlite.rejected).await?);
         }
         summary.scenarios += 1;
+        summary.rejected_writes += sqlite.rejected.len();
         let explainer = engines
             .iter()
             .position(|e| e.config.indexed && e.config.backend == Backend::Memory);
@@ -192,6 +197,7 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
                 having: None,
                 order_by: Vec::new(),
                 limit: None,
+                hint: None,
             })
             .collect();
         {
@@ -204,7 +210,12 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
                 .queries_per_scenario
                 .min(options.cases.saturating_sub(summary.queries));
             while queries.len() < wanted.max(1) + scenario.tables.len() - 1 {
-                queries.push(generator.query());
+                let query = generator.query();
+                // Now and then the same query again with other values, as an application
+                // would send it: the second one runs from the compiled-query cache.
+                let sibling = generator.rng.percent(25).then(|| generator.sibling(&query));
+                queries.push(query);
+                queries.extend(sibling);
             }
         }
         for (number, query) in queries.iter().enumerate() {
@@ -347,16 +358,19 @@ async fn shrink_and_write(
             _ => passing.push(config),
         }
     }
-    let plan = {
-        let explain_config = shrunk.case.config;
-        let engine = Rowdex::open(explain_config, &shrunk.case.scenario).await?;
-        engine.explain(&shrunk.case.query.sql()).await
-    };
+    let rejected = Sqlite::open(&shrunk.case.scenario)
+        .map(|s| s.rejected)
+        .unwrap_or_default();
+    let plan = Rowdex::open(shrunk.case.config, &shrunk.case.scenario, &rejected)
+        .await?
+        .explain(&shrunk.case.query.sql())
+        .await;
     let notes = Notes {
         origin,
         failing: &failing,
         passing: &passing,
         plan: &plan,
+        rejected: &rejected,
     };
     let text = slt::render(&shrunk.case, &shrunk.expected, &shrunk.failure, &notes);
     let symptom = shrunk.failure.symptom(&shrunk.expected);

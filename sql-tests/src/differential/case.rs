@@ -129,7 +129,7 @@ impl Case {
         let Ok(expected) = sqlite.query(&sql) else {
             return Ok(Verdict::Invalid);
         };
-        let rowdex = Rowdex::open(self.config, &self.scenario).await?;
+        let rowdex = Rowdex::open(self.config, &self.scenario, &sqlite.rejected).await?;
         let answer = rowdex.query(&sql).await;
         Ok(match judge(&expected, answer, self.ordered()) {
             None => Verdict::Pass,

@@ -8,8 +8,10 @@
 //! - no infinities: neither engine's SQL has a literal for them that the other reads alike;
 //! - no `-0.0`: SQLite treats it as equal to `0.0` (a duplicate key, one group, tied in a
 //!   sort) while Arrow's sort and rowdex's key encoding order it before `0.0`;
-//! - no control characters in text: sqllogictest files are line based and collapse
-//!   whitespace, so a finding with them could not be written down faithfully;
+//! - no NUL in text (SQLite's SQL tokenizer stops at it), and no whitespace control
+//!   characters (tab, newline, CR, VT, FF): sqllogictest files are line based and collapse
+//!   whitespace, so a finding with them could not be written down faithfully (other control
+//!   characters, such as U+0001 that order-preserving key encodings tend to escape, are fine);
 //! - no text equal to `NULL` or `(empty)`: sqllogictest spells NULL and '' that way.
 
 use std::collections::HashSet;
@@ -68,9 +70,10 @@ const WIDE_REALS: [f64; 14] = [
 ];
 
 /// Strings with prefix relations (`h1`/`h12`, `a`/`ab`), case pairs, LIKE's wildcard
-/// characters as data, a quote, a backslash, spaces, multi-byte characters and the empty
-/// string.
-const TEXTS: [&str; 30] = [
+/// characters as data, a quote, a backslash, spaces, multi-byte characters, the empty
+/// string, low control characters (which key encodings escape) and the largest code points
+/// of each UTF-8 length (the last byte a prefix bound increments).
+const TEXTS: [&str; 38] = [
     "",
     "a",
     "A",
@@ -101,10 +104,31 @@ const TEXTS: [&str; 30] = [
     "😀a",
     "~",
     "zz",
+    "a\u{1}",
+    "\u{1}",
+    "a\u{2}b",
+    "\u{7f}",
+    "ÿ",
+    "\u{7ff}",
+    "\u{ffff}",
+    "a\u{10ffff}",
 ];
 
 /// Characters of generated strings beyond the fixed ones.
-const ALPHABET: [char; 10] = ['a', 'b', 'A', '%', '_', ' ', 'é', '😀', '1', 'z'];
+const ALPHABET: [char; 12] = [
+    'a',
+    'b',
+    'A',
+    '%',
+    '_',
+    ' ',
+    'é',
+    '😀',
+    '1',
+    'z',
+    '\u{1}',
+    '\u{10ffff}',
+];
 
 /// A random value for `column` (never NULL).
 pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
@@ -137,7 +161,7 @@ pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
 
 /// A value for `column` of `table`: NULL sometimes when the column allows it.
 pub fn random_cell(rng: &mut Rng, table: &Table, column: &Column) -> Value {
-    if table.nullable(&column.name) && rng.percent(15) {
+    if table.nullable(&column.name) && rng.percent(column.null_percent) {
         Value::Null
     } else {
         random_value(rng, column)
@@ -186,7 +210,8 @@ fn row_count(rng: &mut Rng) -> usize {
 }
 
 /// Random rows for `table` with distinct primary keys (a table without one may repeat whole
-/// rows). Fewer rows come back when the key's columns have too few distinct values.
+/// rows) that respect its UNIQUE constraints. Fewer rows come back when the columns have
+/// too few distinct values.
 pub fn random_rows(rng: &mut Rng, table: &Table) -> Rows {
     let wanted = row_count(rng);
     let mut keys: HashSet<String> = HashSet::new();
@@ -199,7 +224,11 @@ pub fn random_rows(rng: &mut Rng, table: &Table) -> Rows {
             .iter()
             .map(|c| random_cell(rng, table, c))
             .collect();
-        if table.key.is_empty() || keys.insert(key_text(table, &row)) {
+        let key_free = table.key.is_empty() || !keys.contains(&key_text(table, &row));
+        if key_free && unique_free(table, &rows, &row) {
+            if !table.key.is_empty() {
+                keys.insert(key_text(table, &row));
+            }
             rows.push(row);
         }
     }
@@ -207,6 +236,30 @@ pub fn random_rows(rng: &mut Rng, table: &Table) -> Rows {
         table: table.name.clone(),
         rows,
     }
+}
+
+/// Whether `row` clashes with none of `rows` on a UNIQUE constraint (values with a NULL among
+/// them never clash).
+pub fn unique_free(table: &Table, rows: &[Vec<Value>], row: &[Value]) -> bool {
+    table.uniques.iter().all(|unique| {
+        let positions: Vec<usize> = unique
+            .iter()
+            .filter_map(|k| table.columns.iter().position(|c| c.name == k.column))
+            .collect();
+        let values = |r: &[Value]| -> Option<Vec<Value>> {
+            let v: Vec<Value> = positions
+                .iter()
+                .filter_map(|&i| r.get(i).cloned())
+                .collect();
+            (!v.iter().any(Value::is_null)).then_some(v)
+        };
+        match values(row) {
+            None => true,
+            Some(mine) => !rows
+                .iter()
+                .any(|other| values(other).as_ref() == Some(&mine)),
+        }
+    })
 }
 
 /// A row's primary key as text, for uniqueness checks. Literal text tells values apart
@@ -250,20 +303,43 @@ pub enum Write {
         table: String,
         filter: Expr,
     },
-    /// Sets non-key columns only: moving a row to a taken key is an error whose timing
-    /// (per row in SQLite, per statement in rowdex) would make the two diverge.
+    /// Sets columns to literals, key columns too: moving rows onto a taken key (or two rows
+    /// onto one) fails the statement in both engines. SQLite checks each row as it goes and
+    /// rowdex at the end of the statement, but with literal values a clash along the way is
+    /// still a clash at the end, so the two reject the same statements. (`SET k = k + 1`,
+    /// where they would differ, is not generated.)
     Update {
         table: String,
         sets: Vec<(String, Value)>,
         filter: Expr,
     },
-    /// `INSERT OR REPLACE` (whole rows replaced) or `INSERT OR IGNORE` rows, some with keys
-    /// already taken, sometimes one key twice in the statement.
+    /// Rows of which some have keys already taken, sometimes one key twice in the statement.
     Insert {
         table: String,
-        replace: bool,
+        mode: InsertMode,
         rows: Vec<Vec<Value>>,
     },
+}
+
+/// What an INSERT does with a key that is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertMode {
+    /// Fails the statement, which writes nothing.
+    Plain,
+    /// `INSERT OR REPLACE`: the whole row is replaced.
+    Replace,
+    /// `INSERT OR IGNORE`: the row is skipped.
+    Ignore,
+}
+
+impl InsertMode {
+    fn verb(self) -> &'static str {
+        match self {
+            InsertMode::Plain => "INSERT",
+            InsertMode::Replace => "INSERT OR REPLACE",
+            InsertMode::Ignore => "INSERT OR IGNORE",
+        }
+    }
 }
 
 impl Write {
@@ -295,20 +371,8 @@ impl Write {
                     filter.sql(false)
                 )]
             }
-            Write::Insert {
-                table,
-                replace,
-                rows,
-            } => match tables.iter().find(|t| &t.name == table) {
-                Some(t) => insert_sql(
-                    t,
-                    rows,
-                    if *replace {
-                        "INSERT OR REPLACE"
-                    } else {
-                        "INSERT OR IGNORE"
-                    },
-                ),
+            Write::Insert { table, mode, rows } => match tables.iter().find(|t| &t.name == table) {
+                Some(t) => insert_sql(t, rows, mode.verb()),
                 None => Vec::new(),
             },
         }
@@ -399,8 +463,10 @@ mod tests {
         for v in SMALL_REALS.iter().chain(&WIDE_REALS) {
             assert!(v.is_finite() && !(*v == 0.0 && v.is_sign_negative()));
         }
+        let unwritable = |c: char| c == '\0' || (c.is_control() && c.is_ascii_whitespace());
         for t in TEXTS {
-            assert!(!t.chars().any(char::is_control) && t != "NULL" && t != "(empty)");
+            assert!(!t.chars().any(unwritable) && t != "NULL" && t != "(empty)");
         }
+        assert!(!ALPHABET.iter().any(|c| unwritable(*c)));
     }
 }

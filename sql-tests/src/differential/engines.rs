@@ -2,11 +2,12 @@
 //! configuration (store, executor, with or without the secondary indexes), each set up with a
 //! scenario and asked the same queries.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use rowdex::{Executor, Output, Session};
 
-use super::scenario::{Scenario, Target};
+use super::scenario::{Scenario, Step, Target};
 use super::value::Value;
 use crate::{Backend, Error, FreshDatabase};
 
@@ -63,11 +64,14 @@ pub type Answer = Result<Vec<Vec<Value>>, String>;
 /// SQLite with a scenario loaded.
 pub struct Sqlite {
     conn: rusqlite::Connection,
+    /// The write statements SQLite rejected: rowdex must reject them too.
+    pub rejected: BTreeSet<WriteStatement>,
 }
 
 impl Sqlite {
     /// An in-memory SQLite database with `scenario` set up. SQLite rejecting a generated
-    /// statement is a generator bug, reported as [`Error::SqliteRejected`].
+    /// statement other than a write is a generator bug, reported as
+    /// [`Error::SqliteRejected`].
     pub fn open(scenario: &Scenario) -> Result<Sqlite, Error> {
         let conn =
             rusqlite::Connection::open_in_memory().map_err(|source| Error::SqliteRejected {
@@ -81,11 +85,24 @@ impl Sqlite {
                 sql: pragma.to_string(),
                 source,
             })?;
-        for sql in scenario.setup(Target::Sqlite) {
-            conn.execute_batch(&sql)
-                .map_err(|source| Error::SqliteRejected { sql, source })?;
+        let mut rejected = BTreeSet::new();
+        for step in scenario.setup(Target::Sqlite) {
+            match conn.execute_batch(&step.sql) {
+                Ok(()) => {}
+                // A statement fails as a whole in both engines, so the tables stay as they
+                // were and the setup goes on.
+                Err(_) if step.write.is_some() => {
+                    rejected.extend(write_statement(&step));
+                }
+                Err(source) => {
+                    return Err(Error::SqliteRejected {
+                        sql: step.sql,
+                        source,
+                    });
+                }
+            }
         }
-        Ok(Sqlite { conn })
+        Ok(Sqlite { conn, rejected })
     }
 
     pub fn query(&self, sql: &str) -> Result<Vec<Vec<Value>>, rusqlite::Error> {
@@ -115,17 +132,35 @@ pub struct Rowdex {
 }
 
 impl Rowdex {
-    pub async fn open(config: Config, scenario: &Scenario) -> Result<Rowdex, Error> {
+    /// rowdex in `config` with `scenario` set up; `rejected` are the writes SQLite rejected,
+    /// which rowdex must reject too.
+    pub async fn open(
+        config: Config,
+        scenario: &Scenario,
+        rejected: &BTreeSet<WriteStatement>,
+    ) -> Result<Rowdex, Error> {
         let fresh = config.backend.open().await?;
         let mut session = fresh.database().session();
         session.set_executor(config.executor);
         let mut setup_failure = None;
-        for sql in scenario.setup(Target::Rowdex {
+        let steps = scenario.setup(Target::Rowdex {
             indexed: config.indexed,
-        }) {
-            if let Err(message) = run(&session, &sql).await {
-                setup_failure = Some((sql, message));
-                break;
+        });
+        for step in steps {
+            let must_fail = write_statement(&step).is_some_and(|w| rejected.contains(&w));
+            match run(&session, &step.sql).await {
+                Ok(_) if must_fail => {
+                    setup_failure = Some((
+                        step.sql,
+                        "succeeded where SQLite rejected the statement".to_string(),
+                    ));
+                    break;
+                }
+                Err(message) if !must_fail => {
+                    setup_failure = Some((step.sql, message));
+                    break;
+                }
+                _ => {}
             }
         }
         Ok(Rowdex {
@@ -157,6 +192,14 @@ impl Rowdex {
             Err(_) => Vec::new(),
         }
     }
+}
+
+/// A write's statement as the setups of different engines (whose other statements differ)
+/// both name it: the write's number and the statement's text.
+pub type WriteStatement = (usize, String);
+
+pub fn write_statement(step: &Step) -> Option<WriteStatement> {
+    step.write.map(|w| (w, step.sql.clone()))
 }
 
 /// Runs `sql` on a task of its own, so a panic inside rowdex is reported as that query's

@@ -24,7 +24,7 @@
 //! - No correlated subquery over its own table (it would need aliases) and subqueries only in
 //!   single-table queries, which keeps the SQL text within what both engines name alike.
 
-use super::data::{self, Write};
+use super::data::{self, InsertMode, Write};
 use super::query::{
     AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, Operand, OrderItem, Select, Sub,
 };
@@ -136,6 +136,15 @@ impl Gen<'_> {
         col.ty != ColType::Bool || self.restrictions.allows(Restriction::BoolInList)
     }
 
+    /// Mostly a few values, now and then many (a multi-get of many keys).
+    fn in_list_length(&mut self) -> usize {
+        if self.rng.percent(10) {
+            self.rng.between(8, 25)
+        } else {
+            self.rng.between(1, 4)
+        }
+    }
+
     fn literals(&mut self, col: &ColRef, count: usize) -> Vec<Value> {
         (0..count).map(|_| self.literal(col)).collect()
     }
@@ -215,7 +224,7 @@ impl Gen<'_> {
         let in_list = self.in_list_allowed(col);
         match self.rng.below(10) {
             7..=9 if in_list => {
-                let count = self.rng.between(1, 4);
+                let count = self.in_list_length();
                 Expr::InList {
                     col: col.clone(),
                     values: self.literals(col, count),
@@ -311,7 +320,7 @@ impl Gen<'_> {
                 negated: true,
             },
             9 if self.in_list_allowed(&col) => {
-                let count = self.rng.between(1, 4);
+                let count = self.in_list_length();
                 let mut values = self.literals(&col, count);
                 if self.rng.percent(20) {
                     values.push(Value::Null);
@@ -490,6 +499,44 @@ impl Gen<'_> {
         }
     }
 
+    /// A WHERE condition for a query on `table` that the restrictions allow (none after a few
+    /// tries).
+    fn filter(&mut self, table: &Table, subqueries: Subqueries) -> Option<Expr> {
+        for _ in 0..8 {
+            let filter = self.condition(table, subqueries);
+            if self.join_null_tests_allowed(&filter, &[], None) {
+                return Some(filter);
+            }
+        }
+        None
+    }
+
+    /// Whether `filter` may test a join key for NULL: a column of `keys` (a join's ON
+    /// columns), the outer column of an IN or EXISTS subquery (a semi join's key once
+    /// DataFusion decorrelates it), or with `IS NOT NULL` a column of `left_join_right`.
+    fn join_null_tests_allowed(
+        &self,
+        filter: &Expr,
+        keys: &[ColRef],
+        left_join_right: Option<&str>,
+    ) -> bool {
+        if self.restrictions.allows(Restriction::JoinNullTest) {
+            return true;
+        }
+        let mut keys = keys.to_vec();
+        filter.walk(&mut |e| {
+            if let Expr::InSubquery { col, .. } | Expr::Exists { outer: col, .. } = e {
+                keys.push(col.clone());
+            }
+        });
+        !filter.any(&|e| match e {
+            Expr::IsNull { col, negated } => {
+                keys.contains(col) || (*negated && left_join_right == Some(col.table.as_str()))
+            }
+            _ => false,
+        })
+    }
+
     /// Subqueries need a second table.
     fn subqueries(&self) -> Subqueries {
         if self.scenario.tables.len() == 2 {
@@ -536,7 +583,7 @@ impl Gen<'_> {
         let distinct = self.rng.percent(10);
         let subqueries = self.subqueries();
         let filter = if self.rng.percent(90) {
-            Some(self.condition(table, subqueries))
+            self.filter(table, subqueries)
         } else {
             None
         };
@@ -615,9 +662,55 @@ impl Gen<'_> {
             having: None,
             order_by,
             limit: None,
+            hint: None,
         };
         self.maybe_limit(&mut select);
+        select.hint = self.hint(table);
         select
+    }
+
+    /// Sometimes an access-path hint for a query on `table`: no index, one index, or an
+    /// intersection of two or three (which the cost model seldom picks on small tables).
+    fn hint(&mut self, table: &Table) -> Option<String> {
+        let names: Vec<String> = self
+            .scenario
+            .indexes
+            .iter()
+            .filter(|i| i.table == table.name)
+            .map(|i| i.name.clone())
+            .collect();
+        match self.rng.below(100) {
+            0..=7 => Some("NO_INDEX".to_string()),
+            8..=21 if !names.is_empty() => {
+                Some(format!("INDEX({} {})", table.name, self.rng.pick(&names)))
+            }
+            22..=41 if names.len() >= 2 => {
+                let mut chosen = names.clone();
+                self.rng.shuffle(&mut chosen);
+                chosen.truncate(self.rng.between(2, 3));
+                Some(format!("INDEX_MERGE({} {})", table.name, chosen.join(" ")))
+            }
+            _ => None,
+        }
+    }
+
+    /// The same query with other literals (a non-NULL literal stays non-NULL, so a NOT NULL
+    /// condition keeps its meaning).
+    pub fn sibling(&mut self, query: &Select) -> Select {
+        let mut sibling = query.clone();
+        if let Some(filter) = &mut sibling.filter {
+            filter.map_literals(&mut |col, old| {
+                if old.is_null() {
+                    Value::Null
+                } else {
+                    match self.literal(col) {
+                        Value::Null => old.clone(),
+                        v => v,
+                    }
+                }
+            });
+        }
+        sibling
     }
 
     /// Adds LIMIT (and OFFSET) to a query whose order is total, often.
@@ -656,7 +749,7 @@ impl Gen<'_> {
         }
         self.rng.shuffle(&mut items);
         let filter = if self.rng.percent(80) {
-            Some(self.condition(table, self.subqueries()))
+            self.filter(table, self.subqueries())
         } else {
             None
         };
@@ -688,8 +781,10 @@ impl Gen<'_> {
             having,
             order_by,
             limit: None,
+            hint: None,
         };
         self.maybe_limit(&mut select);
+        select.hint = self.hint(table);
         select
     }
 
@@ -751,15 +846,7 @@ impl Gen<'_> {
             .iter()
             .flat_map(|(l, r)| [l.clone(), r.clone()])
             .collect();
-        let right_name = right.name.clone();
-        let tests_key = |e: &Expr| match e {
-            Expr::IsNull { col, negated } => {
-                keys.contains(col)
-                    || (kind == JoinKind::Left && *negated && col.table == right_name)
-            }
-            _ => false,
-        };
-        let restricted = !self.restrictions.allows(Restriction::JoinNullTest);
+        let left_join_right = (kind == JoinKind::Left).then(|| right.name.clone());
         let mut filter = None;
         // A few tries for a condition the restrictions allow, else none.
         for _ in 0..8 {
@@ -768,7 +855,10 @@ impl Gen<'_> {
                 4..=7 => Some(self.tree(&all, 2, Subqueries::No)),
                 _ => None,
             };
-            if !(restricted && candidate.as_ref().is_some_and(|f| f.any(&tests_key))) {
+            if candidate
+                .as_ref()
+                .is_none_or(|f| self.join_null_tests_allowed(f, &keys, left_join_right.as_deref()))
+            {
                 filter = candidate;
                 break;
             }
@@ -825,6 +915,7 @@ impl Gen<'_> {
             having: None,
             order_by,
             limit: None,
+            hint: None,
         };
         self.maybe_limit(&mut select);
         Some(select)
@@ -852,10 +943,12 @@ pub fn random_write(
             filter: g.tree(&cols, 2, Subqueries::No),
         }),
         1 => {
+            // Key columns a third of the time (see `Write::Update`).
+            let keys_too = g.rng.percent(33);
             let settable: Vec<&Column> = table
                 .columns
                 .iter()
-                .filter(|c| !table.is_key(&c.name))
+                .filter(|c| keys_too || !table.is_key(&c.name))
                 .collect();
             if settable.is_empty() {
                 return None;
@@ -877,7 +970,12 @@ pub fn random_write(
         }
         _ => Some(Write::Insert {
             table: table.name.clone(),
-            replace: g.rng.percent(60),
+            mode: *g.rng.pick(&[
+                InsertMode::Plain,
+                InsertMode::Replace,
+                InsertMode::Replace,
+                InsertMode::Ignore,
+            ]),
             rows: data::conflicting_rows(g.rng, &table, scenario.rows_of(&table.name)),
         }),
     }

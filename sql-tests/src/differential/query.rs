@@ -235,18 +235,67 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this node and every node below it (subqueries included).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| e.walk(f)),
+            Expr::Not(inner) => inner.walk(f),
+            Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
+                if let Some(filter) = &sub.filter {
+                    filter.walk(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Whether `test` holds for this node or any node below it (subqueries included).
     pub fn any(&self, test: &dyn Fn(&Expr) -> bool) -> bool {
-        if test(self) {
-            return true;
-        }
+        let mut found = false;
+        self.walk(&mut |e| found |= test(e));
+        found
+    }
+
+    /// Replaces every literal compared with a column by `f(column, literal)`: the same
+    /// condition with other values, which rowdex's compiled-query cache serves from the
+    /// first one's compiled form.
+    pub fn map_literals(&mut self, f: &mut dyn FnMut(&ColRef, &Value) -> Value) {
         match self {
-            Expr::And(items) | Expr::Or(items) => items.iter().any(|e| e.any(test)),
-            Expr::Not(inner) => inner.any(test),
-            Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
-                sub.filter.as_ref().is_some_and(|f| f.any(test))
+            Expr::Cmp { left, right, .. } => match (&*left, &mut *right) {
+                (Operand::Col(c), Operand::Lit(v)) => *v = f(c, v),
+                _ => {
+                    if let (Operand::Lit(v), Operand::Col(c)) = (&mut *left, &*right) {
+                        *v = f(c, v);
+                    }
+                }
+            },
+            Expr::Between { col, lo, hi, .. } => {
+                *lo = f(col, lo);
+                *hi = f(col, hi);
             }
-            _ => false,
+            Expr::InList { col, values, .. } => {
+                for v in values.iter_mut() {
+                    *v = f(col, v);
+                }
+            }
+            Expr::RowCmp { cols, values, .. } => {
+                for (c, v) in cols.iter().zip(values.iter_mut()) {
+                    *v = f(c, v);
+                }
+            }
+            Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
+                if let Some(filter) = &mut sub.filter {
+                    filter.map_literals(f);
+                }
+            }
+            Expr::And(items) | Expr::Or(items) => {
+                for item in items {
+                    item.map_literals(f);
+                }
+            }
+            Expr::Not(inner) => inner.map_literals(f),
+            Expr::Like { .. } | Expr::IsNull { .. } | Expr::Truth(_) => {}
         }
     }
 
@@ -430,6 +479,10 @@ pub struct Select {
     pub order_by: Vec<OrderItem>,
     /// LIMIT and OFFSET.
     pub limit: Option<(u64, u64)>,
+    /// An access-path hint in Apache Phoenix's style (`INDEX(t i)`, `INDEX_MERGE(t i j)`,
+    /// `NO_INDEX`), written as `/*+ ... */`: a comment to SQLite, an order to rowdex's planner,
+    /// which ignores indexes that do not exist (the configurations without indexes).
+    pub hint: Option<String>,
 }
 
 impl Select {
@@ -440,6 +493,9 @@ impl Select {
     pub fn sql(&self) -> String {
         let q = self.qualify();
         let mut sql = String::from("SELECT ");
+        if let Some(hint) = &self.hint {
+            sql.push_str(&format!("/*+ {hint} */ "));
+        }
         if self.distinct {
             sql.push_str("DISTINCT ");
         }
@@ -614,7 +670,11 @@ impl Select {
 
     /// Every table the query reads (FROM and subqueries).
     pub fn tables(&self) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = self.scanned_tables().into_iter().map(String::from).collect();
+        let mut out: BTreeSet<String> = self
+            .scanned_tables()
+            .into_iter()
+            .map(String::from)
+            .collect();
         if let Some(f) = &self.filter {
             f.tables(&mut out);
         }
@@ -641,6 +701,9 @@ impl Select {
         }
         if self.limit.is_some() {
             parts.insert("limit");
+        }
+        if self.hint.is_some() {
+            parts.insert("hint");
         }
         if let Some(f) = &self.filter {
             f.shape(&mut parts);
@@ -690,6 +753,7 @@ mod tests {
                 desc: true,
             }],
             limit: Some((3, 1)),
+            hint: None,
         };
         assert_eq!(
             q.sql(),

@@ -20,6 +20,15 @@ pub struct Scenario {
     pub writes: Vec<Write>,
 }
 
+/// One statement of a setup, with what it is for: only a later write may be rejected (by both
+/// engines alike: a plain INSERT of a taken key, an UPDATE moving a row onto one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub sql: String,
+    /// The index of the write in `Scenario::writes` this statement belongs to.
+    pub write: Option<usize>,
+}
+
 /// Which engine a setup is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -105,33 +114,42 @@ impl Scenario {
     }
 
     /// The statements that build the scenario on `target`, in order.
-    pub fn setup(&self, target: Target) -> Vec<String> {
+    pub fn setup(&self, target: Target) -> Vec<Step> {
         let indexed = matches!(target, Target::Rowdex { indexed: true });
-        let indexes = |timing: IndexTiming| -> Vec<String> {
+        let step = |sql: String| Step { sql, write: None };
+        let indexes = |timing: IndexTiming| -> Vec<Step> {
             if !indexed {
                 return Vec::new();
             }
             self.indexes
                 .iter()
                 .filter(|i| i.timing == timing)
-                .map(Index::ddl)
+                .map(|i| step(i.ddl()))
                 .collect()
         };
-        let mut out: Vec<String> = self
+        let mut out: Vec<Step> = self
             .tables
             .iter()
             .map(|t| match target {
-                Target::Sqlite => t.sqlite_ddl(),
-                Target::Rowdex { .. } => t.rowdex_ddl(),
+                Target::Sqlite => step(t.sqlite_ddl()),
+                Target::Rowdex { .. } => step(t.rowdex_ddl()),
             })
             .collect();
         out.extend(indexes(IndexTiming::BeforeLoad));
         for table in &self.tables {
-            out.extend(data::insert_sql(table, self.rows_of(&table.name), "INSERT"));
+            let rows = self.rows_of(&table.name);
+            out.extend(
+                data::insert_sql(table, rows, "INSERT")
+                    .into_iter()
+                    .map(step),
+            );
         }
         out.extend(indexes(IndexTiming::AfterLoad));
-        for write in &self.writes {
-            out.extend(write.sql(&self.tables));
+        for (i, write) in self.writes.iter().enumerate() {
+            out.extend(write.sql(&self.tables).into_iter().map(|sql| Step {
+                sql,
+                write: Some(i),
+            }));
         }
         out.extend(indexes(IndexTiming::AfterWrites));
         out

@@ -34,6 +34,9 @@ pub struct Column {
     /// Declared `NOT NULL` (key columns are NOT NULL without saying so).
     pub not_null: bool,
     pub domain: Domain,
+    /// How often a row holds NULL here, in percent (if the column allows it): a few columns
+    /// are mostly NULL, where IS NULL paths and NULL ordering matter most.
+    pub null_percent: usize,
 }
 
 /// A column of a key (primary or index) with its order.
@@ -53,6 +56,9 @@ pub struct Table {
     pub salt: Option<u32>,
     /// A one-column ascending key written inline (`a BIGINT PRIMARY KEY`), the other syntax.
     pub inline_key: bool,
+    /// `UNIQUE (...)` constraints: unique indexes in rowdex (in every configuration, being
+    /// part of the table), enforced by SQLite alike.
+    pub uniques: Vec<Vec<KeyPart>>,
 }
 
 /// When an index is created, relative to the rows: before them (every INSERT maintains it),
@@ -77,6 +83,11 @@ pub struct Index {
 impl Table {
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Whether a UNIQUE constraint names the column.
+    pub fn in_unique(&self, name: &str) -> bool {
+        self.uniques.iter().flatten().any(|k| k.column == name)
     }
 
     pub fn is_key(&self, name: &str) -> bool {
@@ -121,6 +132,9 @@ impl Table {
             .collect();
         if !self.key.is_empty() && !inline {
             parts.push(format!("PRIMARY KEY ({})", key_list(&self.key)));
+        }
+        for unique in &self.uniques {
+            parts.push(format!("UNIQUE ({})", key_list(unique)));
         }
         parts.join(", ")
     }
@@ -196,12 +210,30 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
         None
     };
     let inline_key = key.len() == 1 && !key[0].desc && rng.percent(40);
+    // One table in five gets a UNIQUE constraint on one or two columns (the rows are drawn
+    // to respect it).
+    let mut uniques = Vec::new();
+    if rng.percent(20) {
+        let mut order: Vec<&Column> = columns.iter().collect();
+        rng.shuffle(&mut order);
+        let size = rng.between(1, 2.min(order.len()));
+        uniques.push(
+            order[..size]
+                .iter()
+                .map(|c| KeyPart {
+                    column: c.name.clone(),
+                    desc: rng.percent(30),
+                })
+                .collect(),
+        );
+    }
     let mut table = Table {
         name: format!("t{}", number + 1),
         columns,
         key,
         salt,
         inline_key,
+        uniques,
     };
     // Key columns take no NOT NULL of their own (they are NOT NULL anyway).
     let key_names: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
@@ -236,6 +268,7 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
         } else {
             Domain::Wide
         },
+        null_percent: *rng.pick(&[5, 15, 15, 50]),
     }
 }
 
@@ -299,6 +332,7 @@ mod tests {
                     spelling: "BIGINT",
                     not_null: false,
                     domain: Domain::Small,
+                    null_percent: 15,
                 },
                 Column {
                     name: "b".into(),
@@ -306,6 +340,7 @@ mod tests {
                     spelling: "TEXT",
                     not_null: true,
                     domain: Domain::Small,
+                    null_percent: 15,
                 },
             ],
             key: vec![KeyPart {
@@ -314,6 +349,7 @@ mod tests {
             }],
             salt: Some(4),
             inline_key: false,
+            uniques: Vec::new(),
         }
     }
 

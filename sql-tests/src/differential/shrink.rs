@@ -216,6 +216,11 @@ fn query_candidates(case: &Case) -> Vec<Case> {
             selects.push(s);
         }
     }
+    if q.hint.is_some() {
+        let mut s = q.clone();
+        s.hint = None;
+        selects.push(s);
+    }
     if q.distinct {
         let mut s = q.clone();
         s.distinct = false;
@@ -405,6 +410,11 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
                 out.push(c);
             }
         }
+        for u in 0..table.uniques.len() {
+            let mut c = case.clone();
+            c.scenario.tables[t].uniques.remove(u);
+            out.push(c);
+        }
         if table.inline_key {
             let mut c = case.clone();
             c.scenario.tables[t].inline_key = false;
@@ -439,6 +449,7 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
     for table in &scenario.tables {
         for (position, column) in table.columns.iter().enumerate() {
             let used = table.is_key(&column.name)
+                || table.in_unique(&column.name)
                 || read.contains(&(table.name.clone(), column.name.clone()))
                 || scenario
                     .indexes

@@ -2,10 +2,11 @@
 //! then the query with SQLite's answer as the expected result, and comments saying where it
 //! was found, which configurations fail and what rowdex answered.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::case::{Case, Failure};
-use super::engines::Config;
+use super::engines::{Config, WriteStatement, write_statement};
 use super::scenario::Target;
 use super::value::Value;
 
@@ -17,6 +18,8 @@ pub struct Notes<'a> {
     pub passing: &'a [Config],
     /// EXPLAIN of the query in the failing configuration.
     pub plan: &'a [String],
+    /// The writes SQLite rejected (`statement error` in the file).
+    pub rejected: &'a BTreeSet<WriteStatement>,
 }
 
 /// The `.slt` text of a failing case.
@@ -88,10 +91,14 @@ pub fn render(
         let _ = writeln!(out, "# plan: {line}");
     }
     out.push('\n');
-    for sql in case.scenario.setup(Target::Rowdex {
+    for step in case.scenario.setup(Target::Rowdex {
         indexed: config.indexed,
     }) {
-        let _ = writeln!(out, "statement ok\n{sql}\n");
+        let verdict = match write_statement(&step) {
+            Some(w) if notes.rejected.contains(&w) => "error",
+            _ => "ok",
+        };
+        let _ = writeln!(out, "statement {verdict}\n{}\n", step.sql);
     }
     let kinds = case.query.out_kinds(&case.scenario.tables);
     let letters: String = kinds.iter().map(|k| k.letter()).collect();
