@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Restrictions;
-use super::case::{Case, Failure, Verdict, error_pattern, judge};
+use super::case::{Case, Failure, Mode, Verdict, error_pattern, judge};
 use super::engines::{Config, Rowdex, Sqlite};
 use super::generate::Gen;
-use super::query::{From, Select};
+use super::query::Select;
 use super::rng::Rng;
 use super::scenario::Scenario;
 use super::shrink::shrink;
@@ -187,40 +187,29 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
         let mut queries: Vec<Select> = scenario
             .tables
             .iter()
-            .map(|t| Select {
-                from: From::Table(t.name.clone()),
-                star: true,
-                distinct: false,
-                items: Vec::new(),
-                filter: None,
-                group_by: Vec::new(),
-                having: None,
-                order_by: Vec::new(),
-                limit: None,
-                hint: None,
-            })
+            .map(|t| Select::all_rows(&t.name))
             .collect();
-        {
-            let mut generator = Gen {
-                rng: &mut rng,
-                scenario: &scenario,
-                restrictions: &options.restrictions,
-            };
-            let wanted = options
-                .queries_per_scenario
-                .min(options.cases.saturating_sub(summary.queries));
-            while queries.len() < wanted.max(1) + scenario.tables.len() - 1 {
-                let query = generator.query();
-                // Now and then the same query again with other values, as an application
-                // would send it: the second one runs from the compiled-query cache.
-                let sibling = generator.rng.percent(25).then(|| generator.sibling(&query));
-                queries.push(query);
-                queries.extend(sibling);
-            }
+        let wanted = options
+            .queries_per_scenario
+            .min(options.cases.saturating_sub(summary.queries))
+            .max(queries.len() + 1);
+        let mut generator = Gen {
+            rng: &mut rng,
+            scenario: &scenario,
+            restrictions: &options.restrictions,
+        };
+        while queries.len() < wanted {
+            let query = generator.query();
+            // Now and then the same query again with other values, as an application would
+            // send it: the second one runs from the compiled-query cache.
+            let sibling = generator.rng.percent(25).then(|| generator.sibling(&query));
+            queries.push(query);
+            queries.extend(sibling);
         }
         for (number, query) in queries.iter().enumerate() {
             let sql = query.sql();
-            let expected = match sqlite.query(&sql) {
+            let mode = Mode::of(query, &scenario.tables);
+            let expected = match sqlite.query(&mode.reference(query).sql()) {
                 Ok(rows) => rows,
                 Err(error) => {
                     summary.rejected.push(format!("{error} [{sql}]"));
@@ -228,20 +217,10 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
                 }
             };
             summary.queries += 1;
-            let probe = Case {
-                scenario: scenario.clone(),
-                query: query.clone(),
-                config: options.configs.first().copied().unwrap_or(Config {
-                    backend: Backend::Memory,
-                    executor: rowdex::Executor::Auto,
-                    indexed: true,
-                }),
-            };
-            let ordered = probe.ordered();
             let mut failing: Vec<(Config, Failure)> = Vec::new();
             for engine in &engines {
                 summary.comparisons += 1;
-                if let Some(failure) = judge(&expected, engine.query(&sql).await, ordered) {
+                if let Some(failure) = judge(&expected, engine.query(&sql).await, mode) {
                     summary.mismatches += 1;
                     failing.push((engine.config, failure));
                 }

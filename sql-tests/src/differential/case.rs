@@ -4,6 +4,7 @@
 use super::engines::{Answer, Config, Rowdex, Sqlite};
 use super::query::Select;
 use super::scenario::Scenario;
+use super::schema::Table;
 use super::value::{Value, same_rows};
 use crate::Error;
 
@@ -92,13 +93,77 @@ fn first_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> String {
     }
 }
 
-/// Whether rowdex's answer is SQLite's.
-pub fn judge(expected: &[Vec<Value>], answer: Answer, ordered: bool) -> Option<Failure> {
-    match answer {
-        Ok(got) if same_rows(expected, &got, ordered) => None,
-        Ok(got) => Some(Failure::Mismatch { got }),
-        Err(message) => Some(Failure::Error { message }),
+/// How a query's answer is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Row by row: the query orders its rows totally.
+    Ordered,
+    /// As multisets: no ORDER BY, or one that leaves ties.
+    Multiset,
+    /// LIMIT (and OFFSET) without a total order: any `limit` rows of the answer past `offset`
+    /// are right. SQLite answers the query without its LIMIT, and rowdex's rows must be that
+    /// many of those (which catches a limit applied before a filter).
+    Window { limit: u64, offset: u64 },
+}
+
+impl Mode {
+    pub fn of(query: &Select, tables: &[Table]) -> Mode {
+        let total = query.total_order(tables);
+        match query.limit {
+            Some((limit, offset)) if !total => Mode::Window { limit, offset },
+            _ if total && !query.order_by.is_empty() => Mode::Ordered,
+            _ => Mode::Multiset,
+        }
     }
+
+    /// The query SQLite answers for the comparison: without its LIMIT for a window.
+    pub fn reference(self, query: &Select) -> Select {
+        let mut reference = query.clone();
+        if let Mode::Window { .. } = self {
+            reference.limit = None;
+        }
+        reference
+    }
+
+    /// Whether the window's rows are exactly determined by the whole answer (it keeps all of
+    /// them, or none).
+    pub fn determined(self, total: usize) -> bool {
+        match self {
+            Mode::Window { limit, offset } => {
+                let total = total as u64;
+                offset >= total || (offset == 0 && limit >= total)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Whether rowdex's answer is SQLite's (`expected`: SQLite's answer to `mode.reference`).
+pub fn judge(expected: &[Vec<Value>], answer: Answer, mode: Mode) -> Option<Failure> {
+    let got = match answer {
+        Ok(got) => got,
+        Err(message) => return Some(Failure::Error { message }),
+    };
+    let right = match mode {
+        Mode::Ordered => same_rows(expected, &got, true),
+        Mode::Multiset => same_rows(expected, &got, false),
+        Mode::Window { limit, offset } => {
+            let wanted = (expected.len() as u64).saturating_sub(offset).min(limit);
+            got.len() as u64 == wanted && sub_multiset(&got, expected)
+        }
+    };
+    (!right).then_some(Failure::Mismatch { got })
+}
+
+/// Whether every row of `part` is in `whole`, as many times as it occurs in `part` at most.
+fn sub_multiset(part: &[Vec<Value>], whole: &[Vec<Value>]) -> bool {
+    let mut unused: Vec<&Vec<Value>> = whole.iter().collect();
+    part.iter().all(|row| {
+        let found = unused.iter().position(|candidate| {
+            candidate.len() == row.len() && candidate.iter().zip(row).all(|(a, b)| a.same(b))
+        });
+        found.map(|i| unused.swap_remove(i)).is_some()
+    })
 }
 
 /// The result of checking a case from scratch.
@@ -115,9 +180,8 @@ pub enum Verdict {
 }
 
 impl Case {
-    /// Whether rows must come in SQLite's order.
-    pub fn ordered(&self) -> bool {
-        !self.query.order_by.is_empty() && self.query.total_order(&self.scenario.tables)
+    pub fn mode(&self) -> Mode {
+        Mode::of(&self.query, &self.scenario.tables)
     }
 
     /// Sets the case up on fresh databases and compares the answers.
@@ -125,13 +189,13 @@ impl Case {
         let Ok(sqlite) = Sqlite::open(&self.scenario) else {
             return Ok(Verdict::Invalid);
         };
-        let sql = self.query.sql();
-        let Ok(expected) = sqlite.query(&sql) else {
+        let mode = self.mode();
+        let Ok(expected) = sqlite.query(&mode.reference(&self.query).sql()) else {
             return Ok(Verdict::Invalid);
         };
         let rowdex = Rowdex::open(self.config, &self.scenario, &sqlite.rejected).await?;
-        let answer = rowdex.query(&sql).await;
-        Ok(match judge(&expected, answer, self.ordered()) {
+        let answer = rowdex.query(&self.query.sql()).await;
+        Ok(match judge(&expected, answer, mode) {
             None => Verdict::Pass,
             Some(failure) => Verdict::Fail { expected, failure },
         })

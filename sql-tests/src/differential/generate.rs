@@ -17,8 +17,9 @@
 //!   integer overflow where DataFusion wraps, `avg` over `i64` extremes loses different bits
 //!   (SQLite sums exactly, DataFusion in `f64`), and real sums of wide values depend on the
 //!   order of addition.
-//! - LIMIT and OFFSET only under an ORDER BY that fixes the whole order (see
-//!   `Select::total_order`): otherwise any subset of the right size is a right answer.
+//! - LIMIT and OFFSET without an ORDER BY that fixes the whole order (see
+//!   `Select::total_order`) are compared by count and membership only (`case::Mode::Window`):
+//!   any rows of the right number are a right answer.
 //! - DISTINCT orders only by selected columns, aggregates only by grouped ones (SQLite
 //!   allows more, DataFusion rejects it).
 //! - No correlated subquery over its own table (it would need aliases) and subqueries only in
@@ -713,12 +714,11 @@ impl Gen<'_> {
         sibling
     }
 
-    /// Adds LIMIT (and OFFSET) to a query whose order is total, often.
+    /// Adds LIMIT (and OFFSET) to a query, often when its order is total, sometimes when it
+    /// is not (then any rows of the right number are right; see `case::Mode::Window`).
     fn maybe_limit(&mut self, select: &mut Select) {
-        if !select.order_by.is_empty()
-            && select.total_order(&self.scenario.tables)
-            && self.rng.percent(60)
-        {
+        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.tables);
+        if self.rng.percent(if total { 60 } else { 15 }) {
             let limit = self.rng.below(21) as u64;
             let offset = if self.rng.percent(30) {
                 self.rng.below(6) as u64

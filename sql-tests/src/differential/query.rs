@@ -464,7 +464,8 @@ pub struct OrderItem {
 }
 
 /// A SELECT. The order of its result is compared only when [`Select::total_order`] holds;
-/// otherwise results are compared as multisets, and a LIMIT is never generated without it.
+/// otherwise results are compared as multisets, or by count and membership under a LIMIT
+/// (see `case::Mode`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Select {
     pub from: From,
@@ -486,6 +487,22 @@ pub struct Select {
 }
 
 impl Select {
+    /// `SELECT * FROM table`: the whole contents, compared as a multiset.
+    pub fn all_rows(table: &str) -> Select {
+        Select {
+            from: From::Table(table.to_string()),
+            star: true,
+            distinct: false,
+            items: Vec::new(),
+            filter: None,
+            group_by: Vec::new(),
+            having: None,
+            order_by: Vec::new(),
+            limit: None,
+            hint: None,
+        }
+    }
+
     pub fn qualify(&self) -> bool {
         matches!(self.from, From::Join { .. })
     }

@@ -205,14 +205,10 @@ fn query_candidates(case: &Case) -> Vec<Case> {
     if !q.order_by.is_empty() {
         let mut s = q.clone();
         s.order_by.clear();
-        s.limit = None;
         selects.push(s);
         for i in 0..q.order_by.len() {
             let mut s = q.clone();
             s.order_by.remove(i);
-            if !s.total_order(tables) {
-                s.limit = None;
-            }
             selects.push(s);
         }
     }
@@ -257,9 +253,6 @@ fn query_candidates(case: &Case) -> Vec<Case> {
         s.order_by.retain(|o| o.col != gone);
         if s.items.is_empty() {
             continue;
-        }
-        if !s.total_order(tables) {
-            s.limit = None;
         }
         selects.push(s);
     }

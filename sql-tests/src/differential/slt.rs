@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::case::{Case, Failure};
+use super::case::{Case, Failure, Mode};
 use super::engines::{Config, WriteStatement, write_statement};
 use super::scenario::Target;
-use super::value::Value;
+use super::value::{OutKind, Value};
 
 /// Everything a finding's file says besides the case itself.
 pub struct Notes<'a> {
@@ -100,18 +100,41 @@ pub fn render(
         };
         let _ = writeln!(out, "statement {verdict}\n{}\n", step.sql);
     }
+    let mode = case.mode();
+    if !mode.determined(expected.len()) {
+        // Which rows a LIMIT without a total order keeps is up to the engine; how many is not.
+        let Mode::Window { limit, offset } = mode else {
+            return out;
+        };
+        let count = (expected.len() as u64).saturating_sub(offset).min(limit);
+        let _ = writeln!(
+            out,
+            "# LIMIT without a total order: only the number of rows is fixed.\nquery I\nSELECT count(*) FROM ({}) AS q\n----\n{count}",
+            case.query.sql()
+        );
+        return out;
+    }
     let kinds = case.query.out_kinds(&case.scenario.tables);
     let letters: String = kinds.iter().map(|k| k.letter()).collect();
-    let sort = if case.ordered() { "" } else { " rowsort" };
+    let sort = if mode == Mode::Ordered {
+        ""
+    } else {
+        " rowsort"
+    };
     let _ = writeln!(out, "query {letters}{sort}\n{}\n----", case.query.sql());
-    for row in expected {
+    // A determined window holds all of SQLite's rows or none.
+    let rows: &[Vec<Value>] = match mode {
+        Mode::Window { offset, .. } if offset as usize >= expected.len() => &[],
+        _ => expected,
+    };
+    for row in rows {
         let texts: Vec<String> = row
             .iter()
             .zip(
                 kinds
                     .iter()
                     .copied()
-                    .chain(std::iter::repeat(super::value::OutKind::Text)),
+                    .chain(std::iter::repeat(OutKind::Text)),
             )
             .map(|(v, k)| v.slt_text(k))
             .collect();
