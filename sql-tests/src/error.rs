@@ -18,6 +18,19 @@ pub enum Error {
     TempDir(std::io::Error),
     #[error(transparent)]
     Parse(#[from] sqllogictest::ParseError),
+    /// SQLite rejected a statement the differential generator wrote: a generator bug, since
+    /// SQLite is the reference.
+    #[error("SQLite rejected a generated statement: {source} [{sql}]")]
+    SqliteRejected {
+        sql: String,
+        source: rusqlite::Error,
+    },
+    /// `--allow` named no generator restriction.
+    #[error("no generator restriction is named {name}; known: {}", known.join(", "))]
+    UnknownRestriction {
+        name: String,
+        known: Vec<&'static str>,
+    },
 }
 
 impl From<rowdex::Error> for Error {

@@ -6,11 +6,14 @@
 //! - `.test`: SQLite's corpus format, compared value by value with each value rendered by the
 //!   query's declared type letter, the way SQLite's own runner prints them.
 //!
+//! [`differential`] compares rowdex with SQLite on random schemas, data and queries.
+//!
 //! [`run_file`] opens a fresh database for each file on the chosen [`Backend`], runs every record
 //! and keeps going after a failure, so one report counts every record that passed or failed.
 
 mod adapter;
 mod backend;
+pub mod differential;
 mod discover;
 mod error;
 mod preprocess;

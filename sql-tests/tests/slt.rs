@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use rowdex::Executor;
+use rowdex_sql_tests::differential;
 use rowdex_sql_tests::{
     Backend, collect_files, executor_label, run_file, run_file_head, run_file_with,
 };
@@ -163,5 +164,55 @@ async fn sqlite_select_and_evidence_corpus_passes() -> Result<(), rowdex_sql_tes
         failures.len(),
         failures.join("\n\n")
     );
+    Ok(())
+}
+
+/// The differential run's seed and size: about 30 s in a debug build. Longer runs:
+/// `cargo run --release -p rowdex-sql-tests --bin rowdex-slt -- differential --cases 5000`.
+const DIFFERENTIAL_SEED: u64 = 20_240_601;
+const DIFFERENTIAL_CASES: usize = 120;
+
+/// Random schemas, rows, writes and queries on both stores and both executors, with and
+/// without secondary indexes, must answer exactly like SQLite. A failure prints the shrunk
+/// case as a `.slt` file (SQLite's answer as the expected one) to save under `findings/`.
+#[tokio::test(flavor = "multi_thread")]
+async fn differential_against_sqlite() -> Result<(), rowdex_sql_tests::Error> {
+    let mut options = differential::Options::new(DIFFERENTIAL_SEED, DIFFERENTIAL_CASES);
+    options.queries_per_scenario = 15;
+    // A failure here is a regression or a new bug: a few shrunk examples are enough.
+    options.max_shrunk = 3;
+    options.shrink_budget = 300;
+    let summary = differential::run(&options, &mut |line| println!("{line}")).await?;
+    println!("{}", summary.report());
+    assert!(
+        summary.rejected.is_empty(),
+        "SQLite rejected generated SQL (a generator bug):\n{}",
+        summary.rejected.join("\n")
+    );
+    let findings: Vec<String> = summary
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "-- {} ({} occurrences)\n{}",
+                f.symptom, f.occurrences, f.slt
+            )
+        })
+        .collect();
+    assert!(
+        summary.mismatches == 0,
+        "{} answers differ from SQLite's; shrunk cases:\n\n{}",
+        summary.mismatches,
+        findings.join("\n\n")
+    );
+    // The generated queries must reach the key and index access paths, or the run tests
+    // little beyond full scans.
+    for path in ["POINT GET", "RANGE SCAN", "INDEX SCAN"] {
+        assert!(
+            summary.paths.get(path).copied().unwrap_or(0) > 0,
+            "no generated query used {path}: {:?}",
+            summary.paths
+        );
+    }
     Ok(())
 }

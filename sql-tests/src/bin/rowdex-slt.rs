@@ -1,13 +1,16 @@
 //! `rowdex-slt`: runs sqllogictest files (`.slt`) and SQLite corpus files (`.test`) against
 //! rowdex and prints one line per file and backend, then the record totals.
+//! `rowdex-slt differential` compares rowdex with SQLite on random schemas, data and queries
+//! instead, and writes each failure, shrunk, as a `.slt` file.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use rowdex::Executor;
+use rowdex_sql_tests::differential::{self, Config, Restriction, Restrictions};
 use rowdex_sql_tests::{Backend, FileReport, collect_files, run_file_with};
 
 /// Failures listed per file and backend in the report.
@@ -17,8 +20,15 @@ const REPORTED_FAILURES: usize = 8;
 const SHOWN_LINES: usize = 12;
 
 #[derive(Debug, Parser)]
-#[command(name = "rowdex-slt", about = "Run sqllogictest files against rowdex")]
+#[command(
+    name = "rowdex-slt",
+    about = "Run sqllogictest files against rowdex",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Store to run each file on.
     #[arg(long, value_enum, default_value_t = BackendChoice::Memory)]
     backend: BackendChoice,
@@ -39,6 +49,60 @@ struct Args {
     /// Test files, or directories searched recursively for *.slt and *.test.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compare rowdex with SQLite on random schemas, data and queries; write each failure,
+    /// shrunk, as a .slt file with SQLite's answer as the expected result.
+    Differential(DifferentialArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DifferentialArgs {
+    /// Seed of the run: the same seed generates the same scenarios and queries.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Random queries to compare (each on every configuration).
+    #[arg(long, default_value_t = 1000)]
+    cases: usize,
+    /// Directory for the shrunk failures' .slt files.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Queries per generated scenario (tables, rows, indexes, writes).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    queries_per_scenario: usize,
+    /// Stores to compare.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Both)]
+    backend: BackendChoice,
+    /// Executors to compare (both unless given).
+    #[arg(long, value_enum)]
+    executor: Option<ExecutorChoice>,
+    /// Whether rowdex runs with the scenario's secondary indexes, without, or both.
+    #[arg(long, value_enum, default_value_t = IndexChoice::Both)]
+    indexes: IndexChoice,
+    /// Lift a generator restriction that avoids an open bug (repeatable).
+    #[arg(long = "allow", value_name = "RESTRICTION")]
+    allow: Vec<String>,
+    /// Lift every generator restriction.
+    #[arg(long)]
+    allow_all: bool,
+    /// Checks the shrinker may run per failure.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    shrink_budget: usize,
+    /// Failures to shrink at most (later ones are counted only).
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    max_shrunk: usize,
+    /// Stop starting new scenarios after this many minutes.
+    #[arg(long, value_name = "M")]
+    minutes: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum IndexChoice {
+    With,
+    Without,
+    Both,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -67,6 +131,9 @@ impl BackendChoice {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Differential(options)) = &args.command {
+        return run_differential(options).await;
+    }
     let executor = match args.executor {
         ExecutorChoice::Auto => Executor::Auto,
         ExecutorChoice::Datafusion => Executor::DataFusion,
@@ -140,6 +207,75 @@ async fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+async fn run_differential(args: &DifferentialArgs) -> ExitCode {
+    let mut restrictions = if args.allow_all {
+        Restrictions::none()
+    } else {
+        Restrictions::default()
+    };
+    for name in &args.allow {
+        match name.parse::<Restriction>() {
+            Ok(restriction) => restrictions.lift(restriction),
+            Err(error) => {
+                println!("{error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let executors: &[Executor] = match args.executor {
+        None => &[Executor::Auto, Executor::DataFusion],
+        Some(ExecutorChoice::Auto) => &[Executor::Auto],
+        Some(ExecutorChoice::Datafusion) => &[Executor::DataFusion],
+    };
+    let indexed: &[bool] = match args.indexes {
+        IndexChoice::With => &[true],
+        IndexChoice::Without => &[false],
+        IndexChoice::Both => &[true, false],
+    };
+    let configs: Vec<Config> = Config::all()
+        .into_iter()
+        .filter(|c| {
+            args.backend.backends().contains(&c.backend)
+                && executors.contains(&c.executor)
+                && indexed.contains(&c.indexed)
+        })
+        .collect();
+    let mut options = differential::Options::new(args.seed, args.cases);
+    options.queries_per_scenario = args.queries_per_scenario.max(1);
+    options.configs = configs;
+    options.restrictions = restrictions;
+    options.out = args.out.clone();
+    options.shrink_budget = args.shrink_budget;
+    options.max_shrunk = args.max_shrunk;
+    options.time_limit = args
+        .minutes
+        .map(|m| std::time::Duration::from_secs_f64(m.max(0.0) * 60.0));
+    let active: Vec<String> = options
+        .restrictions
+        .active()
+        .iter()
+        .map(|r| format!("{r} ({})", r.reason()))
+        .collect();
+    if !active.is_empty() {
+        println!("restrictions for open bugs: {}", active.join("; "));
+    }
+    let mut progress = |line: &str| println!("{line}");
+    match differential::run(&options, &mut progress).await {
+        Ok(summary) => {
+            println!("{}", summary.report());
+            if summary.findings.is_empty() && summary.rejected.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            println!("differential run stopped: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 

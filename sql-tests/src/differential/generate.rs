@@ -1,0 +1,982 @@
+//! Random queries and writes over a scenario: conditions shaped to hit the access paths
+//! (key prefixes with a range after them, index prefixes, several indexed predicates for
+//! intersections) and free-form AND/OR/NOT trees, select lists, aggregates, joins, ORDER BY
+//! with LIMIT/OFFSET.
+//!
+//! Restrictions against SQLite's legitimate differences, each kept out of the generator so the
+//! comparison can stay exact:
+//! - Every comparison, IN list, BETWEEN and join condition has both sides of one type: SQLite
+//!   compares an integer column with a real literal by value and text with numbers by type
+//!   class, DataFusion casts one side first.
+//! - LIKE only on text columns (SQLite would convert a number to text, DataFusion rejects it),
+//!   with SQLite's `PRAGMA case_sensitive_like` on (SQLite's LIKE ignores ASCII case by
+//!   default, DataFusion's does not), and no backslash in a pattern (DataFusion's LIKE escapes
+//!   with it, SQLite's has no escape character without ESCAPE).
+//! - No arithmetic: integer division, overflow and real formatting differ between the two.
+//! - `sum` and `avg` only over columns of `Domain::Small` values: SQLite raises an error on an
+//!   integer overflow where DataFusion wraps, `avg` over `i64` extremes loses different bits
+//!   (SQLite sums exactly, DataFusion in `f64`), and real sums of wide values depend on the
+//!   order of addition.
+//! - LIMIT and OFFSET without an ORDER BY that fixes the whole order (see
+//!   `Select::total_order`) are compared by count and membership only (`case::Mode::Window`):
+//!   any rows of the right number are a right answer.
+//! - DISTINCT orders only by selected columns, aggregates only by grouped ones (SQLite
+//!   allows more, DataFusion rejects it).
+//! - No correlated subquery over its own table (it would need aliases) and subqueries only in
+//!   single-table queries, which keeps the SQL text within what both engines name alike.
+
+use super::data::{self, InsertMode, Write};
+use super::query::{
+    AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, Operand, OrderItem, Select, Sub,
+};
+use super::rng::Rng;
+use super::scenario::Scenario;
+use super::schema::{ColType, Column, Domain, Table};
+use super::value::Value;
+use super::{Restriction, Restrictions};
+
+/// Where a condition may hold subqueries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subqueries {
+    No,
+    Yes,
+    /// Below an OR or a NOT, where an IN subquery's NULL answer matters.
+    UnderOrNot,
+}
+
+impl Subqueries {
+    fn nested(self) -> Subqueries {
+        match self {
+            Subqueries::No => Subqueries::No,
+            _ => Subqueries::UnderOrNot,
+        }
+    }
+}
+
+/// The generator state for one scenario.
+pub struct Gen<'a> {
+    pub rng: &'a mut Rng,
+    pub scenario: &'a Scenario,
+    pub restrictions: &'a Restrictions,
+}
+
+fn colref(table: &Table, column: &Column) -> ColRef {
+    ColRef {
+        table: table.name.clone(),
+        name: column.name.clone(),
+        ty: column.ty,
+    }
+}
+
+/// Whether a condition is a conjunction of single-column conditions against literals, the
+/// kind rowdex's scan applies itself (DataFusion keeps the rest above the scan).
+fn pushable(e: &Expr) -> bool {
+    match e {
+        Expr::And(items) => items.iter().all(pushable),
+        Expr::Cmp { left, right, .. } => {
+            matches!(
+                (left, right),
+                (Operand::Col(_), Operand::Lit(_)) | (Operand::Lit(_), Operand::Col(_))
+            )
+        }
+        Expr::Between { .. }
+        | Expr::InList { .. }
+        | Expr::IsNull { .. }
+        | Expr::Like { .. }
+        | Expr::Truth(_) => true,
+        _ => false,
+    }
+}
+
+/// A non-NULL value of type `ty`.
+fn zero(ty: ColType) -> Value {
+    match ty {
+        ColType::Int => Value::Int(0),
+        ColType::Real => Value::Real(0.0),
+        ColType::Text => Value::Text(String::new()),
+        ColType::Bool => Value::Bool(false),
+    }
+}
+
+fn columns_of(table: &Table) -> Vec<ColRef> {
+    table.columns.iter().map(|c| colref(table, c)).collect()
+}
+
+impl Gen<'_> {
+    fn column(&self, col: &ColRef) -> Option<&Column> {
+        self.scenario.table(&col.table)?.column(&col.name)
+    }
+
+    /// A literal for `col`: a value of a stored row half of the time (so equalities and
+    /// point gets find something), else a random one of the column's domain.
+    fn literal(&mut self, col: &ColRef) -> Value {
+        let rows = self.scenario.rows_of(&col.table);
+        let position = self
+            .scenario
+            .table(&col.table)
+            .and_then(|t| t.columns.iter().position(|c| c.name == col.name));
+        if let Some(i) = position
+            && !rows.is_empty()
+            && self.rng.percent(50)
+        {
+            let row = self.rng.pick(rows);
+            if let Some(v) = row.get(i)
+                && !v.is_null()
+            {
+                return v.clone();
+            }
+        }
+        match self.column(col).cloned() {
+            Some(column) => data::random_literal(self.rng, &column),
+            None => Value::Null,
+        }
+    }
+
+    /// Whether an IN list on `col` may be generated.
+    fn in_list_allowed(&self, col: &ColRef) -> bool {
+        col.ty != ColType::Bool || self.restrictions.allows(Restriction::BoolInList)
+    }
+
+    /// Mostly a few values, now and then many (a multi-get of many keys).
+    fn in_list_length(&mut self) -> usize {
+        if self.rng.percent(10) {
+            self.rng.between(8, 25)
+        } else {
+            self.rng.between(1, 4)
+        }
+    }
+
+    fn literals(&mut self, col: &ColRef, count: usize) -> Vec<Value> {
+        (0..count).map(|_| self.literal(col)).collect()
+    }
+
+    /// A LIKE pattern built from a value of `col`: a prefix and `%` (the form a key or index
+    /// range serves), a `%`-wrapped middle, one character replaced by `_`, the value itself,
+    /// or a bare `%`. Backslashes become `_` (see the module notes).
+    fn like_pattern(&mut self, col: &ColRef) -> String {
+        let text = match self.literal(col) {
+            Value::Text(s) => s,
+            _ => String::new(),
+        };
+        let chars: Vec<char> = text.chars().collect();
+        let cut = self.rng.below(chars.len() + 1);
+        let prefix: String = chars[..cut].iter().collect();
+        let pattern = match self.rng.below(6) {
+            0 | 1 => format!("{prefix}%"),
+            2 => {
+                let start = self.rng.below(chars.len() + 1);
+                let end = self.rng.between(start, chars.len());
+                format!("%{}%", chars[start..end].iter().collect::<String>())
+            }
+            3 if !chars.is_empty() => {
+                let mut chars = chars.clone();
+                let at = self.rng.below(chars.len());
+                chars[at] = '_';
+                chars.into_iter().collect()
+            }
+            4 => text,
+            5 => format!("{prefix}_%"),
+            _ => "%".to_string(),
+        };
+        pattern.replace('\\', "_")
+    }
+
+    /// A range condition on `col`: one or two bounds, BETWEEN, or a LIKE prefix for text.
+    fn range(&mut self, col: &ColRef) -> Expr {
+        let c = Operand::Col(col.clone());
+        match self.rng.below(5) {
+            0 if col.ty == ColType::Text => Expr::Like {
+                col: col.clone(),
+                pattern: {
+                    let p = self.like_pattern(col);
+                    let stem: String = p.chars().take_while(|c| *c != '%' && *c != '_').collect();
+                    format!("{stem}%")
+                },
+                negated: false,
+            },
+            0 | 1 => Expr::Between {
+                col: col.clone(),
+                lo: self.literal(col),
+                hi: self.literal(col),
+                negated: false,
+            },
+            2 => Expr::And(vec![
+                Expr::Cmp {
+                    left: c.clone(),
+                    op: *self.rng.pick(&[CmpOp::Gt, CmpOp::Ge]),
+                    right: Operand::Lit(self.literal(col)),
+                },
+                Expr::Cmp {
+                    left: c,
+                    op: *self.rng.pick(&[CmpOp::Lt, CmpOp::Le]),
+                    right: Operand::Lit(self.literal(col)),
+                },
+            ]),
+            _ => Expr::Cmp {
+                left: c,
+                op: *self.rng.pick(&[CmpOp::Gt, CmpOp::Ge, CmpOp::Lt, CmpOp::Le]),
+                right: Operand::Lit(self.literal(col)),
+            },
+        }
+    }
+
+    /// A condition that fixes `col` to one value or a few: `=`, `IN`, or `IS NULL`.
+    fn fixed(&mut self, col: &ColRef, nullable: bool) -> Expr {
+        let in_list = self.in_list_allowed(col);
+        match self.rng.below(10) {
+            7..=9 if in_list => {
+                let count = self.in_list_length();
+                Expr::InList {
+                    col: col.clone(),
+                    values: self.literals(col, count),
+                    negated: false,
+                }
+            }
+            6 if nullable => Expr::IsNull {
+                col: col.clone(),
+                negated: false,
+            },
+            _ => Expr::Cmp {
+                left: Operand::Col(col.clone()),
+                op: CmpOp::Eq,
+                right: Operand::Lit(self.literal(col)),
+            },
+        }
+    }
+
+    /// Conditions on a key's or an index's leading columns: some fixed, the next bounded,
+    /// as the access paths use them.
+    fn prefix_conditions(&mut self, table: &Table, parts: &[(ColRef, bool)]) -> Vec<Expr> {
+        let mut out = Vec::new();
+        let fixed = self.rng.below(parts.len() + 1);
+        for (col, _) in &parts[..fixed] {
+            let nullable = table.nullable(&col.name);
+            out.push(self.fixed(col, nullable));
+        }
+        if let Some((col, _)) = parts.get(fixed)
+            && self.rng.percent(70)
+        {
+            let rest: Vec<ColRef> = parts[fixed..].iter().map(|(c, _)| c.clone()).collect();
+            if rest.len() >= 2 && self.rng.percent(25) {
+                out.push(self.row_value(&rest));
+            } else {
+                out.push(self.range(col));
+            }
+        }
+        out
+    }
+
+    /// `(c1, c2, ...) op (v1, v2, ...)` over `cols` (two or three of them).
+    fn row_value(&mut self, cols: &[ColRef]) -> Expr {
+        let width = self.rng.between(2, cols.len().min(3));
+        let cols: Vec<ColRef> = cols[..width].to_vec();
+        let values = cols
+            .iter()
+            .map(|c| match self.literal(c) {
+                // Row values here hold no NULL: one makes most of the comparison unknown,
+                // which plain comparisons already cover.
+                Value::Null => zero(c.ty),
+                v => v,
+            })
+            .collect();
+        Expr::RowCmp {
+            cols,
+            op: *self.rng.pick(&CmpOp::ALL),
+            values,
+        }
+    }
+
+    /// One random condition on one of `cols` (or two of them).
+    fn atom(&mut self, cols: &[ColRef], subqueries: Subqueries) -> Expr {
+        let col = self.rng.pick(cols).clone();
+        let c = Operand::Col(col.clone());
+        let nullable = self
+            .scenario
+            .table(&col.table)
+            .is_some_and(|t| t.nullable(&col.name));
+        match self.rng.below(20) {
+            0..=3 => {
+                let op = *self.rng.pick(&CmpOp::ALL);
+                let lit = Operand::Lit(self.literal(&col));
+                if self.rng.percent(15) {
+                    Expr::Cmp {
+                        left: lit,
+                        op,
+                        right: c,
+                    }
+                } else {
+                    Expr::Cmp {
+                        left: c,
+                        op,
+                        right: lit,
+                    }
+                }
+            }
+            4 | 5 => self.fixed(&col, nullable),
+            6 | 7 => self.range(&col),
+            8 => Expr::Between {
+                col: col.clone(),
+                lo: self.literal(&col),
+                hi: self.literal(&col),
+                negated: true,
+            },
+            9 if self.in_list_allowed(&col) => {
+                let count = self.in_list_length();
+                let mut values = self.literals(&col, count);
+                if self.rng.percent(20) {
+                    values.push(Value::Null);
+                }
+                Expr::InList {
+                    col,
+                    values,
+                    negated: self.rng.percent(50),
+                }
+            }
+            10 | 11 => Expr::IsNull {
+                col,
+                negated: self.rng.percent(50),
+            },
+            12 | 13 if col.ty == ColType::Text => Expr::Like {
+                pattern: self.like_pattern(&col),
+                col,
+                negated: self.rng.percent(25),
+            },
+            12 | 13 if col.ty == ColType::Bool => {
+                if self.rng.percent(50) {
+                    Expr::Truth(col)
+                } else {
+                    Expr::Not(Box::new(Expr::Truth(col)))
+                }
+            }
+            14 => {
+                // Two columns of one type (the same column, failing that).
+                let peers: Vec<ColRef> = cols.iter().filter(|o| o.ty == col.ty).cloned().collect();
+                let other = self.rng.pick(&peers).clone();
+                Expr::Cmp {
+                    left: c,
+                    op: *self.rng.pick(&CmpOp::ALL),
+                    right: Operand::Col(other),
+                }
+            }
+            15 if cols.len() >= 2 => {
+                let mut shuffled = cols.to_vec();
+                self.rng.shuffle(&mut shuffled);
+                self.row_value(&shuffled)
+            }
+            16 | 17 if subqueries != Subqueries::No => self
+                .subquery(&col, subqueries)
+                .unwrap_or(Expr::IsNull { col, negated: true }),
+            18 => Expr::Cmp {
+                left: c,
+                op: *self.rng.pick(&CmpOp::ALL),
+                right: Operand::Lit(Value::Null),
+            },
+            _ => self.fixed(&col, nullable),
+        }
+    }
+
+    /// `col IN (SELECT ...)` or a correlated `EXISTS` over the scenario's other table.
+    fn subquery(&mut self, col: &ColRef, scope: Subqueries) -> Option<Expr> {
+        let other = self
+            .scenario
+            .tables
+            .iter()
+            .find(|t| t.name != col.table)?
+            .clone();
+        let peers: Vec<ColRef> = columns_of(&other)
+            .into_iter()
+            .filter(|c| c.ty == col.ty)
+            .collect();
+        if peers.is_empty() {
+            return None;
+        }
+        let inner = self.rng.pick(&peers).clone();
+        let filter = if self.rng.percent(50) {
+            Some(Box::new(self.atom(&columns_of(&other), Subqueries::No)))
+        } else {
+            None
+        };
+        let sub = Sub {
+            table: other.name.clone(),
+            column: inner.clone(),
+            filter,
+        };
+        let negated = self.rng.percent(35);
+        let in_allowed = scope != Subqueries::UnderOrNot
+            || self.restrictions.allows(Restriction::NestedInSubquery);
+        Some(if in_allowed && self.rng.percent(60) {
+            Expr::InSubquery {
+                col: col.clone(),
+                sub,
+                negated,
+            }
+        } else {
+            Expr::Exists {
+                outer: col.clone(),
+                inner,
+                sub,
+                negated,
+            }
+        })
+    }
+
+    /// A random AND/OR/NOT tree of atoms.
+    fn tree(&mut self, cols: &[ColRef], depth: usize, subqueries: Subqueries) -> Expr {
+        if depth == 0 || self.rng.percent(40) {
+            return self.atom(cols, subqueries);
+        }
+        match self.rng.below(10) {
+            0..=3 => {
+                let n = self.rng.between(2, 3);
+                Expr::And(
+                    (0..n)
+                        .map(|_| self.tree(cols, depth - 1, subqueries))
+                        .collect(),
+                )
+            }
+            4..=7 => {
+                let n = self.rng.between(2, 3);
+                let inner = subqueries.nested();
+                Expr::Or((0..n).map(|_| self.tree(cols, depth - 1, inner)).collect())
+            }
+            _ => Expr::Not(Box::new(self.tree(cols, depth - 1, subqueries.nested()))),
+        }
+    }
+
+    /// A WHERE condition for a query on `table`: shaped for the primary key, for one or two
+    /// indexes, or a free tree.
+    pub fn condition(&mut self, table: &Table, subqueries: Subqueries) -> Expr {
+        let cols = columns_of(table);
+        let indexes: Vec<_> = self
+            .scenario
+            .indexes
+            .iter()
+            .filter(|i| i.table == table.name)
+            .cloned()
+            .collect();
+        let key: Vec<(ColRef, bool)> = table
+            .key
+            .iter()
+            .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
+            .collect();
+        let mut conjuncts = match self.rng.below(10) {
+            0..=2 if !key.is_empty() => self.prefix_conditions(table, &key),
+            3..=5 if !indexes.is_empty() => {
+                let mut out = Vec::new();
+                // Two indexes' prefixes at once invite an intersection.
+                let count = if indexes.len() >= 2 && self.rng.percent(50) {
+                    2
+                } else {
+                    1
+                };
+                let mut chosen = indexes.clone();
+                self.rng.shuffle(&mut chosen);
+                for index in &chosen[..count] {
+                    let parts: Vec<(ColRef, bool)> = index
+                        .columns
+                        .iter()
+                        .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
+                        .collect();
+                    let mut conditions = self.prefix_conditions(table, &parts);
+                    if conditions.is_empty()
+                        && let Some((col, _)) = parts.first()
+                    {
+                        let nullable = table.nullable(&col.name);
+                        conditions.push(self.fixed(col, nullable));
+                    }
+                    out.extend(conditions);
+                }
+                out
+            }
+            _ => vec![self.tree(&cols, 3, subqueries)],
+        };
+        if conjuncts.is_empty() || self.rng.percent(30) {
+            conjuncts.push(self.tree(&cols, 1, subqueries));
+        }
+        if conjuncts.len() == 1 {
+            conjuncts.remove(0)
+        } else {
+            Expr::And(conjuncts)
+        }
+    }
+
+    /// A WHERE condition for a query on `table` that the restrictions allow (none after a few
+    /// tries).
+    fn filter(&mut self, table: &Table, subqueries: Subqueries) -> Option<Expr> {
+        for _ in 0..8 {
+            let filter = self.condition(table, subqueries);
+            if self.join_null_tests_allowed(&filter, &[], None) {
+                return Some(filter);
+            }
+        }
+        None
+    }
+
+    /// Whether `filter` may test a join key for NULL: a column of `keys` (a join's ON
+    /// columns), the outer column of an IN or EXISTS subquery (a semi join's key once
+    /// DataFusion decorrelates it), or with `IS NOT NULL` a column of `left_join_right`.
+    fn join_null_tests_allowed(
+        &self,
+        filter: &Expr,
+        keys: &[ColRef],
+        left_join_right: Option<&str>,
+    ) -> bool {
+        if self.restrictions.allows(Restriction::JoinNullTest) {
+            return true;
+        }
+        let mut keys = keys.to_vec();
+        filter.walk(&mut |e| {
+            if let Expr::InSubquery { col, .. } | Expr::Exists { outer: col, .. } = e {
+                keys.push(col.clone());
+            }
+        });
+        !filter.any(&|e| match e {
+            Expr::IsNull { col, negated } => {
+                keys.contains(col) || (*negated && left_join_right == Some(col.table.as_str()))
+            }
+            _ => false,
+        })
+    }
+
+    /// Subqueries need a second table.
+    fn subqueries(&self) -> Subqueries {
+        if self.scenario.tables.len() == 2 {
+            Subqueries::Yes
+        } else {
+            Subqueries::No
+        }
+    }
+
+    /// A random query over the scenario.
+    pub fn query(&mut self) -> Select {
+        let tables = self.scenario.tables.clone();
+        let table = self.rng.pick(&tables).clone();
+        match self.rng.below(100) {
+            0..=21 if tables.len() == 2 => self.join().unwrap_or_else(|| self.select(&table)),
+            22..=44 => self.aggregate(&table),
+            _ => self.select(&table),
+        }
+    }
+
+    fn select(&mut self, table: &Table) -> Select {
+        let cols = columns_of(table);
+        let star = self.rng.percent(20);
+        let items: Vec<Item> = if star {
+            Vec::new()
+        } else {
+            let mut chosen = cols.clone();
+            self.rng.shuffle(&mut chosen);
+            let n = self.rng.between(1, chosen.len());
+            chosen.truncate(n);
+            chosen.into_iter().map(Item::Col).collect()
+        };
+        let output: Vec<ColRef> = if star {
+            cols.clone()
+        } else {
+            items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Col(c) => Some(c.clone()),
+                    Item::Agg(..) => None,
+                })
+                .collect()
+        };
+        let distinct = self.rng.percent(10);
+        let subqueries = self.subqueries();
+        let filter = if self.rng.percent(90) {
+            self.filter(table, subqueries)
+        } else {
+            None
+        };
+        let key: Vec<(ColRef, bool)> = table
+            .key
+            .iter()
+            .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
+            .collect();
+        let order_by: Vec<OrderItem> = match self.rng.below(10) {
+            // Along the key, or exactly against it: the orders a scan gives for free.
+            0..=2 if !key.is_empty() && !distinct => {
+                let reverse = self.rng.percent(50);
+                let mixed = self.rng.percent(20);
+                let mut order = Vec::new();
+                // Sometimes an index's columns first, then the key (sorted by index).
+                if self.rng.percent(30)
+                    && let Some(index) =
+                        self.scenario.indexes.iter().find(|i| i.table == table.name)
+                {
+                    for k in &index.columns {
+                        if let Some(c) = table.column(&k.column) {
+                            order.push(OrderItem {
+                                col: colref(table, c),
+                                desc: k.desc != reverse,
+                            });
+                        }
+                    }
+                }
+                for (col, desc) in &key {
+                    let desc = if mixed {
+                        self.rng.percent(50)
+                    } else {
+                        *desc != reverse
+                    };
+                    order.push(OrderItem {
+                        col: col.clone(),
+                        desc,
+                    });
+                }
+                order
+            }
+            3..=6 => {
+                let mut order: Vec<OrderItem> = output
+                    .iter()
+                    .map(|c| OrderItem {
+                        col: c.clone(),
+                        desc: self.rng.percent(40),
+                    })
+                    .collect();
+                self.rng.shuffle(&mut order);
+                order
+            }
+            _ => Vec::new(),
+        };
+        let mut items = items;
+        let plain = filter.as_ref().is_none_or(pushable);
+        if !plain
+            && !self
+                .restrictions
+                .allows(Restriction::UnselectedOrderColumns)
+            && !star
+        {
+            for o in &order_by {
+                if !items.contains(&Item::Col(o.col.clone())) {
+                    items.push(Item::Col(o.col.clone()));
+                }
+            }
+        }
+        let mut select = Select {
+            from: From::Table(table.name.clone()),
+            star,
+            distinct,
+            items,
+            filter,
+            group_by: Vec::new(),
+            having: None,
+            order_by,
+            limit: None,
+            hint: None,
+        };
+        self.maybe_limit(&mut select);
+        select.hint = self.hint(table);
+        select
+    }
+
+    /// Sometimes an access-path hint for a query on `table`: no index, one index, or an
+    /// intersection of two or three (which the cost model seldom picks on small tables).
+    fn hint(&mut self, table: &Table) -> Option<String> {
+        let names: Vec<String> = self
+            .scenario
+            .indexes
+            .iter()
+            .filter(|i| i.table == table.name)
+            .map(|i| i.name.clone())
+            .collect();
+        match self.rng.below(100) {
+            0..=7 => Some("NO_INDEX".to_string()),
+            8..=21 if !names.is_empty() => {
+                Some(format!("INDEX({} {})", table.name, self.rng.pick(&names)))
+            }
+            22..=41 if names.len() >= 2 => {
+                let mut chosen = names.clone();
+                self.rng.shuffle(&mut chosen);
+                chosen.truncate(self.rng.between(2, 3));
+                Some(format!("INDEX_MERGE({} {})", table.name, chosen.join(" ")))
+            }
+            _ => None,
+        }
+    }
+
+    /// The same query with other literals (a non-NULL literal stays non-NULL, so a NOT NULL
+    /// condition keeps its meaning).
+    pub fn sibling(&mut self, query: &Select) -> Select {
+        let mut sibling = query.clone();
+        if let Some(filter) = &mut sibling.filter {
+            filter.map_literals(&mut |col, old| {
+                if old.is_null() {
+                    Value::Null
+                } else {
+                    match self.literal(col) {
+                        Value::Null => old.clone(),
+                        v => v,
+                    }
+                }
+            });
+        }
+        sibling
+    }
+
+    /// Adds LIMIT (and OFFSET) to a query, often when its order is total, sometimes when it
+    /// is not (then any rows of the right number are right; see `case::Mode::Window`).
+    fn maybe_limit(&mut self, select: &mut Select) {
+        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.tables);
+        if self.rng.percent(if total { 60 } else { 15 }) {
+            let limit = self.rng.below(21) as u64;
+            let offset = if self.rng.percent(30) {
+                self.rng.below(6) as u64
+            } else {
+                0
+            };
+            select.limit = Some((limit, offset));
+        }
+    }
+
+    fn aggregate(&mut self, table: &Table) -> Select {
+        let cols = columns_of(table);
+        let mut group_by = Vec::new();
+        for _ in 0..self.rng.below(3) {
+            let c = self.rng.pick(&cols).clone();
+            if !group_by.contains(&c) {
+                group_by.push(c);
+            }
+        }
+        let mut items: Vec<Item> = group_by
+            .iter()
+            .filter(|_| self.rng.percent(75))
+            .cloned()
+            .map(Item::Col)
+            .collect();
+        for _ in 0..self.rng.between(1, 3) {
+            items.push(self.aggregate_item(&cols));
+        }
+        self.rng.shuffle(&mut items);
+        let filter = if self.rng.percent(80) {
+            self.filter(table, self.subqueries())
+        } else {
+            None
+        };
+        let having = if !group_by.is_empty() && self.rng.percent(15) {
+            Some(self.rng.below(3) as i64)
+        } else {
+            None
+        };
+        let order_by = if !group_by.is_empty() && self.rng.percent(50) {
+            let mut order: Vec<OrderItem> = group_by
+                .iter()
+                .map(|c| OrderItem {
+                    col: c.clone(),
+                    desc: self.rng.percent(40),
+                })
+                .collect();
+            self.rng.shuffle(&mut order);
+            order
+        } else {
+            Vec::new()
+        };
+        let mut select = Select {
+            from: From::Table(table.name.clone()),
+            star: false,
+            distinct: false,
+            items,
+            filter,
+            group_by,
+            having,
+            order_by,
+            limit: None,
+            hint: None,
+        };
+        self.maybe_limit(&mut select);
+        select.hint = self.hint(table);
+        select
+    }
+
+    /// An aggregate over one of `cols`; `sum` and `avg` only over small-domain numbers (see
+    /// the module notes).
+    fn aggregate_item(&mut self, cols: &[ColRef]) -> Item {
+        let col = self.rng.pick(cols).clone();
+        let summable = matches!(col.ty, ColType::Int | ColType::Real)
+            && self.column(&col).is_some_and(|c| c.domain == Domain::Small);
+        let function = match self.rng.below(7) {
+            0 => AggFn::CountStar,
+            1 => AggFn::Count,
+            2 => AggFn::CountDistinct,
+            3 => AggFn::Min,
+            4 => AggFn::Max,
+            5 if summable => AggFn::Sum,
+            6 if summable => AggFn::Avg,
+            _ => AggFn::Max,
+        };
+        Item::Agg(function, Some(col))
+    }
+
+    /// Two tables joined on columns of one type; None when they have no such pair.
+    fn join(&mut self) -> Option<Select> {
+        let tables = self.scenario.tables.clone();
+        let (left, right) = if self.rng.percent(50) {
+            (&tables[0], &tables[1])
+        } else {
+            (&tables[1], &tables[0])
+        };
+        let left_cols = columns_of(left);
+        let right_cols = columns_of(right);
+        let pairs: Vec<(ColRef, ColRef)> = left_cols
+            .iter()
+            .flat_map(|l| {
+                right_cols
+                    .iter()
+                    .filter(|r| r.ty == l.ty)
+                    .map(|r| (l.clone(), r.clone()))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        let mut on = vec![self.rng.pick(&pairs).clone()];
+        if self.rng.percent(20) {
+            let second = self.rng.pick(&pairs).clone();
+            if !on.contains(&second) {
+                on.push(second);
+            }
+        }
+        let kind = if self.rng.percent(70) {
+            JoinKind::Inner
+        } else {
+            JoinKind::Left
+        };
+        let all: Vec<ColRef> = left_cols.iter().chain(&right_cols).cloned().collect();
+        let keys: Vec<ColRef> = on
+            .iter()
+            .flat_map(|(l, r)| [l.clone(), r.clone()])
+            .collect();
+        let left_join_right = (kind == JoinKind::Left).then(|| right.name.clone());
+        let mut filter = None;
+        // A few tries for a condition the restrictions allow, else none.
+        for _ in 0..8 {
+            let candidate = match self.rng.below(10) {
+                0..=3 => Some(self.condition(left, Subqueries::No)),
+                4..=7 => Some(self.tree(&all, 2, Subqueries::No)),
+                _ => None,
+            };
+            if candidate
+                .as_ref()
+                .is_none_or(|f| self.join_null_tests_allowed(f, &keys, left_join_right.as_deref()))
+            {
+                filter = candidate;
+                break;
+            }
+        }
+        let aggregate = self.rng.percent(20);
+        let star = !aggregate && self.rng.percent(10);
+        let mut group_by = Vec::new();
+        let items: Vec<Item> = if aggregate {
+            let g = self.rng.pick(&all).clone();
+            group_by.push(g.clone());
+            vec![Item::Col(g), self.aggregate_item(&all)]
+        } else if star {
+            Vec::new()
+        } else {
+            let mut chosen = all.clone();
+            self.rng.shuffle(&mut chosen);
+            chosen.truncate(self.rng.between(1, 4));
+            chosen.into_iter().map(Item::Col).collect()
+        };
+        let output: Vec<ColRef> = if star {
+            all.clone()
+        } else {
+            items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Col(c) => Some(c.clone()),
+                    Item::Agg(..) => None,
+                })
+                .collect()
+        };
+        let order_by = if self.rng.percent(40) {
+            output
+                .iter()
+                .map(|c| OrderItem {
+                    col: c.clone(),
+                    desc: self.rng.percent(40),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut select = Select {
+            from: From::Join {
+                left: left.name.clone(),
+                right: right.name.clone(),
+                kind,
+                on,
+            },
+            star,
+            distinct: false,
+            items,
+            filter,
+            group_by,
+            having: None,
+            order_by,
+            limit: None,
+            hint: None,
+        };
+        self.maybe_limit(&mut select);
+        Some(select)
+    }
+}
+
+/// A write after the load: a DELETE or UPDATE with a random condition, or an INSERT OR
+/// REPLACE / IGNORE whose rows partly collide with stored keys. None when the drawn kind does
+/// not apply to the table (an UPDATE of a table with only key columns).
+pub fn random_write(
+    rng: &mut Rng,
+    scenario: &Scenario,
+    restrictions: &Restrictions,
+) -> Option<Write> {
+    let table = rng.pick(&scenario.tables).clone();
+    let mut g = Gen {
+        rng,
+        scenario,
+        restrictions,
+    };
+    let cols = columns_of(&table);
+    match g.rng.below(3) {
+        0 => Some(Write::Delete {
+            table: table.name.clone(),
+            filter: g.tree(&cols, 2, Subqueries::No),
+        }),
+        1 => {
+            // Key columns a third of the time (see `Write::Update`).
+            let keys_too = g.rng.percent(33);
+            let settable: Vec<&Column> = table
+                .columns
+                .iter()
+                .filter(|c| keys_too || !table.is_key(&c.name))
+                .collect();
+            if settable.is_empty() {
+                return None;
+            }
+            let mut sets = Vec::new();
+            for _ in 0..g.rng.between(1, 2) {
+                let column = *g.rng.pick(&settable);
+                if sets.iter().any(|(name, _)| name == &column.name) {
+                    continue;
+                }
+                let value = data::random_cell(g.rng, &table, column);
+                sets.push((column.name.clone(), value));
+            }
+            Some(Write::Update {
+                table: table.name.clone(),
+                sets,
+                filter: g.tree(&cols, 2, Subqueries::No),
+            })
+        }
+        _ => Some(Write::Insert {
+            table: table.name.clone(),
+            mode: *g.rng.pick(&[
+                InsertMode::Plain,
+                InsertMode::Replace,
+                InsertMode::Replace,
+                InsertMode::Ignore,
+            ]),
+            rows: data::conflicting_rows(g.rng, &table, scenario.rows_of(&table.name)),
+        }),
+    }
+}

@@ -1,0 +1,162 @@
+//! A scenario: one or two random tables with their rows, secondary indexes and later writes,
+//! and the statements that set it up on SQLite and on rowdex (with or without the indexes).
+//! Many queries run against one scenario; a failing one is shrunk together with it.
+
+use std::collections::HashSet;
+
+use super::Restrictions;
+use super::data::{self, Rows, Write};
+use super::generate;
+use super::rng::Rng;
+use super::schema::{self, Index, IndexTiming, Table};
+use super::value::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub tables: Vec<Table>,
+    /// The initial rows, one entry per table.
+    pub rows: Vec<Rows>,
+    pub indexes: Vec<Index>,
+    pub writes: Vec<Write>,
+}
+
+/// One statement of a setup, with what it is for: only a later write may be rejected (by both
+/// engines alike: a plain INSERT of a taken key, an UPDATE moving a row onto one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub sql: String,
+    /// The index of the write in `Scenario::writes` this statement belongs to.
+    pub write: Option<usize>,
+}
+
+/// Which engine a setup is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Sqlite,
+    Rowdex { indexed: bool },
+}
+
+impl Scenario {
+    pub fn random(rng: &mut Rng, restrictions: &Restrictions) -> Scenario {
+        let table_count = if rng.percent(60) { 2 } else { 1 };
+        let tables: Vec<Table> = (0..table_count)
+            .map(|n| schema::random_table(rng, n))
+            .collect();
+        let rows: Vec<Rows> = tables.iter().map(|t| data::random_rows(rng, t)).collect();
+        let mut scenario = Scenario {
+            tables,
+            rows,
+            indexes: Vec::new(),
+            writes: Vec::new(),
+        };
+        for table in &scenario.tables {
+            scenario.indexes.extend(schema::random_indexes(rng, table));
+        }
+        if rng.percent(40) {
+            let count = rng.between(1, 4);
+            for _ in 0..count {
+                if let Some(write) = generate::random_write(rng, &scenario, restrictions) {
+                    scenario.writes.push(write);
+                }
+            }
+        }
+        // UNIQUE where the rows allow it, on tables no later write changes (a write that
+        // breaks uniqueness would fail on the indexed setup only).
+        let written: HashSet<&str> = scenario.writes.iter().map(Write::table).collect();
+        let unique: Vec<bool> = scenario
+            .indexes
+            .iter()
+            .map(|i| {
+                !written.contains(i.table.as_str()) && scenario.is_unique(i) && rng.percent(50)
+            })
+            .collect();
+        for (index, unique) in scenario.indexes.iter_mut().zip(unique) {
+            index.unique = unique;
+        }
+        scenario
+    }
+
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    pub fn rows_of(&self, name: &str) -> &[Vec<Value>] {
+        self.rows
+            .iter()
+            .find(|r| r.table == name)
+            .map(|r| r.rows.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// Whether no two rows share all the index's values (rows with a NULL among them never
+    /// clash, as in SQLite and rowdex).
+    fn is_unique(&self, index: &Index) -> bool {
+        let Some(table) = self.table(&index.table) else {
+            return false;
+        };
+        let positions: Vec<usize> = index
+            .columns
+            .iter()
+            .filter_map(|k| table.columns.iter().position(|c| c.name == k.column))
+            .collect();
+        let mut seen = HashSet::new();
+        for row in self.rows_of(&index.table) {
+            let values: Vec<&Value> = positions.iter().filter_map(|&i| row.get(i)).collect();
+            if values.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            let text: Vec<String> = values.iter().map(|v| v.sql()).collect();
+            if !seen.insert(text.join("\u{1}")) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The statements that build the scenario on `target`, in order.
+    pub fn setup(&self, target: Target) -> Vec<Step> {
+        let indexed = matches!(target, Target::Rowdex { indexed: true });
+        let step = |sql: String| Step { sql, write: None };
+        let indexes = |timing: IndexTiming| -> Vec<Step> {
+            if !indexed {
+                return Vec::new();
+            }
+            self.indexes
+                .iter()
+                .filter(|i| i.timing == timing)
+                .map(|i| step(i.ddl()))
+                .collect()
+        };
+        let mut out: Vec<Step> = self
+            .tables
+            .iter()
+            .map(|t| match target {
+                Target::Sqlite => step(t.sqlite_ddl()),
+                Target::Rowdex { .. } => step(t.rowdex_ddl()),
+            })
+            .collect();
+        out.extend(indexes(IndexTiming::BeforeLoad));
+        for table in &self.tables {
+            let rows = self.rows_of(&table.name);
+            out.extend(
+                data::insert_sql(table, rows, "INSERT")
+                    .into_iter()
+                    .map(step),
+            );
+        }
+        out.extend(indexes(IndexTiming::AfterLoad));
+        for (i, write) in self.writes.iter().enumerate() {
+            out.extend(write.sql(&self.tables).into_iter().map(|sql| Step {
+                sql,
+                write: Some(i),
+            }));
+        }
+        out.extend(indexes(IndexTiming::AfterWrites));
+        out
+    }
+
+    /// The total number of initial rows.
+    pub fn row_count(&self) -> usize {
+        self.rows.iter().map(|r| r.rows.len()).sum()
+    }
+}

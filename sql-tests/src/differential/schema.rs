@@ -1,0 +1,384 @@
+//! Random tables and secondary indexes, and their DDL: rowdex's (DESC key columns, salting,
+//! indexes) and the equivalent SQLite table, which has the same columns, types and key but
+//! none of rowdex's storage options, since those must not change any answer.
+
+use super::rng::Rng;
+
+/// The generator's column types. Each maps to one rowdex type and the SQLite type name with
+/// the same affinity (INTEGER, TEXT, REAL; a boolean is NUMERIC in SQLite and holds 0 or 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColType {
+    Int,
+    Text,
+    Real,
+    Bool,
+}
+
+/// Which values a column holds (see `data`): whether its numbers may be extreme, which decides
+/// whether summing them is well defined in both engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Small integers, or reals with few binary digits: any sum of a few hundred of them is
+    /// exact in `i64` and `f64`, in any order.
+    Small,
+    /// Also the extremes: `i64::MIN`/`MAX`, reals near the ends of `f64`, and so on.
+    Wide,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColType,
+    /// The type's spelling in DDL: rowdex accepts several for each type.
+    pub spelling: &'static str,
+    /// Declared `NOT NULL` (key columns are NOT NULL without saying so).
+    pub not_null: bool,
+    pub domain: Domain,
+    /// How often a row holds NULL here, in percent (if the column allows it): a few columns
+    /// are mostly NULL, where IS NULL paths and NULL ordering matter most.
+    pub null_percent: usize,
+}
+
+/// A column of a key (primary or index) with its order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPart {
+    pub column: String,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// The PRIMARY KEY; empty for a table keyed by rowdex's hidden row id.
+    pub key: Vec<KeyPart>,
+    /// `WITH (SALT_BUCKETS = n)`.
+    pub salt: Option<u32>,
+    /// A one-column ascending key written inline (`a BIGINT PRIMARY KEY`), the other syntax.
+    pub inline_key: bool,
+    /// `UNIQUE (...)` constraints: unique indexes in rowdex (in every configuration, being
+    /// part of the table), enforced by SQLite alike.
+    pub uniques: Vec<Vec<KeyPart>>,
+}
+
+/// When an index is created, relative to the rows: before them (every INSERT maintains it),
+/// after the initial load (a backfill), or after the later writes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexTiming {
+    BeforeLoad,
+    AfterLoad,
+    AfterWrites,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Index {
+    pub name: String,
+    pub table: String,
+    pub columns: Vec<KeyPart>,
+    pub include: Vec<String>,
+    pub unique: bool,
+    pub timing: IndexTiming,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Whether a UNIQUE constraint names the column.
+    pub fn in_unique(&self, name: &str) -> bool {
+        self.uniques.iter().flatten().any(|k| k.column == name)
+    }
+
+    pub fn is_key(&self, name: &str) -> bool {
+        self.key.iter().any(|k| k.column == name)
+    }
+
+    /// Whether a column may hold NULL.
+    pub fn nullable(&self, name: &str) -> bool {
+        !self.is_key(name) && self.column(name).is_some_and(|c| !c.not_null)
+    }
+
+    /// rowdex's CREATE TABLE.
+    pub fn rowdex_ddl(&self) -> String {
+        let salt = self
+            .salt
+            .map(|n| format!(" WITH (SALT_BUCKETS = {n})"))
+            .unwrap_or_default();
+        format!("CREATE TABLE {} ({}){salt}", self.name, self.body(false))
+    }
+
+    /// SQLite's CREATE TABLE: the same columns and key. Key columns are declared NOT NULL
+    /// because SQLite, unlike rowdex, would otherwise accept NULL in them.
+    pub fn sqlite_ddl(&self) -> String {
+        format!("CREATE TABLE {} ({})", self.name, self.body(true))
+    }
+
+    fn body(&self, key_not_null: bool) -> String {
+        let inline = self.inline_key && self.key.len() == 1;
+        let mut parts: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| {
+                let mut text = format!("{} {}", c.name, c.spelling);
+                if c.not_null || (key_not_null && self.is_key(&c.name)) {
+                    text.push_str(" NOT NULL");
+                }
+                if inline && self.is_key(&c.name) {
+                    text.push_str(" PRIMARY KEY");
+                }
+                text
+            })
+            .collect();
+        if !self.key.is_empty() && !inline {
+            parts.push(format!("PRIMARY KEY ({})", key_list(&self.key)));
+        }
+        for unique in &self.uniques {
+            parts.push(format!("UNIQUE ({})", key_list(unique)));
+        }
+        parts.join(", ")
+    }
+}
+
+impl Index {
+    pub fn ddl(&self) -> String {
+        let include = if self.include.is_empty() {
+            String::new()
+        } else {
+            format!(" INCLUDE ({})", self.include.join(", "))
+        };
+        format!(
+            "CREATE {}INDEX {} ON {} ({}){include}",
+            if self.unique { "UNIQUE " } else { "" },
+            self.name,
+            self.table,
+            key_list(&self.columns)
+        )
+    }
+
+    pub fn mentions(&self, column: &str) -> bool {
+        self.columns.iter().any(|k| k.column == column) || self.include.iter().any(|c| c == column)
+    }
+}
+
+fn key_list(parts: &[KeyPart]) -> String {
+    parts
+        .iter()
+        .map(|k| {
+            if k.desc {
+                format!("{} DESC", k.column)
+            } else {
+                k.column.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Column names of the tables: each table its own letters, so no name is ambiguous in a join.
+const NAMES: [[&str; 6]; 2] = [
+    ["a", "b", "c", "d", "e", "f"],
+    ["m", "n", "o", "p", "q", "r"],
+];
+
+/// A random table, the `number`th of its scenario (0 or 1).
+pub fn random_table(rng: &mut Rng, number: usize) -> Table {
+    let names = &NAMES[number.min(1)];
+    let count = rng.between(2, names.len());
+    let columns: Vec<Column> = names[..count]
+        .iter()
+        .map(|name| random_column(rng, name))
+        .collect();
+    let mut key = Vec::new();
+    // One table in ten has no PRIMARY KEY: rowdex keys it by a hidden row id.
+    if !rng.percent(10) {
+        let mut order: Vec<usize> = (0..columns.len()).collect();
+        rng.shuffle(&mut order);
+        // Booleans rarely lead a key: two values leave little room for distinct keys.
+        order.sort_by_key(|&i| columns[i].ty == ColType::Bool);
+        let size = rng.between(1, 3.min(columns.len() - 1));
+        for &i in &order[..size] {
+            key.push(KeyPart {
+                column: columns[i].name.clone(),
+                desc: rng.percent(30),
+            });
+        }
+    }
+    let salt = if rng.percent(25) {
+        Some(*rng.pick(&[2, 3, 4, 8, 16]))
+    } else {
+        None
+    };
+    let inline_key = key.len() == 1 && !key[0].desc && rng.percent(40);
+    // One table in five gets a UNIQUE constraint on one or two columns (the rows are drawn
+    // to respect it).
+    let mut uniques = Vec::new();
+    if rng.percent(20) {
+        let mut order: Vec<&Column> = columns.iter().collect();
+        rng.shuffle(&mut order);
+        let size = rng.between(1, 2.min(order.len()));
+        uniques.push(
+            order[..size]
+                .iter()
+                .map(|c| KeyPart {
+                    column: c.name.clone(),
+                    desc: rng.percent(30),
+                })
+                .collect(),
+        );
+    }
+    let mut table = Table {
+        name: format!("t{}", number + 1),
+        columns,
+        key,
+        salt,
+        inline_key,
+        uniques,
+    };
+    // Key columns take no NOT NULL of their own (they are NOT NULL anyway).
+    let key_names: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
+    for column in &mut table.columns {
+        if key_names.contains(&column.name) {
+            column.not_null = false;
+        }
+    }
+    table
+}
+
+fn random_column(rng: &mut Rng, name: &str) -> Column {
+    let ty = match rng.below(100) {
+        0..=44 => ColType::Int,
+        45..=74 => ColType::Text,
+        75..=91 => ColType::Real,
+        _ => ColType::Bool,
+    };
+    let spelling = match ty {
+        ColType::Int => *rng.pick(&["INTEGER", "BIGINT", "INT"]),
+        ColType::Text => "TEXT",
+        ColType::Real => *rng.pick(&["DOUBLE", "REAL", "DOUBLE"]),
+        ColType::Bool => "BOOLEAN",
+    };
+    Column {
+        name: name.to_string(),
+        ty,
+        spelling,
+        not_null: rng.percent(15),
+        domain: if rng.percent(50) {
+            Domain::Small
+        } else {
+            Domain::Wide
+        },
+        null_percent: *rng.pick(&[5, 15, 15, 50]),
+    }
+}
+
+/// Up to four random indexes on `table`: one to three columns in any order and direction,
+/// sometimes INCLUDE columns. UNIQUE is decided later, from the rows.
+pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
+    let count = rng.below(5);
+    let mut indexes: Vec<Index> = Vec::new();
+    for n in 0..count {
+        let mut order: Vec<&Column> = table.columns.iter().collect();
+        rng.shuffle(&mut order);
+        let size = rng.between(1, 3.min(order.len()));
+        let columns: Vec<KeyPart> = order[..size]
+            .iter()
+            .map(|c| KeyPart {
+                column: c.name.clone(),
+                desc: rng.percent(30),
+            })
+            .collect();
+        let include: Vec<String> = if rng.percent(25) {
+            order[size..]
+                .iter()
+                .filter(|_| rng.percent(60))
+                .map(|c| c.name.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // The same column list twice is legal but tests nothing new.
+        if indexes.iter().any(|i| i.columns == columns) {
+            continue;
+        }
+        let timing = match rng.below(3) {
+            0 => IndexTiming::BeforeLoad,
+            1 => IndexTiming::AfterLoad,
+            _ => IndexTiming::AfterWrites,
+        };
+        indexes.push(Index {
+            name: format!("{}_i{n}", table.name),
+            table: table.name.clone(),
+            columns,
+            include,
+            unique: false,
+            timing,
+        });
+    }
+    indexes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        Table {
+            name: "t1".into(),
+            columns: vec![
+                Column {
+                    name: "a".into(),
+                    ty: ColType::Int,
+                    spelling: "BIGINT",
+                    not_null: false,
+                    domain: Domain::Small,
+                    null_percent: 15,
+                },
+                Column {
+                    name: "b".into(),
+                    ty: ColType::Text,
+                    spelling: "TEXT",
+                    not_null: true,
+                    domain: Domain::Small,
+                    null_percent: 15,
+                },
+            ],
+            key: vec![KeyPart {
+                column: "a".into(),
+                desc: true,
+            }],
+            salt: Some(4),
+            inline_key: false,
+            uniques: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ddl_differs_only_in_rowdex_options() {
+        let t = sample();
+        assert_eq!(
+            t.rowdex_ddl(),
+            "CREATE TABLE t1 (a BIGINT, b TEXT NOT NULL, PRIMARY KEY (a DESC)) WITH (SALT_BUCKETS = 4)"
+        );
+        assert_eq!(
+            t.sqlite_ddl(),
+            "CREATE TABLE t1 (a BIGINT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a DESC))"
+        );
+    }
+
+    #[test]
+    fn random_tables_have_valid_keys() {
+        let mut rng = Rng::new(3);
+        for n in 0..200 {
+            let t = random_table(&mut rng, n % 2);
+            assert!(t.key.len() < t.columns.len());
+            for k in &t.key {
+                assert!(t.column(&k.column).is_some());
+                assert!(!t.nullable(&k.column));
+            }
+            for i in random_indexes(&mut rng, &t) {
+                assert!(!i.columns.is_empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Shrinking a failing case: the faster store first, then dropping writes, indexes, a table,
+//! rows (in halves, quarters, ... single rows), parts of the query (conditions, select items,
+//! ORDER BY, LIMIT) and of the schema (salt, DESC, unused columns), keeping each step only
+//! while the case still fails the same way. What is left is small enough to read as a `.slt`.
+
+use std::collections::BTreeSet;
+
+use super::case::{Case, Failure, Verdict};
+use super::data::Write;
+use super::query::{Expr, From, Item, Select};
+use super::value::Value;
+use crate::{Backend, Error};
+
+/// A shrunk case and how it fails.
+pub struct Shrunk {
+    pub case: Case,
+    pub expected: Vec<Vec<Value>>,
+    pub failure: Failure,
+    /// Checks run while shrinking.
+    pub checks: usize,
+}
+
+struct Shrinker {
+    best: Case,
+    expected: Vec<Vec<Value>>,
+    failure: Failure,
+    checks: usize,
+    budget: usize,
+}
+
+impl Shrinker {
+    /// Adopts `candidate` if it still fails like the original. False once the budget is spent.
+    async fn try_adopt(&mut self, candidate: Case) -> Result<bool, Error> {
+        if self.checks >= self.budget {
+            return Ok(false);
+        }
+        self.checks += 1;
+        if let Verdict::Fail { expected, failure } = candidate.check().await?
+            && failure.same_kind(&self.failure)
+        {
+            self.best = candidate;
+            self.expected = expected;
+            self.failure = failure;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Tries each candidate in turn, adopting the first that still fails. True if one did.
+    async fn first_of(&mut self, candidates: Vec<Case>) -> Result<bool, Error> {
+        for candidate in candidates {
+            if self.try_adopt(candidate).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Drops chunks of each table's rows, halving the chunk size down to single rows.
+    async fn rows(&mut self) -> Result<bool, Error> {
+        let mut progress = false;
+        for t in 0..self.best.scenario.rows.len() {
+            let mut chunk = self.best.scenario.rows[t].rows.len().div_ceil(2);
+            while chunk >= 1 {
+                let mut start = 0;
+                while start < self.best.scenario.rows[t].rows.len() {
+                    let mut candidate = self.best.clone();
+                    let rows = &mut candidate.scenario.rows[t].rows;
+                    let end = (start + chunk).min(rows.len());
+                    rows.drain(start..end);
+                    if self.try_adopt(candidate).await? {
+                        progress = true;
+                    } else {
+                        start += chunk;
+                    }
+                    if self.checks >= self.budget {
+                        return Ok(progress);
+                    }
+                }
+                if chunk == 1 {
+                    break;
+                }
+                chunk = chunk.div_ceil(2);
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// Shrinks `case`, which fails with `failure`, in at most `budget` checks.
+pub async fn shrink(
+    case: Case,
+    expected: Vec<Vec<Value>>,
+    failure: Failure,
+    budget: usize,
+) -> Result<Shrunk, Error> {
+    let mut s = Shrinker {
+        best: case,
+        expected,
+        failure,
+        checks: 0,
+        budget,
+    };
+    // The memory store sets up faster; most bugs are not the store's.
+    if s.best.config.backend != Backend::Memory {
+        let mut candidate = s.best.clone();
+        candidate.config.backend = Backend::Memory;
+        s.try_adopt(candidate).await?;
+    }
+    loop {
+        let mut progress = false;
+        progress |= s.first_of(structure_candidates(&s.best)).await?;
+        progress |= s.rows().await?;
+        while s.first_of(query_candidates(&s.best)).await? {
+            progress = true;
+        }
+        while s.first_of(schema_candidates(&s.best)).await? {
+            progress = true;
+        }
+        if !progress || s.checks >= s.budget {
+            break;
+        }
+    }
+    Ok(Shrunk {
+        case: s.best,
+        expected: s.expected,
+        failure: s.failure,
+        checks: s.checks,
+    })
+}
+
+/// Cases without one write, one index, or the table the query does not read.
+fn structure_candidates(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    let scenario = &case.scenario;
+    for i in 0..scenario.writes.len() {
+        let mut c = case.clone();
+        c.scenario.writes.remove(i);
+        out.push(c);
+    }
+    for (i, write) in scenario.writes.iter().enumerate() {
+        if let Write::Insert { rows, .. } = write
+            && rows.len() > 1
+        {
+            for r in 0..rows.len() {
+                let mut c = case.clone();
+                if let Write::Insert { rows, .. } = &mut c.scenario.writes[i] {
+                    rows.remove(r);
+                }
+                out.push(c);
+            }
+        }
+    }
+    if !scenario.indexes.is_empty() {
+        let mut c = case.clone();
+        c.scenario.indexes.clear();
+        out.push(c);
+    }
+    for i in 0..scenario.indexes.len() {
+        let mut c = case.clone();
+        c.scenario.indexes.remove(i);
+        out.push(c);
+    }
+    let read = case.query.tables();
+    for table in &scenario.tables {
+        let written = scenario.writes.iter().any(|w| w.table() == table.name);
+        if !read.contains(&table.name) && !written {
+            let mut c = case.clone();
+            c.scenario.tables.retain(|t| t.name != table.name);
+            c.scenario.rows.retain(|r| r.table != table.name);
+            c.scenario.indexes.retain(|i| i.table != table.name);
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One-step simplifications of the query.
+fn query_candidates(case: &Case) -> Vec<Case> {
+    let q = &case.query;
+    let tables = &case.scenario.tables;
+    let mut selects: Vec<Select> = Vec::new();
+    if let Some(filter) = &q.filter {
+        let mut s = q.clone();
+        s.filter = None;
+        selects.push(s);
+        for variant in expr_variants(filter) {
+            let mut s = q.clone();
+            s.filter = Some(variant);
+            selects.push(s);
+        }
+    }
+    if q.limit.is_some() {
+        let mut s = q.clone();
+        s.limit = None;
+        selects.push(s);
+    }
+    if let Some((limit, offset)) = q.limit
+        && offset > 0
+    {
+        let mut s = q.clone();
+        s.limit = Some((limit, 0));
+        selects.push(s);
+    }
+    if !q.order_by.is_empty() {
+        let mut s = q.clone();
+        s.order_by.clear();
+        selects.push(s);
+        for i in 0..q.order_by.len() {
+            let mut s = q.clone();
+            s.order_by.remove(i);
+            selects.push(s);
+        }
+    }
+    if q.hint.is_some() {
+        let mut s = q.clone();
+        s.hint = None;
+        selects.push(s);
+    }
+    if q.distinct {
+        let mut s = q.clone();
+        s.distinct = false;
+        selects.push(s);
+    }
+    if q.having.is_some() {
+        let mut s = q.clone();
+        s.having = None;
+        selects.push(s);
+    }
+    if q.star {
+        let mut s = q.clone();
+        s.star = false;
+        s.items = q.star_columns(tables).into_iter().map(Item::Col).collect();
+        selects.push(s);
+    }
+    if q.items.len() > 1 {
+        for i in 0..q.items.len() {
+            let mut s = q.clone();
+            s.items.remove(i);
+            // DISTINCT may order only by selected columns.
+            if s.distinct
+                && let Item::Col(c) = &q.items[i]
+            {
+                s.order_by.retain(|o| &o.col != c);
+            }
+            selects.push(s);
+        }
+    }
+    for i in 0..q.group_by.len() {
+        let mut s = q.clone();
+        let gone = s.group_by.remove(i);
+        s.items.retain(|item| item != &Item::Col(gone.clone()));
+        s.order_by.retain(|o| o.col != gone);
+        if s.items.is_empty() {
+            continue;
+        }
+        selects.push(s);
+    }
+    if let From::Join { on, .. } = &q.from
+        && on.len() > 1
+    {
+        for i in 0..on.len() {
+            let mut s = q.clone();
+            if let From::Join { on, .. } = &mut s.from {
+                on.remove(i);
+            }
+            selects.push(s);
+        }
+    }
+    selects
+        .into_iter()
+        .map(|query| Case {
+            scenario: case.scenario.clone(),
+            query,
+            config: case.config,
+        })
+        .collect()
+}
+
+/// One-step simplifications of a condition: a subtree in place of its parent, one operand
+/// of AND/OR less, one IN value less, a subquery without its own condition.
+fn expr_variants(e: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    match e {
+        Expr::And(items) | Expr::Or(items) => {
+            let rebuild = |items: Vec<Expr>| match e {
+                Expr::And(_) => Expr::And(items),
+                _ => Expr::Or(items),
+            };
+            out.extend(items.iter().cloned());
+            if items.len() > 2 {
+                for i in 0..items.len() {
+                    let mut fewer = items.clone();
+                    fewer.remove(i);
+                    out.push(rebuild(fewer));
+                }
+            }
+            for (i, item) in items.iter().enumerate() {
+                for variant in expr_variants(item) {
+                    let mut changed = items.clone();
+                    changed[i] = variant;
+                    out.push(rebuild(changed));
+                }
+            }
+        }
+        Expr::Not(inner) => {
+            out.push((**inner).clone());
+            out.extend(
+                expr_variants(inner)
+                    .into_iter()
+                    .map(|v| Expr::Not(Box::new(v))),
+            );
+        }
+        Expr::InList {
+            col,
+            values,
+            negated,
+        } if values.len() > 1 => {
+            for i in 0..values.len() {
+                let mut fewer = values.clone();
+                fewer.remove(i);
+                out.push(Expr::InList {
+                    col: col.clone(),
+                    values: fewer,
+                    negated: *negated,
+                });
+            }
+        }
+        Expr::RowCmp { cols, op, values } if cols.len() > 2 => {
+            out.push(Expr::RowCmp {
+                cols: cols[..cols.len() - 1].to_vec(),
+                op: *op,
+                values: values[..values.len() - 1].to_vec(),
+            });
+        }
+        Expr::InSubquery { col, sub, negated } => {
+            if let Some(filter) = &sub.filter {
+                let mut bare = sub.clone();
+                bare.filter = None;
+                out.push(Expr::InSubquery {
+                    col: col.clone(),
+                    sub: bare,
+                    negated: *negated,
+                });
+                for variant in expr_variants(filter) {
+                    let mut changed = sub.clone();
+                    changed.filter = Some(Box::new(variant));
+                    out.push(Expr::InSubquery {
+                        col: col.clone(),
+                        sub: changed,
+                        negated: *negated,
+                    });
+                }
+            }
+        }
+        Expr::Exists {
+            outer,
+            inner,
+            sub,
+            negated,
+        } => {
+            if let Some(filter) = &sub.filter {
+                let mut bare = sub.clone();
+                bare.filter = None;
+                out.push(Expr::Exists {
+                    outer: outer.clone(),
+                    inner: inner.clone(),
+                    sub: bare,
+                    negated: *negated,
+                });
+                for variant in expr_variants(filter) {
+                    let mut changed = sub.clone();
+                    changed.filter = Some(Box::new(variant));
+                    out.push(Expr::Exists {
+                        outer: outer.clone(),
+                        inner: inner.clone(),
+                        sub: changed,
+                        negated: *negated,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// One-step simplifications of the schema: no salt, ASC key and index columns, the key
+/// written out of line, fewer INCLUDE or index columns, no unused non-key column.
+fn schema_candidates(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    let scenario = &case.scenario;
+    for (t, table) in scenario.tables.iter().enumerate() {
+        if table.salt.is_some() {
+            let mut c = case.clone();
+            c.scenario.tables[t].salt = None;
+            out.push(c);
+        }
+        for (k, part) in table.key.iter().enumerate() {
+            if part.desc {
+                let mut c = case.clone();
+                c.scenario.tables[t].key[k].desc = false;
+                out.push(c);
+            }
+        }
+        for u in 0..table.uniques.len() {
+            let mut c = case.clone();
+            c.scenario.tables[t].uniques.remove(u);
+            out.push(c);
+        }
+        if table.inline_key {
+            let mut c = case.clone();
+            c.scenario.tables[t].inline_key = false;
+            out.push(c);
+        }
+    }
+    for (i, index) in scenario.indexes.iter().enumerate() {
+        if !index.include.is_empty() {
+            let mut c = case.clone();
+            c.scenario.indexes[i].include.clear();
+            out.push(c);
+        }
+        if index.columns.len() > 1 {
+            let mut c = case.clone();
+            c.scenario.indexes[i].columns.pop();
+            out.push(c);
+        }
+        for (k, part) in index.columns.iter().enumerate() {
+            if part.desc {
+                let mut c = case.clone();
+                c.scenario.indexes[i].columns[k].desc = false;
+                out.push(c);
+            }
+        }
+        if index.unique {
+            let mut c = case.clone();
+            c.scenario.indexes[i].unique = false;
+            out.push(c);
+        }
+    }
+    let read: BTreeSet<(String, String)> = case.query.columns(&scenario.tables);
+    for table in &scenario.tables {
+        for (position, column) in table.columns.iter().enumerate() {
+            let used = table.is_key(&column.name)
+                || table.in_unique(&column.name)
+                || read.contains(&(table.name.clone(), column.name.clone()))
+                || scenario
+                    .indexes
+                    .iter()
+                    .any(|i| i.table == table.name && i.mentions(&column.name))
+                || scenario
+                    .writes
+                    .iter()
+                    .any(|w| w.mentions(&table.name, &column.name));
+            if used {
+                continue;
+            }
+            let mut c = case.clone();
+            remove_column(&mut c, &table.name, position);
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Removes a column nothing refers to from a table and from every row written to it.
+fn remove_column(case: &mut Case, table: &str, position: usize) {
+    let scenario = &mut case.scenario;
+    if let Some(t) = scenario.tables.iter_mut().find(|t| t.name == table) {
+        t.columns.remove(position);
+    }
+    for rows in scenario.rows.iter_mut().filter(|r| r.table == table) {
+        for row in &mut rows.rows {
+            if position < row.len() {
+                row.remove(position);
+            }
+        }
+    }
+    for write in &mut scenario.writes {
+        if let Write::Insert { table: t, rows, .. } = write
+            && t == table
+        {
+            for row in rows {
+                if position < row.len() {
+                    row.remove(position);
+                }
+            }
+        }
+    }
+}
