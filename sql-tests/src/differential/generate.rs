@@ -132,11 +132,6 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether an IN list on `col` may be generated.
-    fn in_list_allowed(&self, col: &ColRef) -> bool {
-        col.ty != ColType::Bool || self.restrictions.allows(Restriction::BoolInList)
-    }
-
     /// Mostly a few values, now and then many (a multi-get of many keys).
     fn in_list_length(&mut self) -> usize {
         if self.rng.percent(10) {
@@ -222,9 +217,8 @@ impl Gen<'_> {
 
     /// A condition that fixes `col` to one value or a few: `=`, `IN`, or `IS NULL`.
     fn fixed(&mut self, col: &ColRef, nullable: bool) -> Expr {
-        let in_list = self.in_list_allowed(col);
         match self.rng.below(10) {
-            7..=9 if in_list => {
+            7..=9 => {
                 let count = self.in_list_length();
                 Expr::InList {
                     col: col.clone(),
@@ -320,7 +314,7 @@ impl Gen<'_> {
                 hi: self.literal(&col),
                 negated: true,
             },
-            9 if self.in_list_allowed(&col) => {
+            9 => {
                 let count = self.in_list_length();
                 let mut values = self.literals(&col, count);
                 if self.rng.percent(20) {
@@ -500,42 +494,9 @@ impl Gen<'_> {
         }
     }
 
-    /// A WHERE condition for a query on `table` that the restrictions allow (none after a few
-    /// tries).
+    /// A WHERE condition for a query on `table`.
     fn filter(&mut self, table: &Table, subqueries: Subqueries) -> Option<Expr> {
-        for _ in 0..8 {
-            let filter = self.condition(table, subqueries);
-            if self.join_null_tests_allowed(&filter, &[], None) {
-                return Some(filter);
-            }
-        }
-        None
-    }
-
-    /// Whether `filter` may test a join key for NULL: a column of `keys` (a join's ON
-    /// columns), the outer column of an IN or EXISTS subquery (a semi join's key once
-    /// DataFusion decorrelates it), or with `IS NOT NULL` a column of `left_join_right`.
-    fn join_null_tests_allowed(
-        &self,
-        filter: &Expr,
-        keys: &[ColRef],
-        left_join_right: Option<&str>,
-    ) -> bool {
-        if self.restrictions.allows(Restriction::JoinNullTest) {
-            return true;
-        }
-        let mut keys = keys.to_vec();
-        filter.walk(&mut |e| {
-            if let Expr::InSubquery { col, .. } | Expr::Exists { outer: col, .. } = e {
-                keys.push(col.clone());
-            }
-        });
-        !filter.any(&|e| match e {
-            Expr::IsNull { col, negated } => {
-                keys.contains(col) || (*negated && left_join_right == Some(col.table.as_str()))
-            }
-            _ => false,
-        })
+        Some(self.condition(table, subqueries))
     }
 
     /// Subqueries need a second table.
@@ -842,27 +803,11 @@ impl Gen<'_> {
             JoinKind::Left
         };
         let all: Vec<ColRef> = left_cols.iter().chain(&right_cols).cloned().collect();
-        let keys: Vec<ColRef> = on
-            .iter()
-            .flat_map(|(l, r)| [l.clone(), r.clone()])
-            .collect();
-        let left_join_right = (kind == JoinKind::Left).then(|| right.name.clone());
-        let mut filter = None;
-        // A few tries for a condition the restrictions allow, else none.
-        for _ in 0..8 {
-            let candidate = match self.rng.below(10) {
-                0..=3 => Some(self.condition(left, Subqueries::No)),
-                4..=7 => Some(self.tree(&all, 2, Subqueries::No)),
-                _ => None,
-            };
-            if candidate
-                .as_ref()
-                .is_none_or(|f| self.join_null_tests_allowed(f, &keys, left_join_right.as_deref()))
-            {
-                filter = candidate;
-                break;
-            }
-        }
+        let filter = match self.rng.below(10) {
+            0..=3 => Some(self.condition(left, Subqueries::No)),
+            4..=7 => Some(self.tree(&all, 2, Subqueries::No)),
+            _ => None,
+        };
         let aggregate = self.rng.percent(20);
         let star = !aggregate && self.rng.percent(10);
         let mut group_by = Vec::new();

@@ -10,11 +10,6 @@ use std::str::FromStr;
 /// One open bug the generator avoids unless allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Restriction {
-    /// No `IN` / `NOT IN` list on a boolean column.
-    BoolInList,
-    /// No `IS [NOT] NULL` on a join's ON column, nor `IS NOT NULL` on the right table's
-    /// columns of a LEFT JOIN (which turns it into an inner join).
-    JoinNullTest,
     /// No `IN (subquery)` below an OR or a NOT.
     NestedInSubquery,
     /// No ORDER BY of unselected columns together with a condition DataFusion evaluates
@@ -23,17 +18,13 @@ pub enum Restriction {
 }
 
 impl Restriction {
-    pub const ALL: [Restriction; 4] = [
-        Restriction::BoolInList,
-        Restriction::JoinNullTest,
+    pub const ALL: [Restriction; 2] = [
         Restriction::NestedInSubquery,
         Restriction::UnselectedOrderColumns,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Restriction::BoolInList => "bool-in-list",
-            Restriction::JoinNullTest => "join-null-test",
             Restriction::NestedInSubquery => "nested-in-subquery",
             Restriction::UnselectedOrderColumns => "unselected-order-columns",
         }
@@ -42,17 +33,6 @@ impl Restriction {
     /// The finding that reproduces the bug, and what goes wrong.
     pub fn reason(self) -> &'static str {
         match self {
-            Restriction::BoolInList => {
-                "open bug, see findings/boolean_in_list_pushed_filter.slt: DataFusion rewrites \
-                 a pushed `b IN (FALSE)` into `NOT b`, which the scan cannot translate \
-                 (\"filter NOT b was pushed but is not supported\")"
-            }
-            Restriction::JoinNullTest => {
-                "open bug, see findings/join_key_null_test_pushed_filter.slt and \
-                 findings/left_join_not_null_pushed_filter.slt: DataFusion folds `k IS NULL` on \
-                 an inner join key into a pushed `false` (or `true`), which the scan cannot \
-                 translate (\"filter Boolean(false) was pushed but is not supported\")"
-            }
             Restriction::NestedInSubquery => {
                 "open bug, see findings/nested_not_in_subquery_null.slt: below an OR or a NOT, \
                  `x NOT IN (SELECT ...)` over a subquery with a NULL is true instead of unknown \
