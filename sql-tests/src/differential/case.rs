@@ -181,7 +181,7 @@ pub enum Verdict {
 
 impl Case {
     pub fn mode(&self) -> Mode {
-        Mode::of(&self.query, &self.scenario.tables)
+        Mode::of(&self.query, &self.scenario.relations())
     }
 
     /// Sets the case up on fresh databases and compares the answers.

@@ -538,9 +538,19 @@ impl Gen<'_> {
         })
     }
 
-    /// Subqueries need a second table.
+    /// The condition of an UPDATE or DELETE: shaped for the key or an index half of the time
+    /// (so the write finds its rows by an access path), else a free tree.
+    fn write_filter(&mut self, table: &Table, cols: &[ColRef]) -> Expr {
+        if self.rng.percent(50) {
+            self.condition(table, Subqueries::No)
+        } else {
+            self.tree(cols, 2, Subqueries::No)
+        }
+    }
+
+    /// Subqueries need a second relation.
     fn subqueries(&self) -> Subqueries {
-        if self.scenario.tables.len() == 2 {
+        if self.scenario.relations().len() >= 2 {
             Subqueries::Yes
         } else {
             Subqueries::No
@@ -549,10 +559,10 @@ impl Gen<'_> {
 
     /// A random query over the scenario.
     pub fn query(&mut self) -> Select {
-        let tables = self.scenario.tables.clone();
-        let table = self.rng.pick(&tables).clone();
+        let relations = self.scenario.relations();
+        let table = self.rng.pick(&relations).clone();
         match self.rng.below(100) {
-            0..=21 if tables.len() == 2 => self.join().unwrap_or_else(|| self.select(&table)),
+            0..=21 if relations.len() >= 2 => self.join().unwrap_or_else(|| self.select(&table)),
             22..=44 => self.aggregate(&table),
             _ => self.select(&table),
         }
@@ -717,7 +727,7 @@ impl Gen<'_> {
     /// Adds LIMIT (and OFFSET) to a query, often when its order is total, sometimes when it
     /// is not (then any rows of the right number are right; see `case::Mode::Window`).
     fn maybe_limit(&mut self, select: &mut Select) {
-        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.tables);
+        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.relations());
         if self.rng.percent(if total { 60 } else { 15 }) {
             let limit = self.rng.below(21) as u64;
             let offset = if self.rng.percent(30) {
@@ -807,14 +817,12 @@ impl Gen<'_> {
         Item::Agg(function, Some(col))
     }
 
-    /// Two tables joined on columns of one type; None when they have no such pair.
+    /// Two relations (tables or a view) joined on columns of one type; None when they have
+    /// no such pair.
     fn join(&mut self) -> Option<Select> {
-        let tables = self.scenario.tables.clone();
-        let (left, right) = if self.rng.percent(50) {
-            (&tables[0], &tables[1])
-        } else {
-            (&tables[1], &tables[0])
-        };
+        let mut relations = self.scenario.relations();
+        self.rng.shuffle(&mut relations);
+        let (left, right) = (relations.first()?, relations.get(1)?);
         let left_cols = columns_of(left);
         let right_cols = columns_of(right);
         let pairs: Vec<(ColRef, ColRef)> = left_cols
@@ -940,7 +948,7 @@ pub fn random_write(
     match g.rng.below(3) {
         0 => Some(Write::Delete {
             table: table.name.clone(),
-            filter: g.tree(&cols, 2, Subqueries::No),
+            filter: g.write_filter(&table, &cols),
         }),
         1 => {
             // Key columns a third of the time (see `Write::Update`).
@@ -965,7 +973,7 @@ pub fn random_write(
             Some(Write::Update {
                 table: table.name.clone(),
                 sets,
-                filter: g.tree(&cols, 2, Subqueries::No),
+                filter: g.write_filter(&table, &cols),
             })
         }
         _ => Some(Write::Insert {
