@@ -148,7 +148,13 @@ pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
             }
         }
         ColType::Text => {
-            if rng.percent(80) {
+            if rng.percent(2) {
+                // Long strings sharing a long prefix: keys and index entries of many bytes
+                // that differ only near the end.
+                let stem = *rng.pick(&["a", "h1", "é"]);
+                let tail = *rng.pick(&TEXTS);
+                Value::Text(format!("{}{tail}", stem.repeat(rng.between(100, 1500))))
+            } else if rng.percent(80) {
                 Value::Text((*rng.pick(&TEXTS)).to_string())
             } else {
                 let len = rng.below(5);

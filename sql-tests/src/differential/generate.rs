@@ -366,10 +366,33 @@ impl Gen<'_> {
             16 | 17 if subqueries != Subqueries::No => self
                 .subquery(&col, subqueries)
                 .unwrap_or(Expr::IsNull { col, negated: true }),
-            18 => Expr::Cmp {
-                left: c,
-                op: *self.rng.pick(&CmpOp::ALL),
-                right: Operand::Lit(Value::Null),
+            18 => match self.rng.below(4) {
+                0 => Expr::Cmp {
+                    left: c,
+                    op: *self.rng.pick(&CmpOp::ALL),
+                    right: Operand::Lit(Value::Null),
+                },
+                1 => Expr::DistinctFrom {
+                    value: if self.rng.percent(30) {
+                        Value::Null
+                    } else {
+                        self.literal(&col)
+                    },
+                    col,
+                    negated: self.rng.percent(50),
+                },
+                2 => Expr::Coalesce {
+                    fallback: self.literal(&col),
+                    op: *self.rng.pick(&CmpOp::ALL),
+                    value: self.literal(&col),
+                    col,
+                },
+                // `x IN ()`: false for every row, as in SQLite.
+                _ => Expr::InList {
+                    col,
+                    values: Vec::new(),
+                    negated: self.rng.percent(50),
+                },
             },
             _ => self.fixed(&col, nullable),
         }
@@ -512,9 +535,10 @@ impl Gen<'_> {
         None
     }
 
-    /// Whether `filter` may test a join key for NULL: a column of `keys` (a join's ON
-    /// columns), the outer column of an IN or EXISTS subquery (a semi join's key once
-    /// DataFusion decorrelates it), or with `IS NOT NULL` a column of `left_join_right`.
+    /// Whether `filter` may test for NULL a column DataFusion may prove NOT NULL: a column of
+    /// `keys` (a join's ON columns), the outer column of an IN or EXISTS subquery (a semi
+    /// join's key once DataFusion decorrelates it), or a column of `left_join_right` (the
+    /// right table of a LEFT JOIN, which another condition can turn into an inner join).
     fn join_null_tests_allowed(
         &self,
         filter: &Expr,
@@ -531,8 +555,8 @@ impl Gen<'_> {
             }
         });
         !filter.any(&|e| match e {
-            Expr::IsNull { col, negated } => {
-                keys.contains(col) || (*negated && left_join_right == Some(col.table.as_str()))
+            Expr::IsNull { col, .. } => {
+                keys.contains(col) || left_join_right == Some(col.table.as_str())
             }
             _ => false,
         })
@@ -616,10 +640,7 @@ impl Gen<'_> {
                 {
                     for k in &index.columns {
                         if let Some(c) = table.column(&k.column) {
-                            order.push(OrderItem {
-                                col: colref(table, c),
-                                desc: k.desc != reverse,
-                            });
+                            order.push(OrderItem::new(colref(table, c), k.desc != reverse));
                         }
                     }
                 }
@@ -629,20 +650,14 @@ impl Gen<'_> {
                     } else {
                         *desc != reverse
                     };
-                    order.push(OrderItem {
-                        col: col.clone(),
-                        desc,
-                    });
+                    order.push(OrderItem::new(col.clone(), desc));
                 }
                 order
             }
             3..=6 => {
                 let mut order: Vec<OrderItem> = output
                     .iter()
-                    .map(|c| OrderItem {
-                        col: c.clone(),
-                        desc: self.rng.percent(40),
-                    })
+                    .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                     .collect();
                 self.rng.shuffle(&mut order);
                 order
@@ -675,6 +690,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         select.hint = self.hint(table);
         select
@@ -724,6 +740,24 @@ impl Gen<'_> {
         sibling
     }
 
+    /// Now and then an explicit NULLS FIRST / LAST or an ORDER BY position (which the order's
+    /// totality does not depend on).
+    fn decorate_order(&mut self, select: &mut Select) {
+        let placements = self.restrictions.allows(Restriction::NullsPlacement);
+        for item in &mut select.order_by {
+            if self.rng.percent(15) {
+                // The default placement (NULL lowest) spelled out, or the other one.
+                let nulls_first = !item.desc;
+                item.nulls_first = Some(if placements && self.rng.percent(50) {
+                    !nulls_first
+                } else {
+                    nulls_first
+                });
+            }
+            item.by_position = self.rng.percent(15);
+        }
+    }
+
     /// Adds LIMIT (and OFFSET) to a query, often when its order is total, sometimes when it
     /// is not (then any rows of the right number are right; see `case::Mode::Window`).
     fn maybe_limit(&mut self, select: &mut Select) {
@@ -771,10 +805,7 @@ impl Gen<'_> {
         let order_by = if !group_by.is_empty() && self.rng.percent(50) {
             let mut order: Vec<OrderItem> = group_by
                 .iter()
-                .map(|c| OrderItem {
-                    col: c.clone(),
-                    desc: self.rng.percent(40),
-                })
+                .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                 .collect();
             self.rng.shuffle(&mut order);
             order
@@ -793,6 +824,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         select.hint = self.hint(table);
         select
@@ -900,10 +932,7 @@ impl Gen<'_> {
         let order_by = if self.rng.percent(40) {
             output
                 .iter()
-                .map(|c| OrderItem {
-                    col: c.clone(),
-                    desc: self.rng.percent(40),
-                })
+                .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                 .collect()
         } else {
             Vec::new()
@@ -925,6 +954,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         Some(select)
     }

@@ -12,8 +12,8 @@ use std::str::FromStr;
 pub enum Restriction {
     /// No `IN` / `NOT IN` list on a boolean column.
     BoolInList,
-    /// No `IS [NOT] NULL` on a join's ON column, nor `IS NOT NULL` on the right table's
-    /// columns of a LEFT JOIN (which turns it into an inner join).
+    /// No `IS [NOT] NULL` on a join's ON column, on the outer column of an IN or EXISTS
+    /// subquery, or on the right table's columns of a LEFT JOIN.
     JoinNullTest,
     /// No `IN (subquery)` below an OR or a NOT.
     NestedInSubquery,
@@ -22,15 +22,19 @@ pub enum Restriction {
     UnselectedOrderColumns,
     /// No row value with a negative number in a view's condition.
     ViewRowValueNegative,
+    /// No `ASC NULLS LAST` or `DESC NULLS FIRST` (the placements that differ from the
+    /// default, where NULL sorts lowest).
+    NullsPlacement,
 }
 
 impl Restriction {
-    pub const ALL: [Restriction; 5] = [
+    pub const ALL: [Restriction; 6] = [
         Restriction::BoolInList,
         Restriction::JoinNullTest,
         Restriction::NestedInSubquery,
         Restriction::UnselectedOrderColumns,
         Restriction::ViewRowValueNegative,
+        Restriction::NullsPlacement,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +44,7 @@ impl Restriction {
             Restriction::NestedInSubquery => "nested-in-subquery",
             Restriction::UnselectedOrderColumns => "unselected-order-columns",
             Restriction::ViewRowValueNegative => "view-row-value-negative",
+            Restriction::NullsPlacement => "nulls-placement",
         }
     }
 
@@ -52,10 +57,12 @@ impl Restriction {
                  (\"filter NOT b was pushed but is not supported\")"
             }
             Restriction::JoinNullTest => {
-                "open bug, see findings/join_key_null_test_pushed_filter.slt and \
-                 findings/left_join_not_null_pushed_filter.slt: DataFusion folds `k IS NULL` on \
-                 an inner join key into a pushed `false` (or `true`), which the scan cannot \
-                 translate (\"filter Boolean(false) was pushed but is not supported\")"
+                "open bug, see findings/join_key_null_test_pushed_filter.slt, \
+                 left_join_not_null_pushed_filter.slt, left_join_is_null_on_key_pushed_filter.slt \
+                 and exists_key_not_null_pushed_filter.slt: DataFusion folds `k IS NULL` on a \
+                 column it proves NOT NULL (an inner or semi join's key, a key of a LEFT JOIN \
+                 made inner) into a pushed `false` (or `true`), which the scan cannot translate \
+                 (\"filter Boolean(false) was pushed but is not supported\")"
             }
             Restriction::NestedInSubquery => {
                 "open bug, see findings/nested_not_in_subquery_null.slt: below an OR or a NOT, \
@@ -73,6 +80,11 @@ impl Restriction {
                  condition has `(d, c) < (-1, 'x')` cannot be queried (\"Only identifiers and \
                  literals are supported in tuples\"); the same condition in a query works, \
                  being spelled out before DataFusion plans it"
+            }
+            Restriction::NullsPlacement => {
+                "open bug, see findings/index_order_ignores_nulls_first.slt: `ORDER BY a DESC \
+                 NULLS FIRST` served by reading an index on `a` in reverse returns the NULLs \
+                 last (both executors, with the index only)"
             }
         }
     }
