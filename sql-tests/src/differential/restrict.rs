@@ -20,8 +20,8 @@ pub enum Restriction {
     /// No ORDER BY of unselected columns together with a condition DataFusion evaluates
     /// above the scan (an OR, a comparison of two columns, a subquery).
     UnselectedOrderColumns,
-    /// No row value with a negative number in a view's condition.
-    ViewRowValueNegative,
+    /// No row value in a view's condition.
+    ViewRowValue,
     /// No `ASC NULLS LAST` or `DESC NULLS FIRST` (the placements that differ from the
     /// default, where NULL sorts lowest).
     NullsPlacement,
@@ -33,7 +33,7 @@ impl Restriction {
         Restriction::JoinNullTest,
         Restriction::NestedInSubquery,
         Restriction::UnselectedOrderColumns,
-        Restriction::ViewRowValueNegative,
+        Restriction::ViewRowValue,
         Restriction::NullsPlacement,
     ];
 
@@ -43,7 +43,7 @@ impl Restriction {
             Restriction::JoinNullTest => "join-null-test",
             Restriction::NestedInSubquery => "nested-in-subquery",
             Restriction::UnselectedOrderColumns => "unselected-order-columns",
-            Restriction::ViewRowValueNegative => "view-row-value-negative",
+            Restriction::ViewRowValue => "view-row-value",
             Restriction::NullsPlacement => "nulls-placement",
         }
     }
@@ -75,11 +75,13 @@ impl Restriction {
                  fails DataFusion's ProjectionPushdown assertion (\"Input field name p does \
                  not match with the projection expression q\")"
             }
-            Restriction::ViewRowValueNegative => {
-                "open bug, see findings/view_row_value_negative_literal.slt: a view whose \
-                 condition has `(d, c) < (-1, 'x')` cannot be queried (\"Only identifiers and \
-                 literals are supported in tuples\"); the same condition in a query works, \
-                 being spelled out before DataFusion plans it"
+            Restriction::ViewRowValue => {
+                "open bug, see findings/view_row_value_negative_literal.slt and \
+                 findings/view_row_value_null_compared.slt: row values in a view's condition \
+                 reach DataFusion as they are (a query's are spelled out first), so \
+                 `(d, c) < (-1, 'x')` cannot be planned (\"Only identifiers and literals are \
+                 supported in tuples\") and `(b, a) <> (FALSE, TRUE)` with b NULL is true \
+                 instead of unknown (DataFusion compares them as structs)"
             }
             Restriction::NullsPlacement => {
                 "open bug, see findings/index_order_ignores_nulls_first.slt: `ORDER BY a DESC \
