@@ -96,6 +96,10 @@ struct DifferentialArgs {
     /// Stop starting new scenarios after this many minutes.
     #[arg(long, value_name = "M")]
     minutes: Option<f64>,
+    /// Keep every table under a thousand rows (no tables of thousands, loaded in one
+    /// statement; they are slow in a debug build).
+    #[arg(long)]
+    no_huge_tables: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -250,6 +254,7 @@ async fn run_differential(args: &DifferentialArgs) -> ExitCode {
     options.out = args.out.clone();
     options.shrink_budget = args.shrink_budget;
     options.max_shrunk = args.max_shrunk;
+    options.huge_tables = !args.no_huge_tables;
     options.time_limit = args
         .minutes
         .map(|m| std::time::Duration::from_secs_f64(m.max(0.0) * 60.0));

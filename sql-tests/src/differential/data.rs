@@ -148,7 +148,13 @@ pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
             }
         }
         ColType::Text => {
-            if rng.percent(80) {
+            if rng.percent(2) {
+                // Long strings sharing a long prefix: keys and index entries of many bytes
+                // that differ only near the end.
+                let stem = *rng.pick(&["a", "h1", "é"]);
+                let tail = *rng.pick(&TEXTS);
+                Value::Text(format!("{}{tail}", stem.repeat(rng.between(100, 1500))))
+            } else if rng.percent(80) {
                 Value::Text((*rng.pick(&TEXTS)).to_string())
             } else {
                 let len = rng.below(5);
@@ -198,22 +204,30 @@ pub struct Rows {
 }
 
 /// How many rows a table gets: sometimes none or one, mostly tens, now and then hundreds (where
-/// the planner starts preferring indexes and intersections to a full scan).
-fn row_count(rng: &mut Rng) -> usize {
+/// the planner starts preferring indexes and intersections to a full scan), and with `huge`
+/// allowed, rarely thousands (loaded in one statement: many pages of index entries to merge,
+/// and with its index entries more mutations than fjall's threshold for ingesting a batch
+/// as tables).
+fn row_count(rng: &mut Rng, huge: bool) -> usize {
     match rng.below(100) {
         0..=2 => 0,
         3..=25 => rng.between(1, 10),
         26..=70 => rng.between(10, 60),
         71..=91 => rng.between(60, 150),
-        _ => rng.between(200, 500),
+        92..=97 => rng.between(200, 500),
+        _ if !huge => rng.between(200, 500),
+        _ => rng.between(3000, 5000),
     }
 }
+
+/// Tables with more rows than this are loaded by one INSERT statement.
+const HUGE: usize = 1000;
 
 /// Random rows for `table` with distinct primary keys (a table without one may repeat whole
 /// rows) that respect its UNIQUE constraints. Fewer rows come back when the columns have
 /// too few distinct values.
-pub fn random_rows(rng: &mut Rng, table: &Table) -> Rows {
-    let wanted = row_count(rng);
+pub fn random_rows(rng: &mut Rng, table: &Table, huge: bool) -> Rows {
+    let wanted = row_count(rng, huge);
     let mut keys: HashSet<String> = HashSet::new();
     let mut rows = Vec::with_capacity(wanted);
     let mut attempts = 0;
@@ -274,10 +288,11 @@ pub fn key_text(table: &Table, row: &[Value]) -> String {
         .join("\u{1}")
 }
 
-/// INSERT statements for `rows`, a few dozen rows each.
+/// INSERT statements for `rows`: a few dozen rows each, or all in one for a huge table.
 pub fn insert_sql(table: &Table, rows: &[Vec<Value>], verb: &str) -> Vec<String> {
     let columns: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
-    rows.chunks(40)
+    let chunk = if rows.len() > HUGE { rows.len() } else { 40 };
+    rows.chunks(chunk)
         .map(|chunk| {
             let tuples: Vec<String> = chunk
                 .iter()
@@ -444,7 +459,7 @@ mod tests {
         let mut rng = Rng::new(11);
         for n in 0..100 {
             let table = random_table(&mut rng, n % 2);
-            let rows = random_rows(&mut rng, &table);
+            let rows = random_rows(&mut rng, &table, false);
             let mut keys = HashSet::new();
             for row in &rows.rows {
                 assert_eq!(row.len(), table.columns.len());

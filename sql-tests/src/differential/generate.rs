@@ -360,10 +360,33 @@ impl Gen<'_> {
             16 | 17 if subqueries != Subqueries::No => self
                 .subquery(&col, subqueries)
                 .unwrap_or(Expr::IsNull { col, negated: true }),
-            18 => Expr::Cmp {
-                left: c,
-                op: *self.rng.pick(&CmpOp::ALL),
-                right: Operand::Lit(Value::Null),
+            18 => match self.rng.below(4) {
+                0 => Expr::Cmp {
+                    left: c,
+                    op: *self.rng.pick(&CmpOp::ALL),
+                    right: Operand::Lit(Value::Null),
+                },
+                1 => Expr::DistinctFrom {
+                    value: if self.rng.percent(30) {
+                        Value::Null
+                    } else {
+                        self.literal(&col)
+                    },
+                    col,
+                    negated: self.rng.percent(50),
+                },
+                2 => Expr::Coalesce {
+                    fallback: self.literal(&col),
+                    op: *self.rng.pick(&CmpOp::ALL),
+                    value: self.literal(&col),
+                    col,
+                },
+                // `x IN ()`: false for every row, as in SQLite.
+                _ => Expr::InList {
+                    col,
+                    values: Vec::new(),
+                    negated: self.rng.percent(50),
+                },
             },
             _ => self.fixed(&col, nullable),
         }
@@ -499,9 +522,19 @@ impl Gen<'_> {
         Some(self.condition(table, subqueries))
     }
 
-    /// Subqueries need a second table.
+    /// The condition of an UPDATE or DELETE: shaped for the key or an index half of the time
+    /// (so the write finds its rows by an access path), else a free tree.
+    fn write_filter(&mut self, table: &Table, cols: &[ColRef]) -> Expr {
+        if self.rng.percent(50) {
+            self.condition(table, Subqueries::No)
+        } else {
+            self.tree(cols, 2, Subqueries::No)
+        }
+    }
+
+    /// Subqueries need a second relation.
     fn subqueries(&self) -> Subqueries {
-        if self.scenario.tables.len() == 2 {
+        if self.scenario.relations().len() >= 2 {
             Subqueries::Yes
         } else {
             Subqueries::No
@@ -510,10 +543,10 @@ impl Gen<'_> {
 
     /// A random query over the scenario.
     pub fn query(&mut self) -> Select {
-        let tables = self.scenario.tables.clone();
-        let table = self.rng.pick(&tables).clone();
+        let relations = self.scenario.relations();
+        let table = self.rng.pick(&relations).clone();
         match self.rng.below(100) {
-            0..=21 if tables.len() == 2 => self.join().unwrap_or_else(|| self.select(&table)),
+            0..=21 if relations.len() >= 2 => self.join().unwrap_or_else(|| self.select(&table)),
             22..=44 => self.aggregate(&table),
             _ => self.select(&table),
         }
@@ -567,10 +600,7 @@ impl Gen<'_> {
                 {
                     for k in &index.columns {
                         if let Some(c) = table.column(&k.column) {
-                            order.push(OrderItem {
-                                col: colref(table, c),
-                                desc: k.desc != reverse,
-                            });
+                            order.push(OrderItem::new(colref(table, c), k.desc != reverse));
                         }
                     }
                 }
@@ -580,20 +610,14 @@ impl Gen<'_> {
                     } else {
                         *desc != reverse
                     };
-                    order.push(OrderItem {
-                        col: col.clone(),
-                        desc,
-                    });
+                    order.push(OrderItem::new(col.clone(), desc));
                 }
                 order
             }
             3..=6 => {
                 let mut order: Vec<OrderItem> = output
                     .iter()
-                    .map(|c| OrderItem {
-                        col: c.clone(),
-                        desc: self.rng.percent(40),
-                    })
+                    .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                     .collect();
                 self.rng.shuffle(&mut order);
                 order
@@ -626,6 +650,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         select.hint = self.hint(table);
         select
@@ -675,10 +700,28 @@ impl Gen<'_> {
         sibling
     }
 
+    /// Now and then an explicit NULLS FIRST / LAST or an ORDER BY position (which the order's
+    /// totality does not depend on).
+    fn decorate_order(&mut self, select: &mut Select) {
+        let placements = self.restrictions.allows(Restriction::NullsPlacement);
+        for item in &mut select.order_by {
+            if self.rng.percent(15) {
+                // The default placement (NULL lowest) spelled out, or the other one.
+                let nulls_first = !item.desc;
+                item.nulls_first = Some(if placements && self.rng.percent(50) {
+                    !nulls_first
+                } else {
+                    nulls_first
+                });
+            }
+            item.by_position = self.rng.percent(15);
+        }
+    }
+
     /// Adds LIMIT (and OFFSET) to a query, often when its order is total, sometimes when it
     /// is not (then any rows of the right number are right; see `case::Mode::Window`).
     fn maybe_limit(&mut self, select: &mut Select) {
-        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.tables);
+        let total = !select.order_by.is_empty() && select.total_order(&self.scenario.relations());
         if self.rng.percent(if total { 60 } else { 15 }) {
             let limit = self.rng.below(21) as u64;
             let offset = if self.rng.percent(30) {
@@ -722,10 +765,7 @@ impl Gen<'_> {
         let order_by = if !group_by.is_empty() && self.rng.percent(50) {
             let mut order: Vec<OrderItem> = group_by
                 .iter()
-                .map(|c| OrderItem {
-                    col: c.clone(),
-                    desc: self.rng.percent(40),
-                })
+                .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                 .collect();
             self.rng.shuffle(&mut order);
             order
@@ -744,6 +784,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         select.hint = self.hint(table);
         select
@@ -768,14 +809,12 @@ impl Gen<'_> {
         Item::Agg(function, Some(col))
     }
 
-    /// Two tables joined on columns of one type; None when they have no such pair.
+    /// Two relations (tables or a view) joined on columns of one type; None when they have
+    /// no such pair.
     fn join(&mut self) -> Option<Select> {
-        let tables = self.scenario.tables.clone();
-        let (left, right) = if self.rng.percent(50) {
-            (&tables[0], &tables[1])
-        } else {
-            (&tables[1], &tables[0])
-        };
+        let mut relations = self.scenario.relations();
+        self.rng.shuffle(&mut relations);
+        let (left, right) = (relations.first()?, relations.get(1)?);
         let left_cols = columns_of(left);
         let right_cols = columns_of(right);
         let pairs: Vec<(ColRef, ColRef)> = left_cols
@@ -837,10 +876,7 @@ impl Gen<'_> {
         let order_by = if self.rng.percent(40) {
             output
                 .iter()
-                .map(|c| OrderItem {
-                    col: c.clone(),
-                    desc: self.rng.percent(40),
-                })
+                .map(|c| OrderItem::new(c.clone(), self.rng.percent(40)))
                 .collect()
         } else {
             Vec::new()
@@ -862,6 +898,7 @@ impl Gen<'_> {
             limit: None,
             hint: None,
         };
+        self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
         Some(select)
     }
@@ -885,7 +922,7 @@ pub fn random_write(
     match g.rng.below(3) {
         0 => Some(Write::Delete {
             table: table.name.clone(),
-            filter: g.tree(&cols, 2, Subqueries::No),
+            filter: g.write_filter(&table, &cols),
         }),
         1 => {
             // Key columns a third of the time (see `Write::Update`).
@@ -910,7 +947,7 @@ pub fn random_write(
             Some(Write::Update {
                 table: table.name.clone(),
                 sets,
-                filter: g.tree(&cols, 2, Subqueries::No),
+                filter: g.write_filter(&table, &cols),
             })
         }
         _ => Some(Write::Insert {

@@ -123,6 +123,19 @@ pub enum Expr {
     },
     /// A boolean column used as a condition by itself.
     Truth(ColRef),
+    /// `col IS [NOT] DISTINCT FROM value`: a comparison where NULL equals NULL.
+    DistinctFrom {
+        col: ColRef,
+        value: Value,
+        negated: bool,
+    },
+    /// `coalesce(col, fallback) op value`: a condition only DataFusion evaluates.
+    Coalesce {
+        col: ColRef,
+        fallback: Value,
+        op: CmpOp,
+        value: Value,
+    },
     /// `(c1, c2, ...) op (v1, v2, ...)`.
     RowCmp {
         cols: Vec<ColRef>,
@@ -192,6 +205,28 @@ impl Expr {
                 format!("{} IS {}NULL", col.sql(qualify), not(*negated))
             }
             Expr::Truth(col) => col.sql(qualify),
+            Expr::DistinctFrom {
+                col,
+                value,
+                negated,
+            } => format!(
+                "{} IS {}DISTINCT FROM {}",
+                col.sql(qualify),
+                not(*negated),
+                value.sql()
+            ),
+            Expr::Coalesce {
+                col,
+                fallback,
+                op,
+                value,
+            } => format!(
+                "coalesce({}, {}) {} {}",
+                col.sql(qualify),
+                fallback.sql(),
+                op.sql(),
+                value.sql()
+            ),
             Expr::RowCmp { cols, op, values } => format!(
                 "({}) {} ({})",
                 cols.iter()
@@ -235,6 +270,28 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this node and every node below it (subqueries included).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| e.walk(f)),
+            Expr::Not(inner) => inner.walk(f),
+            Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
+                if let Some(filter) = &sub.filter {
+                    filter.walk(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `test` holds for this node or any node below it (subqueries included).
+    pub fn any(&self, test: &dyn Fn(&Expr) -> bool) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= test(e));
+        found
+    }
+
     /// Replaces every literal compared with a column by `f(column, literal)`: the same
     /// condition with other values, which rowdex's compiled-query cache serves from the
     /// first one's compiled form.
@@ -261,6 +318,16 @@ impl Expr {
                 for (c, v) in cols.iter().zip(values.iter_mut()) {
                     *v = f(c, v);
                 }
+            }
+            Expr::DistinctFrom { col, value, .. } => *value = f(col, value),
+            Expr::Coalesce {
+                col,
+                fallback,
+                value,
+                ..
+            } => {
+                *fallback = f(col, fallback);
+                *value = f(col, value);
             }
             Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
                 if let Some(filter) = &mut sub.filter {
@@ -294,6 +361,8 @@ impl Expr {
             | Expr::InList { col, .. }
             | Expr::Like { col, .. }
             | Expr::IsNull { col, .. }
+            | Expr::DistinctFrom { col, .. }
+            | Expr::Coalesce { col, .. }
             | Expr::Truth(col) => add(col),
             Expr::RowCmp { cols, .. } => cols.iter().for_each(add),
             Expr::InSubquery { col, sub, .. } => {
@@ -337,6 +406,8 @@ impl Expr {
             Expr::Like { .. } => "like",
             Expr::IsNull { .. } => "is-null",
             Expr::Truth(_) => "boolean-column",
+            Expr::DistinctFrom { .. } => "distinct-from",
+            Expr::Coalesce { .. } => "coalesce",
             Expr::RowCmp { .. } => "row-value",
             Expr::InSubquery { .. } => "in-subquery",
             Expr::Exists { .. } => "exists",
@@ -439,6 +510,39 @@ pub enum From {
 pub struct OrderItem {
     pub col: ColRef,
     pub desc: bool,
+    /// An explicit `NULLS FIRST` (true) or `NULLS LAST` (false); by default NULL sorts
+    /// lowest in both engines.
+    pub nulls_first: Option<bool>,
+    /// Written as the column's position in the select list (`ORDER BY 2`) when it is there.
+    pub by_position: bool,
+}
+
+impl OrderItem {
+    pub fn new(col: ColRef, desc: bool) -> OrderItem {
+        OrderItem {
+            col,
+            desc,
+            nulls_first: None,
+            by_position: false,
+        }
+    }
+
+    fn sql(&self, items: &[Item], qualify: bool) -> String {
+        let position = items.iter().position(|i| i == &Item::Col(self.col.clone()));
+        let mut text = match position {
+            Some(p) if self.by_position => (p + 1).to_string(),
+            _ => self.col.sql(qualify),
+        };
+        if self.desc {
+            text.push_str(" DESC");
+        }
+        match self.nulls_first {
+            Some(true) => text.push_str(" NULLS FIRST"),
+            Some(false) => text.push_str(" NULLS LAST"),
+            None => {}
+        }
+        text
+    }
 }
 
 /// A SELECT. The order of its result is compared only when [`Select::total_order`] holds;
@@ -533,11 +637,9 @@ impl Select {
             sql.push_str(&format!(" HAVING count(*) > {n}"));
         }
         if !self.order_by.is_empty() {
-            let items: Vec<String> = self
-                .order_by
-                .iter()
-                .map(|o| format!("{}{}", o.col.sql(q), if o.desc { " DESC" } else { "" }))
-                .collect();
+            // Positions only refer to an explicit select list.
+            let listed: &[Item] = if self.star { &[] } else { &self.items };
+            let items: Vec<String> = self.order_by.iter().map(|o| o.sql(listed, q)).collect();
             sql.push_str(&format!(" ORDER BY {}", items.join(", ")));
         }
         if let Some((limit, offset)) = self.limit {
@@ -743,10 +845,7 @@ mod tests {
             ])),
             group_by: vec![col("a", ColType::Int)],
             having: Some(1),
-            order_by: vec![OrderItem {
-                col: col("a", ColType::Int),
-                desc: true,
-            }],
+            order_by: vec![OrderItem::new(col("a", ColType::Int), true)],
             limit: Some((3, 1)),
             hint: None,
         };

@@ -1,15 +1,17 @@
-//! A scenario: one or two random tables with their rows, secondary indexes and later writes,
-//! and the statements that set it up on SQLite and on rowdex (with or without the indexes).
+//! A scenario: one or two random tables with their rows, secondary indexes, later writes and
+//! sometimes a view, and the statements that set it up on SQLite and on rowdex (with or
+//! without the indexes).
 //! Many queries run against one scenario; a failing one is shrunk together with it.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
-use super::Restrictions;
 use super::data::{self, Rows, Write};
-use super::generate;
+use super::generate::{self, Gen, Subqueries};
+use super::query::Expr;
 use super::rng::Rng;
 use super::schema::{self, Index, IndexTiming, Table};
 use super::value::Value;
+use super::{Restriction, Restrictions};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -18,6 +20,54 @@ pub struct Scenario {
     pub rows: Vec<Rows>,
     pub indexes: Vec<Index>,
     pub writes: Vec<Write>,
+    pub views: Vec<View>,
+}
+
+/// `CREATE VIEW name AS SELECT columns FROM base WHERE filter`: queries on it reach rowdex's
+/// scan of `base` through DataFusion's view inlining, with the view's filter and projection
+/// pushed down together with the query's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    /// The view as a relation: its name and columns (the base table's, in the view's order),
+    /// with no key and no indexes.
+    pub relation: Table,
+    pub base: String,
+    pub filter: Option<Expr>,
+}
+
+impl View {
+    pub fn ddl(&self) -> String {
+        let columns: Vec<&str> = self
+            .relation
+            .columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        let filter = self
+            .filter
+            .as_ref()
+            .map(|f| format!(" WHERE {}", f.sql(false)))
+            .unwrap_or_default();
+        format!(
+            "CREATE VIEW {} AS SELECT {} FROM {}{filter}",
+            self.relation.name,
+            columns.join(", "),
+            self.base
+        )
+    }
+
+    /// Whether the view reads `column` of `table`.
+    pub fn mentions(&self, table: &str, column: &str) -> bool {
+        if self.base != table {
+            return false;
+        }
+        let mut read = BTreeSet::new();
+        if let Some(filter) = &self.filter {
+            filter.columns(&mut read);
+        }
+        self.relation.column(column).is_some()
+            || read.contains(&(table.to_string(), column.to_string()))
+    }
 }
 
 /// One statement of a setup, with what it is for: only a later write may be rejected (by both
@@ -37,23 +87,28 @@ pub enum Target {
 }
 
 impl Scenario {
-    pub fn random(rng: &mut Rng, restrictions: &Restrictions) -> Scenario {
+    /// A random scenario; `huge` allows tables of thousands of rows.
+    pub fn random(rng: &mut Rng, restrictions: &Restrictions, huge: bool) -> Scenario {
         let table_count = if rng.percent(60) { 2 } else { 1 };
         let tables: Vec<Table> = (0..table_count)
             .map(|n| schema::random_table(rng, n))
             .collect();
-        let rows: Vec<Rows> = tables.iter().map(|t| data::random_rows(rng, t)).collect();
+        let rows: Vec<Rows> = tables
+            .iter()
+            .map(|t| data::random_rows(rng, t, huge))
+            .collect();
         let mut scenario = Scenario {
             tables,
             rows,
             indexes: Vec::new(),
             writes: Vec::new(),
+            views: Vec::new(),
         };
         for table in &scenario.tables {
             scenario.indexes.extend(schema::random_indexes(rng, table));
         }
-        if rng.percent(40) {
-            let count = rng.between(1, 4);
+        if rng.percent(50) {
+            let count = rng.between(1, 6);
             for _ in 0..count {
                 if let Some(write) = generate::random_write(rng, &scenario, restrictions) {
                     scenario.writes.push(write);
@@ -73,11 +128,28 @@ impl Scenario {
         for (index, unique) in scenario.indexes.iter_mut().zip(unique) {
             index.unique = unique;
         }
+        if rng.percent(30) {
+            let view = random_view(rng, &scenario, restrictions);
+            scenario.views.push(view);
+        }
         scenario
     }
 
+    /// A table or a view by name.
     pub fn table(&self, name: &str) -> Option<&Table> {
-        self.tables.iter().find(|t| t.name == name)
+        self.tables
+            .iter()
+            .chain(self.views.iter().map(|v| &v.relation))
+            .find(|t| t.name == name)
+    }
+
+    /// The tables and the views, which queries read alike.
+    pub fn relations(&self) -> Vec<Table> {
+        self.tables
+            .iter()
+            .chain(self.views.iter().map(|v| &v.relation))
+            .cloned()
+            .collect()
     }
 
     pub fn rows_of(&self, name: &str) -> &[Vec<Value>] {
@@ -152,11 +224,52 @@ impl Scenario {
             }));
         }
         out.extend(indexes(IndexTiming::AfterWrites));
+        out.extend(self.views.iter().map(|v| step(v.ddl())));
         out
     }
 
     /// The total number of initial rows.
     pub fn row_count(&self) -> usize {
         self.rows.iter().map(|r| r.rows.len()).sum()
+    }
+}
+
+/// A view over one of the scenario's tables: some of its columns in any order, usually with
+/// a condition.
+fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) -> View {
+    let base = rng.pick(&scenario.tables).clone();
+    let mut columns = base.columns.clone();
+    rng.shuffle(&mut columns);
+    columns.truncate(rng.between(1, columns.len()));
+    let mut filter = None;
+    if rng.percent(70) {
+        let mut g = Gen {
+            rng,
+            scenario,
+            restrictions,
+        };
+        // A few tries for a condition the restrictions allow, else none.
+        for _ in 0..8 {
+            let candidate = g.condition(&base, Subqueries::No);
+            if restrictions.allows(Restriction::ViewRowValue)
+                || !candidate.any(&|e| matches!(e, Expr::RowCmp { .. }))
+            {
+                filter = Some(candidate);
+                break;
+            }
+        }
+    }
+    let relation = Table {
+        name: "v1".to_string(),
+        columns,
+        key: Vec::new(),
+        salt: None,
+        inline_key: false,
+        uniques: Vec::new(),
+    };
+    View {
+        relation,
+        base: base.name,
+        filter,
     }
 }

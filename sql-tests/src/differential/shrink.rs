@@ -162,9 +162,27 @@ fn structure_candidates(case: &Case) -> Vec<Case> {
         out.push(c);
     }
     let read = case.query.tables();
+    for (i, view) in scenario.views.iter().enumerate() {
+        if !read.contains(&view.relation.name) {
+            let mut c = case.clone();
+            c.scenario.views.remove(i);
+            out.push(c);
+        }
+        if let Some(filter) = &view.filter {
+            let mut c = case.clone();
+            c.scenario.views[i].filter = None;
+            out.push(c);
+            for variant in expr_variants(filter) {
+                let mut c = case.clone();
+                c.scenario.views[i].filter = Some(variant);
+                out.push(c);
+            }
+        }
+    }
     for table in &scenario.tables {
         let written = scenario.writes.iter().any(|w| w.table() == table.name);
-        if !read.contains(&table.name) && !written {
+        let viewed = scenario.views.iter().any(|v| v.base == table.name);
+        if !read.contains(&table.name) && !written && !viewed {
             let mut c = case.clone();
             c.scenario.tables.retain(|t| t.name != table.name);
             c.scenario.rows.retain(|r| r.table != table.name);
@@ -178,7 +196,7 @@ fn structure_candidates(case: &Case) -> Vec<Case> {
 /// One-step simplifications of the query.
 fn query_candidates(case: &Case) -> Vec<Case> {
     let q = &case.query;
-    let tables = &case.scenario.tables;
+    let tables = &case.scenario.relations();
     let mut selects: Vec<Select> = Vec::new();
     if let Some(filter) = &q.filter {
         let mut s = q.clone();
@@ -438,7 +456,7 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
             out.push(c);
         }
     }
-    let read: BTreeSet<(String, String)> = case.query.columns(&scenario.tables);
+    let read: BTreeSet<(String, String)> = case.query.columns(&scenario.relations());
     for table in &scenario.tables {
         for (position, column) in table.columns.iter().enumerate() {
             let used = table.is_key(&column.name)
@@ -451,7 +469,11 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
                 || scenario
                     .writes
                     .iter()
-                    .any(|w| w.mentions(&table.name, &column.name));
+                    .any(|w| w.mentions(&table.name, &column.name))
+                || scenario
+                    .views
+                    .iter()
+                    .any(|v| v.mentions(&table.name, &column.name));
             if used {
                 continue;
             }

@@ -114,7 +114,7 @@ pub fn render(
         );
         return out;
     }
-    let kinds = case.query.out_kinds(&case.scenario.tables);
+    let kinds = case.query.out_kinds(&case.scenario.relations());
     let letters: String = kinds.iter().map(|k| k.letter()).collect();
     let sort = if mode == Mode::Ordered {
         ""
