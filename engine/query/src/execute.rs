@@ -303,6 +303,18 @@ async fn explain(ctx: &SessionContext, statement: &Statement, verbose: bool) -> 
     Ok(text_rows("plan", lines))
 }
 
+/// Plans a view's stored query as a query is planned, with rowdex's rewrites (row values spelled
+/// out, unary `+` dropped), so a view answers exactly like its query run on its own.
+pub(crate) async fn plan_view_query(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
+    let statements = crate::statement::split_statements(sql)?;
+    match statements.into_iter().next() {
+        Some(ParsedStatement::Sql { statement, .. }) => plan_statement(ctx, *statement).await,
+        _ => Err(Error::Unsupported {
+            what: format!("a view defined as {sql}"),
+        }),
+    }
+}
+
 /// Plans a statement in `ctx`, first checking that every table it names exists, so that an
 /// unknown table is reported as such rather than as a planning failure.
 pub(crate) async fn plan_statement(

@@ -273,7 +273,7 @@ impl SchemaProvider for RowdexSchema {
         };
         // A view is planned afresh each time it is named, in a context of its own.
         let ctx = crate::database::new_context(&self.db, None);
-        let plan = ctx.state().create_logical_plan(&sql).await?;
+        let plan = crate::execute::plan_view_query(&ctx, &sql).await?;
         Ok(Some(Arc::new(ViewTable::new(plan, Some(sql)))))
     }
 

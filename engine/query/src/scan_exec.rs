@@ -438,7 +438,17 @@ impl RowdexScanExec {
                         (Some(a), Some(b)) => a.index() == b.index(),
                         _ => false,
                     };
-                    same_column && (want.options.descending != have.options.descending) == reversed
+                    // Keys put NULL lowest, in either direction: a NULLS placement other than
+                    // that is a sort the scan cannot give, unless the column holds no NULL.
+                    let nulls_lowest = want.options.nulls_first != want.options.descending;
+                    let nullable = want
+                        .expr
+                        .downcast_ref::<Column>()
+                        .and_then(|c| self.schema.fields().get(c.index()))
+                        .is_none_or(|field| field.is_nullable());
+                    same_column
+                        && (nulls_lowest || !nullable)
+                        && (want.options.descending != have.options.descending) == reversed
                 })
         };
         if matches(false) {

@@ -68,26 +68,6 @@ fn colref(table: &Table, column: &Column) -> ColRef {
     }
 }
 
-/// Whether a condition is a conjunction of single-column conditions against literals, the
-/// kind rowdex's scan applies itself (DataFusion keeps the rest above the scan).
-fn pushable(e: &Expr) -> bool {
-    match e {
-        Expr::And(items) => items.iter().all(pushable),
-        Expr::Cmp { left, right, .. } => {
-            matches!(
-                (left, right),
-                (Operand::Col(_), Operand::Lit(_)) | (Operand::Lit(_), Operand::Col(_))
-            )
-        }
-        Expr::Between { .. }
-        | Expr::InList { .. }
-        | Expr::IsNull { .. }
-        | Expr::Like { .. }
-        | Expr::Truth(_) => true,
-        _ => false,
-    }
-}
-
 /// A non-NULL value of type `ty`.
 fn zero(ty: ColType) -> Value {
     match ty {
@@ -624,20 +604,6 @@ impl Gen<'_> {
             }
             _ => Vec::new(),
         };
-        let mut items = items;
-        let plain = filter.as_ref().is_none_or(pushable);
-        if !plain
-            && !self
-                .restrictions
-                .allows(Restriction::UnselectedOrderColumns)
-            && !star
-        {
-            for o in &order_by {
-                if !items.contains(&Item::Col(o.col.clone())) {
-                    items.push(Item::Col(o.col.clone()));
-                }
-            }
-        }
         let mut select = Select {
             from: From::Table(table.name.clone()),
             star,
@@ -703,12 +669,11 @@ impl Gen<'_> {
     /// Now and then an explicit NULLS FIRST / LAST or an ORDER BY position (which the order's
     /// totality does not depend on).
     fn decorate_order(&mut self, select: &mut Select) {
-        let placements = self.restrictions.allows(Restriction::NullsPlacement);
         for item in &mut select.order_by {
             if self.rng.percent(15) {
                 // The default placement (NULL lowest) spelled out, or the other one.
                 let nulls_first = !item.desc;
-                item.nulls_first = Some(if placements && self.rng.percent(50) {
+                item.nulls_first = Some(if self.rng.percent(50) {
                     !nulls_first
                 } else {
                     nulls_first

@@ -12,30 +12,14 @@ use std::str::FromStr;
 pub enum Restriction {
     /// No `IN (subquery)` below an OR or a NOT.
     NestedInSubquery,
-    /// No ORDER BY of unselected columns together with a condition DataFusion evaluates
-    /// above the scan (an OR, a comparison of two columns, a subquery).
-    UnselectedOrderColumns,
-    /// No row value in a view's condition.
-    ViewRowValue,
-    /// No `ASC NULLS LAST` or `DESC NULLS FIRST` (the placements that differ from the
-    /// default, where NULL sorts lowest).
-    NullsPlacement,
 }
 
 impl Restriction {
-    pub const ALL: [Restriction; 4] = [
-        Restriction::NestedInSubquery,
-        Restriction::UnselectedOrderColumns,
-        Restriction::ViewRowValue,
-        Restriction::NullsPlacement,
-    ];
+    pub const ALL: [Restriction; 1] = [Restriction::NestedInSubquery];
 
     pub fn name(self) -> &'static str {
         match self {
             Restriction::NestedInSubquery => "nested-in-subquery",
-            Restriction::UnselectedOrderColumns => "unselected-order-columns",
-            Restriction::ViewRowValue => "view-row-value",
-            Restriction::NullsPlacement => "nulls-placement",
         }
     }
 
@@ -46,25 +30,6 @@ impl Restriction {
                 "open bug, see findings/nested_not_in_subquery_null.slt: below an OR or a NOT, \
                  `x NOT IN (SELECT ...)` over a subquery with a NULL is true instead of unknown \
                  (rows that SQLite leaves out are returned)"
-            }
-            Restriction::UnselectedOrderColumns => {
-                "open bug, see findings/unselected_key_order_projection.slt: ORDER BY a key \
-                 column that is not selected, under a filter DataFusion keeps above the scan, \
-                 fails DataFusion's ProjectionPushdown assertion (\"Input field name p does \
-                 not match with the projection expression q\")"
-            }
-            Restriction::ViewRowValue => {
-                "open bug, see findings/view_row_value_negative_literal.slt and \
-                 findings/view_row_value_null_compared.slt: row values in a view's condition \
-                 reach DataFusion as they are (a query's are spelled out first), so \
-                 `(d, c) < (-1, 'x')` cannot be planned (\"Only identifiers and literals are \
-                 supported in tuples\") and `(b, a) <> (FALSE, TRUE)` with b NULL is true \
-                 instead of unknown (DataFusion compares them as structs)"
-            }
-            Restriction::NullsPlacement => {
-                "open bug, see findings/index_order_ignores_nulls_first.slt: `ORDER BY a DESC \
-                 NULLS FIRST` served by reading an index on `a` in reverse returns the NULLs \
-                 last (both executors, with the index only)"
             }
         }
     }

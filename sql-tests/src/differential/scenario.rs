@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use super::Restrictions;
 use super::data::{self, Rows, Write};
 use super::generate::{self, Gen, Subqueries};
 use super::query::Expr;
 use super::rng::Rng;
 use super::schema::{self, Index, IndexTiming, Table};
 use super::value::Value;
-use super::{Restriction, Restrictions};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -248,16 +248,7 @@ fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) 
             scenario,
             restrictions,
         };
-        // A few tries for a condition the restrictions allow, else none.
-        for _ in 0..8 {
-            let candidate = g.condition(&base, Subqueries::No);
-            if restrictions.allows(Restriction::ViewRowValue)
-                || !candidate.any(&|e| matches!(e, Expr::RowCmp { .. }))
-            {
-                filter = Some(candidate);
-                break;
-            }
-        }
+        filter = Some(g.condition(&base, Subqueries::No));
     }
     let relation = Table {
         name: "v1".to_string(),
