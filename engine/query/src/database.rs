@@ -348,6 +348,7 @@ pub(crate) fn new_context(db: &Arc<DbInner>, expose_hidden: Option<String>) -> S
         .with_config(config)
         .with_default_features()
         .with_query_planner(Arc::new(crate::subquery::RowdexQueryPlanner))
+        .with_optimizer_rules(crate::predicate_subquery::logical_optimizer_rules())
         .with_physical_optimizer_rules(crate::filter_projection::physical_optimizer_rules())
         .build();
     let ctx = SessionContext::new_with_state(state);
