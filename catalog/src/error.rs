@@ -30,6 +30,10 @@ pub enum CatalogError {
     DuplicateIndexColumn { index: String, column: String },
     #[error("SALT_BUCKETS must be between 1 and 256, got {buckets}")]
     BadSaltBuckets { buckets: u64 },
+    #[error("SALT_ON column {column} is not a primary key column of table {table}")]
+    SaltColumnNotInKey { table: String, column: String },
+    #[error("SALT_ON on table {table} needs SALT_BUCKETS")]
+    SaltOnWithoutBuckets { table: String },
     #[error("the catalog entry {what} is corrupt: {source}")]
     Corrupt {
         what: String,

@@ -67,6 +67,11 @@ pub struct TableDef {
     pub key: Vec<KeyColumn>,
     /// 0 = not salted.
     pub salt_buckets: u16,
+    /// The key columns (positions in `key`, ascending) whose values choose the salt bucket;
+    /// empty = the whole key. Salting on a leading part of the key (`SALT_ON = (user_id)`)
+    /// keeps one user's rows together, in key order, in one bucket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub salt_on: Vec<usize>,
     /// Bumped by every change of the definition (indexes included); see
     /// [`keyspace::schema_version_key`].
     pub schema_version: u32,
@@ -141,9 +146,78 @@ impl TableDef {
             columns,
             key: key_columns,
             salt_buckets,
+            salt_on: Vec::new(),
             schema_version: 1,
             indexes: Vec::new(),
         })
+    }
+
+    /// Salts on the named key columns instead of the whole key.
+    pub fn with_salt_on(mut self, columns: &[String]) -> Result<TableDef> {
+        if !self.is_salted() {
+            return Err(CatalogError::SaltOnWithoutBuckets {
+                table: self.name.clone(),
+            });
+        }
+        let mut positions = Vec::with_capacity(columns.len());
+        for name in columns {
+            let position = self
+                .column_index(name)
+                .and_then(|c| self.key_position(c))
+                .ok_or_else(|| CatalogError::SaltColumnNotInKey {
+                    table: self.name.clone(),
+                    column: name.clone(),
+                })?;
+            if positions.contains(&position) {
+                return Err(CatalogError::DuplicateColumn {
+                    table: self.name.clone(),
+                    column: name.clone(),
+                });
+            }
+            positions.push(position);
+        }
+        positions.sort_unstable();
+        // The whole key, named column by column, is the default.
+        if positions.len() == self.key.len() {
+            positions.clear();
+        }
+        self.salt_on = positions;
+        Ok(self)
+    }
+
+    /// The salt columns, as positions in `key`.
+    pub fn salt_key_positions(&self) -> Vec<usize> {
+        if self.salt_on.is_empty() {
+            (0..self.key.len()).collect()
+        } else {
+            self.salt_on.clone()
+        }
+    }
+
+    /// The bucket of a row with encoded primary key `pk_bytes`.
+    pub fn salt_of(&self, pk_bytes: &[u8]) -> u8 {
+        if self.salt_on.is_empty() {
+            return keyspace::salt_bucket(pk_bytes, self.salt_buckets);
+        }
+        match key::decode_key(pk_bytes, &self.key_orders(), true) {
+            Ok(values) => self.salt_of_leading(&values).unwrap_or(0),
+            // Our own encoding always decodes; hashing the bytes keeps this total.
+            Err(_) => keyspace::salt_bucket(pk_bytes, self.salt_buckets),
+        }
+    }
+
+    /// The bucket of every row whose leading key columns equal `leading`, if they include
+    /// every salt column (for an unsalted table, the one prefix).
+    pub fn salt_of_leading(&self, leading: &[Datum]) -> Option<u8> {
+        let positions = self.salt_key_positions();
+        if positions.last().is_some_and(|&p| p >= leading.len()) {
+            return None;
+        }
+        let mut salted = Vec::with_capacity(16 * positions.len());
+        for position in positions {
+            key::encode_datum(&mut salted, &leading[position], self.key[position].order());
+        }
+        Some(keyspace::salt_bucket(&salted, self.salt_buckets))
     }
 
     pub fn index(&self, name: &str) -> Option<&IndexDef> {
@@ -228,7 +302,7 @@ impl TableDef {
         let mut out = Vec::with_capacity(self.key_header_len() + pk_bytes.len());
         out.extend_from_slice(&self.prefix());
         if self.is_salted() {
-            out.push(keyspace::salt_bucket(pk_bytes, self.salt_buckets));
+            out.push(self.salt_of(pk_bytes));
         }
         out.extend_from_slice(pk_bytes);
         out

@@ -180,12 +180,15 @@ pub fn estimate(
         }
         AccessPath::RangeScan { prefixes, .. } => {
             let n = size(counts.first());
+            // Prefixes that fix the salt columns are each sought in their own bucket; others
+            // in every bucket.
+            let seeks = if plan.table.is_salted() && salt_fixed(plan) {
+                prefixes.len() as f64
+            } else {
+                buckets * prefixes.len().max(1) as f64
+            };
             let read = stop(n);
-            (
-                n,
-                read,
-                buckets * prefixes.len().max(1) as f64 * seek + read * next,
-            )
+            (n, read, seeks * seek + read * next)
         }
         AccessPath::FullScan => {
             let read = stop(table_rows);
@@ -269,5 +272,18 @@ pub fn estimate(
         rows: rows.round() as u64,
         entries: entries.round() as u64,
         cost_us: cost,
+    }
+}
+
+/// Whether every prefix of a range scan fixes the table's salt columns.
+fn salt_fixed(plan: &ScanPlan) -> bool {
+    match &plan.path {
+        AccessPath::RangeScan { prefixes, .. } => {
+            !prefixes.is_empty()
+                && prefixes
+                    .iter()
+                    .all(|tuple| plan.table.salt_of_leading(tuple).is_some())
+        }
+        _ => false,
     }
 }

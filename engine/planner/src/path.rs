@@ -220,10 +220,9 @@ impl ScanPlan {
     pub fn probes(&self) -> Vec<Vec<KeyRange>> {
         match &self.path {
             AccessPath::RangeScan { .. } => vec![
-                self.table
-                    .scan_prefixes()
-                    .iter()
-                    .flat_map(|prefix| self.key_ranges(prefix))
+                self.bucket_ranges()
+                    .into_iter()
+                    .flat_map(|(_, ranges)| ranges)
                     .collect(),
             ],
             AccessPath::IndexScan { input, .. } => {
@@ -254,8 +253,48 @@ impl ScanPlan {
         }
     }
 
+    /// The salt buckets a key scan visits (all of them for an unsalted table's one prefix):
+    /// only the buckets of its prefixes when every prefix fixes the salt columns.
+    pub fn buckets(&self) -> Vec<u8> {
+        let table = &self.table;
+        if !table.is_salted() {
+            return vec![0];
+        }
+        if let AccessPath::RangeScan { prefixes, .. } = &self.path {
+            let chosen: Option<Vec<u8>> = prefixes
+                .iter()
+                .map(|tuple| table.salt_of_leading(tuple))
+                .collect();
+            if let Some(mut chosen) = chosen.filter(|c| !c.is_empty()) {
+                chosen.sort_unstable();
+                chosen.dedup();
+                return chosen;
+            }
+        }
+        (0..table.salt_buckets).map(|b| b as u8).collect()
+    }
+
+    /// Every bucket the scan visits, with its prefix and the byte ranges to read in it, in
+    /// ascending key order.
+    pub fn bucket_ranges(&self) -> Vec<(Vec<u8>, Vec<KeyRange>)> {
+        self.buckets()
+            .into_iter()
+            .map(|bucket| {
+                let prefix = self.table.bucket_prefix(bucket);
+                let ranges = self.key_ranges_in(&prefix, Some(bucket));
+                (prefix, ranges)
+            })
+            .collect()
+    }
+
     /// The byte ranges to scan inside one bucket prefix, in ascending key order.
     pub fn key_ranges(&self, bucket_prefix: &[u8]) -> Vec<KeyRange> {
+        self.key_ranges_in(bucket_prefix, None)
+    }
+
+    /// The ranges in `bucket` (or in every bucket): a prefix tuple whose salt columns hash to
+    /// another bucket has no rows here.
+    fn key_ranges_in(&self, bucket_prefix: &[u8], bucket: Option<u8>) -> Vec<KeyRange> {
         match &self.path {
             AccessPath::PointGet { .. }
             | AccessPath::MultiGet { .. }
@@ -265,6 +304,12 @@ impl ScanPlan {
             AccessPath::RangeScan { prefixes, bound } => {
                 let mut encoded: Vec<Vec<u8>> = prefixes
                     .iter()
+                    .filter(|tuple| {
+                        bucket.is_none_or(|b| {
+                            !self.table.is_salted()
+                                || self.table.salt_of_leading(tuple).is_none_or(|t| t == b)
+                        })
+                    })
                     .map(|tuple| {
                         let values: Vec<&Datum> = tuple.iter().collect();
                         let mut start = bucket_prefix.to_vec();
@@ -517,7 +562,14 @@ impl fmt::Display for ScanPlan {
             f.write_str(" reverse")?;
         }
         if table.is_salted() {
-            write!(f, " buckets={}", table.salt_buckets)?;
+            let visited = self.buckets();
+            if visited.len() == usize::from(table.salt_buckets) {
+                write!(f, " buckets={}", table.salt_buckets)?;
+            } else {
+                // The prefixes fix the salt columns: only their buckets are read.
+                let list: Vec<String> = visited.iter().map(u8::to_string).collect();
+                write!(f, " buckets=[{}] of {}", list.join(","), table.salt_buckets)?;
+            }
         }
         if self.offset > 0 {
             write!(f, " offset={}", self.offset)?;

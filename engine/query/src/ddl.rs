@@ -108,8 +108,11 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
             }
         }
     }
-    let salt_buckets = salt_buckets(&create.table_options)?;
-    let mut def = TableDef::new(&name, columns, &key, salt_buckets)?;
+    let salting = salting(&create.table_options)?;
+    let mut def = TableDef::new(&name, columns, &key, salting.buckets)?;
+    if let Some(salt_on) = &salting.on {
+        def = def.with_salt_on(salt_on)?;
+    }
     def.indexes = unique_indexes(&def, uniques)?;
     session.db.catalog.create_table(def).await?;
     Ok(Output::Done)
@@ -270,9 +273,20 @@ pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
     Ok(parsed)
 }
 
-fn salt_buckets(options: &CreateTableOptions) -> Result<u16> {
+/// The salting a CREATE TABLE's options ask for.
+struct Salting {
+    buckets: u16,
+    /// `SALT_ON = (a, b)`: the key columns the bucket is hashed from.
+    on: Option<Vec<String>>,
+}
+
+fn salting(options: &CreateTableOptions) -> Result<Salting> {
+    let mut salting = Salting {
+        buckets: 0,
+        on: None,
+    };
     let list = match options {
-        CreateTableOptions::None => return Ok(0),
+        CreateTableOptions::None => return Ok(salting),
         CreateTableOptions::With(list) | CreateTableOptions::Plain(list) => list,
         other => {
             return Err(Error::BadTableOption {
@@ -280,26 +294,46 @@ fn salt_buckets(options: &CreateTableOptions) -> Result<u16> {
             });
         }
     };
-    let mut buckets = 0;
     for option in list {
         let SqlOption::KeyValue { key, value } = option else {
             return Err(Error::BadTableOption {
                 option: option.to_string(),
             });
         };
-        if !key.value.eq_ignore_ascii_case("salt_buckets") {
+        if key.value.eq_ignore_ascii_case("salt_buckets") {
+            salting.buckets = value
+                .to_string()
+                .parse::<u16>()
+                .ok()
+                .filter(|n| (1..=256).contains(n))
+                .ok_or_else(|| Error::BadTableOption {
+                    option: format!("{option} (SALT_BUCKETS must be an integer from 1 to 256)"),
+                })?;
+        } else if key.value.eq_ignore_ascii_case("salt_on") {
+            salting.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
+                option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
+            })?);
+        } else {
             return Err(Error::BadTableOption {
                 option: option.to_string(),
             });
         }
-        buckets = value
-            .to_string()
-            .parse::<u16>()
-            .ok()
-            .filter(|n| (1..=256).contains(n))
-            .ok_or_else(|| Error::BadTableOption {
-                option: format!("{option} (SALT_BUCKETS must be an integer from 1 to 256)"),
-            })?;
     }
-    Ok(buckets)
+    Ok(salting)
+}
+
+/// `a`, `(a)` or `(a, b)` as column names.
+fn column_list(value: &ast::Expr) -> Option<Vec<String>> {
+    match value {
+        ast::Expr::Identifier(ident) => Some(vec![ident_name(ident)]),
+        ast::Expr::Nested(inner) => column_list(inner),
+        ast::Expr::Tuple(items) => items
+            .iter()
+            .map(|item| match item {
+                ast::Expr::Identifier(ident) => Some(ident_name(ident)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }

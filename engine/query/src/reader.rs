@@ -305,10 +305,9 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
     let page = page_size(plan);
     let direction = plan.direction;
     let buckets: Vec<EntryStream> = plan
-        .table
-        .scan_prefixes()
-        .iter()
-        .map(|prefix| ranges_in_order(reader.clone(), plan.key_ranges(prefix), direction, page))
+        .bucket_ranges()
+        .into_iter()
+        .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, direction, page))
         .collect();
     if buckets.len() == 1 {
         return buckets

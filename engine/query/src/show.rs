@@ -67,7 +67,7 @@ pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
             } else {
                 "ASC"
             };
-            let salt = if def.is_salted() {
+            let salt = if def.is_salted() && def.salt_key_positions().contains(&position) {
                 format!(" (salted, {} buckets)", def.salt_buckets)
             } else {
                 String::new()

@@ -302,6 +302,7 @@ mod tests {
             ],
             key: vec![part("a", true)],
             salt: None,
+            salt_on: Vec::new(),
             inline_key: false,
             uniques: Vec::new(),
         };

@@ -255,6 +255,7 @@ fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) 
         columns,
         key: Vec::new(),
         salt: None,
+        salt_on: Vec::new(),
         inline_key: false,
         uniques: Vec::new(),
     };

@@ -57,6 +57,8 @@ pub struct Table {
     pub key: Vec<KeyPart>,
     /// `WITH (SALT_BUCKETS = n)`.
     pub salt: Option<u32>,
+    /// `SALT_ON = (...)`: the key columns the salt is hashed from (empty: the whole key).
+    pub salt_on: Vec<String>,
     /// A one-column ascending key written inline (`a BIGINT PRIMARY KEY`), the other syntax.
     pub inline_key: bool,
     /// `UNIQUE (...)` constraints: unique indexes in rowdex (in every configuration, being
@@ -104,10 +106,21 @@ impl Table {
 
     /// rowdex's CREATE TABLE.
     pub fn rowdex_ddl(&self) -> String {
-        let salt = self
-            .salt
-            .map(|n| format!(" WITH (SALT_BUCKETS = {n})"))
-            .unwrap_or_default();
+        // Only columns still in the key (the shrinker may have dropped some).
+        let salt_on: Vec<&str> = self
+            .salt_on
+            .iter()
+            .filter(|c| self.is_key(c))
+            .map(String::as_str)
+            .collect();
+        let salt = match (self.salt, salt_on.is_empty()) {
+            (None, _) => String::new(),
+            (Some(n), true) => format!(" WITH (SALT_BUCKETS = {n})"),
+            (Some(n), false) => format!(
+                " WITH (SALT_BUCKETS = {n}, SALT_ON = ({}))",
+                salt_on.join(", ")
+            ),
+        };
         format!("CREATE TABLE {} ({}){salt}", self.name, self.body(false))
     }
 
@@ -218,6 +231,23 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
     } else {
         None
     };
+    // Half the salted tables with a declared key salt on part of it: its first column (one
+    // prefix's rows in one bucket) or any non-empty subset.
+    let mut salt_on = Vec::new();
+    if salt.is_some() && !key.is_empty() && rng.percent(50) {
+        if rng.percent(60) {
+            salt_on.push(key[0].column.clone());
+        } else {
+            for part in &key {
+                if rng.percent(50) {
+                    salt_on.push(part.column.clone());
+                }
+            }
+            if salt_on.is_empty() {
+                salt_on.push(rng.pick(&key).column.clone());
+            }
+        }
+    }
     let inline_key = key.len() == 1 && !key[0].desc && rng.percent(40);
     // One table in five gets a UNIQUE constraint on one or two columns (the rows are drawn
     // to respect it).
@@ -241,6 +271,7 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
         columns,
         key,
         salt,
+        salt_on,
         inline_key,
         uniques,
     };
@@ -357,6 +388,7 @@ mod tests {
                 desc: true,
             }],
             salt: Some(4),
+            salt_on: Vec::new(),
             inline_key: false,
             uniques: Vec::new(),
         }

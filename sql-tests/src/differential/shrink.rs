@@ -412,6 +412,12 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
         if table.salt.is_some() {
             let mut c = case.clone();
             c.scenario.tables[t].salt = None;
+            c.scenario.tables[t].salt_on.clear();
+            out.push(c);
+        }
+        if !table.salt_on.is_empty() {
+            let mut c = case.clone();
+            c.scenario.tables[t].salt_on.clear();
             out.push(c);
         }
         for (k, part) in table.key.iter().enumerate() {

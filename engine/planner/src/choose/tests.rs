@@ -181,15 +181,24 @@ proptest! {
         rows in prop::collection::vec(arb_row(), 0..30),
         predicates in prop::collection::vec(arb_predicate(), 0..4),
         desc in any::<bool>(),
-        salted in any::<bool>(),
+        salting in 0..3u8,
     ) {
-        let table = table(desc, if salted { 4 } else { 0 });
+        // Unsalted, salted on the whole key, salted on `host` (a prefix scan on one host then
+        // visits one bucket).
+        let table = match salting {
+            0 => table(desc, 0),
+            1 => table(desc, 4),
+            _ => {
+                let def = (*table(desc, 4)).clone();
+                Arc::new(def.with_salt_on(&["host".to_string()]).expect("host is a key column"))
+            }
+        };
         let plan = plan_scan(table.clone(), predicates.clone(), Direction::Forward, 0, None);
         let points = plan.point_keys();
-        let ranges: Vec<_> = table
-            .scan_prefixes()
-            .iter()
-            .flat_map(|p| plan.key_ranges(p))
+        let ranges: Vec<_> = plan
+            .bucket_ranges()
+            .into_iter()
+            .flat_map(|(_, ranges)| ranges)
             .collect();
         for row in &rows {
             let key = table.row_key_of(row);
