@@ -218,3 +218,80 @@ async fn differential_against_sqlite() -> Result<(), rowdex_sql_tests::Error> {
     }
     Ok(())
 }
+
+/// Every example script under `examples/sql/` runs start to finish on a fresh in-memory
+/// database, and each EXPLAIN in it takes the access path written under it
+/// (`-- expect: <first plan line>`, compared up to the cost estimate).
+#[tokio::test(flavor = "multi_thread")]
+async fn example_scripts_run_and_take_their_access_paths() -> Result<(), rowdex_sql_tests::Error> {
+    let dir = manifest_dir().join("../examples/sql");
+    let io = |source| rowdex_sql_tests::Error::Io {
+        path: dir.clone(),
+        source,
+    };
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(io)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "sql"))
+        .collect();
+    scripts.sort();
+    assert!(scripts.len() >= 5, "example scripts missing: {scripts:?}");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for script in &scripts {
+        let text =
+            std::fs::read_to_string(script).map_err(|source| rowdex_sql_tests::Error::Io {
+                path: script.clone(),
+                source,
+            })?;
+        let db = rowdex::Database::open_memory().await?;
+        let session = db.session();
+        let mut chunk = String::new();
+        for line in text.lines() {
+            let Some(expected) = line.trim_start().strip_prefix("-- expect:") else {
+                chunk.push_str(line);
+                chunk.push('\n');
+                continue;
+            };
+            let outputs = match session.execute(&chunk).await {
+                Ok(outputs) => outputs,
+                Err(e) => {
+                    failures.push(format!("{}: {e}\n  in: {chunk}", script.display()));
+                    break;
+                }
+            };
+            chunk.clear();
+            let plan = outputs.last().and_then(first_cell).unwrap_or_default();
+            let plan = plan.split(" (est.").next().unwrap_or_default();
+            if plan.trim() == expected.trim() {
+                checked += 1;
+            } else {
+                failures.push(format!(
+                    "{}: expected plan\n  {}\ngot\n  {plan}",
+                    script.display(),
+                    expected.trim()
+                ));
+            }
+        }
+        if let Err(e) = session.execute(&chunk).await {
+            failures.push(format!("{}: {e}", script.display()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} example failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked >= 25, "only {checked} EXPLAINs checked");
+    Ok(())
+}
+
+/// The first value of a result set, as text.
+fn first_cell(output: &rowdex::Output) -> Option<String> {
+    let rowdex::Output::Rows { batches, .. } = output else {
+        return None;
+    };
+    let batch = batches.iter().find(|b| b.num_rows() > 0)?;
+    rowdex::arrow::util::display::array_value_to_string(batch.column(0), 0).ok()
+}

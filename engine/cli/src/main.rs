@@ -126,7 +126,18 @@ pub(crate) async fn execute_text(
     for statement in &statements {
         let started = Instant::now();
         match session.run(statement).await {
-            Ok(output) => print_output(&output, format, timing.then(|| started.elapsed())),
+            Ok(output) => {
+                print_output(&output, format, timing.then(|| started.elapsed()));
+                // Advice goes to stderr, so a script's CSV output stays clean; SHOW WARNINGS
+                // has just printed it.
+                let shown = matches!(
+                    statement,
+                    rowdex::ParsedStatement::Command(rowdex::Command::ShowWarnings)
+                );
+                for warning in session.warnings().into_iter().filter(|_| !shown) {
+                    eprintln!("warning: {warning}");
+                }
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 return false;

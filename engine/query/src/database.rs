@@ -83,6 +83,7 @@ impl Database {
             progress: None,
             executor: Executor::Auto,
             txn: Arc::default(),
+            warnings: Arc::default(),
         }
     }
 
@@ -169,6 +170,8 @@ pub struct Session {
     pub(crate) executor: Executor,
     /// The transaction BEGIN opened, until COMMIT or ROLLBACK.
     txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
+    /// What the last statement warned about (the row-key advisor's findings).
+    warnings: Arc<Mutex<Vec<String>>>,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -188,6 +191,19 @@ impl Session {
 
     pub fn executor(&self) -> Executor {
         self.executor
+    }
+
+    /// The warnings of the last statement: CREATE TABLE and CREATE INDEX report key designs
+    /// that will hurt (a write hotspot, long keys). `SHOW WARNINGS` returns them as rows.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_warnings(&self, warnings: Vec<String>) {
+        *self.warnings.lock().unwrap_or_else(PoisonError::into_inner) = warnings;
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).

@@ -114,7 +114,9 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
         def = def.with_salt_on(salt_on)?;
     }
     def.indexes = unique_indexes(&def, uniques)?;
+    let warnings = crate::keydesign::advise_table(&def);
     session.db.catalog.create_table(def).await?;
+    session.set_warnings(warnings);
     Ok(Output::Done)
 }
 

@@ -22,13 +22,16 @@ use crate::scan_exec::RowdexScanExec;
 use crate::statement::{Command, ParsedStatement};
 use crate::txn::SessionTxn;
 use crate::types::renamed_schema;
-use crate::{Error, Result, ddl, dml, indexes, rewrite, show, views};
+use crate::{Error, Result, ddl, dml, indexes, keydesign, rewrite, show, views};
 
 /// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
 /// change) is run again before its conflict is reported. Nothing was written by a failed try.
 const WRITE_ATTEMPTS: usize = 8;
 
 pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    if !matches!(parsed, ParsedStatement::Command(Command::ShowWarnings)) {
+        session.set_warnings(Vec::new());
+    }
     if let ParsedStatement::Sql { statement, .. } = parsed
         && let Some(output) = transaction_control(session, statement).await?
     {
@@ -131,7 +134,9 @@ async fn transaction_control(session: &Session, statement: &Statement) -> Result
 /// batch.
 fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
     let refused = match parsed {
-        ParsedStatement::Command(Command::ShowIndexes { .. }) => None,
+        ParsedStatement::Command(
+            Command::ShowIndexes { .. } | Command::ExplainKey { .. } | Command::ShowWarnings,
+        ) => None,
         ParsedStatement::Command(command) => Some(command.to_string()),
         ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
             Statement::Query(_)
@@ -225,6 +230,11 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
             indexes::check(session, None, Some(table), *repair).await
         }
         Command::Reindex { target } => indexes::reindex(session, target.as_deref()).await,
+        Command::ExplainKey { table } => keydesign::explain_key(session, table),
+        Command::ShowKeySpread { table, partitions } => {
+            keydesign::key_spread(session, table, *partitions).await
+        }
+        Command::ShowWarnings => Ok(text_rows("warning", session.warnings())),
     }
 }
 

@@ -76,7 +76,9 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         unique: create.unique,
         state: IndexState::Building,
     };
+    let warnings = crate::keydesign::advise_index(&table, &index);
     let building = db.catalog.create_index(&table_name, index).await?;
+    session.set_warnings(warnings);
     let Some(index) = building.index(&name).cloned() else {
         return Err(Error::IndexNotFound { index: name });
     };

@@ -60,6 +60,13 @@ pub enum Command {
     /// `REINDEX [index | table]`: bring indexes back in line with their rows (all when
     /// nothing is named).
     Reindex { target: Option<String> },
+    /// `EXPLAIN KEY t`: the byte layout of the table's row key and of its index entry keys.
+    ExplainKey { table: String },
+    /// `SHOW KEY SPREAD t [PARTITIONS n]`: how the rows spread over n key ranges, and where
+    /// sequential writes would land.
+    ShowKeySpread { table: String, partitions: usize },
+    /// `SHOW WARNINGS`: the warnings of the previous statement.
+    ShowWarnings,
 }
 
 impl std::fmt::Display for ParsedStatement {
@@ -90,6 +97,11 @@ impl std::fmt::Display for Command {
             Command::CheckTable { table, repair } => write!(f, "{} TABLE {table}", verb(*repair)),
             Command::Reindex { target: None } => f.write_str("REINDEX"),
             Command::Reindex { target: Some(t) } => write!(f, "REINDEX {t}"),
+            Command::ExplainKey { table } => write!(f, "EXPLAIN KEY {table}"),
+            Command::ShowKeySpread { table, partitions } => {
+                write!(f, "SHOW KEY SPREAD {table} PARTITIONS {partitions}")
+            }
+            Command::ShowWarnings => f.write_str("SHOW WARNINGS"),
         }
     }
 }
@@ -381,6 +393,9 @@ fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option
     }
 }
 
+/// Key ranges of `SHOW KEY SPREAD` when PARTITIONS is not given.
+const DEFAULT_SPREAD_PARTITIONS: usize = 8;
+
 /// Parses a rowdex command if the next tokens start one; None leaves the parser untouched.
 fn parse_command(parser: &mut Parser<'_>) -> Option<std::result::Result<Command, ParserError>> {
     let word = |n: usize, parser: &Parser<'_>| match parser.peek_nth_token(n).token {
@@ -426,6 +441,40 @@ fn parse_command(parser: &mut Parser<'_>) -> Option<std::result::Result<Command,
                     }
                 }
             }))
+        }
+        ("EXPLAIN", "KEY") => {
+            parser.next_token();
+            parser.next_token();
+            Some(name(parser).map(|table| Command::ExplainKey { table }))
+        }
+        ("SHOW", "KEY") if word(2, parser) == "SPREAD" => {
+            parser.next_token();
+            parser.next_token();
+            parser.next_token();
+            let table = match name(parser) {
+                Ok(table) => table,
+                Err(e) => return Some(Err(e)),
+            };
+            let partitions = if word(0, parser) == "PARTITIONS" {
+                parser.next_token();
+                match parser.parse_literal_uint() {
+                    Ok(n) if (1..=1000).contains(&n) => n as usize,
+                    Ok(n) => {
+                        return Some(Err(ParserError::ParserError(format!(
+                            "PARTITIONS must be from 1 to 1000, got {n}"
+                        ))));
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            } else {
+                DEFAULT_SPREAD_PARTITIONS
+            };
+            Some(Ok(Command::ShowKeySpread { table, partitions }))
+        }
+        ("SHOW", "WARNINGS") => {
+            parser.next_token();
+            parser.next_token();
+            Some(Ok(Command::ShowWarnings))
         }
         ("REINDEX", _) => {
             parser.next_token();
