@@ -14,8 +14,8 @@
 --     gives a total order, which is what makes keyset paging exact (see 3). It is DESC
 --     like ts so that "after this row" is the single row value (ts, action_id) < (t, i).
 --
---   ts is a BIGINT of epoch milliseconds, the HBase habit. (With a TIMESTAMP column the
---   same row-value condition is not yet turned into a key range: see README.md.)
+--   ts is a BIGINT of epoch milliseconds, the HBase habit. A TIMESTAMP column pages the
+--   same way: (ts, action_id) < (TIMESTAMP '...', 4957) is a key range too.
 --
 --   "The latest purchases of everyone" is another query direction: a secondary index on
 --   (action, ts DESC) serves it. Its entries also hold the primary key (user_id, ts,

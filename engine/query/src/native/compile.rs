@@ -12,8 +12,9 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::SchemaRef;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
-    SelectFlavor, SelectItem, SetExpr, TableFactor, UnaryOperator, Value,
+    BinaryOperator, DataType as SqlDataType, Expr, GroupByExpr, LimitClause, ObjectNamePart,
+    OrderByKind, Query, SelectFlavor, SelectItem, SetExpr, TableFactor, TimezoneInfo,
+    UnaryOperator, Value,
 };
 use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
@@ -477,6 +478,23 @@ fn slot(expr: &Expr) -> Option<Slot> {
             }
             _ => None,
         },
+        // `TIMESTAMP '2026-01-02 03:04:05'` and `DATE '2026-01-02'` in the forms rowdex reads
+        // exactly as DataFusion does; any other form (a time zone, say) is left to DataFusion.
+        Expr::TypedString(typed) => {
+            let text = match &typed.value.value {
+                Value::SingleQuotedString(text) => text,
+                _ => return None,
+            };
+            match &typed.data_type {
+                SqlDataType::Timestamp(_, TimezoneInfo::None) | SqlDataType::Datetime(_) => {
+                    rowdex_codec::parse_timestamp(text).map(|t| Slot::Value(Datum::Timestamp(t)))
+                }
+                SqlDataType::Date => {
+                    rowdex_codec::parse_date(text).map(|d| Slot::Value(Datum::Date(d)))
+                }
+                _ => None,
+            }
+        }
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,
