@@ -474,7 +474,7 @@ fn number(text: &str, negative: bool) -> Option<Datum> {
 /// Runs a query through DataFusion and returns its rows as datums.
 async fn query_rows(
     session: &Session,
-    statement: Statement,
+    mut statement: Statement,
     expose_hidden: Option<String>,
     txn: Option<Arc<SessionTxn>>,
 ) -> Result<Vec<Vec<Datum>>> {
@@ -483,6 +483,8 @@ async fn query_rows(
         None => session.ctx.clone(),
     };
     let ctx = context_with(&base, &QueryHints::default(), txn);
+    // Rows are taken by position, so `SELECT i, i` may name two columns alike.
+    let _ = crate::rewrite::unique_output_names(&mut statement);
     let plan = plan_statement(&ctx, statement).await?;
     let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
     let mut rows = Vec::new();
