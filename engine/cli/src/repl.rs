@@ -14,6 +14,8 @@ const HELP: &str = "\
 Statements end with ';' and may span lines.
   \\d            list tables
   \\d TABLE      describe a table (columns, key, salt buckets) and list its indexes
+  \\page N QUERY run a SELECT N rows at a time, by cursor (no OFFSET): one page now
+  \\next         the next page of the last \\page query
   \\timing       toggle the elapsed time after each result
   \\q            quit
   \\?            this help";
@@ -36,6 +38,7 @@ pub async fn run(db: &Database, session: &Session, format: Format) -> ExitCode {
         env!("CARGO_PKG_VERSION")
     );
     let mut timing = true;
+    let mut paging: Option<Paging> = None;
     let mut buffer = String::new();
     loop {
         // As psql does, the prompt shows an open transaction.
@@ -60,7 +63,7 @@ pub async fn run(db: &Database, session: &Session, format: Format) -> ExitCode {
         let trimmed = line.trim();
         if buffer.is_empty() && trimmed.starts_with('\\') {
             let _ = editor.add_history_entry(trimmed);
-            match backslash(db, session, trimmed, format, &mut timing).await {
+            match backslash(db, session, trimmed, format, &mut timing, &mut paging).await {
                 Flow::Quit => break,
                 Flow::Continue => continue,
             }
@@ -87,15 +90,75 @@ enum Flow {
     Quit,
 }
 
+/// The query `\page` runs, and where its next page starts.
+struct Paging {
+    sql: String,
+    size: usize,
+    next: Option<String>,
+}
+
+/// Fetches and prints one page of `paging`'s query, then remembers where the next starts.
+async fn print_page(session: &Session, paging: &mut Paging, format: Format) {
+    match session
+        .query_page(&paging.sql, paging.size, paging.next.as_deref())
+        .await
+    {
+        Ok(page) => {
+            let rows = rowdex::Output::Rows {
+                schema: page.schema,
+                batches: page.batches,
+            };
+            crate::output::print_output(&rows, format, None);
+            paging.next = page.next;
+            if paging.next.is_some() {
+                println!("(more: \\next)");
+            } else {
+                println!("(last page)");
+            }
+        }
+        Err(e) => eprintln!("error: {e}"),
+    }
+}
+
 async fn backslash(
     db: &Database,
     session: &Session,
     command: &str,
     format: Format,
     timing: &mut bool,
+    paging: &mut Option<Paging>,
 ) -> Flow {
     let mut words = command.split_whitespace();
     match (words.next(), words.next()) {
+        (Some("\\page"), Some(size)) => {
+            let sql = command
+                .trim_start()
+                .trim_start_matches("\\page")
+                .trim_start()
+                .trim_start_matches(size)
+                .trim()
+                .trim_end_matches(';')
+                .to_string();
+            match size.parse::<usize>() {
+                Ok(size) if size > 0 && !sql.is_empty() => {
+                    let mut state = Paging {
+                        sql,
+                        size,
+                        next: None,
+                    };
+                    print_page(session, &mut state, format).await;
+                    *paging = Some(state);
+                }
+                _ => {
+                    eprintln!("error: \\page takes a page size and a SELECT: \\page 20 SELECT ...")
+                }
+            }
+        }
+        (Some("\\next"), _) => match paging {
+            Some(state) if state.next.is_some() => print_page(session, state, format).await,
+            Some(_) => eprintln!("error: the last \\page query has no more pages"),
+            None => eprintln!("error: no \\page query to continue (\\page N SELECT ...)"),
+        },
         (Some("\\q"), _) => return Flow::Quit,
         (Some("\\?"), _) => println!("{HELP}"),
         (Some("\\timing"), _) => {

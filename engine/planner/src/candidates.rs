@@ -193,6 +193,7 @@ fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> Sc
         offset: request.offset,
         limit: request.limit,
         estimate: None,
+        resume_after: None,
     }
 }
 

@@ -62,6 +62,7 @@ pub fn plan_scan(
         offset,
         limit,
         estimate: None,
+        resume_after: None,
     }
 }
 

@@ -150,6 +150,10 @@ pub struct ScanPlan {
     pub limit: Option<usize>,
     /// What the cost model expected, when it compared paths (shown by EXPLAIN).
     pub estimate: Option<Estimate>,
+    /// Cursor paging: read only past this position, in scan direction. For a read by key
+    /// it is an encoded primary key, for an index scan an entry key without the index prefix
+    /// (indexed values ‖ primary key). Ranges are cut at it, so earlier keys are never read.
+    pub resume_after: Option<Vec<u8>>,
 }
 
 /// The cost model's view of a plan.
@@ -180,6 +184,12 @@ impl ScanPlan {
             .collect();
         pks.sort();
         pks.dedup();
+        if let Some(after) = &self.resume_after {
+            match self.direction {
+                Direction::Forward => pks.retain(|pk| pk > after),
+                Direction::Reverse => pks.retain(|pk| pk < after),
+            }
+        }
         if self.direction == Direction::Reverse {
             pks.reverse();
         }
@@ -281,10 +291,31 @@ impl ScanPlan {
             .into_iter()
             .map(|bucket| {
                 let prefix = self.table.bucket_prefix(bucket);
-                let ranges = self.key_ranges_in(&prefix, Some(bucket));
+                let mut ranges = self.key_ranges_in(&prefix, Some(bucket));
+                if let Some(after) = &self.resume_after {
+                    // Each bucket holds its keys in primary-key order, as the merge compares.
+                    let position = [prefix.as_slice(), after].concat();
+                    ranges = cut_ranges(ranges, &position, self.direction);
+                }
                 (prefix, ranges)
             })
             .collect()
+    }
+
+    /// The entry-key ranges an index scan reads, cut at the resume position.
+    pub fn index_scan_ranges(&self, input: &IndexInput) -> Vec<KeyRange> {
+        let ranges: Vec<KeyRange> = input
+            .ranges(&self.table)
+            .into_iter()
+            .map(|(range, _)| range)
+            .collect();
+        match (&self.resume_after, self.table.indexes.get(input.index)) {
+            (Some(after), Some(index)) => {
+                let position = [index.prefix().as_slice(), after].concat();
+                cut_ranges(ranges, &position, self.direction)
+            }
+            _ => ranges,
+        }
     }
 
     /// The byte ranges to scan inside one bucket prefix, in ascending key order.
@@ -328,6 +359,36 @@ impl ScanPlan {
             }
         }
     }
+}
+
+/// What is left of `ranges` strictly after `position` in scan direction (strictly before it
+/// when reading in reverse).
+fn cut_ranges(ranges: Vec<KeyRange>, position: &[u8], direction: Direction) -> Vec<KeyRange> {
+    ranges
+        .into_iter()
+        .filter_map(|mut range| {
+            match direction {
+                Direction::Forward => {
+                    // The smallest key after `position` is `position ‖ 0x00`.
+                    let next = [position, &[0u8]].concat();
+                    if range.start < next {
+                        range.start = next;
+                    }
+                }
+                Direction::Reverse => {
+                    if range
+                        .end
+                        .as_ref()
+                        .is_none_or(|end| end.as_slice() > position)
+                    {
+                        range.end = Some(position.to_vec());
+                    }
+                }
+            }
+            let empty = range.end.as_ref().is_some_and(|end| *end <= range.start);
+            (!empty).then_some(range)
+        })
+        .collect()
 }
 
 /// The key ranges, in key order, of the rows under `prefix` whose next columns satisfy

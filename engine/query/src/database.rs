@@ -335,6 +335,20 @@ impl Session {
         })
     }
 
+    /// Runs a SELECT one page at a time: at most `page_size` rows, after the position `cursor`
+    /// (from the previous page's [`crate::Page::next`]) when given. Each page resumes the scan
+    /// right after the last key the previous one returned, so no key is read twice and rows
+    /// written between pages never shift a page (unlike OFFSET). The query must read one table
+    /// in the order of its key or of one index (no LIMIT or OFFSET of its own).
+    pub async fn query_page(
+        &self,
+        sql: &str,
+        page_size: usize,
+        cursor: Option<&str>,
+    ) -> Result<crate::Page> {
+        crate::native::paging::query_page(self, sql, page_size, cursor).await
+    }
+
     /// Splits a script into statements without running them (for clients that report each).
     pub fn split(&self, sql: &str) -> Result<Vec<ParsedStatement>> {
         split_statements(sql)

@@ -88,6 +88,14 @@ pub enum Error {
         table: String,
         value: String,
     },
+    #[error("this query cannot be paged by cursor: {reason}")]
+    NotPageable { reason: String },
+    #[error("the cursor is not one rowdex made (damaged or truncated)")]
+    BadCursor,
+    #[error(
+        "the cursor belongs to another query, or the table changed since it was made; start again from the first page"
+    )]
+    CursorMismatch,
     #[error("index {index} does not exist")]
     IndexNotFound { index: String },
     #[error("cannot {action} {path}: {source}")]

@@ -332,6 +332,7 @@ pub(crate) async fn plan_statement(
     mut statement: Statement,
 ) -> Result<LogicalPlan> {
     rewrite::strip_unary_plus(&mut statement);
+    rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     let statement = DfStatement::Statement(Box::new(statement));
     let state = ctx.state();

@@ -58,6 +58,7 @@ pub use error::{Error, Result};
 pub use filter_projection::{SplitFilterProjection, physical_optimizer_rules};
 pub use hints::QueryHints;
 pub use native::Executor;
+pub use native::paging::Page;
 pub use predicate_subquery::{GuardedPredicateSubquery, logical_optimizer_rules};
 pub use prepared::Prepared;
 pub use provider::{RowdexSchema, RowdexTable};

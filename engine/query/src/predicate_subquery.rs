@@ -21,7 +21,7 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::expr::InSubquery;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction_owned};
-use datafusion::logical_expr::{BinaryExpr, Expr, Filter, LogicalPlan, Operator};
+use datafusion::logical_expr::{BinaryExpr, Expr, Filter, LogicalPlan, Operator, lit};
 use datafusion::optimizer::decorrelate_predicate_subquery::DecorrelatePredicateSubquery;
 use datafusion::optimizer::optimizer::{ApplyOrder, Optimizer};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
@@ -58,6 +58,21 @@ impl OptimizerRule for GuardedPredicateSubquery {
         };
         if !has_subquery(&filter.predicate) {
             return Ok(Transformed::no(LogicalPlan::Filter(filter)));
+        }
+        // A subquery that earlier rules proved empty is a constant; DataFusion's rule fails on
+        // it ("single expression required").
+        let predicate = filter.predicate.clone().transform_up(|e| match &e {
+            Expr::InSubquery(InSubquery {
+                subquery, negated, ..
+            }) if yields_no_rows(&subquery.subquery) => Ok(Transformed::yes(lit(*negated))),
+            Expr::Exists(exists) if yields_no_rows(&exists.subquery.subquery) => {
+                Ok(Transformed::yes(lit(exists.negated)))
+            }
+            _ => Ok(Transformed::no(e)),
+        })?;
+        if predicate.transformed {
+            let filter = Filter::try_new(predicate.data, filter.input.clone())?;
+            return Ok(Transformed::yes(LogicalPlan::Filter(filter)));
         }
         let conjuncts = split_conjunction_owned(filter.predicate.clone());
         let (exact, kept): (Vec<Expr>, Vec<Expr>) =
@@ -96,6 +111,20 @@ pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
             }
         })
         .collect()
+}
+
+/// Whether `plan` is known to produce no row (an empty relation under row-preserving nodes).
+fn yields_no_rows(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::EmptyRelation(empty) => !empty.produce_one_row,
+        LogicalPlan::Projection(p) => yields_no_rows(&p.input),
+        LogicalPlan::SubqueryAlias(a) => yields_no_rows(&a.input),
+        LogicalPlan::Filter(f) => yields_no_rows(&f.input),
+        LogicalPlan::Sort(s) => yields_no_rows(&s.input),
+        LogicalPlan::Limit(l) => yields_no_rows(&l.input),
+        LogicalPlan::Distinct(d) => yields_no_rows(d.input()),
+        _ => false,
+    }
 }
 
 fn has_subquery(expr: &Expr) -> bool {

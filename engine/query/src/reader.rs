@@ -87,7 +87,9 @@ fn rows_wanted(plan: &ScanPlan) -> Option<usize> {
 /// Entries per scan page: fewer when a LIMIT will stop the scan soon (one more than wanted, so
 /// the page also tells whether the range ends there).
 fn page_size(plan: &ScanPlan) -> usize {
-    rows_wanted(plan).map_or(MAX_PAGE, |wanted| (wanted + 1).clamp(16, MAX_PAGE))
+    // Exactly the rows wanted: the consumer stops there, so one more would be read for nothing
+    // (and cursor paging would read each page's boundary key twice).
+    rows_wanted(plan).map_or(MAX_PAGE, |wanted| wanted.clamp(16, MAX_PAGE))
 }
 
 /// Row lookups to batch into one multi-get: fewer when a LIMIT will stop the scan soon.
@@ -124,7 +126,7 @@ fn index_rows(
     let Some(index) = table.indexes.get(input.index).cloned() else {
         return stream::empty().boxed();
     };
-    let ranges: Vec<KeyRange> = input.ranges(&table).into_iter().map(|(r, _)| r).collect();
+    let ranges = plan.index_scan_ranges(input);
     let entries = ranges_in_order(reader.clone(), ranges, plan.direction, page_size(plan));
     let decode_table = table.clone();
     let decoded = entries.and_then(move |(key, value)| {
@@ -302,10 +304,15 @@ fn point_entries(keys: Vec<Vec<u8>>, reader: Arc<dyn KvRead>) -> EntryStream {
 }
 
 fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
-    let page = page_size(plan);
+    let bucket_ranges = plan.bucket_ranges();
+    let mut page = page_size(plan);
+    if bucket_ranges.len() > 1 && rows_wanted(plan).is_some() {
+        // Under a LIMIT the merge takes about limit / buckets rows from each bucket: small
+        // pages keep what is read past the limit to a fraction of it.
+        page = (page / (8 * bucket_ranges.len())).max(16);
+    }
     let direction = plan.direction;
-    let buckets: Vec<EntryStream> = plan
-        .bucket_ranges()
+    let buckets: Vec<EntryStream> = bucket_ranges
         .into_iter()
         .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, direction, page))
         .collect();

@@ -5,6 +5,7 @@
 //! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
 //!   the duplicates get unique aliases for planning, and the result gets its names back. The
 //!   same goes for unaliased subqueries, which DataFusion names alike.
+//! * `x IN ()` (parsed as an empty subquery) is the constant it always is;
 //! * a row-value comparison `(a, b) < (x, y)` is spelled out as `a < x OR (a = x AND b < y)`:
 //!   DataFusion compares such rows as structs, where a NULL field is simply the smallest value,
 //!   whereas in SQL a NULL reached before the deciding pair makes the comparison unknown.
@@ -13,8 +14,8 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, visit_expressions,
-    visit_expressions_mut,
+    BinaryOperator, Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, Value,
+    visit_expressions, visit_expressions_mut,
 };
 
 /// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
@@ -30,6 +31,23 @@ pub(crate) fn strip_unary_plus(statement: &mut Statement) {
                 Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
             );
             *expr = Expr::Nested(Box::new(inner));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// `x IN ()` is read as `x IN (SELECT NULL WHERE FALSE)` (see `statement`); a test against
+/// the empty set is false for every `x`, NULL included (and `NOT IN` true), so it becomes that
+/// constant. Left as a subquery, DataFusion 55 fails to decorrelate it inside another IN
+/// subquery ("single expression required").
+pub(crate) fn empty_in_subqueries_as_constants(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::InSubquery {
+            subquery, negated, ..
+        } = expr
+            && subquery.to_string() == "SELECT NULL WHERE FALSE"
+        {
+            *expr = Expr::Value(Value::Boolean(*negated).into());
         }
         ControlFlow::<()>::Continue(())
     });

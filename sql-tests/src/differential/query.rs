@@ -270,6 +270,28 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this node and every node below it (subqueries included).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| e.walk(f)),
+            Expr::Not(inner) => inner.walk(f),
+            Expr::InSubquery { sub, .. } | Expr::Exists { sub, .. } => {
+                if let Some(filter) = &sub.filter {
+                    filter.walk(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `test` holds for this node or any node below it (subqueries included).
+    pub fn any(&self, test: &dyn Fn(&Expr) -> bool) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= test(e));
+        found
+    }
+
     /// Replaces every literal compared with a column by `f(column, literal)`: the same
     /// condition with other values, which rowdex's compiled-query cache serves from the
     /// first one's compiled form.

@@ -9,21 +9,40 @@ use std::str::FromStr;
 
 /// One open bug the generator avoids unless allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Restriction {}
+pub enum Restriction {
+    /// No NOT over two IN lists on one column.
+    InListsUnderNot,
+    /// No IN subquery below an OR or a NOT together with an EXISTS, in a query on a view.
+    ViewCorrelatedApply,
+}
 
 impl Restriction {
-    /// Every open bug is fixed: the last ones (`nested-in-subquery`, `view-row-value`,
-    /// `unselected-order-columns`, `nulls-placement`) were lifted in session 9. A new finding
-    /// that cannot be fixed at once gets a variant here, and the generator a check.
-    pub const ALL: [Restriction; 0] = [];
+    pub const ALL: [Restriction; 2] = [
+        Restriction::InListsUnderNot,
+        Restriction::ViewCorrelatedApply,
+    ];
 
     pub fn name(self) -> &'static str {
-        match self {}
+        match self {
+            Restriction::InListsUnderNot => "in-lists-under-not",
+            Restriction::ViewCorrelatedApply => "view-correlated-apply",
+        }
     }
 
     /// The finding that reproduces the bug, and what goes wrong.
     pub fn reason(self) -> &'static str {
-        match self {}
+        match self {
+            Restriction::InListsUnderNot => {
+                "open bug, see findings/in_lists_under_not_null.slt: DataFusion's simplifier \
+                 folds `b IN (1, 3) AND b IN (2, 4)` to false, so `NOT (...)` is true for a \
+                 NULL b (SQL: unknown), in queries and in UPDATE/DELETE conditions"
+            }
+            Restriction::ViewCorrelatedApply => {
+                "open bug, see findings/view_correlated_apply.slt: a condition on a view with an \
+                 IN subquery below an OR or NOT and a correlated EXISTS fails with \
+                 \"Physical plan does not support logical expression OuterReferenceColumn\""
+            }
+        }
     }
 }
 

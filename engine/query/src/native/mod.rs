@@ -11,6 +11,7 @@
 
 pub(crate) mod cache;
 mod compile;
+pub(crate) mod paging;
 
 use std::cmp::Ordering;
 use std::collections::HashSet;

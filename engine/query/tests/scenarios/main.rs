@@ -1,6 +1,6 @@
 //! Scenario tests of the rowdex library through its public API: durability across reopen and
 //! across SIGKILL, statement atomicity, concurrent sessions, identical answers on every backend
-//! and key layout, and scans that stop early. One binary for the crate (each module is one
+//! and key layout, scans that stop early, and cursor paging. One binary for the crate (each module is one
 //! theme).
 
 mod atomicity;
@@ -13,6 +13,7 @@ mod early_stop;
 mod embedding;
 mod indexes;
 mod limits;
+mod paging;
 mod prepared;
 mod transactions;
 
