@@ -97,25 +97,13 @@ impl Value {
         let value = match array.data_type() {
             // SQLite has no booleans: a comparison is the integer 1 or 0.
             DataType::Boolean => int(array.as_boolean_opt().map(|a| i64::from(a.value(row)))),
-            DataType::Int8 => int(array
-                .as_primitive_opt::<Int8Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int16 => int(array
-                .as_primitive_opt::<Int16Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int32 => int(array
-                .as_primitive_opt::<Int32Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int64 => int(array.as_primitive_opt::<Int64Type>().map(|a| a.value(row))),
-            DataType::UInt8 => int(array
-                .as_primitive_opt::<UInt8Type>()
-                .map(|a| a.value(row).into())),
-            DataType::UInt16 => int(array
-                .as_primitive_opt::<UInt16Type>()
-                .map(|a| a.value(row).into())),
-            DataType::UInt32 => int(array
-                .as_primitive_opt::<UInt32Type>()
-                .map(|a| a.value(row).into())),
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32 => int(int_cell(array, row)),
             DataType::UInt64 => int(array
                 .as_primitive_opt::<UInt64Type>()
                 .map(|a| i64::try_from(a.value(row)).unwrap_or(i64::MAX))),
@@ -134,15 +122,9 @@ impl Value {
                     .as_primitive_opt::<Float64Type>()
                     .map(|a| a.value(row)),
             ),
-            DataType::Utf8 => array
-                .as_string_opt::<i32>()
-                .map(|a| Value::Text(a.value(row).to_string())),
-            DataType::LargeUtf8 => array
-                .as_string_opt::<i64>()
-                .map(|a| Value::Text(a.value(row).to_string())),
-            DataType::Utf8View => array
-                .as_string_view_opt()
-                .map(|a| Value::Text(a.value(row).to_string())),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                text_cell(array, row).map(Value::Text)
+            }
             DataType::Decimal32(..)
             | DataType::Decimal64(..)
             | DataType::Decimal128(..)
@@ -306,6 +288,47 @@ fn with_point(number: &str) -> String {
         format!("{trimmed}0")
     } else {
         trimmed.to_string()
+    }
+}
+
+/// A cell of a signed integer array, or of an unsigned one narrower than 64 bits; None for any
+/// other type.
+pub(crate) fn int_cell(array: &dyn Array, row: usize) -> Option<i64> {
+    match array.data_type() {
+        DataType::Int8 => array
+            .as_primitive_opt::<Int8Type>()
+            .map(|a| a.value(row).into()),
+        DataType::Int16 => array
+            .as_primitive_opt::<Int16Type>()
+            .map(|a| a.value(row).into()),
+        DataType::Int32 => array
+            .as_primitive_opt::<Int32Type>()
+            .map(|a| a.value(row).into()),
+        DataType::Int64 => array.as_primitive_opt::<Int64Type>().map(|a| a.value(row)),
+        DataType::UInt8 => array
+            .as_primitive_opt::<UInt8Type>()
+            .map(|a| a.value(row).into()),
+        DataType::UInt16 => array
+            .as_primitive_opt::<UInt16Type>()
+            .map(|a| a.value(row).into()),
+        DataType::UInt32 => array
+            .as_primitive_opt::<UInt32Type>()
+            .map(|a| a.value(row).into()),
+        _ => None,
+    }
+}
+
+/// A cell of any Arrow string array; None for any other type.
+pub(crate) fn text_cell(array: &dyn Array, row: usize) -> Option<String> {
+    match array.data_type() {
+        DataType::Utf8 => array
+            .as_string_opt::<i32>()
+            .map(|a| a.value(row).to_string()),
+        DataType::LargeUtf8 => array
+            .as_string_opt::<i64>()
+            .map(|a| a.value(row).to_string()),
+        DataType::Utf8View => array.as_string_view_opt().map(|a| a.value(row).to_string()),
+        _ => None,
     }
 }
 

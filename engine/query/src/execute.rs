@@ -375,6 +375,31 @@ pub(crate) fn text_rows(column: &str, lines: Vec<String>) -> Output {
     }
 }
 
+/// Rows of text under the named columns, as a result set.
+pub(crate) fn text_table<const N: usize>(
+    columns: [&str; N],
+    rows: &[[String; N]],
+) -> Result<Output> {
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|c| Field::new(*c, ArrowType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = (0..N)
+        .map(|i| {
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r[i].as_str()),
+            )) as ArrayRef
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}
+
 /// An identifier as DataFusion resolves it: lowercased unless quoted.
 pub(crate) fn ident_name(ident: &Ident) -> String {
     if ident.quote_style.is_some() {

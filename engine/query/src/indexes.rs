@@ -193,32 +193,17 @@ pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Out
             ]);
         }
     }
-    let names = [
-        "table_name",
-        "index_name",
-        "unique",
-        "columns",
-        "include",
-        "state",
-    ];
-    let schema = Arc::new(Schema::new(
-        names
-            .iter()
-            .map(|n| Field::new(*n, ArrowType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = (0..names.len())
-        .map(|i| {
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r[i].clone()),
-            )) as ArrayRef
-        })
-        .collect();
-    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
-    Ok(Output::Rows {
-        schema,
-        batches: vec![batch],
-    })
+    crate::execute::text_table(
+        [
+            "table_name",
+            "index_name",
+            "unique",
+            "columns",
+            "include",
+            "state",
+        ],
+        &rows,
+    )
 }
 
 /// CHECK / REPAIR of one index (`index = Some`) or of every index of a table.

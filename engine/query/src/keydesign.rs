@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::array::{Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use rowdex_catalog::{DataType, IndexDef, KeyColumn, TableDef};
@@ -121,25 +121,7 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
             "bytes per entry key: indexed values, then the primary key".to_string(),
         ]);
     }
-    let columns = ["key", "part", "bytes", "encoding"];
-    let schema = Arc::new(Schema::new(
-        columns
-            .iter()
-            .map(|c| Field::new(*c, ArrowType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = (0..4)
-        .map(|i| {
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r[i].clone()),
-            )) as ArrayRef
-        })
-        .collect();
-    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
-    Ok(Output::Rows {
-        schema,
-        batches: vec![batch],
-    })
+    crate::execute::text_table(["key", "part", "bytes", "encoding"], &rows)
 }
 
 /// One row per column of `parts`; the sum of their sizes when all are bounded.

@@ -563,17 +563,7 @@ impl Gen<'_> {
             chosen.truncate(n);
             chosen.into_iter().map(Item::Col).collect()
         };
-        let output: Vec<ColRef> = if star {
-            cols.clone()
-        } else {
-            items
-                .iter()
-                .filter_map(|i| match i {
-                    Item::Col(c) => Some(c.clone()),
-                    Item::Agg(..) => None,
-                })
-                .collect()
-        };
+        let output = output_columns(star, &cols, &items);
         let distinct = self.rng.percent(10);
         let subqueries = self.subqueries();
         let filter = if self.rng.percent(90) {
@@ -846,17 +836,7 @@ impl Gen<'_> {
             chosen.truncate(self.rng.between(1, 4));
             chosen.into_iter().map(Item::Col).collect()
         };
-        let output: Vec<ColRef> = if star {
-            all.clone()
-        } else {
-            items
-                .iter()
-                .filter_map(|i| match i {
-                    Item::Col(c) => Some(c.clone()),
-                    Item::Agg(..) => None,
-                })
-                .collect()
-        };
+        let output = output_columns(star, &all, &items);
         let order_by = if self.rng.percent(40) {
             output
                 .iter()
@@ -1007,4 +987,18 @@ fn nested_in_with_exists(filter: &Expr) -> bool {
         }
     }
     nested_in(filter, false) && filter.any(&|e| matches!(e, Expr::Exists { .. }))
+}
+
+/// The plain columns a query outputs: every column for `SELECT *`, else its column items.
+fn output_columns(star: bool, all: &[ColRef], items: &[Item]) -> Vec<ColRef> {
+    if star {
+        return all.to_vec();
+    }
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Col(c) => Some(c.clone()),
+            Item::Agg(..) => None,
+        })
+        .collect()
 }

@@ -6,10 +6,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use rowdex::arrow::array::{Array, AsArray, Float64Array};
-use rowdex::arrow::datatypes::{
-    DataType, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
-    UInt16Type, UInt32Type, UInt64Type,
-};
+use rowdex::arrow::datatypes::{DataType, Float32Type, Float64Type, UInt64Type};
 use rowdex::format::cell_text;
 
 /// Relative difference under which two reals are the same answer. Generated sums and averages
@@ -122,25 +119,13 @@ impl Value {
         let int = |v: Option<i64>| v.map(Value::Int);
         let value = match array.data_type() {
             DataType::Boolean => array.as_boolean_opt().map(|a| Value::Bool(a.value(row))),
-            DataType::Int8 => int(array
-                .as_primitive_opt::<Int8Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int16 => int(array
-                .as_primitive_opt::<Int16Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int32 => int(array
-                .as_primitive_opt::<Int32Type>()
-                .map(|a| a.value(row).into())),
-            DataType::Int64 => int(array.as_primitive_opt::<Int64Type>().map(|a| a.value(row))),
-            DataType::UInt8 => int(array
-                .as_primitive_opt::<UInt8Type>()
-                .map(|a| a.value(row).into())),
-            DataType::UInt16 => int(array
-                .as_primitive_opt::<UInt16Type>()
-                .map(|a| a.value(row).into())),
-            DataType::UInt32 => int(array
-                .as_primitive_opt::<UInt32Type>()
-                .map(|a| a.value(row).into())),
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32 => int(crate::values::int_cell(array, row)),
             // A count is never near 2^63; a value that is shows as its text and mismatches.
             DataType::UInt64 => array
                 .as_primitive_opt::<UInt64Type>()
@@ -152,15 +137,9 @@ impl Value {
             DataType::Float64 => array
                 .as_primitive_opt::<Float64Type>()
                 .map(|a| Value::Real(a.value(row))),
-            DataType::Utf8 => array
-                .as_string_opt::<i32>()
-                .map(|a| Value::Text(a.value(row).to_string())),
-            DataType::LargeUtf8 => array
-                .as_string_opt::<i64>()
-                .map(|a| Value::Text(a.value(row).to_string())),
-            DataType::Utf8View => array
-                .as_string_view_opt()
-                .map(|a| Value::Text(a.value(row).to_string())),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                crate::values::text_cell(array, row).map(Value::Text)
+            }
             _ => None,
         };
         // Any other type (a decimal, say) is not one the generator asks for: its text makes
