@@ -34,6 +34,7 @@ mod filters;
 pub mod format;
 mod hints;
 mod indexes;
+mod inlist_folding;
 mod keydesign;
 mod native;
 mod predicate_subquery;

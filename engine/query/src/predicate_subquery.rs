@@ -12,8 +12,8 @@
 //! [`GuardedPredicateSubquery`] takes the rule's place. It hands DataFusion's rule only the
 //! conjuncts whose subqueries it decorrelates exactly: EXISTS anywhere, IN reached from the
 //! root through AND/OR only (where unknown and false both drop the row), and an uncorrelated
-//! top-level NOT IN of a column expression. Other conjuncts stay in a filter above, as
-//! subqueries, which rowdex's `ApplyNode` (see `subquery`) evaluates with SQL's rules.
+//! top-level NOT IN of a column expression. Other conjuncts go into a filter above, over an
+//! `ApplyNode` (see `subquery`) that evaluates their subqueries with SQL's rules.
 
 use std::sync::Arc;
 
@@ -77,39 +77,42 @@ impl OptimizerRule for GuardedPredicateSubquery {
         let conjuncts = split_conjunction_owned(filter.predicate.clone());
         let (exact, kept): (Vec<Expr>, Vec<Expr>) =
             conjuncts.into_iter().partition(decorrelated_exactly);
-        if kept.is_empty() {
-            return self.inner.rewrite(LogicalPlan::Filter(filter), config);
-        }
-        if !exact.iter().any(has_subquery) {
-            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
-        }
-        let Some(exact) = conjunction(exact) else {
-            return Ok(Transformed::no(LogicalPlan::Filter(filter)));
-        };
-        let below = LogicalPlan::Filter(Filter::try_new(exact, filter.input.clone())?);
-        let below = self.inner.rewrite(below, config)?.data;
         let Some(kept) = conjunction(kept) else {
-            return Ok(Transformed::yes(below));
+            return self.inner.rewrite(LogicalPlan::Filter(filter), config);
         };
-        let above = Filter::try_new(kept, Arc::new(below))?;
-        Ok(Transformed::yes(LogicalPlan::Filter(above)))
+        let input = Arc::unwrap_or_clone(filter.input);
+        let below = match conjunction(exact) {
+            Some(exact) => {
+                let below = LogicalPlan::Filter(Filter::try_new(exact, Arc::new(input))?);
+                self.inner.rewrite(below, config)?.data
+            }
+            None => input,
+        };
+        // The kept conjuncts go into an ApplyNode now rather than at physical planning: a
+        // filter left with its subqueries would be pushed into a view below, out of the scope
+        // of the subqueries' outer columns.
+        let above = crate::subquery::filter_with_apply(kept, below, &mut 0)?;
+        Ok(Transformed::yes(above))
     }
 }
 
 /// DataFusion's default logical optimizer rules, with [`GuardedPredicateSubquery`] in place of
-/// `decorrelate_predicate_subquery`.
+/// `decorrelate_predicate_subquery` and [`GuardInListFolding`] first of all, before any
+/// simplification.
+///
+/// [`GuardInListFolding`]: crate::inlist_folding::GuardInListFolding
 pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
-    Optimizer::new()
-        .rules
-        .into_iter()
-        .map(|rule| {
+    let guard: Arc<dyn OptimizerRule + Send + Sync> =
+        Arc::new(crate::inlist_folding::GuardInListFolding);
+    std::iter::once(guard)
+        .chain(Optimizer::new().rules.into_iter().map(|rule| {
             if rule.name() == "decorrelate_predicate_subquery" {
                 Arc::new(GuardedPredicateSubquery::default())
                     as Arc<dyn OptimizerRule + Send + Sync>
             } else {
                 rule
             }
-        })
+        }))
         .collect()
 }
 

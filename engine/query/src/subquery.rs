@@ -138,13 +138,41 @@ impl UserDefinedLogicalNodeCore for ApplyNode {
     }
 
     fn expressions(&self) -> Vec<Expr> {
-        // Built after optimisation: no rule needs to see or rewrite these.
+        // Built from analysed expressions, during or after optimisation: no rule needs to see
+        // or rewrite them (a subquery's plan is optimised when it runs).
         Vec::new()
     }
 
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let names: Vec<&str> = self.subqueries.iter().map(|s| s.output.as_str()).collect();
         write!(f, "Apply: {}", names.join(", "))
+    }
+
+    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+        // A filter on the input's columns may go below; one on a subquery's answer may not.
+        self.subqueries.iter().map(|s| s.output.clone()).collect()
+    }
+
+    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        // The input columns the parent reads, and those the subqueries bind or compare.
+        let input = self.input.schema();
+        let mut needed: Vec<usize> = output_columns
+            .iter()
+            .copied()
+            .filter(|i| *i < input.fields().len())
+            .collect();
+        for subquery in &self.subqueries {
+            let mut columns: Vec<&Column> = subquery.outer.iter().collect();
+            if let SubqueryKind::In { expr, .. } = &subquery.kind {
+                columns.extend(expr.column_refs());
+            }
+            for column in columns {
+                needed.push(input.index_of_column(column).ok()?);
+            }
+        }
+        needed.sort_unstable();
+        needed.dedup();
+        Some(vec![needed])
     }
 
     fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, inputs: Vec<LogicalPlan>) -> DfResult<Self> {
@@ -180,23 +208,36 @@ fn rewrite_node(node: LogicalPlan, next_name: &mut usize) -> DfResult<Transforme
         }
         LogicalPlan::Filter(filter) if needs_apply(&filter.predicate) => {
             let input = Arc::unwrap_or_clone(filter.input);
-            let kept: Vec<Expr> = input
-                .schema()
-                .columns()
-                .into_iter()
-                .map(Expr::Column)
-                .collect();
-            let mut moved = Vec::new();
-            let predicate =
-                move_subqueries(filter.predicate, input.schema(), &mut moved, next_name)?;
-            let apply = apply_plan(input, moved)?;
-            let filtered = LogicalPlan::Filter(Filter::try_new(predicate, Arc::new(apply))?);
-            // The added columns stop here: the filter's parent expects its input's columns.
-            let projection = Projection::try_new(kept, Arc::new(filtered))?;
-            Ok(Transformed::yes(LogicalPlan::Projection(projection)))
+            filter_with_apply(filter.predicate, input, next_name).map(Transformed::yes)
         }
         other => Ok(Transformed::no(other)),
     }
+}
+
+/// `input` filtered by `predicate`, whose subqueries an [`ApplyNode`] below the filter
+/// evaluates per row. The result has `input`'s columns.
+///
+/// The optimizer calls this too (see `predicate_subquery`): once the subqueries sit in an
+/// `ApplyNode`, DataFusion cannot push the filter into a view, where the subqueries' outer
+/// columns would no longer be in scope.
+pub(crate) fn filter_with_apply(
+    predicate: Expr,
+    input: LogicalPlan,
+    next_name: &mut usize,
+) -> DfResult<LogicalPlan> {
+    let kept: Vec<Expr> = input
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let mut moved = Vec::new();
+    let predicate = move_subqueries(predicate, input.schema(), &mut moved, next_name)?;
+    let apply = apply_plan(input, moved)?;
+    let filtered = LogicalPlan::Filter(Filter::try_new(predicate, Arc::new(apply))?);
+    // The added columns stop here: the filter's parent expects its input's columns.
+    let projection = Projection::try_new(kept, Arc::new(filtered))?;
+    Ok(LogicalPlan::Projection(projection))
 }
 
 fn apply_plan(input: LogicalPlan, moved: Vec<MovedSubquery>) -> DfResult<LogicalPlan> {
@@ -276,8 +317,14 @@ fn move_subqueries(
             .into_iter()
             .filter(|column| input.index_of_column(column).is_ok())
             .collect();
-        let output = format!("__rowdex_subquery_{next_name}");
+        // The optimizer and the physical planner each count from zero; a name the input
+        // already has is skipped so that two Applies can never confuse their columns.
+        let mut output = format!("__rowdex_subquery_{next_name}");
         *next_name += 1;
+        while input.has_column_with_unqualified_name(&output) {
+            output = format!("__rowdex_subquery_{next_name}");
+            *next_name += 1;
+        }
         let column = Expr::Column(Column::new_unqualified(&output));
         moved.push(MovedSubquery {
             kind,

@@ -25,6 +25,7 @@
 //! - No correlated subquery over its own table (it would need aliases) and subqueries only in
 //!   single-table queries, which keeps the SQL text within what both engines name alike.
 
+use super::Restrictions;
 use super::data::{self, InsertMode, Write};
 use super::query::{
     AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, Operand, OrderItem, Select, Sub,
@@ -33,7 +34,6 @@ use super::rng::Rng;
 use super::scenario::Scenario;
 use super::schema::{ColType, Column, Domain, Table};
 use super::value::Value;
-use super::{Restriction, Restrictions};
 
 /// Where a condition may hold subqueries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -506,10 +506,10 @@ impl Gen<'_> {
             .views
             .iter()
             .any(|v| v.relation.name == table.name);
-        (self.restrictions.allows(Restriction::InListsUnderNot) || !not_over_in_lists(filter))
-            && (self.restrictions.allows(Restriction::ViewCorrelatedApply)
-                || !on_view
-                || !nested_in_with_exists(filter))
+        self.restrictions
+            .active()
+            .into_iter()
+            .all(|r| r.admits(on_view, filter))
     }
 
     /// The condition of an UPDATE or DELETE: shaped for the key or an index half of the time
@@ -925,68 +925,6 @@ pub fn random_write(
             rows: data::conflicting_rows(g.rng, &table, scenario.rows_of(&table.name)),
         }),
     }
-}
-
-/// Whether a NOT holds two IN lists (or ORs of equalities, which DataFusion makes IN lists) on
-/// one column: DataFusion folds their conjunction to false when the lists are disjoint, also
-/// for a NULL column, so the NOT is true where SQL says unknown.
-fn not_over_in_lists(filter: &Expr) -> bool {
-    filter.any(&|e| {
-        let Expr::Not(inner) = e else {
-            return false;
-        };
-        let mut counts: Vec<(ColRef, usize)> = Vec::new();
-        inner.walk(&mut |node| {
-            let col = match node {
-                Expr::InList { col, .. } => Some(col),
-                Expr::Or(items) => equality_column(items),
-                _ => None,
-            };
-            if let Some(col) = col {
-                match counts.iter_mut().find(|(c, _)| c == col) {
-                    Some((_, n)) => *n += 1,
-                    None => counts.push((col.clone(), 1)),
-                }
-            }
-        });
-        counts.iter().any(|(_, n)| *n >= 2)
-    })
-}
-
-/// The column of an OR whose items are all `col = literal` on one column.
-fn equality_column(items: &[Expr]) -> Option<&ColRef> {
-    let mut column = None;
-    for item in items {
-        let Expr::Cmp {
-            left: Operand::Col(col),
-            op: CmpOp::Eq,
-            right: Operand::Lit(_),
-        } = item
-        else {
-            return None;
-        };
-        if column.is_some_and(|c: &ColRef| c != col) {
-            return None;
-        }
-        column = Some(col);
-    }
-    column
-}
-
-/// Whether an IN subquery below an OR or a NOT shares the condition with an EXISTS: rowdex
-/// evaluates such a condition itself, which fails over a view once DataFusion pushed it into
-/// the view.
-fn nested_in_with_exists(filter: &Expr) -> bool {
-    fn nested_in(e: &Expr, under: bool) -> bool {
-        match e {
-            Expr::And(items) => items.iter().any(|i| nested_in(i, under)),
-            Expr::Or(items) => items.iter().any(|i| nested_in(i, true)),
-            Expr::Not(inner) => nested_in(inner, true),
-            Expr::InSubquery { .. } => under,
-            _ => false,
-        }
-    }
-    nested_in(filter, false) && filter.any(&|e| matches!(e, Expr::Exists { .. }))
 }
 
 /// The plain columns a query outputs: every column for `SELECT *`, else its column items.
