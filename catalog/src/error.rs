@@ -34,6 +34,12 @@ pub enum CatalogError {
     SaltColumnNotInKey { table: String, column: String },
     #[error("SALT_ON on table {table} needs SALT_BUCKETS")]
     SaltOnWithoutBuckets { table: String },
+    #[error(
+        "TTL must be a number of seconds from 1 to 3162240000 (a hundred years), got {seconds}"
+    )]
+    BadTtl { seconds: u64 },
+    #[error("column name {column} is reserved in table {table}")]
+    ReservedColumn { table: String, column: String },
     #[error("the catalog entry {what} is corrupt: {source}")]
     Corrupt {
         what: String,

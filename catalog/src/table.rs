@@ -15,6 +15,13 @@ use crate::{CatalogError, Result};
 /// Name of the hidden row-id column of a table declared without a PRIMARY KEY.
 pub const HIDDEN_ROWID: &str = "_rowid";
 
+/// Name of the hidden column of a table with a TTL: when the row was last written, in
+/// microseconds since the epoch. Every write sets it; a row expires `ttl_seconds` after it.
+pub const WRITTEN_AT: &str = "_written_at";
+
+/// The longest TTL: a hundred years, so that `now - ttl` never leaves the timestamp range.
+pub const MAX_TTL_SECONDS: u64 = 100 * 366 * 24 * 3600;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnDef {
     /// Stable id used in stored cells; never reused within a table.
@@ -22,7 +29,8 @@ pub struct ColumnDef {
     pub name: String,
     pub data_type: DataType,
     pub nullable: bool,
-    /// The hidden row id: not part of `SELECT *`.
+    /// A hidden column (the row id, the write time of a TTL table): not part of `SELECT *`,
+    /// never named by a statement.
     pub hidden: bool,
 }
 
@@ -78,6 +86,10 @@ pub struct TableDef {
     /// Secondary indexes, in creation order.
     #[serde(default)]
     pub indexes: Vec<IndexDef>,
+    /// Time to live: a row is invisible once this many seconds have passed since it was last
+    /// written (its [`WRITTEN_AT`] column), and `PURGE` removes it with its index entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
 }
 
 impl TableDef {
@@ -149,7 +161,78 @@ impl TableDef {
             salt_on: Vec::new(),
             schema_version: 1,
             indexes: Vec::new(),
+            ttl_seconds: None,
         })
+    }
+
+    /// Gives the table a time to live: adds the hidden write-time column that every write sets.
+    pub fn with_ttl(mut self, seconds: u64) -> Result<TableDef> {
+        if !(1..=MAX_TTL_SECONDS).contains(&seconds) {
+            return Err(CatalogError::BadTtl { seconds });
+        }
+        if self.written_at_column().is_none() {
+            if self.column_index(WRITTEN_AT).is_some() {
+                return Err(CatalogError::ReservedColumn {
+                    table: self.name.clone(),
+                    column: WRITTEN_AT.to_string(),
+                });
+            }
+            let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+            self.columns.push(ColumnDef {
+                id,
+                name: WRITTEN_AT.to_string(),
+                data_type: DataType::Timestamp,
+                nullable: true,
+                hidden: true,
+            });
+        }
+        self.ttl_seconds = Some(seconds);
+        Ok(self)
+    }
+
+    /// Position of the hidden write-time column, for a table with a TTL.
+    pub fn written_at_column(&self) -> Option<usize> {
+        self.ttl_seconds?;
+        self.columns
+            .iter()
+            .position(|c| c.hidden && c.name == WRITTEN_AT)
+    }
+
+    /// The write time at or before which a row has expired, at `now` (microseconds since the
+    /// epoch); None for a table without a TTL.
+    pub fn expiry_cutoff(&self, now_micros: i64) -> Option<i64> {
+        let ttl = i64::try_from(self.ttl_seconds?).ok()?;
+        Some(now_micros.saturating_sub(ttl.saturating_mul(1_000_000)))
+    }
+
+    /// Whether a stored row value is still live at `cutoff`, read from its write-time cell
+    /// alone (the row need not be decoded).
+    pub fn is_value_live(&self, value: &[u8], cutoff: Option<i64>) -> Result<bool> {
+        let (Some(cutoff), Some(column)) = (cutoff, self.written_at_column()) else {
+            return Ok(true);
+        };
+        let id = self.columns[column].id;
+        let (_, cells) = row::cells(value)?;
+        for cell in cells {
+            if let (cell_id, row::CellValue::Timestamp(written)) = cell?
+                && cell_id == id
+            {
+                return Ok(written > cutoff);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether a row (all columns, in order) is still live at `cutoff` (see
+    /// [`TableDef::expiry_cutoff`]). A row without a write time was never stamped: live.
+    pub fn is_live(&self, row: &[Datum], cutoff: Option<i64>) -> bool {
+        let (Some(cutoff), Some(column)) = (cutoff, self.written_at_column()) else {
+            return true;
+        };
+        match row.get(column) {
+            Some(Datum::Timestamp(written)) => *written > cutoff,
+            _ => true,
+        }
     }
 
     /// Salts on the named key columns instead of the whole key.
@@ -233,7 +316,14 @@ impl TableDef {
     }
 
     pub fn has_hidden_rowid(&self) -> bool {
-        self.columns.iter().any(|c| c.hidden)
+        self.rowid_column().is_some()
+    }
+
+    /// Position of the hidden row id, for a table declared without a PRIMARY KEY.
+    pub fn rowid_column(&self) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.hidden && c.name == HIDDEN_ROWID)
     }
 
     /// The columns a user sees, in declaration order.

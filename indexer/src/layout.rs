@@ -18,11 +18,14 @@ pub fn entry_key(table: &TableDef, index: &IndexDef, row: &[Datum]) -> Vec<u8> {
     out
 }
 
-/// The value of `row`'s entry: its INCLUDE columns (NULLs left out, as in a row value).
+/// The value of `row`'s entry: its INCLUDE columns (NULLs left out, as in a row value), and
+/// for a table with a TTL the row's write time, so that an entry expires with its row even
+/// where a reader never fetches the row, and is rewritten whenever the row is.
 pub fn entry_value(table: &TableDef, index: &IndexDef, row: &[Datum]) -> Vec<u8> {
     let cells: Vec<(u32, &Datum)> = index
         .include
         .iter()
+        .chain(table.written_at_column().as_ref())
         .filter(|c| !row[**c].is_null())
         .map(|c| (table.columns[*c].id, &row[*c]))
         .collect();

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -11,10 +11,11 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::sqlparser::ast::Statement;
-use rowdex_catalog::Catalog;
+use rowdex_catalog::{Catalog, TableDef};
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::Result;
+use crate::clock::{Clock, SystemClock};
 use crate::native::cache::{CachedQuery, Lifted, QueryCache};
 use crate::native::{Executor, NativeQuery};
 use crate::prepared::Prepared;
@@ -32,6 +33,34 @@ pub struct DbInner {
     pub(crate) stats: TableStats,
     /// Native queries compiled from SQL text, keyed by the text with its literals lifted out.
     pub(crate) query_cache: QueryCache,
+    /// What TTLs are measured on.
+    clock: RwLock<Arc<dyn Clock>>,
+}
+
+impl DbInner {
+    /// The clock's time, in microseconds since the epoch.
+    pub(crate) fn now_micros(&self) -> i64 {
+        self.clock
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .now_micros()
+    }
+
+    /// The definition of table `name`, or the error that names it.
+    pub(crate) fn table_def(&self, name: &str) -> Result<Arc<TableDef>> {
+        self.catalog
+            .table(name)
+            .ok_or_else(|| crate::Error::TableNotFound {
+                table: name.to_string(),
+            })
+    }
+
+    /// Where `def`'s rows expire now (see `TableDef::expiry_cutoff`): read once per statement,
+    /// so that every row of it is judged at the same instant.
+    pub(crate) fn expiry_cutoff(&self, def: &TableDef) -> Option<i64> {
+        def.ttl_seconds?;
+        def.expiry_cutoff(self.now_micros())
+    }
 }
 
 impl std::fmt::Debug for DbInner {
@@ -69,11 +98,22 @@ impl Database {
             next_rowids: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
             query_cache: QueryCache::default(),
+            clock: RwLock::new(Arc::new(SystemClock)),
         };
         crate::indexes::drop_unfinished_indexes(&inner).await?;
         Ok(Database {
             inner: Arc::new(inner),
         })
+    }
+
+    /// Replaces the clock that TTLs are measured on (the system clock by default): a
+    /// [`crate::ManualClock`] lets a test or a replay decide what time it is.
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
+        *self
+            .inner
+            .clock
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = clock;
     }
 
     pub fn session(&self) -> Session {

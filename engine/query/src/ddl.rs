@@ -1,6 +1,6 @@
 //! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
 //!
-//! Table options are written `WITH (SALT_BUCKETS = n)`. Column types are read from their SQL
+//! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds)`. Column types are read from their SQL
 //! spelling, so every common alias works (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
@@ -108,10 +108,13 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
             }
         }
     }
-    let salting = salting(&create.table_options)?;
-    let mut def = TableDef::new(&name, columns, &key, salting.buckets)?;
-    if let Some(salt_on) = &salting.on {
+    let options = table_options(&create.table_options)?;
+    let mut def = TableDef::new(&name, columns, &key, options.buckets)?;
+    if let Some(salt_on) = &options.on {
         def = def.with_salt_on(salt_on)?;
+    }
+    if let Some(ttl) = options.ttl {
+        def = def.with_ttl(ttl)?;
     }
     def.indexes = unique_indexes(&def, uniques)?;
     let warnings = crate::keydesign::advise_table(&def);
@@ -275,20 +278,23 @@ pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
     Ok(parsed)
 }
 
-/// The salting a CREATE TABLE's options ask for.
-struct Salting {
+/// What a CREATE TABLE's options ask for: salting and a TTL.
+struct TableOptions {
     buckets: u16,
     /// `SALT_ON = (a, b)`: the key columns the bucket is hashed from.
     on: Option<Vec<String>>,
+    /// `TTL = seconds`: rows expire this long after their last write.
+    ttl: Option<u64>,
 }
 
-fn salting(options: &CreateTableOptions) -> Result<Salting> {
-    let mut salting = Salting {
+fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
+    let mut options = TableOptions {
         buckets: 0,
         on: None,
+        ttl: None,
     };
-    let list = match options {
-        CreateTableOptions::None => return Ok(salting),
+    let list = match declared {
+        CreateTableOptions::None => return Ok(options),
         CreateTableOptions::With(list) | CreateTableOptions::Plain(list) => list,
         other => {
             return Err(Error::BadTableOption {
@@ -303,7 +309,7 @@ fn salting(options: &CreateTableOptions) -> Result<Salting> {
             });
         };
         if key.value.eq_ignore_ascii_case("salt_buckets") {
-            salting.buckets = value
+            options.buckets = value
                 .to_string()
                 .parse::<u16>()
                 .ok()
@@ -311,8 +317,22 @@ fn salting(options: &CreateTableOptions) -> Result<Salting> {
                 .ok_or_else(|| Error::BadTableOption {
                     option: format!("{option} (SALT_BUCKETS must be an integer from 1 to 256)"),
                 })?;
+        } else if key.value.eq_ignore_ascii_case("ttl") {
+            options.ttl = Some(
+                value
+                    .to_string()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (1..=rowdex_catalog::MAX_TTL_SECONDS).contains(n))
+                    .ok_or_else(|| Error::BadTableOption {
+                        option: format!(
+                            "{option} (TTL is a number of seconds, from 1 to {})",
+                            rowdex_catalog::MAX_TTL_SECONDS
+                        ),
+                    })?,
+            );
         } else if key.value.eq_ignore_ascii_case("salt_on") {
-            salting.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
+            options.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
                 option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
             })?);
         } else {
@@ -321,7 +341,7 @@ fn salting(options: &CreateTableOptions) -> Result<Salting> {
             });
         }
     }
-    Ok(salting)
+    Ok(options)
 }
 
 /// `a`, `(a)` or `(a, b)` as column names.

@@ -100,7 +100,7 @@ pub(crate) async fn write_rows(
     mut rows: Vec<Vec<Datum>>,
     mode: OnExisting,
 ) -> Result<u64> {
-    let hidden = def.columns.iter().position(|c| c.hidden);
+    let hidden = def.rowid_column();
     if let Some(rowid_column) = hidden {
         let first = reserve_rowids(db, def, rows.len()).await?;
         for (offset, row) in rows.iter_mut().enumerate() {
@@ -127,18 +127,29 @@ pub(crate) async fn write_rows(
     for row in rows {
         // The transaction reads its own writes, so a key written earlier in this statement
         // counts as existing too. A fresh hidden row id cannot exist.
-        let existing = if hidden.is_some() {
+        let mut existing = if hidden.is_some() {
             None
         } else if let Some(prefetched) = prefetched.as_mut() {
             prefetched.next().flatten()
         } else {
             writer.stored_row(&def.row_key_of(&row)).await?
         };
+        // An expired row is gone for SQL: it is removed (entries too) and the key is free.
+        if let Some(old) = existing.take_if(|old| !writer.is_live(old)) {
+            writer.stage(Some(&old), None);
+        }
         // SQLite's OR IGNORE / OR REPLACE also cover clashes on a UNIQUE index: skip the row, or
         // delete every row it clashes with. (A row skipped for its key needs no look.)
         let skipped_anyway = mode == OnExisting::Skip && existing.is_some();
         if matches!(mode, OnExisting::Skip | OnExisting::ReplaceRow) && !skipped_anyway {
-            let clashing = writer.unique_clashes(&row).await?;
+            let (clashing, expired): (Vec<_>, Vec<_>) = writer
+                .unique_clashes(&row)
+                .await?
+                .into_iter()
+                .partition(|other| writer.is_live(other));
+            for other in &expired {
+                writer.stage(Some(other), None);
+            }
             if !clashing.is_empty() {
                 if mode == OnExisting::Skip {
                     continue;
@@ -269,8 +280,15 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
     let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
     for (old_row, new_row) in &changes {
         let new_key = def.row_key_of(new_row);
-        let taken = !new_keys.insert(new_key.clone())
-            || (!old_keys.contains(&new_key) && writer.tx().get(&new_key).await?.is_some());
+        let mut taken = !new_keys.insert(new_key.clone());
+        if !taken && !old_keys.contains(&new_key) {
+            match writer.stored_row(&new_key).await? {
+                Some(other) if writer.is_live(&other) => taken = true,
+                // An expired row on the new key is removed to make room.
+                Some(expired) => writer.stage(Some(&expired), None),
+                None => {}
+            }
+        }
         if taken {
             return Err(Error::DuplicateKey {
                 table: def.name.clone(),

@@ -88,6 +88,10 @@ pub enum Error {
         table: String,
         value: String,
     },
+    #[error(
+        "table {table} has no TTL, so no row of it expires (CREATE TABLE ... WITH (TTL = seconds))"
+    )]
+    NoTtl { table: String },
     #[error("this query cannot be paged by cursor: {reason}")]
     NotPageable { reason: String },
     #[error("the cursor is not one rowdex made (damaged or truncated)")]

@@ -235,6 +235,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
             keydesign::key_spread(session, table, *partitions).await
         }
         Command::ShowWarnings => Ok(text_rows("warning", session.warnings())),
+        Command::Purge { table } => crate::purge::purge(session, table).await,
     }
 }
 

@@ -104,6 +104,17 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
         size_text(key_total.map(|n| n + def.key_header_len())),
         "bytes per row key".to_string(),
     ]);
+    if let Some(ttl) = def.ttl_seconds {
+        rows.push([
+            format!("{} row value", def.name),
+            "write time".to_string(),
+            "up to 12".to_string(),
+            format!(
+                "TIMESTAMP cell set by every write; the row expires {ttl} s later (TTL), and \
+                 each index entry value carries the same time"
+            ),
+        ]);
+    }
     for index in &def.indexes {
         let name = format!("{} entry key", index.name);
         rows.push([

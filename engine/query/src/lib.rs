@@ -22,6 +22,7 @@
 //! whose scans use the same access-path planner (`rowdex-planner`). DDL and DML run here.
 //! [`Session::prepare`] parses a statement with parameters once for many runs.
 
+mod clock;
 mod columnar;
 mod copy;
 mod database;
@@ -40,6 +41,7 @@ mod native;
 mod predicate_subquery;
 mod prepared;
 mod provider;
+mod purge;
 mod reader;
 mod rewrite;
 mod scan_exec;
@@ -53,6 +55,7 @@ mod types;
 mod views;
 mod write;
 
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use copy::COPY_BATCH_ROWS;
 pub use database::{Database, Output, ProgressFn, Session};
 pub use error::{Error, Result};

@@ -172,6 +172,7 @@ impl TableProvider for RowdexTable {
             projected,
             schema,
             self.db.store.clone(),
+            self.db.expiry_cutoff(&self.def),
         )))
     }
 }

@@ -29,19 +29,24 @@ const MAX_PAGE: usize = 1024;
 const MULTI_GET_CHUNK: usize = 256;
 
 /// Streams the rows (every column, in column order; columns a covering index lacks are NULL)
-/// that the plan selects.
-pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>) -> RowStream {
+/// that the plan selects. `cutoff` is the table's expiry cutoff for a table with a TTL (see
+/// `TableDef::expiry_cutoff`): rows written at or before it are left out, whatever the path.
+pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>, cutoff: Option<i64>) -> RowStream {
     let rows = match &plan.path {
         AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
         AccessPath::IndexIntersection {
             inputs,
             checked,
             covering,
-        } => intersection_rows(&plan, inputs, checked, *covering, reader),
+        } => {
+            // Primary keys alone carry no write time: an expiring table looks its rows up.
+            let covering = *covering && cutoff.is_none();
+            intersection_rows(&plan, inputs, checked, covering, reader)
+        }
         _ => decode_rows(plan.table.clone(), key_entries(&plan, reader)),
     };
     rows.try_filter(move |row| {
-        let keep = plan.residual.iter().all(|p| p.matches(row));
+        let keep = plan.table.is_live(row, cutoff) && plan.residual.iter().all(|p| p.matches(row));
         futures::future::ready(keep)
     })
     .boxed()
@@ -49,8 +54,13 @@ pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>) -> RowStream {
 
 /// The stored (row key, value) entries the plan selects, when each one is a row of its
 /// result as it stands: the plan reads the table by key (not through an index) and has no
-/// residual predicate. Such a scan can be decoded by whoever consumes it, column by column.
-pub fn row_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> Option<EntryStream> {
+/// residual predicate; expired rows are left out (see [`scan_rows`]). Such a scan can be
+/// decoded by whoever consumes it, column by column.
+pub fn row_entries(
+    plan: &ScanPlan,
+    reader: Arc<dyn KvRead>,
+    cutoff: Option<i64>,
+) -> Option<EntryStream> {
     let by_index = matches!(
         plan.path,
         AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
@@ -58,7 +68,19 @@ pub fn row_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> Option<EntryStre
     if by_index || !plan.residual.is_empty() {
         return None;
     }
-    Some(key_entries(plan, reader))
+    let entries = key_entries(plan, reader);
+    if cutoff.is_none() {
+        return Some(entries);
+    }
+    let table = plan.table.clone();
+    Some(
+        entries
+            .try_filter_map(move |(key, value)| {
+                let live = table.is_value_live(&value, cutoff).map_err(Error::from);
+                futures::future::ready(live.map(|live| live.then_some((key, value))))
+            })
+            .boxed(),
+    )
 }
 
 /// The entries of a plan that reads the table by key: its point keys, or its key ranges.

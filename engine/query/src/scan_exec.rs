@@ -50,6 +50,8 @@ pub struct RowdexScanExec {
     projection: Vec<usize>,
     schema: SchemaRef,
     store: Arc<dyn KvStore>,
+    /// The table's expiry cutoff when the statement was planned (tables with a TTL).
+    cutoff: Option<i64>,
     properties: Arc<PlanProperties>,
 }
 
@@ -62,6 +64,9 @@ impl fmt::Debug for RowdexScanExec {
 }
 
 impl RowdexScanExec {
+    /// A scan of `plan`; `cutoff` is where the table's rows expire for this statement (see
+    /// `TableDef::expiry_cutoff`), None for a table without a TTL.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         plan: ScanPlan,
         predicates: Vec<Predicate>,
@@ -69,6 +74,7 @@ impl RowdexScanExec {
         projection: Vec<usize>,
         schema: SchemaRef,
         store: Arc<dyn KvStore>,
+        cutoff: Option<i64>,
     ) -> Self {
         Self::with_order(
             plan,
@@ -77,7 +83,7 @@ impl RowdexScanExec {
             replannable,
             projection,
             schema,
-            store,
+            (store, cutoff),
         )
     }
 
@@ -88,7 +94,7 @@ impl RowdexScanExec {
         replannable: bool,
         projection: Vec<usize>,
         schema: SchemaRef,
-        store: Arc<dyn KvStore>,
+        (store, cutoff): (Arc<dyn KvStore>, Option<i64>),
     ) -> Self {
         let ordered_by = pending_order.as_deref().unwrap_or(&plan);
         let ordering = key_ordering(ordered_by, &projection, &schema);
@@ -115,6 +121,7 @@ impl RowdexScanExec {
             projection,
             schema,
             store,
+            cutoff,
             properties: Arc::new(properties),
         }
     }
@@ -152,7 +159,7 @@ impl RowdexScanExec {
             self.replannable,
             self.projection.clone(),
             self.schema.clone(),
-            self.store.clone(),
+            (self.store.clone(), self.cutoff),
         )
     }
 }
@@ -290,7 +297,7 @@ impl ExecutionPlan for RowdexScanExec {
             None => self.store.snapshot(),
         };
         if self.pending_order.is_none()
-            && let Some(entries) = row_entries(&self.plan, snapshot.clone())
+            && let Some(entries) = row_entries(&self.plan, snapshot.clone(), self.cutoff)
         {
             // Every entry is a result row: decode only the projected columns, straight
             // into the batch's arrays.
@@ -312,7 +319,7 @@ impl ExecutionPlan for RowdexScanExec {
         }
         let rows = match &self.pending_order {
             None => offset_limit(
-                scan_rows(self.plan.clone(), snapshot),
+                scan_rows(self.plan.clone(), snapshot, self.cutoff),
                 self.plan.offset,
                 self.plan.limit,
             ),
@@ -322,7 +329,7 @@ impl ExecutionPlan for RowdexScanExec {
                 unlimited.offset = 0;
                 unlimited.limit = None;
                 sorted_like(
-                    scan_rows(Arc::new(unlimited), snapshot),
+                    scan_rows(Arc::new(unlimited), snapshot, self.cutoff),
                     order.clone(),
                     self.plan.offset,
                     self.plan.limit,

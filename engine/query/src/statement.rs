@@ -67,6 +67,8 @@ pub enum Command {
     ShowKeySpread { table: String, partitions: usize },
     /// `SHOW WARNINGS`: the warnings of the previous statement.
     ShowWarnings,
+    /// `PURGE [TABLE] t`: remove the expired rows of a table with a TTL, and their entries.
+    Purge { table: String },
 }
 
 impl std::fmt::Display for ParsedStatement {
@@ -102,6 +104,7 @@ impl std::fmt::Display for Command {
                 write!(f, "SHOW KEY SPREAD {table} PARTITIONS {partitions}")
             }
             Command::ShowWarnings => f.write_str("SHOW WARNINGS"),
+            Command::Purge { table } => write!(f, "PURGE {table}"),
         }
     }
 }
@@ -470,6 +473,13 @@ fn parse_command(parser: &mut Parser<'_>) -> Option<std::result::Result<Command,
                 DEFAULT_SPREAD_PARTITIONS
             };
             Some(Ok(Command::ShowKeySpread { table, partitions }))
+        }
+        ("PURGE", _) => {
+            parser.next_token();
+            if second == "TABLE" {
+                parser.next_token();
+            }
+            Some(name(parser).map(|table| Command::Purge { table }))
         }
         ("SHOW", "WARNINGS") => {
             parser.next_token();

@@ -21,6 +21,10 @@ use crate::txn::SessionTxn;
 
 use crate::{Error, Result};
 
+/// Entries read for one UNIQUE value of an expiring table: one live holder and the expired
+/// ones not yet purged (each commit that meets them removes them).
+const MAX_HOLDERS: usize = 1024;
+
 pub(crate) struct RowWriter<'a> {
     db: &'a DbInner,
     def: &'a TableDef,
@@ -31,6 +35,10 @@ pub(crate) struct RowWriter<'a> {
     puts: Vec<(Vec<u8>, Vec<u8>)>,
     /// (index position, value prefix) of every new entry in a UNIQUE index.
     unique_probes: BTreeSet<(usize, Vec<u8>)>,
+    /// The statement's time: the write time of every row it writes (tables with a TTL).
+    now: i64,
+    /// Where the table's rows expire at `now` (tables with a TTL).
+    pub(crate) cutoff: Option<i64>,
 }
 
 /// Where a statement's writes go.
@@ -52,6 +60,7 @@ impl<'a> RowWriter<'a> {
             Some(txn) => Target::Session(txn.clone()),
             None => Target::Own(db.store.begin().await?),
         };
+        let now = db.now_micros();
         let writer = RowWriter {
             db,
             def,
@@ -60,6 +69,8 @@ impl<'a> RowWriter<'a> {
             deletes: Vec::new(),
             puts: Vec::new(),
             unique_probes: BTreeSet::new(),
+            now,
+            cutoff: def.expiry_cutoff(now),
         };
         let stored = writer
             .tx()
@@ -120,7 +131,8 @@ impl<'a> RowWriter<'a> {
             .collect()
     }
 
-    /// Other stored rows that hold `row`'s values in some UNIQUE index.
+    /// Other stored rows that hold `row`'s values in some UNIQUE index. Expired rows are
+    /// among them: the caller removes those (see [`RowWriter::is_live`]).
     pub(crate) async fn unique_clashes(&self, row: &[Datum]) -> Result<Vec<Vec<Datum>>> {
         let def = self.def;
         let own_key = def.row_key_of(row);
@@ -148,8 +160,23 @@ impl<'a> RowWriter<'a> {
         Ok(clashing.into_iter().map(|(_, row)| row).collect())
     }
 
+    /// Whether a stored row is still there for SQL: not expired at the statement's time.
+    pub(crate) fn is_live(&self, row: &[Datum]) -> bool {
+        self.def.is_live(row, self.cutoff)
+    }
+
     /// Stages the change of one row from `old` to `new` (None = absent) with its index entries.
+    /// In a table with a TTL, `new` is written with the statement's time.
     pub(crate) fn stage(&mut self, old: Option<&[Datum]>, new: Option<&[Datum]>) {
+        let stamped = match (self.def.written_at_column(), new) {
+            (Some(column), Some(row)) => {
+                let mut row = row.to_vec();
+                row[column] = Datum::Timestamp(self.now);
+                Some(row)
+            }
+            _ => None,
+        };
+        let new = stamped.as_deref().or(new);
         let def = self.def;
         self.row_delta += i64::from(new.is_some()) - i64::from(old.is_some());
         let old_key = old.map(|row| def.row_key_of(row));
@@ -203,22 +230,46 @@ impl<'a> RowWriter<'a> {
         Ok(())
     }
 
-    /// Checks UNIQUE indexes against the statement's final state, then commits.
+    /// Checks UNIQUE indexes against the statement's final state, then commits. An expired row
+    /// holding a unique value gives it up: it is removed, with its entries.
     pub(crate) async fn commit(mut self) -> Result<()> {
         self.apply().await?;
-        for (position, prefix) in &self.unique_probes {
+        let probes = std::mem::take(&mut self.unique_probes);
+        for (position, prefix) in &probes {
+            let index = &self.def.indexes[*position];
             let page = self
                 .tx()
                 .scan_page(&KeyRange::prefix(prefix), Direction::Forward, 2)
                 .await?;
-            if page.entries.len() > 1 {
-                let index = &self.def.indexes[*position];
-                let (row, _) =
-                    layout::decode_entry(self.def, index, &page.entries[0].0, &page.entries[0].1)?;
+            if page.entries.len() < 2 {
+                continue;
+            }
+            let mut live = Vec::new();
+            if self.cutoff.is_some() {
+                // Rare (an expiring table, a value taken twice): read every holder.
+                let all = self
+                    .tx()
+                    .scan_page(&KeyRange::prefix(prefix), Direction::Forward, MAX_HOLDERS)
+                    .await?;
+                for (key, value) in &all.entries {
+                    let (row, pk) = layout::decode_entry(self.def, index, key, value)?;
+                    if self.is_live(&row) {
+                        live.push(row);
+                    } else if let Some(expired) = self.stored_row(&self.def.row_key(&pk)).await? {
+                        self.stage(Some(&expired), None);
+                    }
+                }
+                self.apply().await?;
+            } else {
+                for (key, value) in &page.entries {
+                    live.push(layout::decode_entry(self.def, index, key, value)?.0);
+                }
+            }
+            if let [first, _, ..] = live.as_slice() {
                 return Err(Error::UniqueViolation {
                     index: index.name.clone(),
                     table: self.def.name.clone(),
-                    value: rowdex_indexer::maintain::values_text(self.def, index, &row),
+                    value: rowdex_indexer::maintain::values_text(self.def, index, first),
                 });
             }
         }

@@ -305,6 +305,7 @@ mod tests {
             salt_on: Vec::new(),
             inline_key: false,
             uniques: Vec::new(),
+            ttl: false,
         };
         let texts = ["h1", "h12", "h2", "a", "b"];
         let rows = (0..400i64)

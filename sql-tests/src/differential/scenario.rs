@@ -258,6 +258,7 @@ fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) 
         salt_on: Vec::new(),
         inline_key: false,
         uniques: Vec::new(),
+        ttl: false,
     };
     View {
         relation,

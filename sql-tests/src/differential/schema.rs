@@ -64,7 +64,13 @@ pub struct Table {
     /// `UNIQUE (...)` constraints: unique indexes in rowdex (in every configuration, being
     /// part of the table), enforced by SQLite alike.
     pub uniques: Vec<Vec<KeyPart>>,
+    /// `TTL = TTL_SECONDS`: a year, so nothing expires during a run; the table must answer
+    /// like any other while every write stamps its rows and index entries.
+    pub ttl: bool,
 }
+
+/// The TTL of a generated table with one.
+pub const TTL_SECONDS: u64 = 365 * 24 * 3600;
 
 /// When an index is created, relative to the rows: before them (every INSERT maintains it),
 /// after the initial load (a backfill), or after the later writes too.
@@ -113,13 +119,20 @@ impl Table {
             .filter(|c| self.is_key(c))
             .map(String::as_str)
             .collect();
-        let salt = match (self.salt, salt_on.is_empty()) {
-            (None, _) => String::new(),
-            (Some(n), true) => format!(" WITH (SALT_BUCKETS = {n})"),
-            (Some(n), false) => format!(
-                " WITH (SALT_BUCKETS = {n}, SALT_ON = ({}))",
-                salt_on.join(", ")
-            ),
+        let mut options = Vec::new();
+        if let Some(n) = self.salt {
+            options.push(format!("SALT_BUCKETS = {n}"));
+            if !salt_on.is_empty() {
+                options.push(format!("SALT_ON = ({})", salt_on.join(", ")));
+            }
+        }
+        if self.ttl {
+            options.push(format!("TTL = {TTL_SECONDS}"));
+        }
+        let salt = if options.is_empty() {
+            String::new()
+        } else {
+            format!(" WITH ({})", options.join(", "))
         };
         format!("CREATE TABLE {} ({}){salt}", self.name, self.body(false))
     }
@@ -274,6 +287,7 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
         salt_on,
         inline_key,
         uniques,
+        ttl: rng.percent(20),
     };
     // Key columns take no NOT NULL of their own (they are NOT NULL anyway).
     let key_names: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
@@ -391,6 +405,7 @@ mod tests {
             salt_on: Vec::new(),
             inline_key: false,
             uniques: Vec::new(),
+            ttl: false,
         }
     }
 

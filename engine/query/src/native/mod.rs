@@ -186,6 +186,7 @@ impl NativeQuery {
         bound: &Bound,
         hint: IndexHint,
     ) -> Result<NativePlan> {
+        let cutoff = db.expiry_cutoff(&self.table);
         let mut needed = self.columns.clone();
         needed.extend(self.order.iter().map(|item| item.column));
         let request = ScanRequest {
@@ -202,6 +203,7 @@ impl NativeQuery {
             return Ok(NativePlan {
                 scan: choose_among(db, &request, plans).await?,
                 sort: None,
+                cutoff,
             });
         }
         // The best way to read every matching row, whatever its order.
@@ -214,7 +216,11 @@ impl NativeQuery {
         if let Some(mut scan) = in_order(best.clone(), &self.order, &bound.constants) {
             scan.offset = bound.offset;
             scan.limit = bound.limit;
-            return Ok(NativePlan { scan, sort: None });
+            return Ok(NativePlan {
+                scan,
+                sort: None,
+                cutoff,
+            });
         }
         let wanted = bound.limit.map(|limit| limit.saturating_add(bound.offset));
         let few_matches = best
@@ -230,6 +236,7 @@ impl NativeQuery {
                 return Ok(NativePlan {
                     scan: choose_among(db, &request, ordered).await?,
                     sort: None,
+                    cutoff,
                 });
             }
         }
@@ -240,6 +247,7 @@ impl NativeQuery {
                 offset: bound.offset,
                 limit: bound.limit,
             }),
+            cutoff,
         })
     }
 
@@ -263,10 +271,10 @@ impl NativeQuery {
         plan: NativePlan,
     ) -> Result<Output> {
         let schema = self.schema();
-        let NativePlan { scan, sort } = plan;
+        let NativePlan { scan, sort, cutoff } = plan;
         let (offset, limit) = (scan.offset, scan.limit);
         if sort.is_none()
-            && let Some(entries) = row_entries(&scan, snapshot.clone())
+            && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff)
         {
             // Every entry is a result row: decode only the selected columns into the batch.
             let entries: Vec<(Vec<u8>, Vec<u8>)> =
@@ -278,7 +286,7 @@ impl NativeQuery {
             });
         }
         let mut rows: Vec<Vec<Datum>> =
-            offset_limit(scan_rows(Arc::new(scan), snapshot), offset, limit)
+            offset_limit(scan_rows(Arc::new(scan), snapshot, cutoff), offset, limit)
                 .try_collect()
                 .await?;
         if let Some(sort) = sort {
@@ -305,6 +313,8 @@ impl NativeQuery {
 pub(crate) struct NativePlan {
     scan: ScanPlan,
     sort: Option<SortAfter>,
+    /// Where the table's rows expire for this statement (tables with a TTL).
+    cutoff: Option<i64>,
 }
 
 impl NativePlan {

@@ -206,6 +206,7 @@ pub(crate) async fn query_page(
             "the ORDER BY must follow the table's key or an index (or be left out)",
         ));
     }
+    let cutoff = plan.cutoff;
     let mut scan = plan.scan;
     let index = match &scan.path {
         AccessPath::IndexIntersection { .. } => {
@@ -224,10 +225,13 @@ pub(crate) async fn query_page(
     }
     let direction = scan.direction;
     let snapshot = read_view(&session.db, session.open_txn().as_ref());
-    let rows: Vec<Vec<Datum>> =
-        offset_limit(scan_rows(Arc::new(scan), snapshot), 0, Some(page_size))
-            .try_collect()
-            .await?;
+    let rows: Vec<Vec<Datum>> = offset_limit(
+        scan_rows(Arc::new(scan), snapshot, cutoff),
+        0,
+        Some(page_size),
+    )
+    .try_collect()
+    .await?;
     let next = if rows.len() == page_size {
         rows.last().map(|last| {
             let after = match &index {

@@ -16,6 +16,7 @@ mod limits;
 mod paging;
 mod prepared;
 mod transactions;
+mod ttl;
 
 use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};
