@@ -38,6 +38,10 @@ pub enum CatalogError {
         "TTL must be a number of seconds from 1 to 3162240000 (a hundred years), got {seconds}"
     )]
     BadTtl { seconds: u64 },
+    #[error("the history key {key:02x?} does not end in a time")]
+    BadHistoryKey { key: Vec<u8> },
+    #[error("VERSIONS must be from 1 to 1000, got {versions}")]
+    BadVersions { versions: u32 },
     #[error("column name {column} is reserved in table {table}")]
     ReservedColumn { table: String, column: String },
     #[error("the catalog entry {what} is corrupt: {source}")]

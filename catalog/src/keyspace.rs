@@ -8,6 +8,7 @@
 //! 0x00 'V' table-id(u32 BE)      -> schema version (u32 BE), read by every write statement
 //! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells)
 //! 0x20 index-id(u32 BE) [salt] values pk -> index entry
+//! 0x30 table-id(u32 BE) pk time(DESC) -> an older version of a row (cells), or empty: deleted
 //! ```
 //! Big-endian ids keep one table's rows contiguous and in id order; ids are never reused, so rows
 //! left behind by an interrupted DROP can never reappear under a new table.
@@ -15,6 +16,7 @@
 pub const SYSTEM: u8 = 0x00;
 pub const TABLE_DATA: u8 = 0x10;
 pub const INDEX_DATA: u8 = 0x20;
+pub const HISTORY_DATA: u8 = 0x30;
 
 pub const NEXT_ID_KEY: &[u8] = &[SYSTEM, b'N'];
 pub const TABLE_DEF_PREFIX: &[u8] = &[SYSTEM, b'T'];
@@ -26,6 +28,14 @@ pub const VIEW_DEF_PREFIX: &[u8] = &[SYSTEM, b'W'];
 pub fn table_prefix(id: u32) -> Vec<u8> {
     let mut key = Vec::with_capacity(16);
     key.push(TABLE_DATA);
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The prefix of every older row version of table `id` (tables with `VERSIONS` above 1).
+pub fn history_prefix(id: u32) -> Vec<u8> {
+    let mut key = Vec::with_capacity(32);
+    key.push(HISTORY_DATA);
     key.extend_from_slice(&id.to_be_bytes());
     key
 }

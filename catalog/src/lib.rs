@@ -15,5 +15,7 @@ mod types;
 pub use catalog::Catalog;
 pub use error::{CatalogError, Result};
 pub use index::{IndexDef, IndexState};
-pub use table::{ColumnDef, HIDDEN_ROWID, KeyColumn, MAX_TTL_SECONDS, TableDef, WRITTEN_AT};
+pub use table::{
+    ColumnDef, HIDDEN_ROWID, KeyColumn, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT,
+};
 pub use types::DataType;

@@ -15,9 +15,13 @@ use crate::{CatalogError, Result};
 /// Name of the hidden row-id column of a table declared without a PRIMARY KEY.
 pub const HIDDEN_ROWID: &str = "_rowid";
 
-/// Name of the hidden column of a table with a TTL: when the row was last written, in
-/// microseconds since the epoch. Every write sets it; a row expires `ttl_seconds` after it.
+/// Name of the hidden column of a table with a TTL or kept versions: when the row was last
+/// written, in microseconds since the epoch. Every write sets it; a row expires `ttl_seconds`
+/// after it, and it orders a row's versions.
 pub const WRITTEN_AT: &str = "_written_at";
+
+/// The most versions a table may keep of each row.
+pub const MAX_VERSIONS: u32 = 1000;
 
 /// The longest TTL: a hundred years, so that `now - ttl` never leaves the timestamp range.
 pub const MAX_TTL_SECONDS: u64 = 100 * 366 * 24 * 3600;
@@ -90,6 +94,19 @@ pub struct TableDef {
     /// written (its [`WRITTEN_AT`] column), and `PURGE` removes it with its index entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_seconds: Option<u64>,
+    /// Versions kept of each row, the current one included (HBase's VERSIONS): above 1, every
+    /// overwrite or delete keeps the old row in the history keyspace, up to `versions - 1`
+    /// older versions per primary key, for reads `AS OF` a time.
+    #[serde(default = "one_version", skip_serializing_if = "is_one_version")]
+    pub versions: u32,
+}
+
+fn one_version() -> u32 {
+    1
+}
+
+fn is_one_version(versions: &u32) -> bool {
+    *versions == 1
 }
 
 impl TableDef {
@@ -162,6 +179,7 @@ impl TableDef {
             schema_version: 1,
             indexes: Vec::new(),
             ttl_seconds: None,
+            versions: 1,
         })
     }
 
@@ -170,32 +188,92 @@ impl TableDef {
         if !(1..=MAX_TTL_SECONDS).contains(&seconds) {
             return Err(CatalogError::BadTtl { seconds });
         }
-        if self.written_at_column().is_none() {
-            if self.column_index(WRITTEN_AT).is_some() {
-                return Err(CatalogError::ReservedColumn {
-                    table: self.name.clone(),
-                    column: WRITTEN_AT.to_string(),
-                });
-            }
-            let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
-            self.columns.push(ColumnDef {
-                id,
-                name: WRITTEN_AT.to_string(),
-                data_type: DataType::Timestamp,
-                nullable: true,
-                hidden: true,
-            });
-        }
+        self.add_written_at()?;
         self.ttl_seconds = Some(seconds);
         Ok(self)
     }
 
-    /// Position of the hidden write-time column, for a table with a TTL.
+    /// Keeps `versions` versions of each row (the current one included); adds the hidden
+    /// write-time column that orders them.
+    pub fn with_versions(mut self, versions: u32) -> Result<TableDef> {
+        if !(1..=MAX_VERSIONS).contains(&versions) {
+            return Err(CatalogError::BadVersions { versions });
+        }
+        if versions > 1 {
+            self.add_written_at()?;
+        }
+        self.versions = versions;
+        Ok(self)
+    }
+
+    fn add_written_at(&mut self) -> Result<()> {
+        if self.written_at_column().is_some() {
+            return Ok(());
+        }
+        if self.column_index(WRITTEN_AT).is_some() {
+            return Err(CatalogError::ReservedColumn {
+                table: self.name.clone(),
+                column: WRITTEN_AT.to_string(),
+            });
+        }
+        let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        self.columns.push(ColumnDef {
+            id,
+            name: WRITTEN_AT.to_string(),
+            data_type: DataType::Timestamp,
+            nullable: true,
+            hidden: true,
+        });
+        Ok(())
+    }
+
+    /// Position of the hidden write-time column, for a table with a TTL or kept versions.
     pub fn written_at_column(&self) -> Option<usize> {
-        self.ttl_seconds?;
         self.columns
             .iter()
             .position(|c| c.hidden && c.name == WRITTEN_AT)
+    }
+
+    /// Whether overwritten and deleted rows are kept as older versions.
+    pub fn keeps_history(&self) -> bool {
+        self.versions > 1
+    }
+
+    /// The prefix of the table's older row versions.
+    pub fn history_prefix(&self) -> Vec<u8> {
+        keyspace::history_prefix(self.id)
+    }
+
+    /// The prefix of the older versions of the row with encoded primary key `pk`, newest first.
+    pub fn history_prefix_of(&self, pk: &[u8]) -> Vec<u8> {
+        let mut key = self.history_prefix();
+        key.extend_from_slice(pk);
+        key
+    }
+
+    /// The key of the version of row `pk` written at `written_at`. The time is encoded DESC so
+    /// that a row's versions sort newest first.
+    pub fn history_key(&self, pk: &[u8], written_at: i64) -> Vec<u8> {
+        let mut key = self.history_prefix_of(pk);
+        key::encode_datum(&mut key, &Datum::Timestamp(written_at), SortOrder::Desc);
+        key
+    }
+
+    /// The primary key and the time of a history key.
+    pub fn split_history_key<'a>(&self, history_key: &'a [u8]) -> Result<(&'a [u8], i64)> {
+        let header = self.history_prefix().len();
+        let rest = history_key.get(header..).unwrap_or_default();
+        let mut after_pk = rest;
+        for column in &self.key {
+            key::decode_datum(&mut after_pk, column.order())?;
+        }
+        let pk = &rest[..rest.len() - after_pk.len()];
+        match key::decode_datum(&mut after_pk, SortOrder::Desc)? {
+            Datum::Timestamp(at) if after_pk.is_empty() => Ok((pk, at)),
+            _ => Err(CatalogError::BadHistoryKey {
+                key: history_key.to_vec(),
+            }),
+        }
     }
 
     /// The write time at or before which a row has expired, at `now` (microseconds since the

@@ -429,5 +429,6 @@ pub(crate) fn new_context(db: &Arc<DbInner>, expose_hidden: Option<String>) -> S
         Arc::new(RowdexSchema::new(db.clone(), expose_hidden)),
     );
     ctx.register_catalog("rowdex", Arc::new(catalog));
+    crate::history::register(&ctx, db);
     ctx
 }

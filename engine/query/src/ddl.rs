@@ -1,7 +1,8 @@
 //! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
 //!
-//! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds)`. Column types are read from their SQL
-//! spelling, so every common alias works (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
+//! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
+//! VERSIONS = n)`. Column types are read from their SQL spelling, so every common alias works
+//! (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
@@ -116,6 +117,9 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
     if let Some(ttl) = options.ttl {
         def = def.with_ttl(ttl)?;
     }
+    if let Some(versions) = options.versions {
+        def = def.with_versions(versions)?;
+    }
     def.indexes = unique_indexes(&def, uniques)?;
     let warnings = crate::keydesign::advise_table(&def);
     session.db.catalog.create_table(def).await?;
@@ -222,6 +226,7 @@ async fn drop_table(db: &DbInner, name: &str) -> Result<()> {
     // reused); deleting them afterwards in batches keeps any one batch small.
     let store = db.store.as_ref();
     delete_prefix(store, &def.prefix()).await?;
+    delete_prefix(store, &def.history_prefix()).await?;
     for index in &def.indexes {
         delete_prefix(store, &index.prefix()).await?;
     }
@@ -278,13 +283,15 @@ pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
     Ok(parsed)
 }
 
-/// What a CREATE TABLE's options ask for: salting and a TTL.
+/// What a CREATE TABLE's options ask for: salting, a TTL, kept versions.
 struct TableOptions {
     buckets: u16,
     /// `SALT_ON = (a, b)`: the key columns the bucket is hashed from.
     on: Option<Vec<String>>,
     /// `TTL = seconds`: rows expire this long after their last write.
     ttl: Option<u64>,
+    /// `VERSIONS = n`: versions kept of each row, the current one included.
+    versions: Option<u32>,
 }
 
 fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
@@ -292,6 +299,7 @@ fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
         buckets: 0,
         on: None,
         ttl: None,
+        versions: None,
     };
     let list = match declared {
         CreateTableOptions::None => return Ok(options),
@@ -328,6 +336,20 @@ fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
                         option: format!(
                             "{option} (TTL is a number of seconds, from 1 to {})",
                             rowdex_catalog::MAX_TTL_SECONDS
+                        ),
+                    })?,
+            );
+        } else if key.value.eq_ignore_ascii_case("versions") {
+            options.versions = Some(
+                value
+                    .to_string()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=rowdex_catalog::MAX_VERSIONS).contains(n))
+                    .ok_or_else(|| Error::BadTableOption {
+                        option: format!(
+                            "{option} (VERSIONS is a number of versions per row, from 1 to {})",
+                            rowdex_catalog::MAX_VERSIONS
                         ),
                     })?,
             );

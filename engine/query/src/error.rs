@@ -92,6 +92,10 @@ pub enum Error {
         "table {table} has no TTL, so no row of it expires (CREATE TABLE ... WITH (TTL = seconds))"
     )]
     NoTtl { table: String },
+    #[error("table {table} keeps no older versions (CREATE TABLE ... WITH (VERSIONS = n))")]
+    NoVersions { table: String },
+    #[error("{what}")]
+    BadHistoryRead { what: String },
     #[error("this query cannot be paged by cursor: {reason}")]
     NotPageable { reason: String },
     #[error("the cursor is not one rowdex made (damaged or truncated)")]

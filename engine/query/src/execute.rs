@@ -338,7 +338,9 @@ pub(crate) async fn plan_statement(
     let statement = DfStatement::Statement(Box::new(statement));
     let state = ctx.state();
     for reference in state.resolve_table_references(&statement)? {
-        if !ctx.table_exist(reference.clone())? {
+        // `versions(t)` and `as_of(t, time)` are table functions; they check `t` themselves.
+        let function = state.table_functions().contains_key(reference.table());
+        if !function && !ctx.table_exist(reference.clone())? {
             return Err(Error::TableNotFound {
                 table: reference.table().to_string(),
             });

@@ -115,6 +115,18 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
             ),
         ]);
     }
+    if def.keeps_history() {
+        rows.push([
+            format!("{} history key", def.name),
+            "layout".to_string(),
+            "variable".to_string(),
+            format!(
+                "0x30 + table id (4 bytes) + primary key + write time DESC (9 bytes): the {} \
+                 older versions of a row, newest first; an empty value marks a delete",
+                def.versions - 1
+            ),
+        ]);
+    }
     for index in &def.indexes {
         let name = format!("{} entry key", index.name);
         rows.push([

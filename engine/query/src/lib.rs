@@ -34,6 +34,7 @@ mod filter_projection;
 mod filters;
 pub mod format;
 mod hints;
+mod history;
 mod indexes;
 mod inlist_folding;
 mod keydesign;

@@ -1,4 +1,5 @@
-//! `PURGE t`: removes the expired rows of a table with a TTL, with their index entries.
+//! `PURGE t`: removes the expired rows of a table with a TTL, with their index entries, and
+//! its expired older versions (a table that also keeps VERSIONS).
 //!
 //! Expired rows are already invisible to every read; purging gives their space back. The
 //! table is read from one snapshot, and each expired row is read again and removed inside a
@@ -43,7 +44,43 @@ pub(crate) async fn purge(session: &Session, table: &str) -> Result<Output> {
             None => break,
         }
     }
+    removed += purge_history(session, &def, cutoff).await?;
     Ok(Output::Affected { rows: removed })
+}
+
+/// Removes the older versions written at or before `cutoff` (a table with VERSIONS and a TTL):
+/// expired, they are invisible to `as_of` and `versions` already.
+async fn purge_history(
+    session: &Session,
+    def: &rowdex_catalog::TableDef,
+    cutoff: Option<i64>,
+) -> Result<u64> {
+    let Some(cutoff) = cutoff.filter(|_| def.keeps_history()) else {
+        return Ok(0);
+    };
+    let snapshot = session.db.store.snapshot();
+    let mut removed = 0u64;
+    let mut range = KeyRange::prefix(&def.history_prefix());
+    loop {
+        let page = snapshot
+            .scan_page(&range, Direction::Forward, PURGE_BATCH)
+            .await?;
+        let mut tx = session.db.store.begin().await?;
+        for (key, _) in &page.entries {
+            let (_, written) = def.split_history_key(key)?;
+            if written <= cutoff {
+                // An older version never changes once written: no reread needed.
+                tx.delete(key.clone());
+                removed += 1;
+            }
+        }
+        tx.commit().await?;
+        match page.resume {
+            Some(next) => range = next,
+            None => break,
+        }
+    }
+    Ok(removed)
 }
 
 /// Removes the rows under `keys` that are still expired, in one transaction.

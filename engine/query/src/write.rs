@@ -39,6 +39,9 @@ pub(crate) struct RowWriter<'a> {
     now: i64,
     /// Where the table's rows expire at `now` (tables with a TTL).
     pub(crate) cutoff: Option<i64>,
+    /// Primary keys given an older version by this statement: their history is trimmed to
+    /// the table's VERSIONS at commit.
+    versioned: BTreeSet<Vec<u8>>,
 }
 
 /// Where a statement's writes go.
@@ -71,6 +74,7 @@ impl<'a> RowWriter<'a> {
             unique_probes: BTreeSet::new(),
             now,
             cutoff: def.expiry_cutoff(now),
+            versioned: BTreeSet::new(),
         };
         let stored = writer
             .tx()
@@ -181,6 +185,25 @@ impl<'a> RowWriter<'a> {
         self.row_delta += i64::from(new.is_some()) - i64::from(old.is_some());
         let old_key = old.map(|row| def.row_key_of(row));
         let new_key = new.map(|row| def.row_key_of(row));
+        if let (Some(old_key), Some(old)) = (&old_key, old)
+            && def.keeps_history()
+            && def.is_live(old, self.cutoff)
+        {
+            // The old row becomes an older version; a row that leaves its key leaves a
+            // deletion marker after it. (An expired row is invisible at every time: no
+            // version of it is kept.)
+            let pk = def.pk_bytes(old_key).to_vec();
+            let written = match def.written_at_column().map(|c| &old[c]) {
+                Some(Datum::Timestamp(at)) => *at,
+                _ => 0,
+            };
+            self.puts
+                .push((def.history_key(&pk, written), def.encode_value(old)));
+            if new_key.as_ref() != Some(old_key) {
+                self.puts.push((def.history_key(&pk, self.now), Vec::new()));
+            }
+            self.versioned.insert(pk);
+        }
         if let Some(old_key) = old_key
             && new_key.as_ref() != Some(&old_key)
         {
@@ -230,6 +253,32 @@ impl<'a> RowWriter<'a> {
         Ok(())
     }
 
+    /// Keeps the newest `versions - 1` older versions of every row this statement gave one.
+    async fn trim_history(&mut self) -> Result<()> {
+        let keep = usize::try_from(self.def.versions.saturating_sub(1)).unwrap_or(usize::MAX);
+        for pk in std::mem::take(&mut self.versioned) {
+            let mut range = KeyRange::prefix(&self.def.history_prefix_of(&pk));
+            let mut seen = 0usize;
+            loop {
+                let page = self
+                    .tx()
+                    .scan_page(&range, Direction::Forward, keep + 16)
+                    .await?;
+                for (key, _) in &page.entries {
+                    seen += 1;
+                    if seen > keep {
+                        self.deletes.push(key.clone());
+                    }
+                }
+                match page.resume {
+                    Some(next) => range = next,
+                    None => break,
+                }
+            }
+        }
+        self.apply().await
+    }
+
     /// Checks UNIQUE indexes against the statement's final state, then commits. An expired row
     /// holding a unique value gives it up: it is removed, with its entries.
     pub(crate) async fn commit(mut self) -> Result<()> {
@@ -273,6 +322,7 @@ impl<'a> RowWriter<'a> {
                 });
             }
         }
+        self.trim_history().await?;
         match self.target {
             Target::Own(tx) => {
                 tx.commit().await?;

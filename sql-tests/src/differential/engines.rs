@@ -306,6 +306,7 @@ mod tests {
             inline_key: false,
             uniques: Vec::new(),
             ttl: false,
+            versions: false,
         };
         let texts = ["h1", "h12", "h2", "a", "b"];
         let rows = (0..400i64)

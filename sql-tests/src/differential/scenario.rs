@@ -259,6 +259,7 @@ fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) 
         inline_key: false,
         uniques: Vec::new(),
         ttl: false,
+        versions: false,
     };
     View {
         relation,

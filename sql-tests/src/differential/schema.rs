@@ -67,6 +67,9 @@ pub struct Table {
     /// `TTL = TTL_SECONDS`: a year, so nothing expires during a run; the table must answer
     /// like any other while every write stamps its rows and index entries.
     pub ttl: bool,
+    /// `VERSIONS = 3`: every overwrite and delete also writes history, which no query of the
+    /// generator reads; the table must answer like any other.
+    pub versions: bool,
 }
 
 /// The TTL of a generated table with one.
@@ -128,6 +131,9 @@ impl Table {
         }
         if self.ttl {
             options.push(format!("TTL = {TTL_SECONDS}"));
+        }
+        if self.versions {
+            options.push("VERSIONS = 3".to_string());
         }
         let salt = if options.is_empty() {
             String::new()
@@ -288,6 +294,7 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
         inline_key,
         uniques,
         ttl: rng.percent(20),
+        versions: rng.percent(20),
     };
     // Key columns take no NOT NULL of their own (they are NOT NULL anyway).
     let key_names: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
@@ -406,6 +413,7 @@ mod tests {
             inline_key: false,
             uniques: Vec::new(),
             ttl: false,
+            versions: false,
         }
     }
 

@@ -17,6 +17,7 @@ mod paging;
 mod prepared;
 mod transactions;
 mod ttl;
+mod versions;
 
 use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};
@@ -32,6 +33,17 @@ pub async fn rows(session: &Session, sql: &str) -> Result<Vec<Vec<String>>, rowd
         }
     }
     Ok(out)
+}
+
+/// The rows a statement (or script) changed.
+pub async fn affected(session: &Session, sql: &str) -> Result<u64, rowdex::Error> {
+    let mut total = 0;
+    for output in session.execute(sql).await? {
+        if let Output::Affected { rows } = output {
+            total += rows;
+        }
+    }
+    Ok(total)
 }
 
 /// Every row of `batches` as text cells (NULL as "NULL").

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rowdex::{Database, Error, Executor, ManualClock, Output, Session};
+use rowdex::{Database, Error, Executor, ManualClock, Session};
 
-use crate::{TestResult, rows, table};
+use crate::{TestResult, affected, rows, table};
 
 /// 2024-01-01 00:00:00 UTC.
 const START: i64 = 1_704_067_200_000_000;
@@ -234,14 +234,4 @@ async fn the_ttl_survives_a_reopen() -> TestResult {
     clock.advance(Duration::from_secs(60));
     assert_eq!(rows(&s, "SELECT id FROM ev").await?, table(&[]));
     Ok(())
-}
-
-async fn affected(session: &Session, sql: &str) -> Result<u64, Error> {
-    let mut total = 0;
-    for output in session.execute(sql).await? {
-        if let Output::Affected { rows } = output {
-            total += rows;
-        }
-    }
-    Ok(total)
 }

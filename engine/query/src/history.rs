@@ -1,0 +1,349 @@
+//! Reading older row versions of a table with `VERSIONS = n`: the table functions
+//! `as_of(t, time)` (every row as it stood at that time) and `versions(t [, n])` (up to n kept
+//! versions of every row, newest first, with their write times).
+//!
+//! A row's older versions live under the history prefix, `pk ‖ time DESC`, next to no other
+//! table: a read merges the current rows (a scan in primary-key order, salted buckets merged)
+//! with the history entries (already in primary-key order, each row's versions newest first),
+//! one primary key at a time. An empty history value marks a deletion. Secondary indexes hold
+//! the current rows only, so these reads scan the table; DataFusion filters above them.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use futures::stream::{self, Peekable, StreamExt, TryStreamExt};
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+use rowdex_planner::{Direction, plan_scan};
+use rowdex_store::{KeyRange, KvRead, scan_stream};
+
+use crate::database::DbInner;
+use crate::reader::{EntryStream, RowStream, scan_rows};
+use crate::txn::SessionTxn;
+use crate::types::{rows_to_batch, table_schema};
+use crate::{Error, Result};
+
+/// Rows per batch of a history read.
+const BATCH_ROWS: usize = 1024;
+
+/// Which versions of each row a read returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// The version current at this time (microseconds since the epoch), if the row existed.
+    AsOf(i64),
+    /// The newest n versions still kept, deletions skipped.
+    Newest(usize),
+}
+
+/// `as_of(table, time)`.
+#[derive(Debug)]
+pub(crate) struct AsOfFunction {
+    pub(crate) db: Arc<DbInner>,
+}
+
+/// `versions(table [, n])`.
+#[derive(Debug)]
+pub(crate) struct VersionsFunction {
+    pub(crate) db: Arc<DbInner>,
+}
+
+impl TableFunctionImpl for AsOfFunction {
+    fn call_with_args(&self, args: TableFunctionArgs) -> DfResult<Arc<dyn TableProvider>> {
+        let [table, time] = args.exprs() else {
+            return Err(bad_call(
+                "as_of takes a table and a time: as_of(t, TIMESTAMP '...')",
+            ));
+        };
+        let def = versioned_table(&self.db, table)?;
+        let at = time_argument(time)?;
+        history_table(&self.db, def, Pick::AsOf(at), false)
+    }
+}
+
+impl TableFunctionImpl for VersionsFunction {
+    fn call_with_args(&self, args: TableFunctionArgs) -> DfResult<Arc<dyn TableProvider>> {
+        let (table, count) = match args.exprs() {
+            [table] => (table, None),
+            [table, count] => (table, Some(count)),
+            _ => {
+                return Err(bad_call(
+                    "versions takes a table and an optional count: versions(t [, n])",
+                ));
+            }
+        };
+        let def = versioned_table(&self.db, table)?;
+        let n = match count {
+            None => def.versions as usize,
+            Some(Expr::Literal(ScalarValue::Int64(Some(n)), _)) if *n >= 1 => *n as usize,
+            Some(other) => {
+                return Err(bad_call(&format!(
+                    "the version count of versions(t, n) must be a positive integer, got {other}"
+                )));
+            }
+        };
+        history_table(&self.db, def, Pick::Newest(n), true)
+    }
+}
+
+fn bad_call(what: &str) -> DataFusionError {
+    DataFusionError::External(Box::new(Error::BadHistoryRead {
+        what: what.to_string(),
+    }))
+}
+
+/// The table a history read names (a string or a bare name), which must keep versions.
+fn versioned_table(db: &DbInner, table: &Expr) -> DfResult<Arc<TableDef>> {
+    let name = match table {
+        Expr::Literal(ScalarValue::Utf8(Some(name)), _) => name.clone(),
+        Expr::Column(column) => column.name.clone(),
+        other => {
+            return Err(bad_call(&format!(
+                "the first argument names a table ('t' or t), got {other}"
+            )));
+        }
+    };
+    let def = db
+        .table_def(&name)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    if !def.keeps_history() {
+        return Err(DataFusionError::External(Box::new(Error::NoVersions {
+            table: def.name.clone(),
+        })));
+    }
+    Ok(def)
+}
+
+/// A time argument: a TIMESTAMP, a string that reads as one, or microseconds since the epoch.
+fn time_argument(time: &Expr) -> DfResult<i64> {
+    let micros = match time {
+        Expr::Literal(value, _) => scalar_micros(value),
+        Expr::Cast(cast) => match cast.expr.as_ref() {
+            Expr::Literal(value, _) => scalar_micros(value),
+            _ => None,
+        },
+        _ => None,
+    };
+    micros.ok_or_else(|| {
+        bad_call(&format!(
+            "the time of as_of(t, time) must be a TIMESTAMP literal, a string such as \
+             '2024-01-31 12:00:00', or microseconds since the epoch, got {time}"
+        ))
+    })
+}
+
+fn scalar_micros(value: &ScalarValue) -> Option<i64> {
+    match value {
+        ScalarValue::Utf8(Some(text)) | ScalarValue::LargeUtf8(Some(text)) => {
+            rowdex_codec::parse_timestamp(text)
+        }
+        ScalarValue::Int64(Some(micros)) | ScalarValue::TimestampMicrosecond(Some(micros), _) => {
+            Some(*micros)
+        }
+        ScalarValue::TimestampNanosecond(Some(nanos), _) => Some(nanos.div_euclid(1000)),
+        ScalarValue::TimestampMillisecond(Some(millis), _) => millis.checked_mul(1000),
+        ScalarValue::TimestampSecond(Some(seconds), _) => seconds.checked_mul(1_000_000),
+        _ => None,
+    }
+}
+
+/// A provider over the versions `pick` selects; `with_time` adds the write-time column.
+fn history_table(
+    db: &Arc<DbInner>,
+    def: Arc<TableDef>,
+    pick: Pick,
+    with_time: bool,
+) -> DfResult<Arc<dyn TableProvider>> {
+    let columns: Vec<usize> = def
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| !c.hidden || (with_time && Some(*i) == def.written_at_column()))
+        .map(|(i, _)| i)
+        .collect();
+    let schema = table_schema(&def, &columns);
+    let partition = HistoryPartition {
+        db: db.clone(),
+        def,
+        pick,
+        columns,
+        schema: schema.clone(),
+    };
+    Ok(Arc::new(StreamingTable::try_new(
+        schema,
+        vec![Arc::new(partition)],
+    )?))
+}
+
+#[derive(Debug)]
+struct HistoryPartition {
+    db: Arc<DbInner>,
+    def: Arc<TableDef>,
+    pick: Pick,
+    /// Table column positions behind the schema's fields.
+    columns: Vec<usize>,
+    schema: SchemaRef,
+}
+
+impl PartitionStream for HistoryPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, context: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let snapshot: Arc<dyn KvRead> = match context.session_config().get_extension::<SessionTxn>()
+        {
+            Some(txn) => txn,
+            None => self.db.store.snapshot(),
+        };
+        // Versions written at or before the cutoff have expired (TTL), whatever the time read.
+        let cutoff = self.db.expiry_cutoff(&self.def);
+        let rows = versions(self.def.clone(), snapshot, self.pick, cutoff);
+        let (def, schema, columns) = (self.def.clone(), self.schema.clone(), self.columns.clone());
+        let batches = rows
+            .try_chunks(BATCH_ROWS)
+            .map_err(|e| e.1)
+            .and_then(move |chunk| {
+                futures::future::ready(rows_to_batch(&def, &schema, &columns, &chunk))
+            })
+            .map_err(|e| DataFusionError::External(Box::new(e)));
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), batches))
+    }
+}
+
+/// One stored version of a row: its write time, and the row (None: deleted then).
+type Version = (i64, Option<Vec<Datum>>);
+
+struct Merge {
+    def: Arc<TableDef>,
+    current: Peekable<RowStream>,
+    history: Peekable<EntryStream>,
+    pick: Pick,
+    cutoff: Option<i64>,
+}
+
+/// The rows `pick` selects, in primary-key order (each row's versions newest first).
+fn versions(
+    def: Arc<TableDef>,
+    snapshot: Arc<dyn KvRead>,
+    pick: Pick,
+    cutoff: Option<i64>,
+) -> RowStream {
+    let everything = plan_scan(def.clone(), Vec::new(), Direction::Forward, 0, None);
+    let current = scan_rows(Arc::new(everything), snapshot.clone(), None).peekable();
+    let history = scan_stream(
+        snapshot,
+        KeyRange::prefix(&def.history_prefix()),
+        rowdex_store::Direction::Forward,
+        BATCH_ROWS,
+    )
+    .map_err(Error::from)
+    .boxed()
+    .peekable();
+    let merge = Merge {
+        def,
+        current,
+        history,
+        pick,
+        cutoff,
+    };
+    stream::try_unfold(merge, |mut merge| async move {
+        loop {
+            let Some(versions) = merge.next_key().await? else {
+                return Ok(None);
+            };
+            let rows = merge.select(versions);
+            if !rows.is_empty() {
+                return Ok::<_, Error>(Some((stream::iter(rows.into_iter().map(Ok)), merge)));
+            }
+        }
+    })
+    .try_flatten()
+    .boxed()
+}
+
+impl Merge {
+    /// Every stored version of the next primary key, newest first; None at the end.
+    async fn next_key(&mut self) -> Result<Option<Vec<Version>>> {
+        let current_pk = match std::pin::Pin::new(&mut self.current).peek().await {
+            Some(Ok(row)) => Some(self.def.pk_bytes(&self.def.row_key_of(row)).to_vec()),
+            Some(Err(_)) => return self.current.next().await.transpose().map(|_| None),
+            None => None,
+        };
+        let history_pk = match std::pin::Pin::new(&mut self.history).peek().await {
+            Some(Ok((key, _))) => Some(self.def.split_history_key(key)?.0.to_vec()),
+            Some(Err(_)) => return self.history.next().await.transpose().map(|_| None),
+            None => None,
+        };
+        let pk = match (current_pk, history_pk) {
+            (None, None) => return Ok(None),
+            (Some(c), None) => c,
+            (None, Some(h)) => h,
+            (Some(c), Some(h)) => c.min(h),
+        };
+        let mut out: Vec<Version> = Vec::new();
+        let current_matches = matches!(
+            std::pin::Pin::new(&mut self.current).peek().await,
+            Some(Ok(row)) if self.def.pk_bytes(&self.def.row_key_of(row)) == pk.as_slice()
+        );
+        if current_matches && let Some(row) = self.current.next().await.transpose()? {
+            let written = self.written_at(&row);
+            out.push((written, Some(row)));
+        }
+        while let Some(Ok((key, _))) = std::pin::Pin::new(&mut self.history).peek().await {
+            let (entry_pk, _) = self.def.split_history_key(key)?;
+            if entry_pk != pk.as_slice() {
+                break;
+            }
+            let Some((key, value)) = self.history.next().await.transpose()? else {
+                break;
+            };
+            let (_, at) = self.def.split_history_key(&key)?;
+            let row = if value.is_empty() {
+                None
+            } else {
+                Some(self.def.decode_row(&self.def.row_key(&pk), &value)?)
+            };
+            out.push((at, row));
+        }
+        Ok(Some(out))
+    }
+
+    fn written_at(&self, row: &[Datum]) -> i64 {
+        match self.def.written_at_column().map(|c| &row[c]) {
+            Some(Datum::Timestamp(at)) => *at,
+            _ => 0,
+        }
+    }
+
+    /// What `pick` keeps of one primary key's versions (newest first).
+    fn select(&self, versions: Vec<Version>) -> Vec<Vec<Datum>> {
+        let live = |at: i64| self.cutoff.is_none_or(|cutoff| at > cutoff);
+        match self.pick {
+            Pick::AsOf(time) => versions
+                .into_iter()
+                .find(|(at, _)| *at <= time)
+                .and_then(|(at, row)| row.filter(|_| live(at)))
+                .into_iter()
+                .collect(),
+            Pick::Newest(n) => versions
+                .into_iter()
+                .filter_map(|(at, row)| row.filter(|_| live(at)))
+                .take(n)
+                .collect(),
+        }
+    }
+}
+
+/// Registers `as_of` and `versions` in a session.
+pub(crate) fn register(ctx: &datafusion::prelude::SessionContext, db: &Arc<DbInner>) {
+    ctx.register_udtf("as_of", Arc::new(AsOfFunction { db: db.clone() }));
+    ctx.register_udtf("versions", Arc::new(VersionsFunction { db: db.clone() }));
+}
