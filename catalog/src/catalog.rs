@@ -381,6 +381,7 @@ mod tests {
             include: Vec::new(),
             unique: false,
             state: IndexState::Ready,
+            salt_buckets: 0,
         }
     }
 

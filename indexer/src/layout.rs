@@ -1,6 +1,6 @@
 //! Index entries: building their keys and values from a row, and reading rows back out of them.
 //!
-//! Key = `index prefix ‖ encoded indexed values ‖ encoded primary key` (see
+//! Key = `index prefix ‖ [salt] ‖ encoded indexed values ‖ encoded primary key` (see
 //! [`rowdex_catalog::IndexDef`]); value = the INCLUDE columns as cells. Because the primary key
 //! follows the values, the entries of one value tuple are sorted by primary key and a reader
 //! finds the primary key by skipping the indexed values.
@@ -36,12 +36,16 @@ pub fn entry_value(table: &TableDef, index: &IndexDef, row: &[Datum]) -> Vec<u8>
     out
 }
 
-/// The key prefix of the entries whose leading indexed columns equal `values`.
+/// The key prefix of the entries whose indexed columns equal `values` (all of them when the
+/// index is salted: the bucket is hashed from every indexed value).
 pub fn value_prefix<'a>(index: &IndexDef, values: impl IntoIterator<Item = &'a Datum>) -> Vec<u8> {
-    let mut out = index.prefix();
+    let mut encoded = Vec::with_capacity(32);
     for (value, column) in values.into_iter().zip(&index.columns) {
-        key::encode_datum(&mut out, value, column.order());
+        key::encode_datum(&mut encoded, value, column.order());
     }
+    let bucket = index.is_salted().then(|| index.salt_of(&encoded));
+    let mut out = index.bucket_prefix(bucket);
+    out.extend_from_slice(&encoded);
     out
 }
 
@@ -57,7 +61,7 @@ pub fn unique_prefix(index: &IndexDef, row: &[Datum]) -> Option<Vec<u8>> {
 
 /// Where the primary key starts in an entry key.
 pub fn pk_offset(index: &IndexDef, entry_key: &[u8]) -> Result<usize> {
-    let mut rest = header_stripped(entry_key)?;
+    let mut rest = header_stripped(index, entry_key)?;
     for column in &index.columns {
         key::decode_datum(&mut rest, column.order()).map_err(|e| malformed(entry_key, e))?;
     }
@@ -73,7 +77,7 @@ pub fn decode_entry(
     entry_value: &[u8],
 ) -> Result<(Vec<Datum>, Vec<u8>)> {
     let mut out = vec![Datum::Null; table.columns.len()];
-    let mut rest = header_stripped(entry_key)?;
+    let mut rest = header_stripped(index, entry_key)?;
     for column in &index.columns {
         out[column.column] =
             key::decode_datum(&mut rest, column.order()).map_err(|e| malformed(entry_key, e))?;
@@ -93,9 +97,9 @@ pub fn decode_entry(
     Ok((out, pk))
 }
 
-fn header_stripped(entry_key: &[u8]) -> Result<&[u8]> {
+fn header_stripped<'a>(index: &IndexDef, entry_key: &'a [u8]) -> Result<&'a [u8]> {
     entry_key
-        .get(IndexDef::HEADER_LEN..)
+        .get(index.header_len()..)
         .ok_or_else(|| IndexError::NotAnEntry {
             key: entry_key.to_vec(),
         })

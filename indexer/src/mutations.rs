@@ -66,6 +66,7 @@ mod tests {
                 include: vec![],
                 unique: false,
                 state: IndexState::Ready,
+                salt_buckets: 0,
             },
             IndexDef {
                 id: 18,
@@ -77,6 +78,7 @@ mod tests {
                 include: vec![3],
                 unique: false,
                 state: IndexState::Building,
+                salt_buckets: 0,
             },
         ];
         def

@@ -80,6 +80,8 @@ fn table(id: u32, name: &str, key: &[(&str, bool)], salt: u16) -> TableDef {
             include,
             unique,
             state: IndexState::Ready,
+            // The last index is salted: its entries carry a salt byte after the prefix.
+            salt_buckets: if n == 2 { 4 } else { 0 },
         });
     }
     def
@@ -251,7 +253,7 @@ fn check_table(table: &TableDef, row_key: &[u8], value: &[u8]) {
         let offset = layout::pk_offset(index, row_key);
         let _ = layout::decode_entry(table, index, row_key, value);
         if let Ok((row, pk)) = layout::decode_entry(table, index, row_key, EMPTY_ROW) {
-            let start = IndexDef::HEADER_LEN;
+            let start = index.header_len();
             // The entry is `indexed values ‖ primary key`.
             let index_orders: Vec<SortOrder> = index.columns.iter().map(KeyColumn::order).collect();
             let values = key::decode_key(&row_key[start..], &index_orders, false)

@@ -97,25 +97,40 @@ impl IndexInput {
             return Vec::new();
         };
         let columns = index.entry_key_columns(table);
-        let prefix = index.prefix();
         let mut out: Vec<(KeyRange, Option<usize>)> = self
             .prefixes
             .iter()
             .flat_map(|tuple| {
-                let mut start = prefix.clone();
+                let mut encoded = Vec::with_capacity(32);
                 let mut pk_offset = None;
                 for (i, (value, column)) in tuple.iter().zip(&columns).enumerate() {
                     if i == index.columns.len() {
-                        pk_offset = Some(start.len());
+                        pk_offset = Some(encoded.len());
                     }
-                    key::encode_datum(&mut start, value, column.order());
+                    key::encode_datum(&mut encoded, value, column.order());
                 }
                 if tuple.len() == index.columns.len() {
-                    pk_offset = Some(start.len());
+                    pk_offset = Some(encoded.len());
                 }
+                // A salted index hashes every indexed value: a tuple fixing them all lives in
+                // one bucket, any other may be in each.
+                let buckets = match pk_offset {
+                    Some(values_len) if index.is_salted() => {
+                        vec![Some(index.salt_of(&encoded[..values_len]))]
+                    }
+                    _ => index.buckets(),
+                };
                 let next_columns = columns.get(tuple.len()..).unwrap_or_default();
-                let ranges = bounded_ranges(&start, &self.bound, next_columns);
-                ranges.into_iter().map(move |r| (r, pk_offset))
+                let bound = &self.bound;
+                buckets.into_iter().flat_map(move |bucket| {
+                    let mut start = index.bucket_prefix(bucket);
+                    let header = start.len();
+                    start.extend_from_slice(&encoded);
+                    let ranges = bounded_ranges(&start, bound, next_columns);
+                    ranges
+                        .into_iter()
+                        .map(move |r| (r, pk_offset.map(|o| o + header)))
+                })
             })
             .collect();
         out.sort_by(|a, b| a.0.start.cmp(&b.0.start));
@@ -151,8 +166,8 @@ pub struct ScanPlan {
     /// What the cost model expected, when it compared paths (shown by EXPLAIN).
     pub estimate: Option<Estimate>,
     /// Cursor paging: read only past this position, in scan direction. For a read by key
-    /// it is an encoded primary key, for an index scan an entry key without the index prefix
-    /// (indexed values ‖ primary key). Ranges are cut at it, so earlier keys are never read.
+    /// it is an encoded primary key, for an index scan an entry key without its header (index
+    /// prefix and salt): indexed values ‖ primary key. Ranges are cut at it, so earlier keys are never read.
     pub resume_after: Option<Vec<u8>>,
 }
 
@@ -311,8 +326,16 @@ impl ScanPlan {
             .collect();
         match (&self.resume_after, self.table.indexes.get(input.index)) {
             (Some(after), Some(index)) => {
-                let position = [index.prefix().as_slice(), after].concat();
-                cut_ranges(ranges, &position, self.direction)
+                // Each bucket is cut at the same values and primary key, behind its own header.
+                let header = index.header_len();
+                ranges
+                    .into_iter()
+                    .flat_map(|range| {
+                        let position =
+                            [&range.start[..header.min(range.start.len())], after].concat();
+                        cut_ranges(vec![range], &position, self.direction)
+                    })
+                    .collect()
             }
             _ => ranges,
         }
@@ -630,6 +653,29 @@ impl fmt::Display for ScanPlan {
                 // The prefixes fix the salt columns: only their buckets are read.
                 let list: Vec<String> = visited.iter().map(u8::to_string).collect();
                 write!(f, " buckets=[{}] of {}", list.join(","), table.salt_buckets)?;
+            }
+        }
+        if let AccessPath::IndexScan { input, .. } = &self.path
+            && let Some(index) = table.indexes.get(input.index)
+            && index.is_salted()
+        {
+            let mut visited: Vec<u8> = input
+                .ranges(table)
+                .iter()
+                .filter_map(|(range, _)| range.start.get(IndexDef::PREFIX_LEN).copied())
+                .collect();
+            visited.sort_unstable();
+            visited.dedup();
+            if visited.len() == usize::from(index.salt_buckets) {
+                write!(f, " index buckets={}", index.salt_buckets)?;
+            } else {
+                let list: Vec<String> = visited.iter().map(u8::to_string).collect();
+                write!(
+                    f,
+                    " index buckets=[{}] of {}",
+                    list.join(","),
+                    index.salt_buckets
+                )?;
             }
         }
         if self.offset > 0 {

@@ -173,6 +173,7 @@ fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<
             include: Vec::new(),
             unique: true,
             state: IndexState::Ready,
+            salt_buckets: 0,
         });
     }
     Ok(indexes)

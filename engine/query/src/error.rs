@@ -64,6 +64,8 @@ pub enum Error {
     UnknownType { name: String },
     #[error("bad table option: {option}")]
     BadTableOption { option: String },
+    #[error("bad index option: {option}")]
+    BadIndexOption { option: String },
     #[error("the statement conflicted with a concurrent write and changed nothing; retry it")]
     WriteConflict,
     #[error(

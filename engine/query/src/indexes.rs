@@ -21,17 +21,51 @@ use crate::{Error, Result};
 /// Keys deleted per batch when a dropped table or index is cleaned up.
 const DELETE_BATCH: usize = 1024;
 
+/// `WITH (SALT_BUCKETS = n)` on CREATE INDEX: the only index option.
+fn index_salt_buckets(with: &[ast::Expr]) -> Result<u16> {
+    let mut buckets = 0;
+    for option in with {
+        let bad = || Error::BadIndexOption {
+            option: format!(
+                "{option} (CREATE INDEX takes WITH (SALT_BUCKETS = n), n from 1 to 256)"
+            ),
+        };
+        let ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Eq,
+            right,
+        } = option
+        else {
+            return Err(bad());
+        };
+        let ast::Expr::Identifier(key) = left.as_ref() else {
+            return Err(bad());
+        };
+        if !key.value.eq_ignore_ascii_case("salt_buckets") {
+            return Err(bad());
+        }
+        buckets = right
+            .to_string()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| (1..=256).contains(n))
+            .ok_or_else(bad)?;
+    }
+    Ok(buckets)
+}
+
 pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Result<Output> {
     let Some(name) = &create.name else {
         return Err(Error::Unsupported {
             what: "CREATE INDEX without a name".to_string(),
         });
     };
-    if create.predicate.is_some() || create.using.is_some() || !create.with.is_empty() {
+    if create.predicate.is_some() || create.using.is_some() {
         return Err(Error::Unsupported {
-            what: "partial indexes, USING and WITH options on CREATE INDEX".to_string(),
+            what: "partial indexes and USING on CREATE INDEX".to_string(),
         });
     }
+    let salt_buckets = index_salt_buckets(&create.with)?;
     let name = object_name(name)?;
     let table_name = object_name(&create.table_name)?;
     let db = &session.db;
@@ -75,6 +109,7 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         include,
         unique: create.unique,
         state: IndexState::Building,
+        salt_buckets,
     };
     let warnings = crate::keydesign::advise_index(&table, &index);
     let building = db.catalog.create_index(&table_name, index).await?;

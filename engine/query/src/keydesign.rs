@@ -132,15 +132,32 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
         rows.push([
             name.clone(),
             "index prefix".to_string(),
-            IndexDef::HEADER_LEN.to_string(),
+            IndexDef::PREFIX_LEN.to_string(),
             format!("0x20 + index id {} (4 bytes big-endian)", index.id),
         ]);
+        if index.is_salted() {
+            let names: Vec<&str> = index
+                .columns
+                .iter()
+                .map(|k| def.columns[k.column].name.as_str())
+                .collect();
+            rows.push([
+                name.clone(),
+                "salt".to_string(),
+                "1".to_string(),
+                format!(
+                    "FNV-1a hash of ({}) mod {} buckets",
+                    names.join(", "),
+                    index.salt_buckets
+                ),
+            ]);
+        }
         let values = push_columns(&mut rows, &name, &def, &index.columns);
         let pk = push_columns(&mut rows, &name, &def, &def.key);
         rows.push([
             name,
             "total".to_string(),
-            size_text(values.zip(pk).map(|(v, p)| v + p + IndexDef::HEADER_LEN)),
+            size_text(values.zip(pk).map(|(v, p)| v + p + index.header_len())),
             "bytes per entry key: indexed values, then the primary key".to_string(),
         ]);
     }
@@ -379,10 +396,13 @@ pub(crate) fn advise_index(def: &TableDef, index: &IndexDef) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Some(first) = index.columns.first() {
         let column = &def.columns[first.column];
-        if increases_monotonically(&column.name, &column.data_type, index.columns.len()) {
+        if !index.is_salted()
+            && increases_monotonically(&column.name, &column.data_type, index.columns.len())
+        {
             warnings.push(format!(
                 "write hotspot: index {} leads with {}, which looks like a time or a sequence, \
-                 so every new entry lands at the same end of the index",
+                 so every new entry lands at the same end of the index; add WITH \
+                 (SALT_BUCKETS = n) to the CREATE INDEX",
                 index.name, column.name
             ));
         }
@@ -393,7 +413,7 @@ pub(crate) fn advise_index(def: &TableDef, index: &IndexDef) -> Vec<String> {
         .chain(&def.key)
         .map(|k| encoded_len(&def.columns[k.column].data_type))
         .sum::<Option<usize>>()
-        .map(|n| n + IndexDef::HEADER_LEN);
+        .map(|n| n + index.header_len());
     if let Some(len) = entry_len.filter(|&n| n > LONG_KEY_BYTES) {
         warnings.push(format!(
             "long key: entries of index {} can reach {len} bytes (over {LONG_KEY_BYTES}): the \

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
 use rowdex_indexer::intersect::{Intersection, PkInput};
 use rowdex_indexer::layout;
@@ -149,7 +149,25 @@ fn index_rows(
         return stream::empty().boxed();
     };
     let ranges = plan.index_scan_ranges(input);
-    let entries = ranges_in_order(reader.clone(), ranges, plan.direction, page_size(plan));
+    let entries = if index.is_salted() {
+        // Each bucket is in index order; merging them on the key after the salt restores it.
+        let mut buckets: Vec<(u8, Vec<KeyRange>)> = Vec::new();
+        for range in ranges {
+            let bucket = range.start.get(IndexDef::PREFIX_LEN).copied().unwrap_or(0);
+            match buckets.iter_mut().find(|(b, _)| *b == bucket) {
+                Some((_, same)) => same.push(range),
+                None => buckets.push((bucket, vec![range])),
+            }
+        }
+        let page = page_size(plan);
+        let streams = buckets
+            .into_iter()
+            .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, plan.direction, page))
+            .collect();
+        merge_sorted(streams, index.header_len(), plan.direction)
+    } else {
+        ranges_in_order(reader.clone(), ranges, plan.direction, page_size(plan))
+    };
     let decode_table = table.clone();
     let decoded = entries.and_then(move |(key, value)| {
         let decoded =
@@ -344,29 +362,30 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
             .next()
             .unwrap_or_else(|| stream::empty().boxed());
     }
-    merge_buckets(buckets, plan.table.clone(), direction)
+    merge_sorted(buckets, plan.table.key_header_len(), direction)
 }
 
 /// K-way merge of bucket streams, each already in key order, comparing keys without their
-/// table prefix and salt byte.
-fn merge_buckets(
-    buckets: Vec<EntryStream>,
-    table: Arc<TableDef>,
-    direction: Direction,
-) -> EntryStream {
+/// first `header` bytes (the table or index prefix and the salt byte).
+fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Direction) -> EntryStream {
     struct Merge {
         streams: Vec<EntryStream>,
         heads: Vec<Option<Entry>>,
         started: bool,
-        table: Arc<TableDef>,
+    }
+    if buckets.len() == 1 {
+        return buckets
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| stream::empty().boxed());
     }
     let heads = buckets.iter().map(|_| None).collect();
     let state = Merge {
         streams: buckets,
         heads,
         started: false,
-        table,
     };
+    let rest = move |key: &[u8]| key.get(header..).unwrap_or_default().to_vec();
     stream::try_unfold(state, move |mut state| async move {
         if !state.started {
             for (stream, head) in state.streams.iter_mut().zip(state.heads.iter_mut()) {
@@ -380,12 +399,8 @@ fn merge_buckets(
             let better = match best.and_then(|b| state.heads[b].as_ref()) {
                 None => true,
                 Some(current) => match direction {
-                    Direction::Forward => {
-                        state.table.pk_bytes(&entry.0) < state.table.pk_bytes(&current.0)
-                    }
-                    Direction::Reverse => {
-                        state.table.pk_bytes(&entry.0) > state.table.pk_bytes(&current.0)
-                    }
+                    Direction::Forward => rest(&entry.0) < rest(&current.0),
+                    Direction::Reverse => rest(&entry.0) > rest(&current.0),
                 },
             };
             if better {

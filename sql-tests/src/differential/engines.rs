@@ -331,6 +331,7 @@ mod tests {
             include: Vec::new(),
             unique: false,
             timing: IndexTiming::AfterLoad,
+            salt: None,
         };
         Scenario {
             tables: vec![table],

@@ -92,6 +92,8 @@ pub struct Index {
     pub include: Vec<String>,
     pub unique: bool,
     pub timing: IndexTiming,
+    /// `WITH (SALT_BUCKETS = n)`: entries spread over buckets by their indexed values.
+    pub salt: Option<u16>,
 }
 
 impl Table {
@@ -182,8 +184,12 @@ impl Index {
         } else {
             format!(" INCLUDE ({})", self.include.join(", "))
         };
+        let salt = self
+            .salt
+            .map(|n| format!(" WITH (SALT_BUCKETS = {n})"))
+            .unwrap_or_default();
         format!(
-            "CREATE {}INDEX {} ON {} ({}){include}",
+            "CREATE {}INDEX {} ON {} ({}){include}{salt}",
             if self.unique { "UNIQUE " } else { "" },
             self.name,
             self.table,
@@ -367,6 +373,7 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
             1 => IndexTiming::AfterLoad,
             _ => IndexTiming::AfterWrites,
         };
+        let salt = rng.percent(25).then(|| *rng.pick(&[2u16, 3, 4, 8]));
         indexes.push(Index {
             name: format!("{}_i{n}", table.name),
             table: table.name.clone(),
@@ -374,6 +381,7 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
             include,
             unique: false,
             timing,
+            salt,
         });
     }
     indexes

@@ -237,10 +237,7 @@ pub(crate) async fn query_page(
             let after = match &index {
                 Some(index) => {
                     let entry = layout::entry_key(&table, index, last);
-                    entry
-                        .get(index.prefix().len()..)
-                        .unwrap_or_default()
-                        .to_vec()
+                    entry.get(index.header_len()..).unwrap_or_default().to_vec()
                 }
                 None => {
                     let key: Vec<&Datum> = table.key.iter().map(|k| &last[k.column]).collect();

@@ -83,6 +83,8 @@ async fn pages_follow_an_index_and_newest_first_keys() -> TestResult {
     )
     .await?;
     s.execute("CREATE INDEX a_kind ON a (kind)").await?;
+    s.execute("CREATE INDEX a_ts ON a (ts) WITH (SALT_BUCKETS = 4)")
+        .await?;
     s.execute(
         "INSERT INTO a WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n \
          WHERE i < 999) SELECT i % 7, to_timestamp_seconds(1767225600 + i / 3 * 60), i, \
@@ -98,6 +100,9 @@ async fn pages_follow_an_index_and_newest_first_keys() -> TestResult {
         "SELECT user_id, ts, id FROM a WHERE kind = 'buy'",
         // Every row, merged across the buckets.
         "SELECT user_id, ts, id FROM a",
+        // A range of a salted index: its buckets merged into index order, forward and back.
+        "SELECT ts, user_id, id FROM a WHERE ts >= TIMESTAMP '2026-01-01 02:00:00' ORDER BY ts",
+        "SELECT ts, user_id, id FROM a WHERE ts < TIMESTAMP '2026-01-01 01:00:00' ORDER BY ts DESC",
     ];
     for sql in cases {
         for size in [1, 7, 50] {
