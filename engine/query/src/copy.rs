@@ -293,13 +293,7 @@ async fn load_batch(
     let mut attempt = 1;
     loop {
         // A write that fails for any reason writes nothing, so the batch can be offered again.
-        let def = session
-            .db
-            .catalog
-            .table(&def.name)
-            .ok_or_else(|| Error::TableNotFound {
-                table: def.name.clone(),
-            })?;
+        let def = session.db.table_def(&def.name)?;
         match write_rows(
             &session.db,
             None,

@@ -142,13 +142,7 @@ impl Database {
     /// writes through rowdex, indexes included. The table's row count is estimated here, so the
     /// provider's statistics carry it.
     pub async fn table_provider(&self, name: &str) -> Result<Arc<RowdexTable>> {
-        let def = self
-            .inner
-            .catalog
-            .table(name)
-            .ok_or_else(|| crate::Error::TableNotFound {
-                table: name.to_string(),
-            })?;
+        let def = self.inner.table_def(name)?;
         let snapshot = self.inner.store.snapshot();
         self.inner.stats.rows(&def, snapshot.as_ref()).await?;
         Ok(Arc::new(RowdexTable::new(def, self.inner.clone(), false)))

@@ -69,12 +69,7 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     let name = object_name(name)?;
     let table_name = object_name(&create.table_name)?;
     let db = &session.db;
-    let table = db
-        .catalog
-        .table(&table_name)
-        .ok_or_else(|| Error::TableNotFound {
-            table: table_name.clone(),
-        })?;
+    let table = db.table_def(&table_name)?;
     if db.catalog.find_index(&name).is_some() {
         if create.if_not_exists {
             return Ok(Output::Done);
@@ -187,15 +182,7 @@ pub(crate) async fn drop_unfinished_indexes(db: &DbInner) -> Result<()> {
 
 pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Output> {
     let tables: Vec<Arc<TableDef>> = match table {
-        Some(name) => vec![
-            session
-                .db
-                .catalog
-                .table(name)
-                .ok_or_else(|| Error::TableNotFound {
-                    table: name.to_string(),
-                })?,
-        ],
+        Some(name) => vec![session.db.table_def(name)?],
         None => session.db.catalog.tables(),
     };
     let mut rows: Vec<[String; 6]> = Vec::new();
@@ -292,9 +279,7 @@ pub(crate) async fn check(
             ]
         }
         (None, Some(name)) => {
-            let table = db.catalog.table(name).ok_or_else(|| Error::TableNotFound {
-                table: name.to_string(),
-            })?;
+            let table = db.table_def(name)?;
             indexes_of(&table)
         }
         (None, None) => Vec::new(),

@@ -12,7 +12,7 @@ use rowdex_codec::Datum;
 use rowdex_store::{Direction, KeyRange};
 
 use crate::database::{Output, Session};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Keys longer than this are slow to compare, store and ship (HBase's rule of thumb).
 const LONG_KEY_BYTES: usize = 100;
@@ -65,13 +65,7 @@ fn size_text(size: Option<usize>) -> String {
 
 /// `EXPLAIN KEY t`: one row per part of the row key, then per part of each index entry key.
 pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
-    let def = session
-        .db
-        .catalog
-        .table(table)
-        .ok_or_else(|| Error::TableNotFound {
-            table: table.to_string(),
-        })?;
+    let def = session.db.table_def(table)?;
     let mut rows: Vec<[String; 4]> = Vec::new();
     let key_name = format!("{} row key", def.name);
     rows.push([
@@ -200,13 +194,7 @@ pub(crate) async fn key_spread(
     table: &str,
     partitions: usize,
 ) -> Result<Output> {
-    let def = session
-        .db
-        .catalog
-        .table(table)
-        .ok_or_else(|| Error::TableNotFound {
-            table: table.to_string(),
-        })?;
+    let def = session.db.table_def(table)?;
     let partitions = partitions.clamp(1, 1000);
     let snapshot = session.db.store.snapshot();
     let mut keys: Vec<(Vec<u8>, Vec<Datum>)> = Vec::new();

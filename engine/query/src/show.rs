@@ -8,7 +8,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use rowdex_catalog::TableDef;
 
 use crate::database::{Output, Session};
-use crate::{Error, Result};
+use crate::Result;
 
 /// The primary key as `a ASC, b DESC` (the hidden row id shows as `_rowid`).
 pub fn key_text(def: &TableDef) -> String {
@@ -46,13 +46,7 @@ pub(crate) fn show_tables(session: &Session) -> Result<Output> {
 }
 
 pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
-    let def = session
-        .db
-        .catalog
-        .table(table)
-        .ok_or_else(|| Error::TableNotFound {
-            table: table.to_string(),
-        })?;
+    let def = session.db.table_def(table)?;
     let columns: Vec<_> = def.visible_columns().collect();
     let schema = Arc::new(Schema::new(vec![
         Field::new("column_name", ArrowType::Utf8, false),

@@ -17,7 +17,7 @@ use rowdex_codec::Datum;
 use crate::database::DbInner;
 use crate::dml::{OnExisting, write_rows};
 use crate::types::{assign, datum_from_array};
-use crate::{Error, Result};
+use crate::Result;
 
 /// How often an insert that lost a race with a concurrent writer is tried again.
 const WRITE_ATTEMPTS: usize = 8;
@@ -75,13 +75,7 @@ impl RowdexSink {
         let mut attempt = 1;
         loop {
             // Read the definition afresh each try: a retry after a schema change must see it.
-            let def = self
-                .db
-                .catalog
-                .table(&self.table)
-                .ok_or_else(|| Error::TableNotFound {
-                    table: self.table.clone(),
-                })?;
+            let def = self.db.table_def(&self.table)?;
             let mut rows = Vec::with_capacity(values.len());
             for cells in &values {
                 let mut row = vec![Datum::Null; def.columns.len()];
