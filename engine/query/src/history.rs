@@ -5,27 +5,31 @@
 //! A row's older versions live under the history prefix, `pk ‖ time DESC`, next to no other
 //! table: a read merges the current rows (a scan in primary-key order, salted buckets merged)
 //! with the history entries (already in primary-key order, each row's versions newest first),
-//! one primary key at a time. An empty history value marks a deletion. Secondary indexes hold
-//! the current rows only, so these reads scan the table; DataFusion filters above them.
+//! one primary key at a time. An empty history value marks a deletion. Conditions on the
+//! primary key narrow both reads to their key ranges; secondary indexes hold the current rows
+//! only and are not used. DataFusion applies every condition to the versions chosen.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::streaming::StreamingTable;
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use futures::stream::{self, Peekable, StreamExt, TryStreamExt};
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
-use rowdex_planner::{Direction, plan_scan};
+use rowdex_planner::{Direction, Predicate, ScanPlan, plan_scan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::database::DbInner;
+use crate::filters::translate;
 use crate::reader::{EntryStream, RowStream, scan_rows};
 use crate::txn::SessionTxn;
 use crate::types::{rows_to_batch, table_schema};
@@ -169,23 +173,90 @@ fn history_table(
         .map(|(i, _)| i)
         .collect();
     let schema = table_schema(&def, &columns);
-    let partition = HistoryPartition {
+    Ok(Arc::new(HistoryTable {
         db: db.clone(),
         def,
         pick,
         columns,
-        schema: schema.clone(),
-    };
-    Ok(Arc::new(StreamingTable::try_new(
         schema,
-        vec![Arc::new(partition)],
-    )?))
+    }))
+}
+
+/// `as_of(t, time)` or `versions(t)` as a table. Conditions on the primary key narrow the rows
+/// and the history read to their key ranges (a version never changes its key); every condition
+/// is still applied by DataFusion to the versions chosen, since the current row's other values
+/// say nothing about an older version's.
+#[derive(Debug)]
+struct HistoryTable {
+    db: Arc<DbInner>,
+    def: Arc<TableDef>,
+    pick: Pick,
+    columns: Vec<usize>,
+    schema: SchemaRef,
+}
+
+#[async_trait]
+impl TableProvider for HistoryTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match translate(&self.def, f) {
+                Some(_) => TableProviderFilterPushDown::Inexact,
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let predicates: Vec<Predicate> = filters
+            .iter()
+            .filter_map(|f| translate(&self.def, f))
+            .flatten()
+            .collect();
+        let mut plan = plan_scan(self.def.clone(), predicates, Direction::Forward, 0, None);
+        // Only the key ranges count: the other conditions hold for the current row, not
+        // necessarily for the version chosen.
+        plan.residual.clear();
+        let partition = HistoryPartition {
+            db: self.db.clone(),
+            plan: Arc::new(plan),
+            pick: self.pick,
+            columns: self.columns.clone(),
+            schema: self.schema.clone(),
+        };
+        Ok(Arc::new(StreamingTableExec::try_new(
+            self.schema.clone(),
+            vec![Arc::new(partition)],
+            projection,
+            Vec::<LexOrdering>::new(),
+            false,
+            None,
+        )?))
+    }
 }
 
 #[derive(Debug)]
 struct HistoryPartition {
     db: Arc<DbInner>,
-    def: Arc<TableDef>,
+    /// The key ranges to read (no residual conditions).
+    plan: Arc<ScanPlan>,
     pick: Pick,
     /// Table column positions behind the schema's fields.
     columns: Vec<usize>,
@@ -203,10 +274,11 @@ impl PartitionStream for HistoryPartition {
             Some(txn) => txn,
             None => self.db.store.snapshot(),
         };
+        let def = self.plan.table.clone();
         // Versions written at or before the cutoff have expired (TTL), whatever the time read.
-        let cutoff = self.db.expiry_cutoff(&self.def);
-        let rows = versions(self.def.clone(), snapshot, self.pick, cutoff);
-        let (def, schema, columns) = (self.def.clone(), self.schema.clone(), self.columns.clone());
+        let cutoff = self.db.expiry_cutoff(&def);
+        let rows = versions(self.plan.clone(), snapshot, self.pick, cutoff);
+        let (schema, columns) = (self.schema.clone(), self.columns.clone());
         let batches = rows
             .try_chunks(BATCH_ROWS)
             .map_err(|e| e.1)
@@ -229,24 +301,29 @@ struct Merge {
     cutoff: Option<i64>,
 }
 
-/// The rows `pick` selects, in primary-key order (each row's versions newest first).
+/// The rows `pick` selects within the plan's key ranges, in primary-key order.
 fn versions(
-    def: Arc<TableDef>,
+    plan: Arc<ScanPlan>,
     snapshot: Arc<dyn KvRead>,
     pick: Pick,
     cutoff: Option<i64>,
 ) -> RowStream {
-    let everything = plan_scan(def.clone(), Vec::new(), Direction::Forward, 0, None);
-    let current = scan_rows(Arc::new(everything), snapshot.clone(), None).peekable();
-    let history = scan_stream(
-        snapshot,
-        KeyRange::prefix(&def.history_prefix()),
-        rowdex_store::Direction::Forward,
-        BATCH_ROWS,
-    )
-    .map_err(Error::from)
-    .boxed()
-    .peekable();
+    let def = plan.table.clone();
+    let history_ranges = history_ranges(&plan);
+    let current = scan_rows(plan, snapshot.clone(), None).peekable();
+    let history = stream::iter(history_ranges)
+        .map(move |range| {
+            scan_stream(
+                snapshot.clone(),
+                range,
+                rowdex_store::Direction::Forward,
+                BATCH_ROWS,
+            )
+            .map_err(Error::from)
+        })
+        .flatten()
+        .boxed()
+        .peekable();
     let merge = Merge {
         def,
         current,
@@ -267,6 +344,22 @@ fn versions(
     })
     .try_flatten()
     .boxed()
+}
+
+/// The history key ranges of the plan's primary keys, in ascending order: history keys are
+/// `history prefix ‖ pk ‖ time`, unsalted, so the plan's primary-key ranges apply under the
+/// history prefix as they stand.
+fn history_ranges(plan: &ScanPlan) -> Vec<KeyRange> {
+    let def = &plan.table;
+    let mut ranges = match plan.point_keys() {
+        Some(row_keys) => row_keys
+            .iter()
+            .map(|key| KeyRange::prefix(&def.history_prefix_of(def.pk_bytes(key))))
+            .collect(),
+        None => plan.key_ranges(&def.history_prefix()),
+    };
+    ranges.sort_by(|a, b| a.start.cmp(&b.start));
+    ranges
 }
 
 impl Merge {

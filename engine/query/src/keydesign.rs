@@ -11,8 +11,8 @@ use rowdex_catalog::{DataType, IndexDef, KeyColumn, TableDef};
 use rowdex_codec::Datum;
 use rowdex_store::{Direction, KeyRange};
 
-use crate::database::{Output, Session};
 use crate::Result;
+use crate::database::{Output, Session};
 
 /// Keys longer than this are slow to compare, store and ship (HBase's rule of thumb).
 const LONG_KEY_BYTES: usize = 100;

@@ -7,8 +7,8 @@ use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use rowdex_catalog::TableDef;
 
-use crate::database::{Output, Session};
 use crate::Result;
+use crate::database::{Output, Session};
 
 /// The primary key as `a ASC, b DESC` (the hidden row id shows as `_rowid`).
 pub fn key_text(def: &TableDef) -> String {

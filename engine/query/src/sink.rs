@@ -14,10 +14,10 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 use rowdex_codec::Datum;
 
+use crate::Result;
 use crate::database::DbInner;
 use crate::dml::{OnExisting, write_rows};
 use crate::types::{assign, datum_from_array};
-use crate::Result;
 
 /// How often an insert that lost a race with a concurrent writer is tried again.
 const WRITE_ATTEMPTS: usize = 8;
