@@ -317,43 +317,26 @@ fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
                 option: option.to_string(),
             });
         };
-        if key.value.eq_ignore_ascii_case("salt_buckets") {
-            options.buckets = value
+        // `NAME = n` with n in a range; the error names the option and what it takes.
+        let number = |max: u64, takes: &str| {
+            value
                 .to_string()
-                .parse::<u16>()
+                .parse::<u64>()
                 .ok()
-                .filter(|n| (1..=256).contains(n))
+                .filter(|n| (1..=max).contains(n))
                 .ok_or_else(|| Error::BadTableOption {
-                    option: format!("{option} (SALT_BUCKETS must be an integer from 1 to 256)"),
-                })?;
+                    option: format!("{option} ({takes}, from 1 to {max})"),
+                })
+        };
+        if key.value.eq_ignore_ascii_case("salt_buckets") {
+            options.buckets = number(256, "SALT_BUCKETS is a number of buckets")? as u16;
         } else if key.value.eq_ignore_ascii_case("ttl") {
-            options.ttl = Some(
-                value
-                    .to_string()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|n| (1..=rowdex_catalog::MAX_TTL_SECONDS).contains(n))
-                    .ok_or_else(|| Error::BadTableOption {
-                        option: format!(
-                            "{option} (TTL is a number of seconds, from 1 to {})",
-                            rowdex_catalog::MAX_TTL_SECONDS
-                        ),
-                    })?,
-            );
+            let max = rowdex_catalog::MAX_TTL_SECONDS;
+            options.ttl = Some(number(max, "TTL is a number of seconds")?);
         } else if key.value.eq_ignore_ascii_case("versions") {
-            options.versions = Some(
-                value
-                    .to_string()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=rowdex_catalog::MAX_VERSIONS).contains(n))
-                    .ok_or_else(|| Error::BadTableOption {
-                        option: format!(
-                            "{option} (VERSIONS is a number of versions per row, from 1 to {})",
-                            rowdex_catalog::MAX_VERSIONS
-                        ),
-                    })?,
-            );
+            let max = u64::from(rowdex_catalog::MAX_VERSIONS);
+            let versions = number(max, "VERSIONS is a number of versions per row")?;
+            options.versions = Some(versions as u32);
         } else if key.value.eq_ignore_ascii_case("salt_on") {
             options.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
                 option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
