@@ -18,6 +18,14 @@ pub fn entry_key(table: &TableDef, index: &IndexDef, row: &[Datum]) -> Vec<u8> {
     out
 }
 
+/// `row`'s entry key without its header (index prefix and salt): `indexed values ‖ primary
+/// key`, whose byte order is the index's order across all buckets.
+pub fn entry_position(table: &TableDef, index: &IndexDef, row: &[Datum]) -> Vec<u8> {
+    let mut key = entry_key(table, index, row);
+    key.drain(..index.header_len().min(key.len()));
+    key
+}
+
 /// The value of `row`'s entry: its INCLUDE columns (NULLs left out, as in a row value), and
 /// for a table with a TTL the row's write time, so that an entry expires with its row even
 /// where a reader never fetches the row, and is rewritten whenever the row is.

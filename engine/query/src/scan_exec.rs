@@ -228,7 +228,8 @@ fn sorted_like(
         };
         let mut keyed: Vec<(Vec<u8>, Vec<Datum>)> = rows
             .into_iter()
-            .map(|row| (layout::entry_key(table, index, &row), row))
+            // Without the salt byte: a salted index's order is that of its values and key.
+            .map(|row| (layout::entry_position(table, index, &row), row))
             .collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
         if order.direction == Direction::Reverse {

@@ -235,10 +235,7 @@ pub(crate) async fn query_page(
     let next = if rows.len() == page_size {
         rows.last().map(|last| {
             let after = match &index {
-                Some(index) => {
-                    let entry = layout::entry_key(&table, index, last);
-                    entry.get(index.header_len()..).unwrap_or_default().to_vec()
-                }
+                Some(index) => layout::entry_position(&table, index, last),
                 None => {
                     let key: Vec<&Datum> = table.key.iter().map(|k| &last[k.column]).collect();
                     table.encode_key_values(&key)
