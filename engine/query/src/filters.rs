@@ -4,13 +4,32 @@
 //! applies it, either through the key range or as a residual check on each row. Anything else
 //! (functions, casts, OR, column-to-column comparisons) is left to DataFusion.
 
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, expr::InList, expr::Like};
+use datafusion::logical_expr::{
+    Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown, expr::InList, expr::Like,
+};
 use datafusion::scalar::ScalarValue;
 use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
 use crate::types::datum_from_scalar;
+
+/// What a table provider answers DataFusion for each filter: `usable` (Exact for a scan that
+/// applies it, Inexact for one that only narrows its key ranges by it) when it translates,
+/// Unsupported otherwise.
+pub fn pushdown(
+    table: &TableDef,
+    filters: &[&Expr],
+    usable: TableProviderFilterPushDown,
+) -> Vec<TableProviderFilterPushDown> {
+    filters
+        .iter()
+        .map(|f| match translate(table, f) {
+            Some(_) => usable.clone(),
+            None => TableProviderFilterPushDown::Unsupported,
+        })
+        .collect()
+}
 
 /// The predicates equivalent to `expr`, or None when it cannot be expressed exactly.
 pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {

@@ -29,7 +29,7 @@ use rowdex_planner::{Direction, Predicate, ScanPlan, plan_scan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::database::DbInner;
-use crate::filters::translate;
+use crate::filters::{pushdown, translate};
 use crate::reader::{EntryStream, RowStream, scan_rows};
 use crate::txn::SessionTxn;
 use crate::types::{rows_to_batch, table_schema};
@@ -209,13 +209,11 @@ impl TableProvider for HistoryTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| match translate(&self.def, f) {
-                Some(_) => TableProviderFilterPushDown::Inexact,
-                None => TableProviderFilterPushDown::Unsupported,
-            })
-            .collect())
+        Ok(pushdown(
+            &self.def,
+            filters,
+            TableProviderFilterPushDown::Inexact,
+        ))
     }
 
     async fn scan(
@@ -375,30 +373,29 @@ impl Merge {
             Some(Err(_)) => return self.history.next().await.transpose().map(|_| None),
             None => None,
         };
-        let pk = match (current_pk, history_pk) {
+        let pk = match (&current_pk, history_pk) {
             (None, None) => return Ok(None),
-            (Some(c), None) => c,
+            (Some(c), None) => c.clone(),
             (None, Some(h)) => h,
-            (Some(c), Some(h)) => c.min(h),
+            (Some(c), Some(h)) => c.clone().min(h),
         };
         let mut out: Vec<Version> = Vec::new();
-        let current_matches = matches!(
-            std::pin::Pin::new(&mut self.current).peek().await,
-            Some(Ok(row)) if self.def.pk_bytes(&self.def.row_key_of(row)) == pk.as_slice()
-        );
-        if current_matches && let Some(row) = self.current.next().await.transpose()? {
+        if current_pk.as_ref() == Some(&pk)
+            && let Some(row) = self.current.next().await.transpose()?
+        {
             let written = self.written_at(&row);
             out.push((written, Some(row)));
         }
         while let Some(Ok((key, _))) = std::pin::Pin::new(&mut self.history).peek().await {
-            let (entry_pk, _) = self.def.split_history_key(key)?;
+            // Split once: the pk says whether the entry is still this row's, the time is the
+            // version's.
+            let (entry_pk, at) = self.def.split_history_key(key)?;
             if entry_pk != pk.as_slice() {
                 break;
             }
-            let Some((key, value)) = self.history.next().await.transpose()? else {
+            let Some((_, value)) = self.history.next().await.transpose()? else {
                 break;
             };
-            let (_, at) = self.def.split_history_key(&key)?;
             let row = if value.is_empty() {
                 None
             } else {

@@ -25,7 +25,7 @@ use rowdex_store::KeyRange;
 
 use crate::Result;
 use crate::database::DbInner;
-use crate::filters::translate;
+use crate::filters::{pushdown, translate};
 use crate::hints::QueryHints;
 use crate::scan_exec::RowdexScanExec;
 use crate::sink::RowdexSink;
@@ -112,13 +112,11 @@ impl TableProvider for RowdexTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        Ok(filters
-            .iter()
-            .map(|f| match translate(&self.def, f) {
-                Some(_) => TableProviderFilterPushDown::Exact,
-                None => TableProviderFilterPushDown::Unsupported,
-            })
-            .collect())
+        Ok(pushdown(
+            &self.def,
+            filters,
+            TableProviderFilterPushDown::Exact,
+        ))
     }
 
     async fn scan(

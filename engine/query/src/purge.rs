@@ -65,16 +65,21 @@ async fn purge_history(
         let page = snapshot
             .scan_page(&range, Direction::Forward, PURGE_BATCH)
             .await?;
-        let mut tx = session.db.store.begin().await?;
+        let mut expired = Vec::new();
         for (key, _) in &page.entries {
-            let (_, written) = def.split_history_key(key)?;
-            if written <= cutoff {
-                // An older version never changes once written: no reread needed.
-                tx.delete(key.clone());
-                removed += 1;
+            if def.split_history_key(key)?.1 <= cutoff {
+                expired.push(key.clone());
             }
         }
-        tx.commit().await?;
+        if !expired.is_empty() {
+            // An older version never changes once written: no reread needed.
+            let mut tx = session.db.store.begin().await?;
+            removed += expired.len() as u64;
+            for key in expired {
+                tx.delete(key);
+            }
+            tx.commit().await?;
+        }
         match page.resume {
             Some(next) => range = next,
             None => break,

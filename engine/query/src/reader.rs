@@ -356,12 +356,6 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
         .into_iter()
         .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, direction, page))
         .collect();
-    if buckets.len() == 1 {
-        return buckets
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| stream::empty().boxed());
-    }
     merge_sorted(buckets, plan.table.key_header_len(), direction)
 }
 
@@ -385,7 +379,10 @@ fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Direction) 
         heads,
         started: false,
     };
-    let rest = move |key: &[u8]| key.get(header..).unwrap_or_default().to_vec();
+    // Compared in place: the merge runs once per row of a salted scan.
+    fn rest(key: &[u8], header: usize) -> &[u8] {
+        key.get(header..).unwrap_or_default()
+    }
     stream::try_unfold(state, move |mut state| async move {
         if !state.started {
             for (stream, head) in state.streams.iter_mut().zip(state.heads.iter_mut()) {
@@ -399,8 +396,8 @@ fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Direction) 
             let better = match best.and_then(|b| state.heads[b].as_ref()) {
                 None => true,
                 Some(current) => match direction {
-                    Direction::Forward => rest(&entry.0) < rest(&current.0),
-                    Direction::Reverse => rest(&entry.0) > rest(&current.0),
+                    Direction::Forward => rest(&entry.0, header) < rest(&current.0, header),
+                    Direction::Reverse => rest(&entry.0, header) > rest(&current.0, header),
                 },
             };
             if better {
