@@ -110,13 +110,53 @@ impl OptimizerRule for GuardInListFolding {
 /// `expr` with every pair whose fold would be wrong guarded. `truth_only` says that the
 /// value of `expr` only matters as true versus anything else.
 fn guard(expr: Expr, truth_only: bool) -> DfResult<Transformed<Expr>> {
-    Ok(guard_tree(expr, truth_only)?.expr)
+    Ok(guard_tree(expr, truth_only, false)?.expr)
 }
 
-/// A guarded expression and, when it can still become an IN list, what it tests.
+/// A guarded expression and what its AND or OR chain tests.
 struct Guarded {
     expr: Transformed<Expr>,
-    membership: Option<Membership>,
+    chain: Chain,
+}
+
+/// The memberships of a chain of one operator (AND or OR), one per tested expression,
+/// accumulated over its operands. Operands that test nothing (`x IS NOT NULL`, a function)
+/// count as absent: the simplifier may remove them (`x IS NOT NULL` on a NOT NULL column
+/// becomes `true`, and `true AND y` becomes `y`), which brings the operands around them
+/// together (differential finding `not_in_null_with_point_get`).
+#[derive(Debug, Default)]
+struct Chain {
+    /// None for a single comparison or anything that is not an AND or OR.
+    op: Option<Operator>,
+    memberships: Vec<Membership>,
+}
+
+impl Chain {
+    /// The memberships this chain brings as one operand of an `op` chain: all of them when
+    /// it is itself an `op` chain (the simplifier flattens those), else its only one.
+    fn into_operand_of(self, op: Operator) -> Vec<Membership> {
+        if self.op.is_none_or(|own| own == op) || self.memberships.len() == 1 {
+            self.memberships
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// By De Morgan, NOT of an AND chain is an OR chain of the negated operands.
+    fn negated(self) -> Chain {
+        Chain {
+            op: self.op.map(|op| match op {
+                Operator::And => Operator::Or,
+                Operator::Or => Operator::And,
+                other => other,
+            }),
+            memberships: self
+                .memberships
+                .into_iter()
+                .map(Membership::flipped)
+                .collect(),
+        }
+    }
 }
 
 /// What a condition compares with literals only, through AND, OR and NOT, and the IN-list
@@ -132,6 +172,10 @@ struct Membership {
 }
 
 impl Membership {
+    fn kinds(&self) -> (bool, bool) {
+        (self.positive, self.negative)
+    }
+
     fn flipped(self) -> Membership {
         Membership {
             positive: self.negative,
@@ -141,10 +185,12 @@ impl Membership {
     }
 }
 
-/// Guards bottom-up, carrying each subtree's membership up so that a chain of a thousand ORs
-/// is one pass. Deep trees grow the stack rather than overflow it.
+/// Guards bottom-up, carrying each chain's memberships up so that a chain of a thousand ORs
+/// is one pass. Deep trees grow the stack rather than overflow it. `under_not` says that an
+/// odd number of NOTs stands above `expr`: the simplifier may push them in by De Morgan, so
+/// each AND or OR must also be safe as its dual over negated operands.
 #[recursive::recursive]
-fn guard_tree(expr: Expr, truth_only: bool) -> DfResult<Guarded> {
+fn guard_tree(expr: Expr, truth_only: bool, under_not: bool) -> DfResult<Guarded> {
     match expr {
         Expr::BinaryExpr(BinaryExpr {
             left,
@@ -153,24 +199,30 @@ fn guard_tree(expr: Expr, truth_only: bool) -> DfResult<Guarded> {
         }) => {
             // Through AND and OR, a truth-only position stays truth-only: an unknown operand
             // and a false one give results that are both "not true" or both true.
-            let left = guard_tree(*left, truth_only)?;
-            let right = guard_tree(*right, truth_only)?;
+            let left = guard_tree(*left, truth_only, under_not)?;
+            let right = guard_tree(*right, truth_only, under_not)?;
             let mut transformed = left.expr.transformed || right.expr.transformed;
+            let mut memberships = left.chain.into_operand_of(op);
+            let added = right.chain.into_operand_of(op);
             let mut right_expr = right.expr.data;
-            let mut membership = None;
-            if let (Some(l), Some(r)) = (left.membership, right.membership)
-                && l.tested == r.tested
-            {
-                if wrong_fold(&l, op, &r, truth_only) {
-                    // The simplifier cannot see into the wrapped side, so the pair stays.
-                    right_expr = unfolded(right_expr);
-                    transformed = true;
-                } else {
-                    membership = Some(Membership {
-                        positive: l.positive || r.positive,
-                        negative: l.negative || r.negative,
-                        tested: l.tested,
-                    });
+            let clashes = added.iter().any(|r| {
+                memberships
+                    .iter()
+                    .any(|l| l.tested == r.tested && wrong_fold(l, op, r, truth_only, under_not))
+            });
+            if clashes {
+                // The simplifier cannot see into the wrapped side, so the pair stays.
+                right_expr = unfolded(right_expr);
+                transformed = true;
+            } else {
+                for r in added {
+                    match memberships.iter_mut().find(|l| l.tested == r.tested) {
+                        Some(l) => {
+                            l.positive |= r.positive;
+                            l.negative |= r.negative;
+                        }
+                        None => memberships.push(r),
+                    }
                 }
             }
             let rebuilt = Expr::BinaryExpr(BinaryExpr::new(
@@ -180,45 +232,75 @@ fn guard_tree(expr: Expr, truth_only: bool) -> DfResult<Guarded> {
             ));
             Ok(Guarded {
                 expr: Transformed::new_transformed(rebuilt, transformed),
-                membership,
+                chain: Chain {
+                    op: Some(op),
+                    memberships,
+                },
             })
         }
         Expr::Not(inner) => {
-            let inner = guard_tree(*inner, false)?;
+            let inner = guard_tree(*inner, false, !under_not)?;
             Ok(Guarded {
                 expr: inner.expr.update_data(|e| Expr::Not(Box::new(e))),
-                membership: inner.membership.map(Membership::flipped),
+                chain: inner.chain.negated(),
             })
         }
         // Subquery plans are rules' business node by node; the expression tree stops here.
         Expr::Exists(_) | Expr::InSubquery(_) | Expr::ScalarSubquery(_) => Ok(Guarded {
             expr: Transformed::no(expr),
-            membership: None,
+            chain: Chain::default(),
         }),
         other => {
             let expr = other.map_children(|child| guard(child, false))?;
-            let membership = comparison(&expr.data);
-            Ok(Guarded { expr, membership })
+            let chain = Chain {
+                op: None,
+                memberships: comparison(&expr.data).into_iter().collect(),
+            };
+            Ok(Guarded { expr, chain })
         }
     }
 }
 
 /// Whether the simplifier's fold of `left op right`, both testing the same expression, is
-/// wrong for NULL. Intersections and differences are; a union (OR of positive lists, AND of
-/// negated ones) keeps SQL's NULL rules.
+/// wrong for NULL, as written or (`under_not`) as its De Morgan dual. Intersections and
+/// differences are; a union (OR of positive lists, AND of negated ones) keeps SQL's NULL
+/// rules.
 ///
 /// Where only truth counts, the intersection of two positive lists is still exact: it is true
 /// for the same rows. The others are not: two negated lists under OR fold to `true` (a NULL
 /// row would pass), and `b IN (1, 2) AND b NOT IN (2, NULL)` becomes `b IN (1)`, true for a
 /// row where SQL says unknown.
-fn wrong_fold(left: &Membership, op: Operator, right: &Membership, truth_only: bool) -> bool {
+fn wrong_fold(
+    left: &Membership,
+    op: Operator,
+    right: &Membership,
+    truth_only: bool,
+    under_not: bool,
+) -> bool {
+    if folds_wrongly(left.kinds(), op, right.kinds(), truth_only) {
+        return true;
+    }
+    // NOT (a OR b) becomes NOT a AND NOT b: flipped memberships under the dual operator, in a
+    // position where unknown and false differ.
+    let dual = match op {
+        Operator::And => Operator::Or,
+        Operator::Or => Operator::And,
+        _ => return false,
+    };
+    let flip = |(positive, negative): (bool, bool)| (negative, positive);
+    under_not && folds_wrongly(flip(left.kinds()), dual, flip(right.kinds()), false)
+}
+
+/// [`wrong_fold`] for `(positive, negative)` kinds, as written.
+fn folds_wrongly(left: (bool, bool), op: Operator, right: (bool, bool), truth_only: bool) -> bool {
+    let ((left_positive, left_negative), (right_positive, right_negative)) = (left, right);
     match op {
         Operator::And => {
-            (left.positive && right.negative)
-                || (left.negative && right.positive)
-                || (!truth_only && left.positive && right.positive)
+            (left_positive && right_negative)
+                || (left_negative && right_positive)
+                || (!truth_only && left_positive && right_positive)
         }
-        Operator::Or => left.negative && right.negative,
+        Operator::Or => left_negative && right_negative,
         _ => false,
     }
 }
