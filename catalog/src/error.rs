@@ -44,6 +44,18 @@ pub enum CatalogError {
     BadVersions { versions: u32 },
     #[error("column name {column} is reserved in table {table}")]
     ReservedColumn { table: String, column: String },
+    #[error(
+        "key column {column} of table {table} cannot belong to a column family: it is stored in the row key"
+    )]
+    KeyColumnInFamily { table: String, column: String },
+    #[error("table {table} declares {families} column families; at most {limit} are allowed")]
+    TooManyFamilies {
+        table: String,
+        families: usize,
+        limit: usize,
+    },
+    #[error("a column family of table {table} has an empty name")]
+    EmptyFamilyName { table: String },
     #[error("the catalog entry {what} is corrupt: {source}")]
     Corrupt {
         what: String,

@@ -6,7 +6,9 @@
 //! 0x00 'I' index-name           -> name of the table the index belongs to
 //! 0x00 'W' view-name            -> the view's defining query (SQL text)
 //! 0x00 'V' table-id(u32 BE)      -> schema version (u32 BE), read by every write statement
-//! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells)
+//! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells of the default column family)
+//! 0x11 table-id(u32 BE) family(u8) [salt] pk -> cells of column family 1..255 (an entry
+//!                                    for every row, so that one family alone can drive a scan)
 //! 0x20 index-id(u32 BE) [salt] values pk -> index entry
 //! 0x30 table-id(u32 BE) pk time(DESC) -> an older version of a row (cells), or empty: deleted
 //! ```
@@ -15,6 +17,7 @@
 
 pub const SYSTEM: u8 = 0x00;
 pub const TABLE_DATA: u8 = 0x10;
+pub const FAMILY_DATA: u8 = 0x11;
 pub const INDEX_DATA: u8 = 0x20;
 pub const HISTORY_DATA: u8 = 0x30;
 
@@ -29,6 +32,16 @@ pub fn table_prefix(id: u32) -> Vec<u8> {
     let mut key = Vec::with_capacity(16);
     key.push(TABLE_DATA);
     key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The prefix of every entry of column family `family` (1..) of table `id`, or of all of the
+/// table's families (`None`).
+pub fn family_prefix(id: u32, family: Option<u8>) -> Vec<u8> {
+    let mut key = Vec::with_capacity(16);
+    key.push(FAMILY_DATA);
+    key.extend_from_slice(&id.to_be_bytes());
+    key.extend(family);
     key
 }
 

@@ -7,6 +7,7 @@
 
 mod catalog;
 mod error;
+mod family;
 mod index;
 pub mod keyspace;
 mod table;
@@ -14,6 +15,7 @@ mod types;
 
 pub use catalog::Catalog;
 pub use error::{CatalogError, Result};
+pub use family::{DEFAULT_FAMILY, MAX_FAMILIES};
 pub use index::{IndexDef, IndexState};
 pub use table::{
     ColumnDef, HIDDEN_ROWID, KeyColumn, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT,

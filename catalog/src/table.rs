@@ -36,6 +36,14 @@ pub struct ColumnDef {
     /// A hidden column (the row id, the write time of a TTL table): not part of `SELECT *`,
     /// never named by a statement.
     pub hidden: bool,
+    /// The column family whose entry holds the column's cells: 0 is the default family (the
+    /// row entry), n the table's `families[n - 1]`. Key columns live in the key, in no family.
+    #[serde(default, skip_serializing_if = "is_default_family")]
+    pub family: u8,
+}
+
+fn is_default_family(family: &u8) -> bool {
+    *family == 0
 }
 
 impl ColumnDef {
@@ -48,6 +56,7 @@ impl ColumnDef {
             data_type,
             nullable: true,
             hidden: false,
+            family: 0,
         }
     }
 }
@@ -99,6 +108,10 @@ pub struct TableDef {
     /// older versions per primary key, for reads `AS OF` a time.
     #[serde(default = "one_version", skip_serializing_if = "is_one_version")]
     pub versions: u32,
+    /// Names of the column families besides the default one, in declaration order (see
+    /// [`ColumnDef::family`] and the `family` module).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub families: Vec<String>,
 }
 
 fn one_version() -> u32 {
@@ -139,6 +152,7 @@ impl TableDef {
                 data_type: DataType::Integer,
                 nullable: false,
                 hidden: true,
+                family: 0,
             });
             key_columns.push(KeyColumn {
                 column: columns.len() - 1,
@@ -180,6 +194,7 @@ impl TableDef {
             indexes: Vec::new(),
             ttl_seconds: None,
             versions: 1,
+            families: Vec::new(),
         })
     }
 
@@ -223,6 +238,7 @@ impl TableDef {
             data_type: DataType::Timestamp,
             nullable: true,
             hidden: true,
+            family: 0,
         });
         Ok(())
     }
@@ -482,12 +498,18 @@ impl TableDef {
         self.row_key(&self.encode_key_values(&values))
     }
 
-    /// The encoded primary key inside a row key (salt stripped).
+    /// The encoded primary key inside a row key, or inside the key of one of the row's
+    /// family entries (prefix and salt stripped).
     pub fn pk_bytes<'a>(&self, row_key: &'a [u8]) -> &'a [u8] {
-        row_key.get(self.key_header_len()..).unwrap_or_default()
+        let header = match row_key.first() {
+            Some(&keyspace::FAMILY_DATA) => self.family_key_header_len(1),
+            _ => self.key_header_len(),
+        };
+        row_key.get(header..).unwrap_or_default()
     }
 
-    /// Encodes the non-key columns of a full row as the stored value.
+    /// Encodes every non-key column of a full row as one value: a stored older version. The
+    /// row's own entries are [`TableDef::row_entries`].
     pub fn encode_value(&self, row: &[Datum]) -> Vec<u8> {
         let cells: Vec<(u32, &Datum)> = self
             .columns
@@ -502,20 +524,31 @@ impl TableDef {
         out
     }
 
-    /// Decodes a stored row into all columns, in column order.
+    /// Decodes a stored row into all columns, in column order: the key columns from the key,
+    /// the others from the value's cells. For the entry of one column family (see
+    /// [`TableDef::row_entries`]), the columns of other families are NULL; fill them in with
+    /// [`TableDef::merge_cells`].
     pub fn decode_row(&self, row_key: &[u8], value: &[u8]) -> Result<Vec<Datum>> {
         let mut out = vec![Datum::Null; self.columns.len()];
         let key_values = key::decode_key(self.pk_bytes(row_key), &self.key_orders(), true)?;
         for (key_column, datum) in self.key.iter().zip(key_values) {
             out[key_column.column] = datum;
         }
+        self.merge_cells(&mut out, value)?;
+        Ok(out)
+    }
+
+    /// Sets the columns whose cells `value` holds.
+    pub fn merge_cells(&self, row: &mut [Datum], value: &[u8]) -> Result<()> {
         let cells = row::decode_row(value)?;
         for (id, datum) in cells.cells {
-            if let Some(position) = self.columns.iter().position(|c| c.id == id) {
-                out[position] = datum;
+            if let Some(position) = self.columns.iter().position(|c| c.id == id)
+                && let Some(slot) = row.get_mut(position)
+            {
+                *slot = datum;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

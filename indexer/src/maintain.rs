@@ -19,6 +19,7 @@ use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_store::{Direction, KeyRange, KvRead, KvStore, StoreError, Transaction};
 
 use crate::layout::{decode_entry, entry_key, entry_value, unique_prefix};
+use crate::rows::{full_rows, get_rows};
 use crate::{IndexError, Result};
 
 /// Rows per backfill or check page.
@@ -63,9 +64,9 @@ async fn backfill_page(
 ) -> Result<(u64, Option<KeyRange>)> {
     let mut tx = store.begin().await?;
     let page = tx.scan_page(range, Direction::Forward, PAGE_ROWS).await?;
+    let rows = full_rows(tx.as_ref(), table, &page.entries).await?;
     let mut probes = Vec::new();
-    for (key, value) in &page.entries {
-        let row = table.decode_row(key, value)?;
+    for row in rows {
         tx.put(
             entry_key(table, index, &row),
             entry_value(table, index, &row),
@@ -244,9 +245,9 @@ async fn check_page(
         .await?;
     match side {
         Side::Rows => {
-            let mut expected = Vec::with_capacity(page.entries.len());
-            for (key, value) in &page.entries {
-                let row = table.decode_row(key, value)?;
+            let rows = full_rows(target.reader(), table, &page.entries).await?;
+            let mut expected = Vec::with_capacity(rows.len());
+            for row in rows {
                 expected.push((
                     entry_key(table, index, &row),
                     entry_value(table, index, &row),
@@ -272,14 +273,13 @@ async fn check_page(
                     .unwrap_or_default();
                 row_keys.push(pk);
             }
-            let rows = target.reader().multi_get(&row_keys).await?;
+            let rows = get_rows(target.reader(), table, &row_keys).await?;
             report.entries += page.entries.len() as u64;
-            for ((entry, stored_value), (row_key, row_value)) in
+            for ((entry, stored_value), (row_key, row)) in
                 page.entries.iter().zip(row_keys.iter().zip(rows))
             {
-                let produced = match row_value {
-                    Some(row_value) if !row_key.is_empty() => {
-                        let row = table.decode_row(row_key, &row_value)?;
+                let produced = match row {
+                    Some(row) if !row_key.is_empty() => {
                         entry_key(table, index, &row) == *entry
                             && entry_value(table, index, &row) == *stored_value
                     }

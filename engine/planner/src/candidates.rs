@@ -54,13 +54,14 @@ pub struct ScanRequest {
 /// Every plan worth costing, the primary-key plan first.
 pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
     let table = &request.table;
-    let pk = plan_scan(
+    let mut pk = plan_scan(
         table.clone(),
         request.predicates.clone(),
         request.direction,
         request.offset,
         request.limit,
     );
+    pk.needed = request.needed.clone();
     if matches!(
         pk.path,
         AccessPath::PointGet { .. } | AccessPath::MultiGet { .. }
@@ -194,6 +195,7 @@ fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> Sc
         limit: request.limit,
         estimate: None,
         resume_after: None,
+        needed: request.needed.clone(),
     }
 }
 

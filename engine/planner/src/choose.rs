@@ -63,6 +63,7 @@ pub fn plan_scan(
         limit,
         estimate: None,
         resume_after: None,
+        needed: None,
     }
 }
 

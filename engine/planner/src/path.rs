@@ -169,6 +169,9 @@ pub struct ScanPlan {
     /// it is an encoded primary key, for an index scan an entry key without its header (index
     /// prefix and salt): indexed values ‖ primary key. Ranges are cut at it, so earlier keys are never read.
     pub resume_after: Option<Vec<u8>>,
+    /// The columns the consumer reads (None = all). A table with column families reads only
+    /// the families of these and of the residual filter.
+    pub needed: Option<Vec<usize>>,
 }
 
 /// The cost model's view of a plan.
@@ -183,8 +186,13 @@ pub struct Estimate {
 }
 
 impl ScanPlan {
-    /// Whether this plan reads individual keys rather than ranges.
+    /// Whether this plan reads individual keys rather than ranges: their row keys.
     pub fn point_keys(&self) -> Option<Vec<Vec<u8>>> {
+        self.family_point_keys(0)
+    }
+
+    /// [`ScanPlan::point_keys`], as keys of column family `family`'s entries.
+    pub fn family_point_keys(&self, family: u8) -> Option<Vec<Vec<u8>>> {
         let tuples: Vec<&Vec<Datum>> = match &self.path {
             AccessPath::PointGet { key } => vec![key],
             AccessPath::MultiGet { keys } => keys.iter().collect(),
@@ -208,7 +216,31 @@ impl ScanPlan {
         if self.direction == Direction::Reverse {
             pks.reverse();
         }
-        Some(pks.iter().map(|pk| self.table.row_key(pk)).collect())
+        Some(
+            pks.iter()
+                .map(|pk| self.table.family_row_key(family, pk))
+                .collect(),
+        )
+    }
+
+    /// The column families a read by key reads, ascending: those of the columns the consumer
+    /// needs and of the residual filter, or every family when the consumer did not say. Never
+    /// empty: a query of key columns alone reads the row entries (family 0).
+    pub fn families_read(&self) -> Vec<u8> {
+        let table = &self.table;
+        if !table.has_families() {
+            return vec![0];
+        }
+        let Some(needed) = &self.needed else {
+            return table.family_numbers().collect();
+        };
+        let residual = self.residual.iter().flat_map(Predicate::columns);
+        let families = table.families_of(needed.iter().copied().chain(residual));
+        if families.is_empty() {
+            vec![0]
+        } else {
+            families
+        }
     }
 
     /// The key columns whose order the rows come out in: the primary key, or for an index scan
@@ -302,10 +334,15 @@ impl ScanPlan {
     /// Every bucket the scan visits, with its prefix and the byte ranges to read in it, in
     /// ascending key order.
     pub fn bucket_ranges(&self) -> Vec<(Vec<u8>, Vec<KeyRange>)> {
+        self.family_bucket_ranges(0)
+    }
+
+    /// [`ScanPlan::bucket_ranges`] in the entries of column family `family`.
+    pub fn family_bucket_ranges(&self, family: u8) -> Vec<(Vec<u8>, Vec<KeyRange>)> {
         self.buckets()
             .into_iter()
             .map(|bucket| {
-                let prefix = self.table.bucket_prefix(bucket);
+                let prefix = self.table.family_bucket_prefix(family, bucket);
                 let mut ranges = self.key_ranges_in(&prefix, Some(bucket));
                 if let Some(after) = &self.resume_after {
                     // Each bucket holds its keys in primary-key order, as the merge compares.
@@ -677,6 +714,20 @@ impl fmt::Display for ScanPlan {
                     index.salt_buckets
                 )?;
             }
+        }
+        if table.has_families()
+            && !matches!(
+                &self.path,
+                AccessPath::IndexScan { covering: true, .. }
+                    | AccessPath::IndexIntersection { covering: true, .. }
+            )
+        {
+            let names: Vec<&str> = self
+                .families_read()
+                .into_iter()
+                .map(|family| table.family_name(family))
+                .collect();
+            write!(f, " families=[{}]", names.join(", "))?;
         }
         if self.offset > 0 {
             write!(f, " offset={}", self.offset)?;

@@ -302,6 +302,7 @@ impl Session {
                     statement,
                     hints,
                     upsert: false,
+                    ..
                 } = parsed
                 else {
                     return Ok(None);

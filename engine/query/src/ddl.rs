@@ -1,7 +1,7 @@
 //! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
 //!
 //! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
-//! VERSIONS = n)`. Column types are read from their SQL spelling, so every common alias works
+//! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column types are read from their SQL spelling, so every common alias works
 //! (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
@@ -16,9 +16,15 @@ use crate::database::{DbInner, Output, Session};
 use crate::execute::ident_name;
 use crate::execute::object_name;
 use crate::indexes::delete_prefix;
+use crate::statement::FamilyMember;
 use crate::{Error, Result};
 
-pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Result<Output> {
+/// `families` holds the columns declared `family.column` (see `statement`).
+pub(crate) async fn create_table(
+    session: &Session,
+    create: &CreateTable,
+    families: &[FamilyMember],
+) -> Result<Output> {
     let name = object_name(&create.name)?;
     if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
         return Err(Error::Unsupported {
@@ -68,6 +74,7 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
             data_type: parse_type(&column.data_type)?,
             nullable,
             hidden: false,
+            family: 0,
         });
     }
     for constraint in &create.constraints {
@@ -119,6 +126,9 @@ pub(crate) async fn create_table(session: &Session, create: &CreateTable) -> Res
     }
     if let Some(versions) = options.versions {
         def = def.with_versions(versions)?;
+    }
+    if !families.is_empty() {
+        def = def.with_families(families)?;
     }
     def.indexes = unique_indexes(&def, uniques)?;
     let warnings = crate::keydesign::advise_table(&def);
@@ -227,6 +237,13 @@ async fn drop_table(db: &DbInner, name: &str) -> Result<()> {
     // reused); deleting them afterwards in batches keeps any one batch small.
     let store = db.store.as_ref();
     delete_prefix(store, &def.prefix()).await?;
+    if def.has_families() {
+        delete_prefix(
+            store,
+            &rowdex_catalog::keyspace::family_prefix(def.id, None),
+        )
+        .await?;
+    }
     delete_prefix(store, &def.history_prefix()).await?;
     for index in &def.indexes {
         delete_prefix(store, &index.prefix()).await?;

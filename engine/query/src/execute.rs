@@ -157,12 +157,13 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
 }
 
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
-    let (statement, upsert, hints) = match parsed {
+    let (statement, upsert, hints, families) = match parsed {
         ParsedStatement::Sql {
             statement,
             upsert,
             hints,
-        } => (statement.as_ref(), *upsert, hints),
+            families,
+        } => (statement.as_ref(), *upsert, hints, families),
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
     match statement {
@@ -197,7 +198,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
             }
             explain(&statement_context(session, hints), explained, *verbose).await
         }
-        Statement::CreateTable(create) => ddl::create_table(session, create).await,
+        Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::Drop {
             object_type,
             if_exists,

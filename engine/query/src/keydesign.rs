@@ -17,6 +17,10 @@ use crate::database::{Output, Session};
 /// Keys longer than this are slow to compare, store and ship (HBase's rule of thumb).
 const LONG_KEY_BYTES: usize = 100;
 
+/// More column families than this make every write and wide read pay one entry per family
+/// (HBase advises two or three).
+const MANY_FAMILIES: usize = 3;
+
 /// Simulated sequential inserts in a spread report.
 const SIMULATED_WRITES: usize = 1000;
 
@@ -105,7 +109,26 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
             "up to 12".to_string(),
             format!(
                 "TIMESTAMP cell set by every write; the row expires {ttl} s later (TTL), and \
-                 each index entry value carries the same time"
+                 each index entry value and each column family entry carries the same time"
+            ),
+        ]);
+    }
+    for family in def.family_numbers().skip(1) {
+        let columns: Vec<&str> = def
+            .columns
+            .iter()
+            .filter(|c| c.family == family)
+            .map(|c| c.name.as_str())
+            .collect();
+        rows.push([
+            format!("{} family {} key", def.name, def.family_name(family)),
+            "layout".to_string(),
+            size_text(key_total.map(|n| n + def.family_key_header_len(family))),
+            format!(
+                "0x11 + table id (4 bytes) + family {family} (1 byte){} + primary key: the \
+                 cells of {}, one entry per row",
+                if def.is_salted() { " + salt" } else { "" },
+                columns.join(", ")
             ),
         ]);
     }
@@ -360,6 +383,15 @@ pub(crate) fn advise_table(def: &TableDef) -> Vec<String> {
             "long key: row keys of table {} can reach {len} bytes (over {LONG_KEY_BYTES}); every \
              index entry repeats the key, so prefer short ids (EXPLAIN KEY {} shows the layout)",
             def.name, def.name
+        ));
+    }
+    if def.families.len() + 1 > MANY_FAMILIES {
+        warnings.push(format!(
+            "many column families: table {} has {} (the default one included); a write puts \
+             one entry per family and a query of several families reads one per family, so \
+             keep to {MANY_FAMILIES} or fewer, grouping columns that are read together",
+            def.name,
+            def.families.len() + 1
         ));
     }
     for part in def.key.iter().take(def.key.len().saturating_sub(1)) {

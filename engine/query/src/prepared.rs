@@ -116,6 +116,7 @@ fn bind_literals(statement: &ParsedStatement, params: &[Datum]) -> Result<Parsed
         statement,
         upsert,
         hints,
+        families,
     } = statement
     else {
         return Ok(statement.clone());
@@ -159,6 +160,7 @@ fn bind_literals(statement: &ParsedStatement, params: &[Datum]) -> Result<Parsed
         statement: Box::new(statement),
         upsert: *upsert,
         hints: hints.clone(),
+        families: families.clone(),
     })
 }
 

@@ -13,7 +13,7 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
 use rowdex_indexer::intersect::{Intersection, PkInput};
-use rowdex_indexer::layout;
+use rowdex_indexer::{layout, rows};
 use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
@@ -43,7 +43,7 @@ pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>, cutoff: Option<i6
             let covering = *covering && cutoff.is_none();
             intersection_rows(&plan, inputs, checked, covering, reader)
         }
-        _ => decode_rows(plan.table.clone(), key_entries(&plan, reader)),
+        _ => key_rows(&plan, reader),
     };
     rows.try_filter(move |row| {
         let keep = plan.table.is_live(row, cutoff) && plan.residual.iter().all(|p| p.matches(row));
@@ -65,10 +65,11 @@ pub fn row_entries(
         plan.path,
         AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
     );
-    if by_index || !plan.residual.is_empty() {
+    // An entry of a table with column families holds only part of its row.
+    if by_index || !plan.residual.is_empty() || plan.table.has_families() {
         return None;
     }
-    let entries = key_entries(plan, reader);
+    let entries = key_entries(plan, reader, 0);
     if cutoff.is_none() {
         return Some(entries);
     }
@@ -83,12 +84,49 @@ pub fn row_entries(
     )
 }
 
-/// The entries of a plan that reads the table by key: its point keys, or its key ranges.
-fn key_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
-    match plan.point_keys() {
+/// The entries of column family `family` (0: the row entries) of a plan that reads the
+/// table by key: its point keys, or its key ranges.
+fn key_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {
+    match plan.family_point_keys(family) {
         Some(keys) => point_entries(keys, reader),
-        None => range_entries(plan, reader),
+        None => range_entries(plan, reader, family),
     }
+}
+
+/// The rows of a plan that reads the table by key. A table with column families is read
+/// through the first family the plan needs, and the rows are completed with the entries of
+/// the other needed families, a batch at a time; families it does not need are never read.
+fn key_rows(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> RowStream {
+    let table = plan.table.clone();
+    let families = plan.families_read();
+    let Some((&driving, others)) = families.split_first() else {
+        return stream::empty().boxed();
+    };
+    let entries = key_entries(plan, reader.clone(), driving);
+    if others.is_empty() {
+        return decode_rows(table, entries);
+    }
+    let others = others.to_vec();
+    entries
+        .try_chunks(lookup_chunk(plan))
+        .map_err(|e| e.1)
+        .and_then(move |entries| {
+            let (table, reader, others) = (table.clone(), reader.clone(), others.clone());
+            async move {
+                let pks: Vec<Vec<u8>> = entries
+                    .iter()
+                    .map(|(key, _)| table.pk_bytes(key).to_vec())
+                    .collect();
+                let mut rows = Vec::with_capacity(entries.len());
+                for (key, value) in &entries {
+                    rows.push(table.decode_row(key, value)?);
+                }
+                rows::complete_rows(reader.as_ref(), &table, &pks, &mut rows, &others).await?;
+                Ok::<_, Error>(stream::iter(rows.into_iter().map(Ok)))
+            }
+        })
+        .try_flatten()
+        .boxed()
 }
 
 fn decode_rows(table: Arc<TableDef>, entries: EntryStream) -> RowStream {
@@ -178,33 +216,43 @@ fn index_rows(
         return decoded.map_ok(|(row, _)| row).boxed();
     }
     let pks = decoded.map_ok(|(_, pk)| pk).boxed();
-    lookup_rows(table, pks, lookup_chunk(plan), reader)
+    lookup_rows(plan, pks, reader)
 }
 
-/// Looks up the rows of a stream of encoded primary keys, keeping its order.
+/// Looks up the rows of a stream of encoded primary keys, keeping its order: the entries of
+/// the families the plan reads (the row entries of a table without families).
 fn lookup_rows(
-    table: Arc<TableDef>,
+    plan: &ScanPlan,
     pks: BoxStream<'static, Result<Vec<u8>>>,
-    chunk: usize,
     reader: Arc<dyn KvRead>,
 ) -> RowStream {
-    pks.try_chunks(chunk)
+    let table = plan.table.clone();
+    let families = plan.families_read();
+    pks.try_chunks(lookup_chunk(plan))
         .map_err(|e| e.1)
         .and_then(move |pks| {
-            let reader = reader.clone();
-            let table = table.clone();
+            let (reader, table, families) = (reader.clone(), table.clone(), families.clone());
             async move {
-                let keys: Vec<Vec<u8>> = pks.iter().map(|pk| table.row_key(pk)).collect();
+                let Some((&driving, others)) = families.split_first() else {
+                    return Ok(stream::iter(Vec::new()));
+                };
+                let keys: Vec<Vec<u8>> = pks
+                    .iter()
+                    .map(|pk| table.family_row_key(driving, pk))
+                    .collect();
                 let values = reader.multi_get(&keys).await?;
+                let mut found_pks = Vec::with_capacity(keys.len());
                 let mut rows = Vec::with_capacity(keys.len());
                 // An entry without its row can only be a damaged index (CHECK INDEX reports
                 // it); the row is what counts, so such an entry is skipped.
-                for (key, value) in keys.iter().zip(values) {
+                for ((key, value), pk) in keys.iter().zip(values).zip(pks) {
                     if let Some(value) = value {
-                        rows.push(Ok(table.decode_row(key, &value)?));
+                        rows.push(table.decode_row(key, &value)?);
+                        found_pks.push(pk);
                     }
                 }
-                Ok::<_, Error>(stream::iter(rows))
+                rows::complete_rows(reader.as_ref(), &table, &found_pks, &mut rows, others).await?;
+                Ok::<_, Error>(stream::iter(rows.into_iter().map(Ok).collect::<Vec<_>>()))
             }
         })
         .try_flatten()
@@ -263,7 +311,7 @@ fn intersection_rows(
             })
             .boxed();
     }
-    lookup_rows(table, pks, lookup_chunk(plan), reader)
+    lookup_rows(plan, pks, reader)
 }
 
 /// The fixed entry-key parts of a checked input (its entries are `part ‖ pk`), or `None` when
@@ -343,8 +391,8 @@ fn point_entries(keys: Vec<Vec<u8>>, reader: Arc<dyn KvRead>) -> EntryStream {
         .boxed()
 }
 
-fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
-    let bucket_ranges = plan.bucket_ranges();
+fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {
+    let bucket_ranges = plan.family_bucket_ranges(family);
     let mut page = page_size(plan);
     if bucket_ranges.len() > 1 && rows_wanted(plan).is_some() {
         // Under a LIMIT the merge takes about limit / buckets rows from each bucket: small
@@ -356,7 +404,7 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> EntryStream {
         .into_iter()
         .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, direction, page))
         .collect();
-    merge_sorted(buckets, plan.table.key_header_len(), direction)
+    merge_sorted(buckets, plan.table.family_key_header_len(family), direction)
 }
 
 /// K-way merge of bucket streams, each already in key order, comparing keys without their

@@ -74,6 +74,9 @@ pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
     let key = |i: usize| {
         let mut parts = vec![primary(i)];
         parts.retain(|p| !p.is_empty());
+        if let Some(family) = def.columns.get(i).map(|c| c.family).filter(|f| *f > 0) {
+            parts.push(format!("FAMILY {}", def.family_name(family)));
+        }
         for index in &def.indexes {
             if let Some(position) = index.columns.iter().position(|k| k.column == i) {
                 let order = if index.columns[position].desc {

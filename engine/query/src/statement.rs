@@ -43,10 +43,16 @@ pub enum ParsedStatement {
         upsert: bool,
         /// Optimizer hints from `/*+ ... */` comments in the statement.
         hints: QueryHints,
+        /// Of a CREATE TABLE: the columns declared `family.column`, with their family.
+        families: Vec<FamilyMember>,
     },
     /// A rowdex command the SQL parser does not know.
     Command(Command),
 }
+
+/// A column declared in a column family (`info.email TEXT`): (column, family), each
+/// normalised like any identifier (lowercased unless quoted).
+pub type FamilyMember = (String, String);
 
 /// rowdex's own statements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +167,90 @@ fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
             i += 1;
         }
     }
+}
+
+/// Finds `family.column` at the start of a column definition of CREATE TABLE, which SQL's
+/// grammar does not have, and leaves only `column` for the parser: returns, per statement (in
+/// order, counted like [`parse_tokens`] counts them), the columns found and their families.
+fn family_qualified_columns(tokens: &mut [TokenWithSpan]) -> Vec<Vec<FamilyMember>> {
+    let mut found: Vec<Vec<FamilyMember>> = Vec::new();
+    let mut at_start = true;
+    // Within the current statement: whether it is CREATE TABLE, the parenthesis depth, and
+    // whether the next significant token starts a column definition.
+    let (mut create, mut table, mut depth, mut at_column) = (false, false, 0usize, false);
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = &tokens[i].token;
+        if matches!(token, Token::Whitespace(_)) {
+            i += 1;
+            continue;
+        }
+        if *token == Token::SemiColon {
+            at_start = true;
+            i += 1;
+            continue;
+        }
+        if at_start {
+            found.push(Vec::new());
+            create = matches!(token, Token::Word(w) if w.keyword == Keyword::CREATE);
+            (table, depth, at_column, at_start) = (false, 0, false, false);
+            i += 1;
+            continue;
+        }
+        match token {
+            Token::Word(w) if create && depth == 0 && w.keyword == Keyword::TABLE => table = true,
+            Token::LParen => {
+                depth += 1;
+                at_column = table && depth == 1;
+                i += 1;
+                continue;
+            }
+            Token::RParen => {
+                depth = depth.saturating_sub(1);
+                // The column list is over: table options and the like follow.
+                if depth == 0 {
+                    (create, table) = (false, false);
+                }
+            }
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::AS => table = false,
+            Token::Comma if table && depth == 1 => {
+                at_column = true;
+                i += 1;
+                continue;
+            }
+            Token::Word(family) if at_column => {
+                let period =
+                    significant(tokens, i + 1).filter(|&j| tokens[j].token == Token::Period);
+                let column = period.and_then(|j| significant(tokens, j + 1));
+                if let (Some(period), Some(column)) = (period, column)
+                    && let Token::Word(column_word) = &tokens[column].token
+                {
+                    let name = |word: &Word| {
+                        if word.quote_style.is_some() {
+                            word.value.clone()
+                        } else {
+                            word.value.to_lowercase()
+                        }
+                    };
+                    let member = (name(column_word), name(family));
+                    if let Some(current) = found.last_mut() {
+                        current.push(member);
+                    }
+                    for blank in [i, period] {
+                        tokens[blank].token = Token::Whitespace(Whitespace::Space);
+                    }
+                    i = column;
+                }
+            }
+            _ => {}
+        }
+        at_column = false;
+        i += 1;
+    }
+    found
 }
 
 /// Parses statements until the first syntax error; returns those before it and the error.
@@ -344,6 +434,7 @@ fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option
         }
     }
     empty_in_lists_as_subqueries(&mut tokens);
+    let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.
     let mut parser = Parser::new(&dialect)
@@ -363,6 +454,7 @@ fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option
                     statement: Box::new(statement),
                     upsert: upserts.get(statements.len()).copied().unwrap_or(false),
                     hints: hints.get(statements.len()).cloned().unwrap_or_default(),
+                    families: families.get(statements.len()).cloned().unwrap_or_default(),
                 }),
         };
         let statement = match parsed {

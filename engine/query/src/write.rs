@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use rowdex_catalog::{TableDef, keyspace};
 use rowdex_codec::Datum;
-use rowdex_indexer::{layout, mutations::index_mutations};
+use rowdex_indexer::{layout, mutations::index_mutations, rows};
 use rowdex_store::{Direction, KeyRange, KvRead, Mutation, Transaction};
 
 use crate::database::DbInner;
@@ -102,6 +102,10 @@ impl<'a> RowWriter<'a> {
 
     /// The stored row under `key`, decoded.
     pub(crate) async fn stored_row(&self, key: &[u8]) -> Result<Option<Vec<Datum>>> {
+        if self.def.has_families() {
+            let mut found = rows::get_rows(self.tx(), self.def, &[key.to_vec()]).await?;
+            return Ok(found.pop().flatten());
+        }
         match self.tx().get(key).await? {
             Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
             None => Ok(None),
@@ -125,14 +129,7 @@ impl<'a> RowWriter<'a> {
         if probe.entries.is_empty() {
             return Ok(vec![None; keys.len()]);
         }
-        let values = self.tx().multi_get(keys).await?;
-        keys.iter()
-            .zip(values)
-            .map(|(key, value)| match value {
-                Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
-                None => Ok(None),
-            })
-            .collect()
+        Ok(rows::get_rows(self.tx(), self.def, keys).await?)
     }
 
     /// Other stored rows that hold `row`'s values in some UNIQUE index. Expired rows are
@@ -204,13 +201,23 @@ impl<'a> RowWriter<'a> {
             }
             self.versioned.insert(pk);
         }
-        if let Some(old_key) = old_key
-            && new_key.as_ref() != Some(&old_key)
-        {
-            self.deletes.push(old_key);
+        let moved = old_key.is_some() && new_key != old_key;
+        if let (Some(old_key), true) = (&old_key, moved) {
+            let pk = def.pk_bytes(old_key);
+            self.deletes.extend(
+                def.family_numbers()
+                    .map(|family| def.family_row_key(family, pk)),
+            );
         }
-        if let (Some(key), Some(row)) = (new_key, new) {
-            self.puts.push((key, def.encode_value(row)));
+        if let Some(row) = new {
+            // An entry whose bytes stay the same is not written again: an UPDATE of one
+            // family's columns writes that family's entry only.
+            let unchanged = old.filter(|_| !moved).map(|old| def.row_entries(old));
+            for (i, entry) in def.row_entries(row).into_iter().enumerate() {
+                if unchanged.as_ref().and_then(|old| old.get(i)) != Some(&entry) {
+                    self.puts.push(entry);
+                }
+            }
         }
         for mutation in index_mutations(def, old, new) {
             match mutation {

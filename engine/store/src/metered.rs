@@ -1,5 +1,5 @@
-//! A store wrapper that counts reads: point gets, range scans opened (pages) and entries they
-//! returned. Benchmarks use it to report how many keys a query touched, which unlike time does
+//! A store wrapper that counts reads: point gets, range scans opened (pages), entries they
+//! returned, and the bytes (keys and values) that came back. Benchmarks use it to report how many keys a query touched, which unlike time does
 //! not depend on the machine.
 
 use std::sync::Arc;
@@ -15,6 +15,7 @@ pub struct ReadMeter {
     gets: AtomicU64,
     pages: AtomicU64,
     entries: AtomicU64,
+    bytes: AtomicU64,
 }
 
 /// A snapshot of the counters.
@@ -26,6 +27,8 @@ pub struct ReadCounts {
     pub pages: u64,
     /// Entries returned by scans.
     pub entries: u64,
+    /// Bytes of the keys and values returned, by gets (found keys only) and scans.
+    pub bytes: u64,
 }
 
 impl ReadCounts {
@@ -41,6 +44,7 @@ impl ReadMeter {
             gets: self.gets.load(Ordering::Relaxed),
             pages: self.pages.load(Ordering::Relaxed),
             entries: self.entries.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -48,6 +52,11 @@ impl ReadMeter {
         self.gets.store(0, Ordering::Relaxed);
         self.pages.store(0, Ordering::Relaxed);
         self.entries.store(0, Ordering::Relaxed);
+        self.bytes.store(0, Ordering::Relaxed);
+    }
+
+    fn add_bytes(&self, bytes: usize) {
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 }
 
@@ -82,14 +91,24 @@ struct MeteredRead {
 impl KvRead for MeteredRead {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.meter.gets.fetch_add(1, Ordering::Relaxed);
-        self.inner.get(key).await
+        let value = self.inner.get(key).await?;
+        if let Some(value) = &value {
+            self.meter.add_bytes(key.len() + value.len());
+        }
+        Ok(value)
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
         self.meter
             .gets
             .fetch_add(keys.len() as u64, Ordering::Relaxed);
-        self.inner.multi_get(keys).await
+        let values = self.inner.multi_get(keys).await?;
+        for (key, value) in keys.iter().zip(&values) {
+            if let Some(value) = value {
+                self.meter.add_bytes(key.len() + value.len());
+            }
+        }
+        Ok(values)
     }
 
     async fn scan_page(
@@ -103,6 +122,9 @@ impl KvRead for MeteredRead {
         self.meter
             .entries
             .fetch_add(page.entries.len() as u64, Ordering::Relaxed);
+        for (key, value) in &page.entries {
+            self.meter.add_bytes(key.len() + value.len());
+        }
         Ok(page)
     }
 }
@@ -179,7 +201,9 @@ mod tests {
             ReadCounts {
                 gets: 3,
                 pages: 1,
-                entries: 4
+                entries: 4,
+                // Seven one-byte keys with one-byte values.
+                bytes: 14,
             }
         );
         assert_eq!(counts.keys(), 7);

@@ -307,6 +307,7 @@ mod tests {
             uniques: Vec::new(),
             ttl: false,
             versions: false,
+            families: Vec::new(),
         };
         let texts = ["h1", "h12", "h2", "a", "b"];
         let rows = (0..400i64)

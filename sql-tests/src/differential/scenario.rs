@@ -260,6 +260,7 @@ fn random_view(rng: &mut Rng, scenario: &Scenario, restrictions: &Restrictions) 
         uniques: Vec::new(),
         ttl: false,
         versions: false,
+        families: Vec::new(),
     };
     View {
         relation,

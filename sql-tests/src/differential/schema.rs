@@ -70,6 +70,9 @@ pub struct Table {
     /// `VERSIONS = 3`: every overwrite and delete also writes history, which no query of the
     /// generator reads; the table must answer like any other.
     pub versions: bool,
+    /// Non-key columns declared in a column family (`f1.c`), with their family: queries then
+    /// read some families and not others.
+    pub families: Vec<(String, String)>,
 }
 
 /// The TTL of a generated table with one.
@@ -151,13 +154,20 @@ impl Table {
         format!("CREATE TABLE {} ({})", self.name, self.body(true))
     }
 
-    fn body(&self, key_not_null: bool) -> String {
+    fn body(&self, sqlite: bool) -> String {
+        let key_not_null = sqlite;
         let inline = self.inline_key && self.key.len() == 1;
         let mut parts: Vec<String> = self
             .columns
             .iter()
             .map(|c| {
-                let mut text = format!("{} {}", c.name, c.spelling);
+                let family = self
+                    .families
+                    .iter()
+                    .find(|(column, _)| *column == c.name && !sqlite && !self.is_key(column))
+                    .map(|(_, family)| format!("{family}."))
+                    .unwrap_or_default();
+                let mut text = format!("{family}{} {}", c.name, c.spelling);
                 if c.not_null || (key_not_null && self.is_key(&c.name)) {
                     text.push_str(" NOT NULL");
                 }
@@ -301,12 +311,23 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
         uniques,
         ttl: rng.percent(20),
         versions: rng.percent(20),
+        families: Vec::new(),
     };
     // Key columns take no NOT NULL of their own (they are NOT NULL anyway).
     let key_names: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
     for column in &mut table.columns {
         if key_names.contains(&column.name) {
             column.not_null = false;
+        }
+    }
+    if rng.percent(25) {
+        for column in &table.columns {
+            if !key_names.contains(&column.name) && !rng.percent(30) {
+                let family = *rng.pick(&["f1", "f2", "f3"]);
+                table
+                    .families
+                    .push((column.name.clone(), family.to_string()));
+            }
         }
     }
     table
@@ -422,6 +443,7 @@ mod tests {
             uniques: Vec::new(),
             ttl: false,
             versions: false,
+            families: Vec::new(),
         }
     }
 

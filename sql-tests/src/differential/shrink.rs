@@ -404,7 +404,7 @@ fn expr_variants(e: &Expr) -> Vec<Expr> {
 }
 
 /// One-step simplifications of the schema: no salt, ASC key and index columns, the key
-/// written out of line, fewer INCLUDE or index columns, no unused non-key column.
+/// written out of line, no column families, fewer INCLUDE or index columns, no unused non-key column.
 fn schema_candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
     let scenario = &case.scenario;
@@ -435,6 +435,11 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
         if table.inline_key {
             let mut c = case.clone();
             c.scenario.tables[t].inline_key = false;
+            out.push(c);
+        }
+        if !table.families.is_empty() {
+            let mut c = case.clone();
+            c.scenario.tables[t].families.clear();
             out.push(c);
         }
     }

@@ -11,6 +11,7 @@ mod crash;
 mod durability;
 mod early_stop;
 mod embedding;
+mod families;
 mod indexes;
 mod limits;
 mod paging;
