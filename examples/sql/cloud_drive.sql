@@ -16,6 +16,10 @@
 --          name order, and "one file" is a point get. The key is unique (one name per folder),
 --          and BIGINT encodes at a fixed width, so dir 1 never matches the files of dir 12.
 --
+--          A file's content (here a 2 KB preview) is in column family `data`: stored under
+--          a key of its own, so listing a folder, which reads names, sizes and times, never
+--          reads a byte of content (EXPLAIN says families=[default]).
+--
 --   "Files modified between two times" is a different query direction: the primary key
 --   cannot answer it, so a secondary index on modified does (an index entry is
 --   modified || primary key, so it needs no extra uniqueness). INCLUDE (size) puts size in
@@ -35,6 +39,7 @@ CREATE TABLE files (
     size      BIGINT NOT NULL,
     modified  TIMESTAMP NOT NULL,
     mime      TEXT NOT NULL,
+    data.preview TEXT,                  -- column family `data`: read only when asked for
     PRIMARY KEY (dir_id, name)
 );
 
@@ -67,7 +72,8 @@ SELECT d.dir_id,
        (d.dir_id * 7919 + n.i * 104729) % 5000000,
        to_timestamp_seconds(1735689600 + (d.dir_id * 48271 + n.i * 1000003) % 31536000),
        CASE d.dir_id % 10 WHEN 1 THEN 'text/plain' WHEN 2 THEN 'application/pdf'
-                          WHEN 3 THEN 'audio/mpeg' ELSE 'image/jpeg' END
+                          WHEN 3 THEN 'audio/mpeg' ELSE 'image/jpeg' END,
+       repeat('preview of file ' || CAST(n.i AS TEXT) || '. ', 100)
 FROM dirs d CROSS JOIN n
 WHERE d.depth >= 3;
 
@@ -109,24 +115,24 @@ SELECT path FROM dirs WHERE path LIKE '/home/ann/%' AND depth = 3;
 -- 4. Listing a folder: path -> dir_id (the point get of 1: /home/ann/photos is 114),
 --    then a prefix scan of files on dir_id, already in name order: no sort.
 EXPLAIN SELECT name, size, modified FROM files WHERE dir_id = 114 ORDER BY name LIMIT 10;
--- expect: RANGE SCAN files range [dir_id = 114] limit=10
+-- expect: RANGE SCAN files range [dir_id = 114] families=[default] limit=10
 SELECT name, size, modified FROM files WHERE dir_id = 114 ORDER BY name LIMIT 10;
 
 --    The next page starts after the last name shown: the range begins at that key.
 EXPLAIN SELECT name, size FROM files WHERE dir_id = 114 AND name > 'photo-0010.jpg'
 ORDER BY name LIMIT 10;
--- expect: RANGE SCAN files range [dir_id = 114, name > 'photo-0010.jpg'] limit=10
+-- expect: RANGE SCAN files range [dir_id = 114, name > 'photo-0010.jpg'] families=[default] limit=10
 SELECT name, size FROM files WHERE dir_id = 114 AND name > 'photo-0010.jpg'
 ORDER BY name LIMIT 10;
 
 --    Files of one folder whose names start with 'photo-002': the name range inside the prefix.
 EXPLAIN SELECT name FROM files WHERE dir_id = 114 AND name LIKE 'photo-002%';
--- expect: RANGE SCAN files range [dir_id = 114, name LIKE 'photo-002%']
+-- expect: RANGE SCAN files range [dir_id = 114, name LIKE 'photo-002%'] families=[default]
 
 -- 5. One file: (dir_id, name), a point get.
-EXPLAIN SELECT * FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
--- expect: POINT GET files key (dir_id = 114, name = 'photo-0007.jpg')
-SELECT * FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
+EXPLAIN SELECT dir_id, name, size, modified, mime FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
+-- expect: POINT GET files key (dir_id = 114, name = 'photo-0007.jpg') families=[default]
+SELECT dir_id, name, size, modified, mime FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
 
 -- 6. dir_id -> path (say, to print where a file lives): the UNIQUE index on dir_id.
 EXPLAIN SELECT path FROM dirs WHERE dir_id = 114;
@@ -151,15 +157,20 @@ SELECT dir_id, name, modified FROM files ORDER BY modified DESC LIMIT 5;
 --    the plan no longer says covering.
 EXPLAIN SELECT name, mime FROM files
 WHERE modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-03-02 00:00:00';
--- expect: INDEX SCAN files using files_by_modified [modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-03-02 00:00:00']
+-- expect: INDEX SCAN files using files_by_modified [modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-03-02 00:00:00'] families=[default]
 
 --    One folder in a time range: the folder's prefix is short, so the key range with the
 --    time checked per row beats reading the index (the planner counts both).
 EXPLAIN SELECT name, modified FROM files WHERE dir_id = 114
 AND modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-06-01 00:00:00';
--- expect: RANGE SCAN files range [dir_id = 114] residual=(modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-06-01 00:00:00')
+-- expect: RANGE SCAN files range [dir_id = 114] families=[default] residual=(modified >= TIMESTAMP '2025-03-01 00:00:00' AND modified < TIMESTAMP '2025-06-01 00:00:00')
 
--- 8. The folder listing as one statement, a join: the dirs side is a point get, but the
+-- 8. A file's preview: the only query that reads family `data`, one more entry per file.
+EXPLAIN SELECT name, length(preview) FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
+-- expect: POINT GET files key (dir_id = 114, name = 'photo-0007.jpg') families=[data]
+SELECT name, length(preview) FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
+
+-- 9. The folder listing as one statement, a join: the dirs side is a point get, but the
 --    files side is read in full today (the join does not become a lookup by dir_id),
 --    so the two-step form of 4 is the one to use on a large table.
 EXPLAIN SELECT f.name, f.size FROM dirs d JOIN files f ON f.dir_id = d.dir_id

@@ -53,8 +53,9 @@ pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>, cutoff: Option<i6
 }
 
 /// The stored (row key, value) entries the plan selects, when each one is a row of its
-/// result as it stands: the plan reads the table by key (not through an index) and has no
-/// residual predicate; expired rows are left out (see [`scan_rows`]). Such a scan can be
+/// result as it stands: the plan reads the table by key (not through an index), reads one
+/// column family and has no residual predicate; expired rows are left out (see
+/// [`scan_rows`]). Such a scan can be
 /// decoded by whoever consumes it, column by column.
 pub fn row_entries(
     plan: &ScanPlan,
@@ -65,11 +66,13 @@ pub fn row_entries(
         plan.path,
         AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
     );
-    // An entry of a table with column families holds only part of its row.
-    if by_index || !plan.residual.is_empty() || plan.table.has_families() {
+    // With column families, an entry holds its family's columns (and the key): whole rows
+    // of the query only when it reads one family.
+    let families = plan.families_read();
+    let ([family], false, true) = (families.as_slice(), by_index, plan.residual.is_empty()) else {
         return None;
-    }
-    let entries = key_entries(plan, reader, 0);
+    };
+    let entries = key_entries(plan, reader, *family);
     if cutoff.is_none() {
         return Some(entries);
     }
