@@ -78,7 +78,8 @@ async fn pages_follow_an_index_and_newest_first_keys() -> TestResult {
     let db = rowdex::Database::open_memory().await?;
     let s = db.session();
     s.execute(
-        "CREATE TABLE a (user_id BIGINT, ts TIMESTAMP, id BIGINT, kind TEXT, \
+        // `kind` in a column family: pages read through that family's entries too.
+        "CREATE TABLE a (user_id BIGINT, ts TIMESTAMP, id BIGINT, tags.kind TEXT, \
          PRIMARY KEY (user_id, ts DESC, id DESC)) WITH (SALT_BUCKETS = 8, SALT_ON = (user_id))",
     )
     .await?;
@@ -100,6 +101,9 @@ async fn pages_follow_an_index_and_newest_first_keys() -> TestResult {
         "SELECT user_id, ts, id FROM a WHERE kind = 'buy'",
         // Every row, merged across the buckets.
         "SELECT user_id, ts, id FROM a",
+        // The family alone drives the read, then with the row entries.
+        "SELECT user_id, ts, kind FROM a WHERE user_id = 4 ORDER BY ts DESC, id DESC",
+        "SELECT user_id, ts, id, kind FROM a",
         // A range of a salted index: its buckets merged into index order, forward and back.
         "SELECT ts, user_id, id FROM a WHERE ts >= TIMESTAMP '2026-01-01 02:00:00' ORDER BY ts",
         "SELECT ts, user_id, id FROM a WHERE ts < TIMESTAMP '2026-01-01 01:00:00' ORDER BY ts DESC",
