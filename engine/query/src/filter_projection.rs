@@ -28,6 +28,8 @@ use datafusion::physical_plan::expressions::Column;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 
+use crate::join_ordering::ForgetBuildOrdering;
+
 #[derive(Debug, Default)]
 pub struct SplitFilterProjection;
 
@@ -97,10 +99,15 @@ impl PhysicalOptimizerRule for SplitFilterProjection {
 }
 
 /// DataFusion's default physical optimizer rules, with [`SplitFilterProjection`] before each
-/// `ProjectionPushdown` pass.
+/// `ProjectionPushdown` pass and [`ForgetBuildOrdering`] before `EnsureRequirements`.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules = Vec::new();
     for rule in PhysicalOptimizer::new().rules {
+        if rule.name() == "EnsureRequirements" {
+            rules.push(
+                Arc::new(ForgetBuildOrdering) as Arc<dyn PhysicalOptimizerRule + Send + Sync>
+            );
+        }
         if rule.name() == "ProjectionPushdown" {
             rules.push(
                 Arc::new(SplitFilterProjection) as Arc<dyn PhysicalOptimizerRule + Send + Sync>

@@ -37,6 +37,7 @@ mod hints;
 mod history;
 mod indexes;
 mod inlist_folding;
+mod join_ordering;
 mod keydesign;
 mod native;
 mod predicate_subquery;
