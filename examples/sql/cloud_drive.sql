@@ -90,12 +90,15 @@ EXPLAIN SELECT path, dir_id FROM dirs WHERE path >= '/home/ann/' AND path < '/ho
 -- expect: RANGE SCAN dirs range [path >= '/home/ann/' AND path < '/home/ann0']
 SELECT path, dir_id FROM dirs WHERE path >= '/home/ann/' AND path < '/home/ann0';
 
---    LIKE 'prefix%' is turned into the same range. But '_' is a LIKE wildcard, and a
---    pattern with '_' (or an escaped '\_') in its prefix is not a range today: it is a
---    FULL SCAN filtered by DataFusion. Paths may contain '_' ('/home/ann_b/'), so an
---    application builds the [prefix, prefix-with-last-byte+1) bounds itself.
+--    LIKE 'prefix%' is turned into the same range. But '_' is a LIKE wildcard (any one
+--    character): '/home/ann_b/%' reads the range of its literal start, '/home/ann', and
+--    checks the pattern on each row read, which also lets '/home/annXb/' through the
+--    pattern. An escaped '\_' is left to DataFusion: a FULL SCAN. Paths may contain '_', so
+--    an application that wants exactly one subtree builds the bounds itself.
 EXPLAIN SELECT path, dir_id FROM dirs WHERE path LIKE '/home/ann/%';
 -- expect: RANGE SCAN dirs range [path LIKE '/home/ann/%']
+EXPLAIN SELECT path, dir_id FROM dirs WHERE path LIKE '/home/ann_b/%';
+-- expect: RANGE SCAN dirs range [path LIKE '/home/ann%'] residual=(path LIKE '/home/ann_b/%')
 EXPLAIN SELECT path, dir_id FROM dirs WHERE path LIKE '/home/ann\_b/%';
 -- expect: FULL SCAN dirs
 EXPLAIN SELECT path, dir_id FROM dirs WHERE path >= '/home/ann_b/' AND path < '/home/ann_b0';

@@ -16,6 +16,7 @@ use rowdex_codec::Datum;
 use rowdex_store::Direction;
 
 use crate::path::{AccessPath, KeyBound, ScanPlan};
+use crate::predicate::{like_is_prefix, like_prefix};
 use crate::{CmpOp, Predicate};
 
 /// Above this many key combinations an IN-list product is not expanded into separate keys.
@@ -201,14 +202,24 @@ fn bound_on(predicates: &[Predicate], column: usize, used: &mut [bool]) -> KeyBo
         }
     }
     if lower.is_none() && upper.is_none() {
-        let like = predicates.iter().enumerate().find_map(|(i, p)| match p {
-            Predicate::LikePrefix { column: c, prefix } if *c == column => Some((i, prefix)),
-            _ => None,
-        });
+        // A pattern that is exactly a prefix is consumed by its range; any other only
+        // narrows the range to its literal start and is checked on each row.
+        let like = predicates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Predicate::Like { column: c, pattern }
+                    if *c == column && !like_prefix(pattern).is_empty() =>
+                {
+                    Some((i, pattern))
+                }
+                _ => None,
+            })
+            .max_by_key(|(_, pattern)| (like_is_prefix(pattern), like_prefix(pattern).len()));
         return match like {
-            Some((i, prefix)) => {
-                used[i] = true;
-                KeyBound::TextPrefix(prefix.clone())
+            Some((i, pattern)) => {
+                used[i] = like_is_prefix(pattern);
+                KeyBound::TextPrefix(like_prefix(pattern).to_string())
             }
             None => KeyBound::All,
         };

@@ -16,5 +16,5 @@ pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
 pub use choose::plan_scan;
 pub use cost::{Count, choose};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
-pub use predicate::{CmpOp, Predicate};
+pub use predicate::{CmpOp, Predicate, like_matches};
 pub use rowdex_store::Direction;

@@ -67,10 +67,12 @@ pub enum Predicate {
         column: usize,
         values: Vec<Datum>,
     },
-    /// `LIKE 'prefix%'` with no other wildcard in the pattern.
-    LikePrefix {
+    /// `LIKE pattern`, case-sensitive, `%` any run of characters and `_` any one character
+    /// (no escape character). Its literal start (`'IMG_%'`: `IMG`) bounds a key range;
+    /// `'prefix%'` is that range exactly.
+    Like {
         column: usize,
-        prefix: String,
+        pattern: String,
     },
     IsNull {
         column: usize,
@@ -94,7 +96,7 @@ impl Predicate {
         match self {
             Predicate::Compare { column, .. }
             | Predicate::InList { column, .. }
-            | Predicate::LikePrefix { column, .. }
+            | Predicate::Like { column, .. }
             | Predicate::IsNull { column }
             | Predicate::IsNotNull { column } => *column,
             Predicate::RowCompare { columns, .. } => columns.first().copied().unwrap_or(0),
@@ -145,8 +147,8 @@ impl Predicate {
             Predicate::InList { values, .. } => values
                 .iter()
                 .any(|v| !v.is_null() && datum.key_cmp(v) == Ordering::Equal),
-            Predicate::LikePrefix { prefix, .. } => match datum {
-                Datum::Text(text) => text.starts_with(prefix.as_str()),
+            Predicate::Like { pattern, .. } => match datum {
+                Datum::Text(text) => like_matches(text, pattern),
                 _ => false,
             },
         }
@@ -159,6 +161,52 @@ impl Predicate {
             table,
         }
     }
+}
+
+/// The literal start of a LIKE pattern: every row it matches starts with it.
+pub fn like_prefix(pattern: &str) -> &str {
+    let end = pattern.find(['%', '_']).unwrap_or(pattern.len());
+    &pattern[..end]
+}
+
+/// Whether a LIKE pattern is `prefix%` with no other wildcard: exactly "starts with prefix".
+pub fn like_is_prefix(pattern: &str) -> bool {
+    pattern
+        .strip_suffix('%')
+        .is_some_and(|prefix| !prefix.contains(['%', '_']))
+}
+
+/// SQL LIKE without an escape character: `%` matches any run of characters (none included),
+/// `_` exactly one character. Backtracks to the last `%` only, so it runs in
+/// O(text × pattern) at worst.
+pub fn like_matches(text: &str, pattern: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    let pattern: Vec<char> = pattern.chars().collect();
+    let (mut t, mut p) = (0, 0);
+    // The last `%` seen, and the text position its run was last extended to.
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some('%') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == '_' || c == text[t] => {
+                t += 1;
+                p += 1;
+            }
+            _ => match star {
+                Some((star_p, star_t)) => {
+                    // Let the `%` take one more character and try again after it.
+                    star = Some((star_p, star_t + 1));
+                    p = star_p + 1;
+                    t = star_t + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '%')
 }
 
 struct PredicateDisplay<'a> {
@@ -185,8 +233,8 @@ impl fmt::Display for PredicateDisplay<'_> {
                 }
                 f.write_str(")")
             }
-            Predicate::LikePrefix { prefix, .. } => {
-                write!(f, "{name} LIKE '{}%'", prefix.replace('\'', "''"))
+            Predicate::Like { pattern, .. } => {
+                write!(f, "{name} LIKE '{}'", pattern.replace('\'', "''"))
             }
             Predicate::IsNull { .. } => write!(f, "{name} IS NULL"),
             Predicate::IsNotNull { .. } => write!(f, "{name} IS NOT NULL"),
@@ -274,12 +322,15 @@ mod tests {
     #[test]
     fn like_prefix_and_ranges() {
         let row = [Datum::Text("host12".into()), Datum::Int(5)];
-        let like = |p: &str| Predicate::LikePrefix {
+        let like = |p: &str| Predicate::Like {
             column: 0,
-            prefix: p.into(),
+            pattern: p.into(),
         };
-        assert!(like("host1").matches(&row));
-        assert!(!like("host2").matches(&row));
+        assert!(like("host1%").matches(&row));
+        assert!(!like("host2%").matches(&row));
+        assert!(like("host__").matches(&row) && !like("host_").matches(&row));
+        assert!(like("%12").matches(&row) && like("h%1%2").matches(&row));
+        assert!(!like("%21%").matches(&row) && !like("host1").matches(&row));
         let cmp = |op| Predicate::Compare {
             column: 1,
             op,

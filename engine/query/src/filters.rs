@@ -104,14 +104,11 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
             let Datum::Text(pattern) = literal(pattern)? else {
                 return None;
             };
-            let prefix = pattern.strip_suffix('%')?;
-            if prefix.contains(['%', '_', '\\']) {
+            // A backslash may be an escape to DataFusion: left to it.
+            if pattern.contains('\\') {
                 return None;
             }
-            Some(vec![Predicate::LikePrefix {
-                column,
-                prefix: prefix.to_string(),
-            }])
+            Some(vec![Predicate::Like { column, pattern }])
         }
         Expr::IsNull(inner) => Some(vec![Predicate::IsNull {
             column: column_of(table, inner)?,

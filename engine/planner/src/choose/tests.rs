@@ -106,9 +106,9 @@ fn leading_column_fixed_and_next_bounded_is_a_range_scan() {
 fn like_prefix_on_leading_column_and_full_scan_otherwise() {
     let like = plan_scan(
         table(false, 8),
-        vec![Predicate::LikePrefix {
+        vec![Predicate::Like {
             column: 0,
-            prefix: "host1".into(),
+            pattern: "host1%".into(),
         }],
         Direction::Forward,
         0,
@@ -164,9 +164,12 @@ fn arb_predicate() -> impl Strategy<Value = Predicate> {
             column: 1,
             values: vs.into_iter().map(Datum::Int).collect(),
         }),
-        prop::sample::select(vec!["", "h", "h1", "x"]).prop_map(|p| Predicate::LikePrefix {
+        prop::sample::select(vec![
+            "%", "h%", "h1%", "x%", "h_%", "h_", "%1", "_1%", "h%2", "h1", "h__%", "%"
+        ])
+        .prop_map(|p| Predicate::Like {
             column: 0,
-            prefix: p.to_string(),
+            pattern: p.to_string(),
         }),
         (0usize..3).prop_map(|column| Predicate::IsNull { column }),
         (0usize..3).prop_map(|column| Predicate::IsNotNull { column }),

@@ -42,9 +42,9 @@ pub(crate) enum Condition {
         column: usize,
         values: Vec<Slot>,
     },
-    LikePrefix {
+    Like {
         column: usize,
-        prefix: String,
+        pattern: String,
     },
     IsNull {
         column: usize,
@@ -395,13 +395,13 @@ impl Scope<'_> {
                 let Slot::Value(Datum::Text(pattern)) = slot(pattern)? else {
                     return None;
                 };
-                let prefix = pattern.strip_suffix('%')?;
-                if !text_column || prefix.contains(['%', '_', '\\']) {
+                // A backslash may be an escape to DataFusion: left to it.
+                if !text_column || pattern.contains('\\') {
                     return None;
                 }
-                out.push(Condition::LikePrefix {
+                out.push(Condition::Like {
                     column,
-                    prefix: prefix.to_string(),
+                    pattern: pattern.clone(),
                 });
                 Some(())
             }

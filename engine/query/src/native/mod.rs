@@ -137,9 +137,9 @@ impl NativeQuery {
                         values: list,
                     }
                 }
-                Condition::LikePrefix { column, prefix } => Predicate::LikePrefix {
+                Condition::Like { column, pattern } => Predicate::Like {
                     column: *column,
-                    prefix: prefix.clone(),
+                    pattern: pattern.clone(),
                 },
                 Condition::IsNull { column } => {
                     bound.constants.insert(*column);
