@@ -48,6 +48,9 @@ INSERT INTO ty VALUES
 CREATE TABLE nokey (a INT, b TEXT);
 INSERT INTO nokey VALUES (1, 'a'), (NULL, NULL);
 CREATE VIEW v AS SELECT t.id, t.a, m.v FROM t JOIN m ON t.id = m.ts;
+CREATE TABLE fam (id INT PRIMARY KEY, f1.x INT, f1.y TEXT, f2.z INT, w TEXT) WITH (TTL = 3600, VERSIONS = 2);
+CREATE INDEX fam_y ON fam (y) INCLUDE (z);
+INSERT INTO fam VALUES (1, 1, 'a', 10, 'w1'), (2, NULL, 'b', NULL, NULL), (3, 3, NULL, 30, 'w3');
 ";
 
 fn runtime() -> &'static Runtime {
