@@ -647,6 +647,33 @@ mod tests {
     }
 
     #[test]
+    fn family_qualified_columns_belong_to_their_create_table() -> Result<()> {
+        let statements = split_statements(
+            "SHOW TABLES; CREATE TABLE t (id INT PRIMARY KEY, f.a INT, \"G\".B INT, c INT) \
+             WITH (TTL = 5); SELECT f.a FROM t f",
+        )?;
+        let families: Vec<Vec<FamilyMember>> = statements
+            .iter()
+            .map(|s| match s {
+                ParsedStatement::Sql { families, .. } => families.clone(),
+                ParsedStatement::Command(_) => Vec::new(),
+            })
+            .collect();
+        let member = |c: &str, f: &str| (c.to_string(), f.to_string());
+        assert_eq!(
+            families,
+            [
+                Vec::new(),
+                vec![member("a", "f"), member("b", "G")],
+                Vec::new()
+            ]
+        );
+        // The query keeps its qualified column.
+        assert_eq!(statements[2].to_string(), "SELECT f.a FROM t f");
+        Ok(())
+    }
+
+    #[test]
     fn splits_scripts_and_flags_upserts() -> Result<()> {
         let statements = split_statements(
             "CREATE TABLE t (a INT PRIMARY KEY);; upsert into t values (1);\nSELECT ';' FROM t",
