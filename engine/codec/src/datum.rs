@@ -101,6 +101,29 @@ fn float_cmp(a: f64, b: f64) -> Ordering {
     }
 }
 
+/// An unscaled DECIMAL value as its digits with `scale` of them after the point
+/// (`format_decimal(-1234, 2)` is `-12.34`); a scale of 0 or less writes the integer it
+/// stands for.
+pub fn format_decimal(unscaled: i128, scale: i8) -> String {
+    let Ok(scale) = usize::try_from(scale) else {
+        // A negative scale counts trailing zeros.
+        let zeros = "0".repeat(usize::from(scale.unsigned_abs()));
+        return if unscaled == 0 {
+            "0".to_string()
+        } else {
+            format!("{unscaled}{zeros}")
+        };
+    };
+    let digits = unscaled.unsigned_abs().to_string();
+    let sign = if unscaled < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - scale);
+    format!("{sign}{whole}.{fraction}")
+}
+
 impl fmt::Display for Datum {
     /// Renders the value roughly as a SQL literal would be written.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -132,6 +155,19 @@ impl fmt::Display for Datum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_format_with_their_scale() {
+        assert_eq!(format_decimal(1234, 2), "12.34");
+        assert_eq!(format_decimal(-5, 2), "-0.05");
+        assert_eq!(format_decimal(0, 3), "0.000");
+        assert_eq!(format_decimal(-7, 0), "-7");
+        assert_eq!(format_decimal(12, -2), "1200");
+        assert_eq!(
+            format_decimal(i128::MIN, 38),
+            "-1.70141183460469231731687303715884105728"
+        );
+    }
 
     #[test]
     fn display_literals() {

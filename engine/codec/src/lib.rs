@@ -72,6 +72,6 @@ pub mod key;
 pub mod row;
 mod temporal;
 
-pub use datum::{Datum, SortOrder};
+pub use datum::{Datum, SortOrder, format_decimal};
 pub use error::{CodecError, Result};
 pub use temporal::{format_date, format_timestamp, parse_date, parse_timestamp};

@@ -9,7 +9,7 @@ use rowdex_catalog::{IndexDef, KeyColumn, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange};
 
-use crate::predicate::write_row_compare;
+use crate::predicate::{value_text, write_row_compare};
 use crate::{CmpOp, Predicate};
 
 /// The condition on the first key column after the fixed ones.
@@ -569,7 +569,14 @@ fn write_ranges(
             KeyBound::TextPrefix(p) => write!(f, "{sep}{next} LIKE '{}%'", p.replace('\'', "''"))?,
             KeyBound::Range { lower, upper } => {
                 f.write_str(sep)?;
-                write_bounds(f, next, lower, upper)?;
+                let column = columns.get(prefix.len()).map_or(usize::MAX, |k| k.column);
+                let text = |v: &Datum| value_text(table, column, v);
+                write_bounds(
+                    f,
+                    next,
+                    &lower.as_ref().map(text),
+                    &upper.as_ref().map(text),
+                )?;
             }
             KeyBound::Row { op, values } => {
                 let names: Vec<&str> = (0..values.len())
@@ -593,14 +600,12 @@ fn write_tuple(
         if i > 0 {
             f.write_str(", ")?;
         }
-        let name = columns
-            .get(i)
-            .and_then(|k| table.columns.get(k.column))
-            .map_or("?", |c| c.name.as_str());
+        let column = columns.get(i).map_or(usize::MAX, |k| k.column);
+        let name = table.columns.get(column).map_or("?", |c| c.name.as_str());
         if value.is_null() {
             write!(f, "{name} IS NULL")?;
         } else {
-            write!(f, "{name} = {value}")?;
+            write!(f, "{name} = {}", value_text(table, column, value))?;
         }
     }
     Ok(())
@@ -756,11 +761,12 @@ impl fmt::Display for ScanPlan {
     }
 }
 
+/// Writes `a >= 1 AND a < 5`; the bounds are already rendered as literals.
 fn write_bounds(
     f: &mut fmt::Formatter<'_>,
     name: &str,
-    lower: &Bound<Datum>,
-    upper: &Bound<Datum>,
+    lower: &Bound<String>,
+    upper: &Bound<String>,
 ) -> fmt::Result {
     let lower_text = match lower {
         Bound::Included(v) => Some(format!("{name} >= {v}")),

@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +209,17 @@ pub fn like_matches(text: &str, pattern: &str) -> bool {
     pattern[p..].iter().all(|&c| c == '%')
 }
 
+/// A value of `column` as a SQL literal: a DECIMAL with the column's scale, any other value
+/// as it displays.
+pub(crate) fn value_text(table: &TableDef, column: usize, value: &Datum) -> String {
+    match (table.columns.get(column).map(|c| c.data_type), value) {
+        (Some(DataType::Decimal { scale, .. }), Datum::Decimal(unscaled)) => {
+            rowdex_codec::format_decimal(*unscaled, scale)
+        }
+        _ => value.to_string(),
+    }
+}
+
 struct PredicateDisplay<'a> {
     predicate: &'a Predicate,
     table: &'a TableDef,
@@ -222,14 +233,19 @@ impl fmt::Display for PredicateDisplay<'_> {
             .get(self.predicate.column())
             .map_or("?", |c| c.name.as_str());
         match self.predicate {
-            Predicate::Compare { op, value, .. } => write!(f, "{name} {} {value}", op.symbol()),
-            Predicate::InList { values, .. } => {
+            Predicate::Compare { op, value, column } => write!(
+                f,
+                "{name} {} {}",
+                op.symbol(),
+                value_text(self.table, *column, value)
+            ),
+            Predicate::InList { values, column } => {
                 write!(f, "{name} IN (")?;
                 for (i, value) in values.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "{value}")?;
+                    f.write_str(&value_text(self.table, *column, value))?;
                 }
                 f.write_str(")")
             }

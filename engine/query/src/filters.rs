@@ -52,9 +52,12 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
             }
             _ => {
                 let op = cmp_op(*op)?;
-                if let (Some(column), Some(value)) = (column_of(table, left), literal(right)) {
+                if let Some(column) = column_of(table, left)
+                    && let Some(value) = column_literal(table, column, right)
+                {
                     compare(table, column, op, value)
-                } else if let (Some(value), Some(column)) = (literal(left), column_of(table, right))
+                } else if let Some(column) = column_of(table, right)
+                    && let Some(value) = column_literal(table, column, left)
                 {
                     compare(table, column, op.flipped(), value)
                 } else {
@@ -69,8 +72,18 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
             high,
         }) => {
             let column = column_of(table, expr)?;
-            let mut both = compare(table, column, CmpOp::GtEq, literal(low)?)?;
-            both.extend(compare(table, column, CmpOp::LtEq, literal(high)?)?);
+            let mut both = compare(
+                table,
+                column,
+                CmpOp::GtEq,
+                column_literal(table, column, low)?,
+            )?;
+            both.extend(compare(
+                table,
+                column,
+                CmpOp::LtEq,
+                column_literal(table, column, high)?,
+            )?);
             Some(both)
         }
         Expr::InList(InList {
@@ -81,7 +94,7 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
             let column = column_of(table, expr)?;
             let mut values = Vec::with_capacity(list.len());
             for item in list {
-                let value = literal(item)?;
+                let value = column_literal(table, column, item)?;
                 if value.is_null() {
                     // NULL in an IN list can only make the test unknown, never true.
                     continue;
@@ -187,6 +200,26 @@ fn column_type(table: &TableDef, column: usize) -> DataType {
         .columns
         .get(column)
         .map_or(DataType::Integer, |c| c.data_type)
+}
+
+/// A literal compared with `column`. A DECIMAL literal (DataFusion casts one to the column's
+/// type when the column's scale can hold it) becomes the column's unscaled value; scaling it
+/// up is exact, so the comparison keeps its meaning. Any other literal as [`literal`] reads it.
+fn column_literal(table: &TableDef, column: usize, expr: &Expr) -> Option<Datum> {
+    if let (
+        DataType::Decimal { scale, .. },
+        Expr::Literal(ScalarValue::Decimal128(value, _, literal_scale), _),
+    ) = (column_type(table, column), expr)
+    {
+        let Some(value) = value else {
+            return Some(Datum::Null);
+        };
+        let up = u32::try_from(i32::from(scale) - i32::from(*literal_scale)).ok()?;
+        return value
+            .checked_mul(10i128.checked_pow(up)?)
+            .map(Datum::Decimal);
+    }
+    literal(expr)
 }
 
 fn literal(expr: &Expr) -> Option<Datum> {
