@@ -302,7 +302,11 @@ impl TableDef {
     /// Whether a stored row value is still live at `cutoff`, read from its write-time cell
     /// alone (the row need not be decoded).
     pub fn is_value_live(&self, value: &[u8], cutoff: Option<i64>) -> Result<bool> {
-        let (Some(cutoff), Some(column)) = (cutoff, self.written_at_column()) else {
+        // Checked first: the column lookup is a scan, and most tables have no cutoff.
+        let Some(cutoff) = cutoff else {
+            return Ok(true);
+        };
+        let Some(column) = self.written_at_column() else {
             return Ok(true);
         };
         let id = self.columns[column].id;
@@ -320,7 +324,11 @@ impl TableDef {
     /// Whether a row (all columns, in order) is still live at `cutoff` (see
     /// [`TableDef::expiry_cutoff`]). A row without a write time was never stamped: live.
     pub fn is_live(&self, row: &[Datum], cutoff: Option<i64>) -> bool {
-        let (Some(cutoff), Some(column)) = (cutoff, self.written_at_column()) else {
+        // Checked first: the column lookup is a scan, and most tables have no cutoff.
+        let Some(cutoff) = cutoff else {
+            return true;
+        };
+        let Some(column) = self.written_at_column() else {
             return true;
         };
         match row.get(column) {
