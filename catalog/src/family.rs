@@ -8,7 +8,7 @@
 //! expired. A table without declared families has the default family only and the same bytes
 //! as before families existed.
 
-use rowdex_codec::{Datum, row};
+use rowdex_codec::Datum;
 
 use crate::keyspace;
 use crate::table::TableDef;
@@ -157,21 +157,9 @@ impl TableDef {
     /// The cells of family `family` of a full row.
     pub fn encode_family_value(&self, row: &[Datum], family: u8) -> Vec<u8> {
         let written_at = self.written_at_column();
-        let cells: Vec<(u32, &Datum)> = self
-            .columns
-            .iter()
-            .zip(row)
-            .enumerate()
-            .filter(|(i, (column, datum))| {
-                self.key_position(*i).is_none()
-                    && !datum.is_null()
-                    && (column.family == family || Some(*i) == written_at)
-            })
-            .map(|(_, (column, datum))| (column.id, datum))
-            .collect();
-        let mut out = Vec::with_capacity(8 + 12 * cells.len());
-        row::encode_row(&mut out, self.schema_version, &cells);
-        out
+        self.encode_cells(row, |i| {
+            self.columns[i].family == family || Some(i) == written_at
+        })
     }
 }
 

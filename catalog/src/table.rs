@@ -519,12 +519,18 @@ impl TableDef {
     /// Encodes every non-key column of a full row as one value: a stored older version. The
     /// row's own entries are [`TableDef::row_entries`].
     pub fn encode_value(&self, row: &[Datum]) -> Vec<u8> {
+        self.encode_cells(row, |_| true)
+    }
+
+    /// The non-NULL, non-key cells of a full row whose column positions `keep` accepts, as a
+    /// stored value.
+    pub(crate) fn encode_cells(&self, row: &[Datum], keep: impl Fn(usize) -> bool) -> Vec<u8> {
         let cells: Vec<(u32, &Datum)> = self
             .columns
             .iter()
             .zip(row)
             .enumerate()
-            .filter(|(i, (_, d))| self.key_position(*i).is_none() && !d.is_null())
+            .filter(|(i, (_, d))| self.key_position(*i).is_none() && !d.is_null() && keep(*i))
             .map(|(_, (c, d))| (c.id, d))
             .collect();
         let mut out = Vec::with_capacity(8 + 12 * cells.len());

@@ -39,25 +39,36 @@ pub async fn complete_rows(
     Ok(())
 }
 
+/// The rows whose entries of one family are `entries`, decoded and completed with the
+/// columns of `others` (other families).
+pub async fn decode_rows(
+    reader: &dyn KvRead,
+    table: &TableDef,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    others: &[u8],
+) -> Result<Vec<Vec<Datum>>> {
+    let mut rows = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        rows.push(table.decode_row(key, value)?);
+    }
+    if !others.is_empty() {
+        let pks: Vec<Vec<u8>> = entries
+            .iter()
+            .map(|(key, _)| table.pk_bytes(key).to_vec())
+            .collect();
+        complete_rows(reader, table, &pks, &mut rows, others).await?;
+    }
+    Ok(rows)
+}
+
 /// The full rows (every family) whose row entries are `entries`.
 pub async fn full_rows(
     reader: &dyn KvRead,
     table: &TableDef,
     entries: &[(Vec<u8>, Vec<u8>)],
 ) -> Result<Vec<Vec<Datum>>> {
-    let mut rows = Vec::with_capacity(entries.len());
-    for (key, value) in entries {
-        rows.push(table.decode_row(key, value)?);
-    }
-    if table.has_families() {
-        let pks: Vec<Vec<u8>> = entries
-            .iter()
-            .map(|(key, _)| table.pk_bytes(key).to_vec())
-            .collect();
-        let others: Vec<u8> = table.family_numbers().skip(1).collect();
-        complete_rows(reader, table, &pks, &mut rows, &others).await?;
-    }
-    Ok(rows)
+    let others: Vec<u8> = table.family_numbers().skip(1).collect();
+    decode_rows(reader, table, entries, &others).await
 }
 
 /// The full rows stored under `row_keys` (row entry keys), in the order asked; None where

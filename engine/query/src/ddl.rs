@@ -1,8 +1,9 @@
 //! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
 //!
 //! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
-//! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column types are read from their SQL spelling, so every common alias works
-//! (INT, BIGINT, VARCHAR(n), DOUBLE PRECISION, ...).
+//! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column
+//! types are read from their SQL spelling, so every common alias works (INT, BIGINT,
+//! VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,

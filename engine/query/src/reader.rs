@@ -116,15 +116,7 @@ fn key_rows(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> RowStream {
         .and_then(move |entries| {
             let (table, reader, others) = (table.clone(), reader.clone(), others.clone());
             async move {
-                let pks: Vec<Vec<u8>> = entries
-                    .iter()
-                    .map(|(key, _)| table.pk_bytes(key).to_vec())
-                    .collect();
-                let mut rows = Vec::with_capacity(entries.len());
-                for (key, value) in &entries {
-                    rows.push(table.decode_row(key, value)?);
-                }
-                rows::complete_rows(reader.as_ref(), &table, &pks, &mut rows, &others).await?;
+                let rows = rows::decode_rows(reader.as_ref(), &table, &entries, &others).await?;
                 Ok::<_, Error>(stream::iter(rows.into_iter().map(Ok)))
             }
         })

@@ -100,16 +100,10 @@ impl<'a> RowWriter<'a> {
         }
     }
 
-    /// The stored row under `key`, decoded.
+    /// The stored row under `key`, decoded (every column family).
     pub(crate) async fn stored_row(&self, key: &[u8]) -> Result<Option<Vec<Datum>>> {
-        if self.def.has_families() {
-            let mut found = rows::get_rows(self.tx(), self.def, &[key.to_vec()]).await?;
-            return Ok(found.pop().flatten());
-        }
-        match self.tx().get(key).await? {
-            Some(value) => Ok(Some(self.def.decode_row(key, &value)?)),
-            None => Ok(None),
-        }
+        let mut found = rows::get_rows(self.tx(), self.def, &[key.to_vec()]).await?;
+        Ok(found.pop().flatten())
     }
 
     /// The stored rows under `keys`, which must be distinct and not yet written by this
