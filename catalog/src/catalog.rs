@@ -9,10 +9,10 @@ use std::sync::{Arc, RwLock};
 
 use rowdex_store::{Direction, KeyRange, KvStore, Transaction, scan_stream};
 
+use crate::error::{CatalogError, Result};
 use crate::index::{IndexDef, IndexState};
 use crate::keyspace::{self, NEXT_ID_KEY, TABLE_DEF_PREFIX, VIEW_DEF_PREFIX};
 use crate::table::TableDef;
-use crate::{CatalogError, Result};
 
 /// First id handed out; lower ids are kept for system objects.
 const FIRST_USER_ID: u32 = 16;
@@ -339,7 +339,8 @@ fn check_index_columns(def: &TableDef, index: &IndexDef) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ColumnDef, DataType};
+    use crate::column::ColumnDef;
+    use crate::types::DataType;
     use rowdex_store::MemoryStore;
 
     fn def(name: &str) -> TableDef {
@@ -374,7 +375,7 @@ mod tests {
         IndexDef {
             id: 0,
             name: name.to_string(),
-            columns: vec![crate::KeyColumn {
+            columns: vec![crate::column::KeyColumn {
                 column: 0,
                 desc: false,
             }],

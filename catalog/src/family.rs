@@ -10,9 +10,9 @@
 
 use rowdex_codec::Datum;
 
+use crate::error::{CatalogError, Result};
 use crate::keyspace;
 use crate::table::TableDef;
-use crate::{CatalogError, Result};
 
 /// The name the default family answers to (`default.c` is the same as `c`).
 pub const DEFAULT_FAMILY: &str = "default";
@@ -166,7 +166,8 @@ impl TableDef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ColumnDef, DataType};
+    use crate::column::ColumnDef;
+    use crate::types::DataType;
 
     fn users() -> Result<TableDef> {
         let columns = ["id", "name", "email", "visits", "note"]

@@ -9,8 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::column::KeyColumn;
 use crate::keyspace;
-use crate::table::{KeyColumn, TableDef};
 
 /// Whether queries may read an index yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,21 +85,5 @@ impl IndexDef {
 
     pub fn is_ready(&self) -> bool {
         self.state == IndexState::Ready
-    }
-
-    /// Whether the entry alone can answer a query reading `needed` columns: each is indexed,
-    /// included, or part of the primary key (which every entry carries).
-    pub fn covers(&self, table: &TableDef, needed: &[usize]) -> bool {
-        needed.iter().all(|c| {
-            self.columns.iter().any(|k| k.column == *c)
-                || self.include.contains(c)
-                || table.key_position(*c).is_some()
-        })
-    }
-
-    /// The key columns of an entry as a scan sees them: the indexed columns, then the primary
-    /// key columns that follow them.
-    pub fn entry_key_columns(&self, table: &TableDef) -> Vec<KeyColumn> {
-        self.columns.iter().chain(&table.key).copied().collect()
     }
 }

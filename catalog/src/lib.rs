@@ -6,6 +6,7 @@
 //! [`Catalog`] persists the model in the store under the system prefix so it survives restarts.
 
 mod catalog;
+mod column;
 mod error;
 mod family;
 mod index;
@@ -14,10 +15,9 @@ mod table;
 mod types;
 
 pub use catalog::Catalog;
+pub use column::{ColumnDef, KeyColumn};
 pub use error::{CatalogError, Result};
 pub use family::{DEFAULT_FAMILY, MAX_FAMILIES};
 pub use index::{IndexDef, IndexState};
-pub use table::{
-    ColumnDef, HIDDEN_ROWID, KeyColumn, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT,
-};
+pub use table::{HIDDEN_ROWID, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT};
 pub use types::DataType;

@@ -7,10 +7,11 @@
 use rowdex_codec::{Datum, SortOrder, key, row};
 use serde::{Deserialize, Serialize};
 
+use crate::column::{ColumnDef, KeyColumn};
+use crate::error::{CatalogError, Result};
 use crate::index::IndexDef;
 use crate::keyspace;
 use crate::types::DataType;
-use crate::{CatalogError, Result};
 
 /// Name of the hidden row-id column of a table declared without a PRIMARY KEY.
 pub const HIDDEN_ROWID: &str = "_rowid";
@@ -25,58 +26,6 @@ pub const MAX_VERSIONS: u32 = 1000;
 
 /// The longest TTL: a hundred years, so that `now - ttl` never leaves the timestamp range.
 pub const MAX_TTL_SECONDS: u64 = 100 * 366 * 24 * 3600;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ColumnDef {
-    /// Stable id used in stored cells; never reused within a table.
-    pub id: u32,
-    pub name: String,
-    pub data_type: DataType,
-    pub nullable: bool,
-    /// A hidden column (the row id, the write time of a TTL table): not part of `SELECT *`,
-    /// never named by a statement.
-    pub hidden: bool,
-    /// The column family whose entry holds the column's cells: 0 is the default family (the
-    /// row entry), n the table's `families[n - 1]`. Key columns live in the key, in no family.
-    #[serde(default, skip_serializing_if = "is_default_family")]
-    pub family: u8,
-}
-
-fn is_default_family(family: &u8) -> bool {
-    *family == 0
-}
-
-impl ColumnDef {
-    /// A visible, nullable column; [`TableDef::new`] assigns its id and makes key columns
-    /// NOT NULL.
-    pub fn nullable(name: &str, data_type: DataType) -> ColumnDef {
-        ColumnDef {
-            id: 0,
-            name: name.to_string(),
-            data_type,
-            nullable: true,
-            hidden: false,
-            family: 0,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KeyColumn {
-    /// Position in [`TableDef::columns`].
-    pub column: usize,
-    pub desc: bool,
-}
-
-impl KeyColumn {
-    pub fn order(&self) -> SortOrder {
-        if self.desc {
-            SortOrder::Desc
-        } else {
-            SortOrder::Asc
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableDef {
@@ -440,6 +389,22 @@ impl TableDef {
     /// Position of column `column` in the key, if it is a key column.
     pub fn key_position(&self, column: usize) -> Option<usize> {
         self.key.iter().position(|k| k.column == column)
+    }
+
+    /// The key columns of `index`'s entries as a scan sees them: the indexed columns, then the
+    /// primary key columns that follow them.
+    pub fn entry_key_columns(&self, index: &IndexDef) -> Vec<KeyColumn> {
+        index.columns.iter().chain(&self.key).copied().collect()
+    }
+
+    /// Whether an entry of `index` alone can answer a query reading `needed` columns: each is
+    /// indexed, included, or part of the primary key (which every entry carries).
+    pub fn index_covers(&self, index: &IndexDef, needed: &[usize]) -> bool {
+        needed.iter().all(|c| {
+            index.columns.iter().any(|k| k.column == *c)
+                || index.include.contains(c)
+                || self.key_position(*c).is_some()
+        })
     }
 
     pub fn key_orders(&self) -> Vec<SortOrder> {

@@ -4,34 +4,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use rowdex::{Output, Session};
-use sqllogictest::{AsyncDB, ColumnType, DBOutput};
+use sqllogictest::{AsyncDB, DBOutput};
 
-use crate::{ENGINE_NAME, Error, values};
-
-/// A column type letter exactly as a test file wrote it (`I`, `R`, `T`, or anything else).
-/// Keeping the letter itself, rather than mapping it to a fixed set, lets the SQLite format
-/// choose the rendering per column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TypeLetter(pub char);
-
-impl ColumnType for TypeLetter {
-    fn from_char(value: char) -> Option<Self> {
-        Some(TypeLetter(value))
-    }
-
-    fn to_char(&self) -> char {
-        self.0
-    }
-}
-
-/// How result values become text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueStyle {
-    /// The engine's own text for each value (`NULL` and `(empty)` aside).
-    Plain,
-    /// SQLite's runner: each value converted to its column's declared type letter first.
-    Sqlite,
-}
+use crate::error::Error;
+use crate::preprocess::ENGINE_NAME;
+use crate::values::{self, TypeLetter, ValueStyle};
 
 /// The type letters of the query about to run. `AsyncDB::run` only receives SQL, so the file
 /// runner puts each query's declared letters here just before running it.

@@ -15,6 +15,7 @@ mod data;
 mod engines;
 mod generate;
 mod query;
+mod random_scenario;
 mod restrict;
 mod rng;
 mod scenario;

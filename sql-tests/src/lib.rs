@@ -21,13 +21,11 @@ mod report;
 mod run;
 mod values;
 
-pub use adapter::{ExpectedTypes, RowdexDb, TypeLetter, ValueStyle};
+pub use adapter::{ExpectedTypes, RowdexDb};
 pub use backend::{Backend, FreshDatabase};
 pub use discover::{FileFormat, collect_files};
 pub use error::Error;
+pub use preprocess::ENGINE_NAME;
 pub use report::FileReport;
 pub use run::{executor_label, run_file, run_file_head, run_file_with};
-
-/// The engine name the runner matches `skipif` / `onlyif` labels against. It is none of the
-/// engines SQLite's corpus names, so unguarded records run and `onlyif <engine>` ones are skipped.
-pub const ENGINE_NAME: &str = "rowdex";
+pub use values::{TypeLetter, ValueStyle};

@@ -1,4 +1,5 @@
-//! Turning result batches into the strings sqllogictest compares.
+//! Turning result batches into the strings sqllogictest compares: each column's type letter and
+//! the style its values are written in.
 
 use rowdex::arrow::array::{Array, AsArray, RecordBatch};
 use rowdex::arrow::datatypes::{
@@ -6,8 +7,32 @@ use rowdex::arrow::datatypes::{
     SchemaRef, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use rowdex::format::cell_text;
+use sqllogictest::ColumnType;
 
-use crate::{TypeLetter, ValueStyle};
+/// A column type letter exactly as a test file wrote it (`I`, `R`, `T`, or anything else).
+/// Keeping the letter itself, rather than mapping it to a fixed set, lets the SQLite format
+/// choose the rendering per column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeLetter(pub char);
+
+impl ColumnType for TypeLetter {
+    fn from_char(value: char) -> Option<Self> {
+        Some(TypeLetter(value))
+    }
+
+    fn to_char(&self) -> char {
+        self.0
+    }
+}
+
+/// How result values become text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueStyle {
+    /// The engine's own text for each value (`NULL` and `(empty)` aside).
+    Plain,
+    /// SQLite's runner: each value converted to its column's declared type letter first.
+    Sqlite,
+}
 
 /// The column types and row texts of a result. A column's type is the letter the test declared
 /// for it when there is one, else one derived from its Arrow type.

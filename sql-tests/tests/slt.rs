@@ -1,5 +1,8 @@
-//! The crate's single test binary: every suite under `slt/` on both backends and with both
-//! executors, and a subset of SQLite's corpus.
+//! The crate's single test binary: every suite under `slt/` once per store and executor, each
+//! a test of its own named `<store>::<executor>::<file>` (`fjall::native::nulls`) on a fresh
+//! database, so one suite runs alone (`cargo test -p rowdex-sql-tests -- fjall::native::nulls`)
+//! and the suites run in parallel; then a subset of SQLite's corpus, the differential run
+//! against SQLite, and the example scripts.
 
 use std::path::{Path, PathBuf};
 
@@ -13,41 +16,123 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every record of every suite must pass on every backend; all failures are reported at once.
-#[tokio::test(flavor = "multi_thread")]
-async fn slt_suites_pass_on_every_backend_and_executor() -> Result<(), rowdex_sql_tests::Error> {
-    let files = collect_files(&manifest_dir().join("slt"))?;
-    assert!(!files.is_empty(), "no .slt files under slt/");
-    let mut failures = Vec::new();
-    // Both stores with the native executor, and DataFusion alone on memory: the answers of
-    // the two executors must agree, and the stores must agree with each other.
-    let setups = [
-        (Backend::Memory, Executor::Auto),
-        (Backend::Fjall, Executor::Auto),
-        (Backend::Memory, Executor::DataFusion),
-    ];
-    for file in &files {
-        for (backend, executor) in setups {
-            let report = run_file_with(file, backend, executor, usize::MAX).await;
-            let mode = executor_label(executor);
-            println!(
-                "{} {} [{backend}, {mode}] {}/{}",
-                if report.is_pass() { "PASS" } else { "FAIL" },
-                file.display(),
-                report.records_passed,
-                report.total()
-            );
-            for failure in report.failures {
-                failures.push(format!("[{backend}, {mode}] {failure}"));
+/// Runs `slt/<name>.slt` on a fresh database of `backend` with `executor`: every record must
+/// pass, and all failures are reported at once.
+async fn run_suite(
+    name: &str,
+    backend: Backend,
+    executor: Executor,
+) -> Result<(), rowdex_sql_tests::Error> {
+    let file = manifest_dir().join("slt").join(format!("{name}.slt"));
+    assert!(file.is_file(), "{} is missing", file.display());
+    let report = run_file_with(&file, backend, executor, usize::MAX).await;
+    let mode = executor_label(executor);
+    println!(
+        "{} [{backend}, {mode}] {}/{}",
+        file.display(),
+        report.records_passed,
+        report.total()
+    );
+    assert!(
+        report.total() > 0 && report.failures.is_empty(),
+        "[{backend}, {mode}] {} of {} records failed:\n\n{}",
+        report.failures.len(),
+        report.total(),
+        report.failures.join("\n\n")
+    );
+    Ok(())
+}
+
+/// One test per suite for one store and executor.
+macro_rules! suite_tests {
+    ($backend:expr, $executor:expr; $($name:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $name() -> Result<(), rowdex_sql_tests::Error> {
+                crate::run_suite(stringify!($name), $backend, $executor).await
+            }
+        )*
+    };
+}
+
+/// The suites under `slt/`, each run on both stores with both executors: the answers of the
+/// two executors must agree, and the stores must agree with each other.
+macro_rules! suites {
+    ($($name:ident),* $(,)?) => {
+        /// The suite names, checked against the files in `slt/`.
+        const SUITES: &[&str] = &[$(stringify!($name)),*];
+
+        mod memory {
+            use rowdex::Executor;
+            use rowdex_sql_tests::Backend;
+
+            mod native {
+                use super::*;
+                suite_tests!(Backend::Memory, Executor::Auto; $($name),*);
+            }
+
+            mod datafusion {
+                use super::*;
+                suite_tests!(Backend::Memory, Executor::DataFusion; $($name),*);
             }
         }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failed records:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+
+        mod fjall {
+            use rowdex::Executor;
+            use rowdex_sql_tests::Backend;
+
+            mod native {
+                use super::*;
+                suite_tests!(Backend::Fjall, Executor::Auto; $($name),*);
+            }
+
+            mod datafusion {
+                use super::*;
+                suite_tests!(Backend::Fjall, Executor::DataFusion; $($name),*);
+            }
+        }
+    };
+}
+
+suites!(
+    access_paths,
+    constraints,
+    ddl,
+    decimal_keys,
+    dml,
+    errors,
+    families,
+    index_intersection,
+    indexes,
+    key_design,
+    native,
+    nulls,
+    ordering,
+    pushed_filters,
+    queries,
+    row_values,
+    salted_desc,
+    salted_indexes,
+    salting,
+    subqueries,
+    transactions,
+    ttl,
+    versions,
+    views,
+);
+
+/// Every file under `slt/` has its tests above, and every name above has its file: a new suite
+/// cannot be left out by forgetting to list it.
+#[test]
+fn every_slt_file_is_a_suite() -> Result<(), rowdex_sql_tests::Error> {
+    let mut files: Vec<String> = collect_files(&manifest_dir().join("slt"))?
+        .iter()
+        .filter_map(|path| Some(path.file_stem()?.to_str()?.to_string()))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = SUITES.iter().map(|name| name.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed, "slt/ and the suites!(..) list differ");
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use crate::output::Format;
+use crate::script::execute_text;
 
 const HELP: &str = "\
 Statements end with ';' and may span lines.
@@ -76,7 +77,7 @@ pub async fn run(db: &Database, session: &Session, format: Format) -> ExitCode {
             continue;
         }
         let _ = editor.add_history_entry(buffer.as_str());
-        crate::execute_text(session, &buffer, format, timing).await;
+        execute_text(session, &buffer, format, timing).await;
         buffer.clear();
     }
     if let Some(path) = &history {
@@ -166,7 +167,7 @@ async fn backslash(
             println!("timing is {}", if *timing { "on" } else { "off" });
         }
         (Some("\\d"), None) => {
-            crate::execute_text(session, "SHOW TABLES", format, false).await;
+            execute_text(session, "SHOW TABLES", format, false).await;
         }
         (Some("\\d"), Some(table)) => {
             let name = if db.table_names().iter().any(|t| t == table) {
@@ -174,9 +175,8 @@ async fn backslash(
             } else {
                 table.to_string()
             };
-            if crate::execute_text(session, &format!("DESCRIBE {name}"), format, false).await {
-                crate::execute_text(session, &format!("SHOW INDEXES FROM {name}"), format, false)
-                    .await;
+            if execute_text(session, &format!("DESCRIBE {name}"), format, false).await {
+                execute_text(session, &format!("SHOW INDEXES FROM {name}"), format, false).await;
             }
         }
         _ => eprintln!("error: unknown command {command} (\\? lists the commands)"),

@@ -7,28 +7,19 @@
 mod escape;
 mod float;
 mod reader;
+mod tags;
 
 use crate::datum::{Datum, SortOrder};
 use crate::error::{CodecError, Result};
 use escape::{apply_order, write_escaped, write_terminator};
 use float::{float_from_key, float_to_key};
 use reader::Reader;
+use tags::{
+    SIGN_32, SIGN_64, SIGN_128, TAG_BOOLEAN, TAG_BYTES, TAG_DATE, TAG_DECIMAL, TAG_FLOAT, TAG_INT,
+    TAG_NULL, TAG_TEXT, TAG_TIMESTAMP,
+};
 
 pub use escape::{encode_text_prefix, prefix_successor};
-
-const TAG_NULL: u8 = 0x01;
-const TAG_BOOLEAN: u8 = 0x10;
-const TAG_INT: u8 = 0x20;
-const TAG_FLOAT: u8 = 0x30;
-const TAG_DECIMAL: u8 = 0x38;
-const TAG_TEXT: u8 = 0x40;
-const TAG_BYTES: u8 = 0x50;
-const TAG_DATE: u8 = 0x60;
-const TAG_TIMESTAMP: u8 = 0x70;
-
-const SIGN_64: u64 = 1 << 63;
-const SIGN_32: u32 = 1 << 31;
-const SIGN_128: u128 = 1 << 127;
 
 /// Appends the memcomparable encoding of one column value.
 pub fn encode_datum(out: &mut Vec<u8>, datum: &Datum, order: SortOrder) {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use rowdex_catalog::TableDef;
 use rowdex_store::Direction;
 
-use crate::choose::{match_key, plan_scan};
 use crate::path::{AccessPath, IndexInput, ScanPlan};
 use crate::predicate::Predicate;
+use crate::primary_key::{match_key, plan_scan};
 
 /// Intersections are enumerated over every subset of at most this many index inputs; beyond it
 /// only the whole set is tried.
@@ -75,7 +75,7 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         if !request.hint.allows(&index.name) {
             continue;
         }
-        let matched = match_key(&index.entry_key_columns(table), &request.predicates);
+        let matched = match_key(&table.entry_key_columns(index), &request.predicates);
         if matched.depth() == 0 {
             continue;
         }
@@ -101,7 +101,7 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         let covering = table
             .indexes
             .get(input.index)
-            .is_some_and(|index| index.covers(table, &needed_columns(request, &residual)));
+            .is_some_and(|index| table.index_covers(index, &needed_columns(request, &residual)));
         plans.push(plan(
             request,
             AccessPath::IndexScan {
@@ -168,9 +168,9 @@ fn intersection(request: &ScanRequest, inputs: &[&(IndexInput, Vec<bool>)]) -> S
 pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<ScanPlan> {
     let table = &request.table;
     let index = table.indexes.get(position).filter(|i| i.is_ready())?;
-    let matched = match_key(&index.entry_key_columns(table), &request.predicates);
+    let matched = match_key(&table.entry_key_columns(index), &request.predicates);
     let residual = matched.residual(&request.predicates);
-    let covering = index.covers(table, &needed_columns(request, &residual));
+    let covering = table.index_covers(index, &needed_columns(request, &residual));
     Some(plan(
         request,
         AccessPath::IndexScan {

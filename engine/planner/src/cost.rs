@@ -75,7 +75,7 @@ fn arrange_intersection(
         let estimate = estimate(&plan, counts, table_rows, costs);
         return (plan, estimate);
     };
-    let mut paired: Vec<(crate::IndexInput, Count)> = inputs
+    let mut paired: Vec<(crate::path::IndexInput, Count)> = inputs
         .drain(..)
         .chain(checked.drain(..))
         .zip(counts.iter().copied())
@@ -90,7 +90,7 @@ fn arrange_intersection(
         })
         .collect();
     // An input whose dive stopped short of exact is at least several times denser than the
-    // driver (see the dives of `query::stats`), and only a lower bound is known of it: reading
+    // driver (see the dives of `query::db::stats`), and only a lower bound is known of it: reading
     // it could cost anything up to the whole index, so it is checked whenever it can be.
     let must_check: u32 = checkable
         .iter()
@@ -156,7 +156,7 @@ pub fn estimate(
         match count {
             Some(c) if c.exact => c.entries as f64,
             // A dive stopped before the cap by a sparser candidate counted exactly (see the
-            // dives of `query::stats`): at least that many, and that is as far as it matters.
+            // dives of `query::db::stats`): at least that many, and that is as far as it matters.
             Some(c) if c.entries < dive_cap(table_rows as u64) => c.entries as f64,
             // A capped dive: at least the cap, and assume a sizeable share of the table.
             Some(c) => (c.entries as f64)

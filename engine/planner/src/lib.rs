@@ -4,17 +4,22 @@
 //! expressions into [`Predicate`]s, asks [`candidates`] for the plans worth considering (the
 //! primary-key path, index scans, index intersections), counts the entries of each candidate's
 //! [`ScanPlan::probes`] ("index dives"), and lets [`choose`] pick by cost. The plan's `Display`
-//! is the EXPLAIN text, shared by every executor.
+//! ([`explain`](crate::explain)) is the EXPLAIN text, shared by every executor.
+//!
+//! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
+//! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every
+//! path worth costing), `cost` (estimates and the choice).
 
 mod candidates;
-mod choose;
 pub mod cost;
+mod explain;
 mod path;
 mod predicate;
+mod primary_key;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
-pub use choose::plan_scan;
 pub use cost::{Count, choose};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
+pub use primary_key::plan_scan;
 pub use rowdex_store::Direction;

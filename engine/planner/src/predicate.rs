@@ -54,18 +54,20 @@ impl CmpOp {
     }
 }
 
-/// A condition on one column (by position in the table's columns). Values are already of the
-/// column's type.
+/// A condition on one column (by position in the table's columns). The planner's predicates
+/// hold values already of the column's type (`Predicate<Datum>`, the default); a compiled query
+/// holds slots for values bound at each run (`Predicate<Slot>` in the query crate), so every
+/// kind of condition is written once.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Predicate {
+pub enum Predicate<V = Datum> {
     Compare {
         column: usize,
         op: CmpOp,
-        value: Datum,
+        value: V,
     },
     InList {
         column: usize,
-        values: Vec<Datum>,
+        values: Vec<V>,
     },
     /// `LIKE pattern`, case-sensitive, `%` any run of characters and `_` any one character
     /// (no escape character). Its literal start (`'IMG_%'`: `IMG`) bounds a key range;
@@ -86,11 +88,11 @@ pub enum Predicate {
     RowCompare {
         columns: Vec<usize>,
         op: CmpOp,
-        values: Vec<Datum>,
+        values: Vec<V>,
     },
 }
 
-impl Predicate {
+impl<V> Predicate<V> {
     /// The column the predicate is on (the first one of a row-value comparison).
     pub fn column(&self) -> usize {
         match self {
@@ -110,7 +112,9 @@ impl Predicate {
             other => vec![other.column()],
         }
     }
+}
 
+impl Predicate {
     /// Whether a row (all columns, in column order) satisfies the predicate.
     pub fn matches(&self, row: &[Datum]) -> bool {
         if let Predicate::RowCompare {

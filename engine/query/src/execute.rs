@@ -1,132 +1,189 @@
-//! Statement dispatch: DDL, DML and the SHOW/DESCRIBE family run here; a query goes to the
-//! native executor when it can run it, otherwise (and EXPLAIN likewise) through DataFusion with
-//! the rowdex tables as providers.
+//! Running statements: `impl Session { execute, query, query_stream, split, run }` and the
+//! dispatcher, the only file that knows every statement kind.
+//!
+//! A statement's life: [`Session::execute`] first tries the text against the compiled-query
+//! cache (literals lifted out, a cached native query bound and run); otherwise it splits the
+//! text into statements and runs each ([`Session::run`]): transaction control first, then,
+//! inside an open transaction, under a statement savepoint, and outside one with retries for a
+//! write that lost a race; then dispatched by kind to its file under `execute/`.
+
+pub(crate) mod copy;
+pub(crate) mod ddl;
+pub(crate) mod dml;
+pub(crate) mod indexes;
+pub(crate) mod keydesign;
+pub(crate) mod purge;
+pub(crate) mod query;
+pub(crate) mod show;
+pub(crate) mod transaction;
+pub(crate) mod views;
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, StringArray};
-use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::logical_expr::LogicalPlan;
-use datafusion::physical_plan::{ExecutionPlan, displayable};
-use datafusion::prelude::SessionContext;
-use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{
-    Ident, ObjectName, ObjectNamePart, Query, Statement, TransactionModifier,
-};
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::sql::sqlparser::ast::Statement;
 
-use crate::database::{Output, Session};
-use crate::hints::QueryHints;
-use crate::native::{self, Executor, NativeQuery};
-use crate::scan_exec::RowdexScanExec;
-use crate::statement::{Command, ParsedStatement};
-use crate::txn::SessionTxn;
-use crate::types::renamed_schema;
-use crate::{Error, Result, ddl, dml, indexes, keydesign, rewrite, show, views};
+use crate::df::context::plan_statement;
+use crate::error::{Error, Result};
+use crate::native;
+use crate::native::cache::CachedQuery;
+use crate::native::compile::NativeQuery;
+use crate::output::Output;
+use crate::session::{Executor, Session};
+use crate::sql::command::Command;
+use crate::sql::literals::Lifted;
+use crate::sql::names::{object_name, statement_kind};
+use crate::sql::parse::{ParsedStatement, parse_with_parameters, split_statements};
+use crate::write::WRITE_ATTEMPTS;
 
-/// How often a write statement that lost a race with a concurrent writer (or a concurrent schema
-/// change) is run again before its conflict is reported. Nothing was written by a failed try.
-const WRITE_ATTEMPTS: usize = 8;
+impl Session {
+    /// Runs every statement of `sql` in order and returns their outputs. Stops at the first
+    /// error; statements before it stay applied, the failing one changes nothing.
+    pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {
+        if let Some(output) = self.run_cached(sql).await? {
+            return Ok(vec![output]);
+        }
+        let mut outputs = Vec::new();
+        for statement in split_statements(sql)? {
+            outputs.push(self.run(&statement).await?);
+        }
+        Ok(outputs)
+    }
 
-pub(crate) async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
-    if !matches!(parsed, ParsedStatement::Command(Command::ShowWarnings)) {
-        session.set_warnings(Vec::new());
-    }
-    if let ParsedStatement::Sql { statement, .. } = parsed
-        && let Some(output) = transaction_control(session, statement).await?
-    {
-        return Ok(output);
-    }
-    if let Some(txn) = session.open_txn() {
-        refuse_in_transaction(parsed)?;
-        // Inside a transaction a statement runs once: its reads come from the transaction's
-        // snapshot, so running it again would meet the same state. A failure undoes the
-        // statement alone.
-        let savepoint = txn.statement_start().await?;
-        let result = run_once(session, parsed).await;
-        txn.statement_end(savepoint, result.is_ok()).await?;
-        return result;
-    }
-    let is_write = matches!(
-        parsed,
-        ParsedStatement::Sql { statement, .. } if matches!(
-            statement.as_ref(),
-            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+    /// Runs `sql` through the compiled-query cache when it is one native query: compiled on
+    /// the first run of its text (literals aside), bound and run after that. None leaves the
+    /// text to the normal path.
+    async fn run_cached(&self, sql: &str) -> Result<Option<Output>> {
+        if self.executor != Executor::Auto {
+            return Ok(None);
+        }
+        let Some(lifted) = Lifted::from_sql(sql) else {
+            return Ok(None);
+        };
+        let entry = match self.query_cache.get(&lifted.key) {
+            Some(entry) if entry.query.is_current(&self.db) => entry,
+            _ => {
+                let Ok((parsed, parameters)) = parse_with_parameters(&lifted.key) else {
+                    return Ok(None);
+                };
+                let ParsedStatement::Sql {
+                    statement,
+                    hints,
+                    upsert: false,
+                    ..
+                } = parsed
+                else {
+                    return Ok(None);
+                };
+                let Statement::Query(query) = statement.as_ref() else {
+                    return Ok(None);
+                };
+                if parameters != lifted.literals.len() {
+                    return Ok(None);
+                }
+                let Some(query) = NativeQuery::compile(&self.db, query) else {
+                    return Ok(None);
+                };
+                let entry = Arc::new(CachedQuery { query, hints });
+                self.query_cache.insert(lifted.key, entry.clone());
+                entry
+            }
+        };
+        let txn = self.open_txn();
+        native::run(
+            &self.db,
+            txn.as_ref(),
+            &entry.query,
+            &lifted.literals,
+            &entry.hints,
         )
-    );
-    let mut attempt = 1;
-    loop {
-        match run_once(session, parsed).await {
-            Err(error) if is_write && error.is_retryable() && attempt < WRITE_ATTEMPTS => {
-                attempt += 1;
-                tokio::task::yield_now().await;
-            }
-            result => return result,
-        }
+        .await
     }
-}
 
-/// Runs BEGIN, COMMIT, ROLLBACK and the savepoint statements; None for any other statement.
-async fn transaction_control(session: &Session, statement: &Statement) -> Result<Option<Output>> {
-    match statement {
-        Statement::StartTransaction {
-            modes,
-            modifier,
-            statements,
-            exception,
-            ..
-        } => {
-            // Deferred is what rowdex does anyway (nothing is locked; conflicts show at COMMIT);
-            // SQLite's IMMEDIATE/EXCLUSIVE locks and isolation-level modes are not offered.
-            if !modes.is_empty()
-                || !matches!(modifier, None | Some(TransactionModifier::Deferred))
-                || !statements.is_empty()
-                || exception.is_some()
-            {
-                return Err(Error::Unsupported {
-                    what: format!("{statement} (only BEGIN [DEFERRED] [TRANSACTION])"),
-                });
-            }
-            if session.in_transaction() {
-                return Err(Error::TransactionAlreadyOpen);
-            }
-            let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
-            session.swap_txn(Some(txn));
-        }
-        Statement::Commit { chain: false, .. } => {
-            let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;
-            txn.commit(&session.db).await?;
-        }
-        Statement::Rollback {
-            chain: false,
-            savepoint: None,
-        } => {
-            let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;
-            txn.rollback().await;
-        }
-        Statement::Rollback {
-            chain: false,
-            savepoint: Some(name),
-        } => {
-            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
-            txn.rollback_to(&ident_name(name)).await?;
-        }
-        Statement::Savepoint { name } => {
-            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
-            txn.savepoint(ident_name(name)).await?;
-        }
-        Statement::ReleaseSavepoint { name } => {
-            let txn = session.open_txn().ok_or(Error::NoTransaction)?;
-            txn.release(&ident_name(name)).await?;
-        }
-        Statement::Commit { chain: true, .. } | Statement::Rollback { chain: true, .. } => {
-            return Err(Error::Unsupported {
-                what: format!("{statement}"),
-            });
-        }
-        _ => return Ok(None),
+    /// Runs a query and returns its batches (the last statement's, for a script).
+    pub async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
+        let outputs = self.execute(sql).await?;
+        Ok(match outputs.into_iter().last() {
+            Some(Output::Rows { batches, .. }) => batches,
+            _ => Vec::new(),
+        })
     }
-    Ok(Some(Output::Done))
+
+    /// Runs one query and streams its result batches as they are produced, without collecting
+    /// them first.
+    pub async fn query_stream(&self, sql: &str) -> Result<SendableRecordBatchStream> {
+        let mut statements = split_statements(sql)?;
+        let statement = match (statements.pop(), statements.is_empty()) {
+            (
+                Some(ParsedStatement::Sql {
+                    statement, hints, ..
+                }),
+                true,
+            ) if matches!(statement.as_ref(), Statement::Query(_)) => {
+                let ctx = self.statement_context(&hints);
+                let plan = plan_statement(&ctx, *statement).await?;
+                return Ok(ctx
+                    .execute_logical_plan(plan)
+                    .await?
+                    .execute_stream()
+                    .await?);
+            }
+            (other, _) => other,
+        };
+        Err(Error::Unsupported {
+            what: format!(
+                "streaming anything but one query ({})",
+                statement.map_or_else(|| "nothing".to_string(), |s| s.to_string())
+            ),
+        })
+    }
+
+    /// Splits a script into statements without running them (for clients that report each).
+    pub fn split(&self, sql: &str) -> Result<Vec<ParsedStatement>> {
+        split_statements(sql)
+    }
+
+    /// Runs one statement: transaction control first; inside an open transaction, under a
+    /// savepoint that undoes it alone if it fails; outside one, again (up to `WRITE_ATTEMPTS`
+    /// times) when a write loses a race with a concurrent writer.
+    pub async fn run(&self, parsed: &ParsedStatement) -> Result<Output> {
+        if !matches!(parsed, ParsedStatement::Command(Command::ShowWarnings)) {
+            self.set_warnings(Vec::new());
+        }
+        if let ParsedStatement::Sql { statement, .. } = parsed
+            && let Some(output) = transaction::transaction_control(self, statement).await?
+        {
+            return Ok(output);
+        }
+        if let Some(txn) = self.open_txn() {
+            refuse_in_transaction(parsed)?;
+            // Inside a transaction a statement runs once: its reads come from the transaction's
+            // snapshot, so running it again would meet the same state. A failure undoes the
+            // statement alone.
+            let savepoint = txn.statement_start().await?;
+            let result = run_once(self, parsed).await;
+            txn.statement_end(savepoint, result.is_ok()).await?;
+            return result;
+        }
+        let is_write = matches!(
+            parsed,
+            ParsedStatement::Sql { statement, .. } if matches!(
+                statement.as_ref(),
+                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+            )
+        );
+        let mut attempt = 1;
+        loop {
+            match run_once(self, parsed).await {
+                Err(error) if is_write && error.is_retryable() && attempt < WRITE_ATTEMPTS => {
+                    attempt += 1;
+                    tokio::task::yield_now().await;
+                }
+                result => return result,
+            }
+        }
+    }
 }
 
 /// Rejects what cannot join a transaction: schema changes and index maintenance commit on
@@ -156,6 +213,7 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
     }
 }
 
+/// Runs one statement of any kind but transaction control.
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
     let (statement, upsert, hints, families) = match parsed {
         ParsedStatement::Sql {
@@ -167,37 +225,12 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
     match statement {
-        Statement::Query(query) => {
-            let txn = session.open_txn();
-            if let Some(native) = native_query(session, query)
-                && let Some(output) =
-                    native::run(&session.db, txn.as_ref(), &native, &[], hints).await?
-            {
-                return Ok(output);
-            }
-            run_query(&statement_context(session, hints), statement.clone()).await
-        }
+        Statement::Query(_) => query::run_select(session, statement, hints).await,
         Statement::Explain {
             statement: explained,
             verbose,
             ..
-        } => {
-            if let Statement::Query(query) = explained.as_ref()
-                && let Some(native) = native_query(session, query)
-                && let Some(path) = native::explain(&session.db, &native, hints).await?
-            {
-                let line = if *verbose {
-                    format!(
-                        "NativeExec: {path} projection=[{}]",
-                        native.names.join(", ")
-                    )
-                } else {
-                    path
-                };
-                return Ok(text_rows("plan", vec![line]));
-            }
-            explain(&statement_context(session, hints), explained, *verbose).await
-        }
+        } => query::run_explain(session, explained, *verbose, hints).await,
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::Drop {
             object_type,
@@ -209,7 +242,7 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         Statement::Update(update) => dml::update(session, update).await,
         Statement::Delete(delete) => dml::delete(session, delete).await,
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
-        Statement::Copy { .. } => crate::copy::copy(session, statement).await,
+        Statement::Copy { .. } => copy::copy(session, statement).await,
         Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
@@ -235,197 +268,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         Command::ShowKeySpread { table, partitions } => {
             keydesign::key_spread(session, table, *partitions).await
         }
-        Command::ShowWarnings => Ok(text_rows("warning", session.warnings())),
-        Command::Purge { table } => crate::purge::purge(session, table).await,
+        Command::ShowWarnings => Ok(Output::text_rows("warning", session.warnings())),
+        Command::Purge { table } => purge::purge(session, table).await,
     }
-}
-
-/// The native form of a query, when the session lets the native executor run it and it can.
-pub(crate) fn native_query(session: &Session, query: &Query) -> Option<NativeQuery> {
-    match session.executor {
-        Executor::Auto => NativeQuery::compile(&session.db, query),
-        Executor::DataFusion => None,
-    }
-}
-
-/// The session's context for one statement, carrying to the table scans the statement's hints
-/// and the session's open transaction, when there are any.
-pub(crate) fn statement_context(session: &Session, hints: &QueryHints) -> SessionContext {
-    context_with(&session.ctx, hints, session.open_txn())
-}
-
-/// `ctx` carrying `hints` and `txn` to its table scans (which read through `txn` when given).
-pub(crate) fn context_with(
-    ctx: &SessionContext,
-    hints: &QueryHints,
-    txn: Option<Arc<SessionTxn>>,
-) -> SessionContext {
-    if hints.is_empty() && txn.is_none() {
-        return ctx.clone();
-    }
-    let mut state = ctx.state();
-    if !hints.is_empty() {
-        state.config_mut().set_extension(Arc::new(hints.clone()));
-    }
-    if let Some(txn) = txn {
-        state.config_mut().set_extension(txn);
-    }
-    SessionContext::new_with_state(state)
-}
-
-/// Plans and runs a query through DataFusion.
-pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) -> Result<Output> {
-    rewrite::strip_unary_plus(&mut statement);
-    let names = rewrite::unique_output_names(&mut statement);
-    let plan = plan_statement(ctx, statement).await?;
-    let frame = ctx.execute_logical_plan(plan).await?;
-    let mut schema = Arc::new(frame.schema().as_arrow().clone());
-    let mut batches = frame.collect().await?;
-    if let Some(names) = names.filter(|n| n.len() == schema.fields().len()) {
-        // The result carries the names the query gave, repeated ones included.
-        schema = renamed_schema(&schema, &names);
-        batches = batches
-            .into_iter()
-            .map(|batch| RecordBatch::try_new(schema.clone(), batch.columns().to_vec()))
-            .collect::<std::result::Result<_, _>>()?;
-    }
-    Ok(Output::Rows { schema, batches })
-}
-
-/// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
-/// (VERBOSE), where each scan prints the same access-path text.
-async fn explain(ctx: &SessionContext, statement: &Statement, verbose: bool) -> Result<Output> {
-    let logical = plan_statement(ctx, statement.clone()).await?;
-    let physical = ctx.state().create_physical_plan(&logical).await?;
-    let lines: Vec<String> = if verbose {
-        displayable(physical.as_ref())
-            .indent(true)
-            .to_string()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    } else {
-        let mut paths = Vec::new();
-        collect_paths(&physical, &mut paths);
-        if paths.is_empty() {
-            paths.push("NO TABLE SCAN".to_string());
-        }
-        paths
-    };
-    Ok(text_rows("plan", lines))
-}
-
-/// Plans a view's stored query as a query is planned, with rowdex's rewrites (row values spelled
-/// out, unary `+` dropped), so a view answers exactly like its query run on its own.
-pub(crate) async fn plan_view_query(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
-    let statements = crate::statement::split_statements(sql)?;
-    match statements.into_iter().next() {
-        Some(ParsedStatement::Sql { statement, .. }) => plan_statement(ctx, *statement).await,
-        _ => Err(Error::Unsupported {
-            what: format!("a view defined as {sql}"),
-        }),
-    }
-}
-
-/// Plans a statement in `ctx`, first checking that every table it names exists, so that an
-/// unknown table is reported as such rather than as a planning failure.
-pub(crate) async fn plan_statement(
-    ctx: &SessionContext,
-    mut statement: Statement,
-) -> Result<LogicalPlan> {
-    rewrite::strip_unary_plus(&mut statement);
-    rewrite::empty_in_subqueries_as_constants(&mut statement);
-    rewrite::expand_row_comparisons(&mut statement);
-    let statement = DfStatement::Statement(Box::new(statement));
-    let state = ctx.state();
-    for reference in state.resolve_table_references(&statement)? {
-        // `versions(t)` and `as_of(t, time)` are table functions; they check `t` themselves.
-        let function = state.table_functions().contains_key(reference.table());
-        if !function && !ctx.table_exist(reference.clone())? {
-            return Err(Error::TableNotFound {
-                table: reference.table().to_string(),
-            });
-        }
-    }
-    Ok(state.statement_to_plan(statement).await?)
-}
-
-fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
-    if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
-        out.push(scan.explain_text());
-    }
-    for child in plan.children() {
-        collect_paths(child, out);
-    }
-}
-
-/// A one-column text result.
-pub(crate) fn text_rows(column: &str, lines: Vec<String>) -> Output {
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        column,
-        ArrowType::Utf8,
-        false,
-    )]));
-    let array: ArrayRef = Arc::new(StringArray::from(lines));
-    match RecordBatch::try_new(schema.clone(), vec![array]) {
-        Ok(batch) => Output::Rows {
-            schema,
-            batches: vec![batch],
-        },
-        Err(_) => Output::Rows {
-            schema,
-            batches: Vec::new(),
-        },
-    }
-}
-
-/// Rows of text under the named columns, as a result set.
-pub(crate) fn text_table<const N: usize>(
-    columns: [&str; N],
-    rows: &[[String; N]],
-) -> Result<Output> {
-    let schema = Arc::new(Schema::new(
-        columns
-            .iter()
-            .map(|c| Field::new(*c, ArrowType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = (0..N)
-        .map(|i| {
-            Arc::new(StringArray::from_iter_values(
-                rows.iter().map(|r| r[i].as_str()),
-            )) as ArrayRef
-        })
-        .collect();
-    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
-    Ok(Output::Rows {
-        schema,
-        batches: vec![batch],
-    })
-}
-
-/// An identifier as DataFusion resolves it: lowercased unless quoted.
-pub(crate) fn ident_name(ident: &Ident) -> String {
-    if ident.quote_style.is_some() {
-        ident.value.clone()
-    } else {
-        ident.value.to_lowercase()
-    }
-}
-
-/// The table name an object name refers to: its last part, lowercased unless quoted (the same
-/// normalisation DataFusion applies, so both sides agree).
-pub(crate) fn object_name(name: &ObjectName) -> Result<String> {
-    match name.0.last() {
-        Some(ObjectNamePart::Identifier(ident)) => Ok(ident_name(ident)),
-        _ => Err(Error::Unsupported {
-            what: format!("the object name {name}"),
-        }),
-    }
-}
-
-fn statement_kind(statement: &Statement) -> String {
-    let text = statement.to_string();
-    let words: Vec<&str> = text.split_whitespace().take(2).collect();
-    words.join(" ")
 }

@@ -21,56 +21,52 @@
 //! every other SELECT runs through DataFusion, with each table registered as a `TableProvider`
 //! whose scans use the same access-path planner (`rowdex-planner`). DDL and DML run here.
 //! [`Session::prepare`] parses a statement with parameters once for many runs.
+//!
+//! The crate is built in layers, each importing only from the layers below it (checked by
+//! `rowdex-layers`; DESIGN-NOTES.md lists them):
+//! 1. `error`, `format`;
+//! 2. `output`, `values`, `sql` (text into statements), `db` (the state sessions share);
+//! 3. `scan` (reading an access path), `write` (rows into the store);
+//! 4. `native` (the native executor), `df` (everything rowdex plugs into DataFusion);
+//! 5. `session`;
+//! 6. `execute/*`, one file per statement kind;
+//! 7. `execute`, `prepared`, `paging`, each adding its `impl Session` block;
+//! 8. `database`; and this file, the public face only.
 
-mod clock;
-mod columnar;
-mod copy;
 mod database;
-mod ddl;
-mod dml;
+mod db;
+mod df;
 mod error;
 mod execute;
-mod filter_projection;
-mod filters;
 pub mod format;
-mod hints;
-mod history;
-mod indexes;
-mod inlist_folding;
-mod join_ordering;
-mod keydesign;
 mod native;
-mod predicate_subquery;
+mod output;
+mod paging;
 mod prepared;
-mod provider;
-mod purge;
-mod reader;
-mod rewrite;
-mod scan_exec;
-mod show;
-mod sink;
-mod statement;
-mod stats;
-mod subquery;
-mod txn;
-mod types;
-mod views;
+mod scan;
+mod session;
+mod sql;
+mod values;
 mod write;
 
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use copy::COPY_BATCH_ROWS;
-pub use database::{Database, Output, ProgressFn, Session};
+pub use database::Database;
+pub use db::clock::{Clock, ManualClock, SystemClock};
+pub use df::context::RowdexSchema;
+pub use df::rules::filter_projection::SplitFilterProjection;
+pub use df::rules::predicate_subquery::GuardedPredicateSubquery;
+pub use df::rules::{logical_optimizer_rules, physical_optimizer_rules};
+pub use df::scan_exec::RowdexScanExec;
+pub use df::table::RowdexTable;
 pub use error::{Error, Result};
-pub use filter_projection::{SplitFilterProjection, physical_optimizer_rules};
-pub use hints::QueryHints;
-pub use native::Executor;
-pub use native::paging::Page;
-pub use predicate_subquery::{GuardedPredicateSubquery, logical_optimizer_rules};
+pub use execute::copy::COPY_BATCH_ROWS;
+pub use output::Output;
+pub use paging::Page;
 pub use prepared::Prepared;
-pub use provider::{RowdexSchema, RowdexTable};
 pub use rowdex_codec::Datum;
-pub use scan_exec::RowdexScanExec;
-pub use statement::{Command, ParsedStatement, parse_script, split_statements, statement_ends};
+pub use session::{Executor, ProgressFn, Session};
+pub use sql::command::Command;
+pub use sql::hints::QueryHints;
+pub use sql::parse::{ParsedStatement, parse_script, split_statements, statement_ends};
 
 pub use datafusion;
 pub use datafusion::arrow;

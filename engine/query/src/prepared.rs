@@ -6,21 +6,28 @@
 //! statement as literals and runs as if typed, so it still skips the parsing; DataFusion plans
 //! it afresh each time.
 
-use std::ops::ControlFlow;
 use std::sync::{Mutex, PoisonError};
 
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType as SqlType, ExactNumberInfo, Expr, Statement, Value, visit_expressions_mut,
-};
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_codec::Datum;
 
-use crate::database::{Output, Session};
-use crate::native::{self, Executor, NativeQuery};
-use crate::statement::{ParsedStatement, parse_with_parameters};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::native;
+use crate::native::compile::NativeQuery;
+use crate::output::Output;
+use crate::session::{Executor, Session};
+use crate::sql::literals::bind_literals;
+use crate::sql::parse::{ParsedStatement, parse_with_parameters};
+
+impl Session {
+    /// Parses `sql`, one statement with parameters (`$1`, `$2`, ... or `?`), for running many
+    /// times with different values. A query the native executor runs keeps its compiled form,
+    /// so running it again costs no parsing or planning.
+    pub fn prepare(&self, sql: &str) -> Result<Prepared> {
+        Prepared::new(self.clone(), sql)
+    }
+}
 
 /// A statement ready to run many times; see [`Session::prepare`].
 pub struct Prepared {
@@ -41,7 +48,7 @@ impl std::fmt::Debug for Prepared {
 }
 
 impl Prepared {
-    pub(crate) fn new(session: Session, sql: &str) -> Result<Prepared> {
+    fn new(session: Session, sql: &str) -> Result<Prepared> {
         let (statement, parameters) = parse_with_parameters(sql)?;
         Ok(Prepared {
             session,
@@ -107,85 +114,5 @@ impl Prepared {
         }
         *cached = NativeQuery::compile(&self.session.db, query);
         cached.clone()
-    }
-}
-
-/// The statement with every `$n` replaced by the literal of `params[n - 1]`.
-fn bind_literals(statement: &ParsedStatement, params: &[Datum]) -> Result<ParsedStatement> {
-    let ParsedStatement::Sql {
-        statement,
-        upsert,
-        hints,
-        families,
-    } = statement
-    else {
-        return Ok(statement.clone());
-    };
-    let mut statement = statement.as_ref().clone();
-    let mut failure = None;
-    let _ = visit_expressions_mut(&mut statement, |expr| {
-        let Expr::Value(value) = expr else {
-            return ControlFlow::Continue(());
-        };
-        let Value::Placeholder(name) = &value.value else {
-            return ControlFlow::Continue(());
-        };
-        let datum = name
-            .strip_prefix('$')
-            .and_then(|n| n.parse::<usize>().ok())
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| params.get(i));
-        let literal = match datum {
-            Some(datum) => literal(datum),
-            None => Err(Error::ParameterCount {
-                expected: params.len() + 1,
-                given: params.len(),
-            }),
-        };
-        match literal {
-            Ok(literal) => {
-                *expr = literal;
-                ControlFlow::Continue(())
-            }
-            Err(error) => {
-                failure = Some(error);
-                ControlFlow::Break(())
-            }
-        }
-    });
-    if let Some(error) = failure {
-        return Err(error);
-    }
-    Ok(ParsedStatement::Sql {
-        statement: Box::new(statement),
-        upsert: *upsert,
-        hints: hints.clone(),
-        families: families.clone(),
-    })
-}
-
-/// A SQL expression for a parameter value, as the user would have written it.
-fn literal(datum: &Datum) -> Result<Expr> {
-    match datum {
-        Datum::Float(v) if !v.is_finite() => Ok(Expr::Cast {
-            kind: CastKind::Cast,
-            expr: Box::new(Expr::value(Value::SingleQuotedString(datum.to_string()))),
-            data_type: SqlType::Double(ExactNumberInfo::None),
-            array: false,
-            format: None,
-        }),
-        // A DECIMAL datum is unscaled: its meaning depends on a column it is not tied to here.
-        Datum::Decimal(_) => Err(Error::Unsupported {
-            what: "DECIMAL parameters (pass the value as text or a float)".to_string(),
-        }),
-        _ => {
-            let text = datum.to_string();
-            Parser::new(&GenericDialect {})
-                .try_with_sql(&text)
-                .and_then(|mut parser| parser.parse_expr())
-                .map_err(|e| Error::Parse {
-                    message: format!("parameter value {text}: {e}"),
-                })
-        }
     }
 }

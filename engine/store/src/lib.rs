@@ -9,9 +9,10 @@
 //!   commits only if nothing it read has changed in the meantime.
 //!
 //! Two backends implement them: [`MemoryStore`] (multi-version in-memory map, for tests and
-//! scratch data) and [`FjallStore`] (the on-disk LSM tree of the `fjall` crate). Transactions
-//! are implemented once, generically, in the `optimistic` module, so both backends share the
-//! same isolation semantics.
+//! scratch data) and [`FjallStore`] (the on-disk LSM tree of the `fjall` crate), each a
+//! [`Store`] over its backend. The traits' methods and the transactions are implemented once,
+//! generically, in the `optimistic` module, so both backends share the same isolation
+//! semantics and a backend writes only its reads, snapshots and batch application.
 //!
 //! Limits shared by all backends (they come from fjall's on-disk format and are enforced
 //! everywhere so that code tested on the memory store behaves the same on disk): keys are
@@ -21,6 +22,7 @@ mod api;
 mod batch;
 mod error;
 mod fjall_store;
+pub mod hooked;
 mod memory;
 pub mod metered;
 mod optimistic;
@@ -32,5 +34,6 @@ pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
 pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS};
 pub use memory::MemoryStore;
+pub use optimistic::Store;
 pub use range::{CountPage, Direction, KeyRange, ScanPage};
 pub use stream::scan_stream;

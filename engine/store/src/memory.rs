@@ -13,107 +13,35 @@ mod mvcc;
 
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
-use crate::optimistic::{Backend, Core};
-use crate::{
-    AccessCosts, Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, Result, ScanPage,
-    StoreError, Transaction, WriteBatch,
-};
+use crate::api::{AccessCosts, Capabilities, KvRead};
+use crate::batch::WriteBatch;
+use crate::error::{Result, StoreError};
+use crate::optimistic::{Backend, Store};
+use crate::range::{CountPage, Direction, KeyRange, ScanPage};
 use mvcc::MvccState;
 
 type Shared = Arc<RwLock<MvccState>>;
 
 /// A volatile store: fast, isolated like the disk store, gone when dropped.
-pub struct MemoryStore {
-    core: Arc<Core<MemoryBackend>>,
-}
+pub type MemoryStore = Store<MemoryBackend>;
 
-impl MemoryStore {
+impl Store<MemoryBackend> {
     /// An empty store.
     pub fn new() -> Self {
-        MemoryStore {
-            core: Core::new(MemoryBackend {
-                state: Shared::default(),
-            }),
-        }
+        Store::with_backend(MemoryBackend {
+            state: Shared::default(),
+        })
     }
 }
 
-impl Default for MemoryStore {
+impl Default for Store<MemoryBackend> {
     fn default() -> Self {
-        Self::new()
+        MemoryStore::new()
     }
 }
 
-impl std::fmt::Debug for MemoryStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryStore").finish_non_exhaustive()
-    }
-}
-
-#[async_trait::async_trait]
-impl KvRead for MemoryStore {
-    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.core.backend().get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        self.core.backend().multi_get(keys).await
-    }
-
-    async fn scan_page(
-        &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> Result<ScanPage> {
-        self.core.backend().scan_page(range, direction, limit).await
-    }
-
-    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
-        self.core.backend().count_page(range, cap).await
-    }
-
-    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
-        self.core.backend().contains(keys).await
-    }
-}
-
-#[async_trait::async_trait]
-impl KvStore for MemoryStore {
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            durable: false,
-            native_reverse_scan: true,
-            snapshots: true,
-            // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
-            costs: AccessCosts {
-                seek_ns: 400,
-                next_ns: 60,
-                get_ns: 300,
-                check_ns: 250,
-            },
-        }
-    }
-
-    async fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.core.write(&batch).await
-    }
-
-    fn snapshot(&self) -> Arc<dyn KvRead> {
-        self.core.backend().snapshot()
-    }
-
-    async fn begin(&self) -> Result<Box<dyn Transaction>> {
-        Ok(self.core.begin())
-    }
-
-    async fn flush(&self) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// The latest state of the map.
-struct MemoryBackend {
+/// The latest state of the map, behind a [`MemoryStore`].
+pub struct MemoryBackend {
     state: Shared,
 }
 
@@ -209,7 +137,32 @@ impl KvRead for MemoryBackend {
     }
 }
 
+impl std::fmt::Debug for MemoryBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
 impl Backend for MemoryBackend {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            durable: false,
+            native_reverse_scan: true,
+            snapshots: true,
+            // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
+            costs: AccessCosts {
+                seek_ns: 400,
+                next_ns: 60,
+                get_ns: 300,
+                check_ns: 250,
+            },
+        }
+    }
+
+    fn persist(&self) -> Result<()> {
+        Ok(())
+    }
+
     fn snapshot(&self) -> Arc<dyn KvRead> {
         // `snapshot` cannot fail by signature. If the lock is poisoned, register anyway: every
         // read through the snapshot re-checks the lock and reports the poisoning.

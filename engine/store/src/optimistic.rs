@@ -18,6 +18,10 @@
 //! made without reading (blind writes) never conflict. Fingerprints are 64-bit SipHash values;
 //! a collision could hide a conflict with probability around 2^-64 per comparison, which is
 //! accepted in exchange for not keeping copies of everything a transaction scanned.
+//!
+//! Every store is a [`Store`] over its backend: the [`KvRead`] and [`KvStore`] methods are
+//! written once here, so a backend implements only its reads, snapshots and batch
+//! application.
 
 mod merge;
 mod read_set;
@@ -25,20 +29,104 @@ mod transaction;
 
 use std::sync::Arc;
 
-use crate::{KvRead, Result, Transaction, WriteBatch};
+use crate::api::{Capabilities, KvRead, KvStore, Transaction};
+use crate::batch::WriteBatch;
+use crate::error::Result;
+use crate::range::{CountPage, Direction, KeyRange, ScanPage};
 use read_set::ReadSet;
-use transaction::OptimisticTx;
+use transaction::{Committer, OptimisticTx};
 
 /// What a storage engine provides so [`Core`] can build stores and transactions on it.
 ///
-/// Its [`KvRead`] methods read the latest committed state.
-pub(crate) trait Backend: KvRead + 'static {
+/// Its [`KvRead`] methods read the latest committed state. (Public in name only, so that
+/// [`Store`] can be; it cannot be named outside the crate.)
+pub trait Backend: KvRead + 'static {
+    /// What the backend offers, costs included.
+    fn capabilities(&self) -> Capabilities;
+
     /// A point-in-time view of the latest committed state.
     fn snapshot(&self) -> Arc<dyn KvRead>;
 
     /// Applies a validated batch atomically (all visible at once, later ops on a key win).
     /// Only called with the commit lock held.
     fn apply(&self, batch: &WriteBatch) -> Result<()>;
+
+    /// Makes every applied batch durable (see [`KvStore::flush`]).
+    fn persist(&self) -> Result<()>;
+}
+
+/// A store over one backend: [`crate::FjallStore`] and [`crate::MemoryStore`] are this.
+pub struct Store<B> {
+    core: Arc<Core<B>>,
+}
+
+impl<B: Backend> Store<B> {
+    pub(crate) fn with_backend(backend: B) -> Self {
+        Store {
+            core: Core::new(backend),
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &B {
+        self.core.backend()
+    }
+}
+
+impl<B: Backend + std::fmt::Debug> std::fmt::Debug for Store<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.backend().fmt(f)
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> KvRead for Store<B> {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.backend().get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.backend().multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.backend().scan_page(range, direction, limit).await
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.backend().count_page(range, cap).await
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.backend().contains(keys).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> KvStore for Store<B> {
+    fn capabilities(&self) -> Capabilities {
+        self.backend().capabilities()
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.core.write(&batch).await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        self.backend().snapshot()
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        Ok(self.core.begin())
+    }
+
+    async fn flush(&self) -> Result<()> {
+        self.backend().persist()
+    }
 }
 
 /// A backend plus the lock that orders all commits to it.
@@ -56,7 +144,6 @@ impl<B: Backend> Core<B> {
             commit_lock: tokio::sync::Mutex::new(()),
         })
     }
-
     pub(crate) fn backend(&self) -> &B {
         &self.backend
     }
@@ -76,7 +163,10 @@ impl<B: Backend> Core<B> {
         let snapshot = self.backend.snapshot();
         Box::new(OptimisticTx::new(Arc::clone(self), snapshot))
     }
+}
 
+#[async_trait::async_trait]
+impl<B: Backend> Committer for Core<B> {
     /// Validates `reads` against the latest state and applies `batch` if nothing changed.
     async fn commit(&self, reads: &ReadSet, batch: &WriteBatch) -> Result<()> {
         // Reject malformed writes before queueing for the lock; they could never succeed.

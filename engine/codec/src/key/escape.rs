@@ -8,8 +8,8 @@
 //! every continuation (`00 FF` or any non-zero byte), so shorter strings sort
 //! first.
 
-use super::TAG_TEXT;
 use super::reader::{ESCAPE, ESCAPED_ZERO, TERMINATOR};
+use super::tags::TAG_TEXT;
 use crate::datum::SortOrder;
 
 /// Appends `bytes` escaped, without the terminator.

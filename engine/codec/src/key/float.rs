@@ -1,6 +1,6 @@
 //! The order-preserving mapping of DOUBLE values onto 64-bit integers.
 
-use super::SIGN_64;
+use super::tags::SIGN_64;
 use crate::error::{CodecError, Result};
 
 /// The single NaN that keys store; pinned by value rather than taken from

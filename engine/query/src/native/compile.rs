@@ -12,52 +12,24 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::SchemaRef;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, DataType as SqlDataType, Expr, GroupByExpr, LimitClause, ObjectNamePart,
-    OrderByKind, Query, SelectFlavor, SelectItem, SetExpr, TableFactor, TimezoneInfo,
-    UnaryOperator, Value,
+    BinaryOperator, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
+    SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
 };
 use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
-use rowdex_planner::CmpOp;
+use rowdex_planner::{CmpOp, Predicate};
 
-use crate::execute::ident_name;
-use crate::types::{renamed_schema, table_schema};
+use crate::sql::literals::literal_exact;
+use crate::sql::names::ident_name;
+use crate::values::{renamed_schema, table_schema};
 
-/// A value in the query: written in the SQL, or the n-th parameter (from 0).
+/// A value in the query: written in the SQL, or the n-th parameter (from 0). A compiled
+/// query's conditions are the planner's predicates over slots (`Predicate<Slot>`), bound to
+/// values at each run.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Slot {
     Value(Datum),
     Param(usize),
-}
-
-/// One conjunct of the WHERE clause.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Condition {
-    Compare {
-        column: usize,
-        op: CmpOp,
-        value: Slot,
-    },
-    InList {
-        column: usize,
-        values: Vec<Slot>,
-    },
-    Like {
-        column: usize,
-        pattern: String,
-    },
-    IsNull {
-        column: usize,
-    },
-    IsNotNull {
-        column: usize,
-    },
-    /// `(c1, c2, ...) op (v1, v2, ...)` over NOT NULL columns.
-    RowCompare {
-        columns: Vec<usize>,
-        op: CmpOp,
-        values: Vec<Slot>,
-    },
 }
 
 /// One ORDER BY item, as a table column.
@@ -74,7 +46,8 @@ pub(crate) struct NativeQuery {
     /// Result column names, and the table column behind each.
     pub names: Vec<String>,
     pub columns: Vec<usize>,
-    pub conditions: Vec<Condition>,
+    /// The conjuncts of the WHERE clause.
+    pub conditions: Vec<Predicate<Slot>>,
     pub order: Vec<OrderItem>,
     pub limit: Option<Slot>,
     pub offset: Option<Slot>,
@@ -284,7 +257,7 @@ impl Scope<'_> {
     /// A row-value comparison of columns against values (either side first). Only over NOT
     /// NULL columns: a NULL inside a row value is where SQL engines differ, so such a
     /// comparison is left to DataFusion.
-    fn row_compare(&self, left: &Expr, op: CmpOp, right: &Expr) -> Option<Condition> {
+    fn row_compare(&self, left: &Expr, op: CmpOp, right: &Expr) -> Option<Predicate<Slot>> {
         let (Expr::Tuple(left), Expr::Tuple(right)) = (left, right) else {
             return None;
         };
@@ -307,7 +280,7 @@ impl Scope<'_> {
             return None;
         }
         let values = values.iter().map(slot).collect::<Option<Vec<_>>>()?;
-        Some(Condition::RowCompare {
+        Some(Predicate::RowCompare {
             columns,
             op,
             values,
@@ -315,7 +288,7 @@ impl Scope<'_> {
     }
 
     /// Adds the conjuncts of `expr`; None when one of them is not a simple condition.
-    fn conditions(&self, expr: &Expr, out: &mut Vec<Condition>) -> Option<()> {
+    fn conditions(&self, expr: &Expr, out: &mut Vec<Predicate<Slot>>) -> Option<()> {
         match expr {
             Expr::Nested(inner) => self.conditions(inner, out),
             Expr::BinaryOp {
@@ -336,13 +309,13 @@ impl Scope<'_> {
             Expr::BinaryOp { left, op, right } => {
                 let op = cmp_op(op)?;
                 let condition = if let Some(column) = self.column(left) {
-                    Condition::Compare {
+                    Predicate::Compare {
                         column,
                         op,
                         value: slot(right)?,
                     }
                 } else {
-                    Condition::Compare {
+                    Predicate::Compare {
                         column: self.column(right)?,
                         op: op.flipped(),
                         value: slot(left)?,
@@ -358,12 +331,12 @@ impl Scope<'_> {
                 high,
             } => {
                 let column = self.column(expr)?;
-                out.push(Condition::Compare {
+                out.push(Predicate::Compare {
                     column,
                     op: CmpOp::GtEq,
                     value: slot(low)?,
                 });
-                out.push(Condition::Compare {
+                out.push(Predicate::Compare {
                     column,
                     op: CmpOp::LtEq,
                     value: slot(high)?,
@@ -377,7 +350,7 @@ impl Scope<'_> {
             } => {
                 let column = self.column(expr)?;
                 let values = list.iter().map(slot).collect::<Option<Vec<_>>>()?;
-                out.push(Condition::InList { column, values });
+                out.push(Predicate::InList { column, values });
                 Some(())
             }
             Expr::Like {
@@ -399,20 +372,20 @@ impl Scope<'_> {
                 if !text_column || pattern.contains('\\') {
                     return None;
                 }
-                out.push(Condition::Like {
+                out.push(Predicate::Like {
                     column,
                     pattern: pattern.clone(),
                 });
                 Some(())
             }
             Expr::IsNull(inner) => {
-                out.push(Condition::IsNull {
+                out.push(Predicate::IsNull {
                     column: self.column(inner)?,
                 });
                 Some(())
             }
             Expr::IsNotNull(inner) => {
-                out.push(Condition::IsNotNull {
+                out.push(Predicate::IsNotNull {
                     column: self.column(inner)?,
                 });
                 Some(())
@@ -463,64 +436,19 @@ fn order_column(
     }
 }
 
-/// A literal or a parameter.
+/// A literal (read by the exact rule, see `sql::literals`) or a parameter.
 fn slot(expr: &Expr) -> Option<Slot> {
     match expr {
         Expr::Nested(inner) => slot(inner),
         Expr::Value(value) => match &value.value {
-            Value::Number(text, false) => number(text).map(Slot::Value),
-            Value::SingleQuotedString(text) => Some(Slot::Value(Datum::Text(text.clone()))),
-            Value::Boolean(b) => Some(Slot::Value(Datum::Boolean(*b))),
-            Value::Null => Some(Slot::Value(Datum::Null)),
             Value::Placeholder(name) => {
                 let n: usize = name.strip_prefix('$')?.parse().ok()?;
                 Some(Slot::Param(n.checked_sub(1)?))
             }
-            _ => None,
+            _ => literal_exact(expr).map(Slot::Value),
         },
-        // `TIMESTAMP '2026-01-02 03:04:05'` and `DATE '2026-01-02'` in the forms rowdex reads
-        // exactly as DataFusion does; any other form (a time zone, say) is left to DataFusion.
-        Expr::TypedString(typed) => {
-            let text = match &typed.value.value {
-                Value::SingleQuotedString(text) => text,
-                _ => return None,
-            };
-            match &typed.data_type {
-                SqlDataType::Timestamp(_, TimezoneInfo::None) | SqlDataType::Datetime(_) => {
-                    rowdex_codec::parse_timestamp(text).map(|t| Slot::Value(Datum::Timestamp(t)))
-                }
-                SqlDataType::Date => {
-                    rowdex_codec::parse_date(text).map(|d| Slot::Value(Datum::Date(d)))
-                }
-                _ => None,
-            }
-        }
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr,
-        } => match expr.as_ref() {
-            Expr::Value(value) => match &value.value {
-                Value::Number(text, false) => number(&format!("-{text}")).map(Slot::Value),
-                _ => None,
-            },
-            _ => None,
-        },
-        _ => None,
+        _ => literal_exact(expr).map(Slot::Value),
     }
-}
-
-/// A number literal as DataFusion reads it: an integer when it fits 64 bits, a float when it
-/// has a point or an exponent. Anything else (a huge integer, which DataFusion widens) is not
-/// compiled.
-pub(super) fn number(text: &str) -> Option<Datum> {
-    if let Ok(v) = text.parse::<i64>() {
-        return Some(Datum::Int(v));
-    }
-    if text.contains(['.', 'e', 'E']) {
-        let v: f64 = text.parse().ok()?;
-        return v.is_finite().then_some(Datum::Float(v));
-    }
-    None
 }
 
 fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {

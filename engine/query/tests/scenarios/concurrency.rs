@@ -26,10 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rowdex::{Database, Session};
-use rowdex_store::{
-    Capabilities, Direction, KeyRange, KvRead, KvStore, MemoryStore, ScanPage, Transaction,
-    WriteBatch,
-};
+use rowdex_store::hooked::{HookedStore, StoreHooks};
+use rowdex_store::{KvStore, MemoryStore, Transaction};
 
 use crate::{Rng, TestResult, rows, table};
 
@@ -381,16 +379,18 @@ enum Moment {
     AfterSnapshot,
 }
 
-/// A memory store that runs its armed hook, once, at the next `begin`.
+/// Store hooks that run the armed hook, once, at the next `begin`.
 #[derive(Default)]
-struct InterleavingStore {
-    inner: MemoryStore,
+struct Interleaving {
     hook: Mutex<Option<(Hook, Moment)>>,
     /// The hook's outcome, once it has run.
     hook_result: Mutex<Option<Result<(), String>>>,
 }
 
-impl InterleavingStore {
+/// A memory store that runs an armed hook at the next `begin`.
+type InterleavingStore = HookedStore<Interleaving>;
+
+impl Interleaving {
     fn arm(&self, hook: Hook, moment: Moment) {
         if let Ok(mut slot) = self.hook.lock() {
             *slot = Some((hook, moment));
@@ -410,64 +410,31 @@ impl InterleavingStore {
 }
 
 #[async_trait::async_trait]
-impl KvRead for InterleavingStore {
-    async fn get(&self, key: &[u8]) -> rowdex_store::Result<Option<Vec<u8>>> {
-        self.inner.get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> rowdex_store::Result<Vec<Option<Vec<u8>>>> {
-        self.inner.multi_get(keys).await
-    }
-
-    async fn scan_page(
-        &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> rowdex_store::Result<ScanPage> {
-        self.inner.scan_page(range, direction, limit).await
-    }
-}
-
-#[async_trait::async_trait]
-impl KvStore for InterleavingStore {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-
-    async fn write(&self, batch: WriteBatch) -> rowdex_store::Result<()> {
-        self.inner.write(batch).await
-    }
-
-    fn snapshot(&self) -> Arc<dyn KvRead> {
-        self.inner.snapshot()
-    }
-
-    async fn begin(&self) -> rowdex_store::Result<Box<dyn Transaction>> {
+impl StoreHooks for Interleaving {
+    async fn begin(&self, inner: &dyn KvStore) -> rowdex_store::Result<Box<dyn Transaction>> {
         // Taken out first: the hook's own statement begins a transaction too.
         let hook = self.hook.lock().ok().and_then(|mut h| h.take());
         match hook {
             Some((hook, Moment::BeforeSnapshot)) => {
                 self.run_hook(hook).await;
-                self.inner.begin().await
+                inner.begin().await
             }
             Some((hook, Moment::AfterSnapshot)) => {
-                let tx = self.inner.begin().await?;
+                let tx = inner.begin().await?;
                 self.run_hook(hook).await;
                 Ok(tx)
             }
-            None => self.inner.begin().await,
+            None => inner.begin().await,
         }
-    }
-
-    async fn flush(&self) -> rowdex_store::Result<()> {
-        self.inner.flush().await
     }
 }
 
 /// A database on an [`InterleavingStore`] with `acct (id, bal)` holding (1, 1000), (2, 500).
 async fn interleaving() -> Result<(Arc<InterleavingStore>, Database), rowdex::Error> {
-    let store = Arc::new(InterleavingStore::default());
+    let store = Arc::new(HookedStore::new(
+        Arc::new(MemoryStore::new()),
+        Interleaving::default(),
+    ));
     let db = Database::with_store(store.clone() as Arc<dyn KvStore>).await?;
     db.session()
         .execute(
@@ -489,7 +456,7 @@ async fn an_update_does_not_overwrite_a_commit_made_after_it_read() -> TestResul
     for moment in [Moment::BeforeSnapshot, Moment::AfterSnapshot] {
         let (store, db) = interleaving().await?;
         let s = db.session();
-        store.arm(
+        store.hooks().arm(
             other_statement(&db, "UPDATE acct SET bal = bal + 100 WHERE id = 1"),
             moment,
         );
@@ -500,7 +467,7 @@ async fn an_update_does_not_overwrite_a_commit_made_after_it_read() -> TestResul
             .execute("UPDATE acct SET bal = bal - 10 WHERE id = 1")
             .await;
         assert_eq!(
-            store.hook_result(),
+            store.hooks().hook_result(),
             Some(Ok(())),
             "{moment:?}: the other UPDATE ran"
         );
@@ -521,7 +488,7 @@ async fn a_delete_does_not_remove_a_row_that_stopped_matching() -> TestResult {
     for moment in [Moment::BeforeSnapshot, Moment::AfterSnapshot] {
         let (store, db) = interleaving().await?;
         let s = db.session();
-        store.arm(
+        store.hooks().arm(
             other_statement(&db, "UPDATE acct SET bal = 0 WHERE id = 2"),
             moment,
         );
@@ -529,7 +496,7 @@ async fn a_delete_does_not_remove_a_row_that_stopped_matching() -> TestResult {
         // matches and must stay (or the DELETE fail retryably).
         let result = s.execute("DELETE FROM acct WHERE bal = 500").await;
         assert_eq!(
-            store.hook_result(),
+            store.hooks().hook_result(),
             Some(Ok(())),
             "{moment:?}: the other UPDATE ran"
         );

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rowdex::{Database, Error, Output, Session};
+use rowdex_store::hooked::{HookedStore, HookedTransaction, StoreHooks, TransactionHooks};
 use rowdex_store::{Direction, KeyRange, KvRead, KvStore, MemoryStore, WriteBatch};
 
 use crate::{Rng, TestResult, rows, table};
@@ -821,124 +822,56 @@ async fn indexes_survive_reopen() -> TestResult {
 // 6. A build that keeps losing races fails cleanly, with an error that says "retry".
 // ---------------------------------------------------------------------------------------------
 
-/// A memory store whose transactions that write only index entries (backfill and repair
+/// Store hooks under which transactions that write only index entries (backfill and repair
 /// pages) lose every race while `starve` is set. Row writes go through untouched.
 #[derive(Default)]
-struct StarvingStore {
-    inner: MemoryStore,
+struct Starving {
     starve: AtomicBool,
 }
 
-struct StarvingTransaction {
-    inner: Box<dyn rowdex_store::Transaction>,
+/// A transaction's hooks: fails the commit of an index-only transaction begun while starving.
+struct IndexOnlyLoses {
     starve: bool,
     index_only: Option<bool>,
 }
 
 #[async_trait::async_trait]
-impl KvRead for StarvingTransaction {
-    async fn get(&self, key: &[u8]) -> rowdex_store::Result<Option<Vec<u8>>> {
-        self.inner.get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> rowdex_store::Result<Vec<Option<Vec<u8>>>> {
-        self.inner.multi_get(keys).await
-    }
-
-    async fn scan_page(
-        &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> rowdex_store::Result<rowdex_store::ScanPage> {
-        self.inner.scan_page(range, direction, limit).await
-    }
-}
-
-#[async_trait::async_trait]
-impl rowdex_store::Transaction for StarvingTransaction {
-    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+impl TransactionHooks for IndexOnlyLoses {
+    fn on_write(&mut self, key: &[u8]) {
         let index = key.first() == Some(&0x20);
         self.index_only = Some(self.index_only.unwrap_or(true) && index);
-        self.inner.put(key, value);
     }
 
-    fn delete(&mut self, key: Vec<u8>) {
-        let index = key.first() == Some(&0x20);
-        self.index_only = Some(self.index_only.unwrap_or(true) && index);
-        self.inner.delete(key);
-    }
-
-    fn savepoint(&mut self) -> rowdex_store::Savepoint {
-        self.inner.savepoint()
-    }
-
-    fn rollback_to(&mut self, savepoint: rowdex_store::Savepoint) {
-        self.inner.rollback_to(savepoint);
-    }
-
-    fn release(&mut self, savepoint: rowdex_store::Savepoint) {
-        self.inner.release(savepoint);
-    }
-
-    async fn commit(self: Box<Self>) -> rowdex_store::Result<()> {
+    async fn before_commit(&self) -> rowdex_store::Result<()> {
         if self.starve && self.index_only == Some(true) {
             return Err(rowdex_store::StoreError::Conflict);
         }
-        self.inner.commit().await
+        Ok(())
     }
 }
 
 #[async_trait::async_trait]
-impl KvRead for StarvingStore {
-    async fn get(&self, key: &[u8]) -> rowdex_store::Result<Option<Vec<u8>>> {
-        self.inner.get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> rowdex_store::Result<Vec<Option<Vec<u8>>>> {
-        self.inner.multi_get(keys).await
-    }
-
-    async fn scan_page(
+impl StoreHooks for Starving {
+    async fn begin(
         &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> rowdex_store::Result<rowdex_store::ScanPage> {
-        self.inner.scan_page(range, direction, limit).await
-    }
-}
-
-#[async_trait::async_trait]
-impl KvStore for StarvingStore {
-    fn capabilities(&self) -> rowdex_store::Capabilities {
-        self.inner.capabilities()
-    }
-
-    async fn write(&self, batch: WriteBatch) -> rowdex_store::Result<()> {
-        self.inner.write(batch).await
-    }
-
-    fn snapshot(&self) -> Arc<dyn KvRead> {
-        self.inner.snapshot()
-    }
-
-    async fn begin(&self) -> rowdex_store::Result<Box<dyn rowdex_store::Transaction>> {
-        Ok(Box::new(StarvingTransaction {
-            inner: self.inner.begin().await?,
-            starve: self.starve.load(Ordering::Relaxed),
-            index_only: None,
-        }))
-    }
-
-    async fn flush(&self) -> rowdex_store::Result<()> {
-        self.inner.flush().await
+        inner: &dyn KvStore,
+    ) -> rowdex_store::Result<Box<dyn rowdex_store::Transaction>> {
+        Ok(Box::new(HookedTransaction::new(
+            inner.begin().await?,
+            IndexOnlyLoses {
+                starve: self.starve.load(Ordering::Relaxed),
+                index_only: None,
+            },
+        )))
     }
 }
 
 #[tokio::test]
 async fn a_starved_index_build_fails_retryably_and_leaves_nothing() -> TestResult {
-    let store = Arc::new(StarvingStore::default());
+    let store = Arc::new(HookedStore::new(
+        Arc::new(MemoryStore::new()),
+        Starving::default(),
+    ));
     let db = Database::with_store(store.clone() as Arc<dyn KvStore>).await?;
     let s = db.session();
     s.execute(
@@ -946,16 +879,16 @@ async fn a_starved_index_build_fails_retryably_and_leaves_nothing() -> TestResul
          INSERT INTO t VALUES (1, 10), (2, 20), (3, 10);",
     )
     .await?;
-    store.starve.store(true, Ordering::Relaxed);
+    store.hooks().starve.store(true, Ordering::Relaxed);
     let error = s.execute("CREATE INDEX ia ON t (a)").await.err();
-    store.starve.store(false, Ordering::Relaxed);
+    store.hooks().starve.store(false, Ordering::Relaxed);
     // Nothing of the failed build is left behind, whatever the error says.
     assert_eq!(
         rows(&s, "SHOW INDEXES FROM t").await?,
         Vec::<Vec<String>>::new()
     );
     let entries = store
-        .inner
+        .inner()
         .scan_page(&KeyRange::prefix(&[0x20]), Direction::Forward, 10)
         .await?;
     assert!(entries.entries.is_empty(), "{:?}", entries.entries);

@@ -4,13 +4,21 @@ use std::sync::Arc;
 
 use super::merge::{Writes, scan_merged};
 use super::read_set::ReadSet;
-use super::{Backend, Core};
-use crate::{
-    Direction, KeyRange, KvRead, Mutation, Result, Savepoint, ScanPage, Transaction, WriteBatch,
-};
+use crate::api::{KvRead, Savepoint, Transaction};
+use crate::batch::{Mutation, WriteBatch};
+use crate::error::Result;
+use crate::range::{Direction, KeyRange, ScanPage};
 
-pub(super) struct OptimisticTx<B> {
-    core: Arc<Core<B>>,
+/// Where a transaction's writes go at commit: the store's commit lock, which validates what the
+/// transaction read against the latest state before applying its batch.
+#[async_trait::async_trait]
+pub(super) trait Committer: Send + Sync + 'static {
+    /// Validates `reads` and applies `batch` atomically, or fails with a conflict.
+    async fn commit(&self, reads: &ReadSet, batch: &WriteBatch) -> Result<()>;
+}
+
+pub(super) struct OptimisticTx<C> {
+    core: Arc<C>,
     snapshot: Arc<dyn KvRead>,
     writes: Writes,
     /// While a savepoint is held: each buffered write's key with what it replaced in `writes`
@@ -25,8 +33,8 @@ pub(super) struct OptimisticTx<B> {
 
 type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
 
-impl<B: Backend> OptimisticTx<B> {
-    pub(super) fn new(core: Arc<Core<B>>, snapshot: Arc<dyn KvRead>) -> Self {
+impl<C: Committer> OptimisticTx<C> {
+    pub(super) fn new(core: Arc<C>, snapshot: Arc<dyn KvRead>) -> Self {
         OptimisticTx {
             core,
             snapshot,
@@ -38,7 +46,7 @@ impl<B: Backend> OptimisticTx<B> {
     }
 }
 
-impl<B: Backend> OptimisticTx<B> {
+impl<C: Committer> OptimisticTx<C> {
     fn buffer(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
         match &mut self.undo {
             Some(undo) => {
@@ -53,7 +61,7 @@ impl<B: Backend> OptimisticTx<B> {
 }
 
 #[async_trait::async_trait]
-impl<B: Backend> KvRead for OptimisticTx<B> {
+impl<C: Committer> KvRead for OptimisticTx<C> {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         // A key the transaction wrote itself does not depend on the snapshot.
         if let Some(own) = self.writes.get(key) {
@@ -109,7 +117,7 @@ impl<B: Backend> KvRead for OptimisticTx<B> {
 }
 
 #[async_trait::async_trait]
-impl<B: Backend> Transaction for OptimisticTx<B> {
+impl<C: Committer> Transaction for OptimisticTx<C> {
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.buffer(key, Some(value));
     }

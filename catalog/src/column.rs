@@ -1,0 +1,59 @@
+//! A table's columns as declared ([`ColumnDef`]) and the columns of a key, a primary key's or
+//! an index's, with their sort order ([`KeyColumn`]).
+
+use rowdex_codec::SortOrder;
+use serde::{Deserialize, Serialize};
+
+use crate::types::DataType;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    /// Stable id used in stored cells; never reused within a table.
+    pub id: u32,
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    /// A hidden column (the row id, the write time of a TTL table): not part of `SELECT *`,
+    /// never named by a statement.
+    pub hidden: bool,
+    /// The column family whose entry holds the column's cells: 0 is the default family (the
+    /// row entry), n the table's `families[n - 1]`. Key columns live in the key, in no family.
+    #[serde(default, skip_serializing_if = "is_default_family")]
+    pub family: u8,
+}
+
+fn is_default_family(family: &u8) -> bool {
+    *family == 0
+}
+
+impl ColumnDef {
+    /// A visible, nullable column; `TableDef::new` assigns its id and makes key columns
+    /// NOT NULL.
+    pub fn nullable(name: &str, data_type: DataType) -> ColumnDef {
+        ColumnDef {
+            id: 0,
+            name: name.to_string(),
+            data_type,
+            nullable: true,
+            hidden: false,
+            family: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyColumn {
+    /// Position in [`TableDef::columns`].
+    pub column: usize,
+    pub desc: bool,
+}
+
+impl KeyColumn {
+    pub fn order(&self) -> SortOrder {
+        if self.desc {
+            SortOrder::Desc
+        } else {
+            SortOrder::Asc
+        }
+    }
+}

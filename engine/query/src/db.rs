@@ -1,0 +1,78 @@
+//! The state every session of one database shares ([`DbState`]): the store, the catalog, the
+//! row-count estimates ([`stats`]), the next hidden row ids, and the clock TTLs are measured on
+//! ([`clock`]); and the transactions sessions and statements read and write through ([`txn`]).
+
+pub(crate) mod clock;
+pub(crate) mod stats;
+pub(crate) mod txn;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use rowdex_catalog::{Catalog, TableDef};
+use rowdex_store::KvStore;
+
+use crate::db::clock::{Clock, SystemClock};
+use crate::db::stats::TableStats;
+use crate::error::{Error, Result};
+
+/// What every session of one database shares.
+pub struct DbState {
+    pub(crate) store: Arc<dyn KvStore>,
+    pub(crate) catalog: Catalog,
+    /// Next hidden row id per table id, loaded lazily from the table's last key.
+    pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
+    pub(crate) stats: TableStats,
+    /// What TTLs are measured on.
+    clock: RwLock<Arc<dyn Clock>>,
+}
+
+impl DbState {
+    /// The state of a database whose catalog has been loaded from `store`.
+    pub(crate) fn new(store: Arc<dyn KvStore>, catalog: Catalog) -> DbState {
+        DbState {
+            store,
+            catalog,
+            next_rowids: Mutex::new(HashMap::new()),
+            stats: TableStats::default(),
+            clock: RwLock::new(Arc::new(SystemClock)),
+        }
+    }
+
+    /// The clock's time, in microseconds since the epoch.
+    pub(crate) fn now_micros(&self) -> i64 {
+        self.clock
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .now_micros()
+    }
+
+    /// Replaces the clock TTLs are measured on.
+    pub(crate) fn set_clock(&self, clock: Arc<dyn Clock>) {
+        *self.clock.write().unwrap_or_else(PoisonError::into_inner) = clock;
+    }
+
+    /// The definition of table `name`, or the error that names it.
+    pub(crate) fn table_def(&self, name: &str) -> Result<Arc<TableDef>> {
+        self.catalog
+            .table(name)
+            .ok_or_else(|| Error::TableNotFound {
+                table: name.to_string(),
+            })
+    }
+
+    /// Where `def`'s rows expire now (see `TableDef::expiry_cutoff`): read once per statement,
+    /// so that every row of it is judged at the same instant.
+    pub(crate) fn expiry_cutoff(&self, def: &TableDef) -> Option<i64> {
+        def.ttl_seconds?;
+        def.expiry_cutoff(self.now_micros())
+    }
+}
+
+impl std::fmt::Debug for DbState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbState")
+            .field("tables", &self.catalog.tables().len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,235 @@
+//! Multi-statement transactions of a session: BEGIN, COMMIT, ROLLBACK and savepoints.
+//!
+//! A session transaction is one optimistic store transaction held open across statements.
+//! Every read of the session goes through it (its snapshot, overlaid with its own writes) and
+//! every write statement buffers into it; nothing reaches the store before COMMIT, which checks
+//! that nothing the transaction read was changed by a concurrent commit and then applies all
+//! of its writes in one atomic batch. Each statement runs inside a savepoint of its own, so a
+//! failing statement is undone alone and the transaction goes on, as in SQLite.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rowdex_store::{
+    Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction,
+};
+use tokio::sync::RwLock;
+
+use crate::db::DbState;
+use crate::error::{Error, Result};
+
+/// The open transaction of a session. Shared by the session and by the scans of its
+/// statements (as a DataFusion config extension), which read through it.
+pub(crate) struct SessionTxn {
+    // Reads need `&` access to the transaction across awaits while writes need `&mut`; an
+    // async lock lets both happen from any task without blocking a runtime thread.
+    state: RwLock<Option<Open>>,
+}
+
+struct Open {
+    tx: Box<dyn Transaction>,
+    /// Named savepoints (SAVEPOINT name), oldest first.
+    savepoints: Vec<(String, Savepoint)>,
+    /// Rows added minus rows removed per table id, for the row-count estimates once committed.
+    row_deltas: HashMap<u32, i64>,
+}
+
+impl std::fmt::Debug for SessionTxn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionTxn").finish_non_exhaustive()
+    }
+}
+
+impl SessionTxn {
+    pub(crate) async fn begin(store: &dyn KvStore) -> Result<Arc<SessionTxn>> {
+        let tx = store.begin().await?;
+        Ok(Arc::new(SessionTxn {
+            state: RwLock::new(Some(Open {
+                tx,
+                savepoints: Vec::new(),
+                row_deltas: HashMap::new(),
+            })),
+        }))
+    }
+
+    /// Marks where the next statement starts, to undo it alone if it fails.
+    pub(crate) async fn statement_start(&self) -> Result<Savepoint> {
+        let mut state = self.state.write().await;
+        Ok(open(&mut state)?.tx.savepoint())
+    }
+
+    /// Keeps (`succeeded`) or undoes the statement that started at `savepoint`.
+    pub(crate) async fn statement_end(&self, savepoint: Savepoint, succeeded: bool) -> Result<()> {
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        if !succeeded {
+            open.tx.rollback_to(savepoint);
+        }
+        open.tx.release(savepoint);
+        Ok(())
+    }
+
+    /// Buffers a statement's row and index changes: every delete before any put (see
+    /// `RowWriter::apply`).
+    pub(crate) async fn apply(
+        &self,
+        deletes: impl Iterator<Item = Vec<u8>>,
+        puts: impl Iterator<Item = (Vec<u8>, Vec<u8>)>,
+    ) -> Result<()> {
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        for key in deletes {
+            open.tx.delete(key);
+        }
+        for (key, value) in puts {
+            open.tx.put(key, value);
+        }
+        Ok(())
+    }
+
+    /// Counts a statement's row changes, published to the estimates at commit.
+    pub(crate) async fn add_rows(&self, table: u32, delta: i64) -> Result<()> {
+        let mut state = self.state.write().await;
+        *open(&mut state)?.row_deltas.entry(table).or_default() += delta;
+        Ok(())
+    }
+
+    /// SAVEPOINT name: a later savepoint of the same name hides the earlier one, as in SQL.
+    pub(crate) async fn savepoint(&self, name: String) -> Result<()> {
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        let savepoint = open.tx.savepoint();
+        open.savepoints.push((name, savepoint));
+        Ok(())
+    }
+
+    /// ROLLBACK TO SAVEPOINT name: undoes everything since, keeps the savepoint and forgets
+    /// the ones taken after it.
+    pub(crate) async fn rollback_to(&self, name: &str) -> Result<()> {
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        let position = find_savepoint(&open.savepoints, name)?;
+        let savepoint = open.savepoints[position].1;
+        open.savepoints.truncate(position + 1);
+        open.tx.rollback_to(savepoint);
+        Ok(())
+    }
+
+    /// RELEASE SAVEPOINT name: forgets it and every savepoint after it; the writes stay.
+    pub(crate) async fn release(&self, name: &str) -> Result<()> {
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        let position = find_savepoint(&open.savepoints, name)?;
+        let savepoint = open.savepoints[position].1;
+        open.savepoints.truncate(position);
+        open.tx.release(savepoint);
+        Ok(())
+    }
+
+    /// COMMIT: validates what the transaction read and applies its writes atomically. On a
+    /// conflict nothing is written and the transaction is over all the same.
+    pub(crate) async fn commit(&self, db: &DbState) -> Result<()> {
+        let Some(open) = self.state.write().await.take() else {
+            return Err(Error::NoTransaction);
+        };
+        match open.tx.commit().await {
+            Ok(()) => {
+                for (table, delta) in open.row_deltas {
+                    db.stats.add(table, delta);
+                }
+                Ok(())
+            }
+            Err(StoreError::Conflict) => Err(Error::TransactionConflict),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// ROLLBACK: discards every buffered write.
+    pub(crate) async fn rollback(&self) {
+        self.state.write().await.take();
+    }
+}
+
+/// The transaction an UPDATE or DELETE runs in: the session's open one, or else one of the
+/// statement's own, committed when it ends. The statement selects its rows through it, so a
+/// commit by another session that changes a selected row after the selection (and before the
+/// statement's commit) is a conflict, not an update lost.
+pub(crate) struct StatementTxn {
+    pub(crate) txn: Arc<SessionTxn>,
+    /// Whether the statement owns the transaction (no session transaction is open).
+    own: bool,
+}
+
+impl StatementTxn {
+    pub(crate) async fn begin(db: &DbState, session_txn: Option<Arc<SessionTxn>>) -> Result<Self> {
+        Ok(match session_txn {
+            Some(txn) => StatementTxn { txn, own: false },
+            None => StatementTxn {
+                txn: SessionTxn::begin(db.store.as_ref()).await?,
+                own: true,
+            },
+        })
+    }
+
+    /// Commits the statement's own transaction; a session transaction goes on.
+    pub(crate) async fn finish(self, db: &DbState) -> Result<()> {
+        if !self.own {
+            return Ok(());
+        }
+        match self.txn.commit(db).await {
+            // The statement alone is retried (see `Session::run` in `execute`).
+            Err(Error::TransactionConflict) => Err(Error::WriteConflict),
+            other => other,
+        }
+    }
+}
+
+fn open(state: &mut Option<Open>) -> Result<&mut Open> {
+    state
+        .as_mut()
+        .ok_or(Error::Store(StoreError::TransactionEnded))
+}
+
+fn find_savepoint(savepoints: &[(String, Savepoint)], name: &str) -> Result<usize> {
+    savepoints
+        .iter()
+        .rposition(|(n, _)| n == name)
+        .ok_or_else(|| Error::NoSuchSavepoint {
+            name: name.to_string(),
+        })
+}
+
+#[async_trait::async_trait]
+impl KvRead for SessionTxn {
+    async fn get(&self, key: &[u8]) -> rowdex_store::Result<Option<Vec<u8>>> {
+        let state = self.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> rowdex_store::Result<Vec<Option<Vec<u8>>>> {
+        let state = self.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> rowdex_store::Result<ScanPage> {
+        let state = self.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.scan_page(range, direction, limit).await
+    }
+}
+
+/// What a statement reads: the session's open transaction, or else a fresh snapshot of the
+/// store (the latest committed state).
+pub(crate) fn read_view(db: &DbState, txn: Option<&Arc<SessionTxn>>) -> Arc<dyn KvRead> {
+    match txn {
+        Some(txn) => txn.clone(),
+        None => db.store.snapshot(),
+    }
+}

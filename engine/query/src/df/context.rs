@@ -1,0 +1,218 @@
+//! rowdex inside DataFusion: the session context (rowdex's optimizer rules and query planner,
+//! the catalog as its default schema, the history table functions), the schema provider that
+//! resolves tables and views live, and how a statement is planned, run or explained there.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, SchemaProvider, TableProvider};
+use datafusion::datasource::ViewTable;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::{ExecutionPlan, displayable};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+
+use crate::db::DbState;
+use crate::db::txn::SessionTxn;
+use crate::df::apply::exec::RowdexQueryPlanner;
+use crate::df::history::register_history_functions;
+use crate::df::rules::{logical_optimizer_rules, physical_optimizer_rules};
+use crate::df::scan_exec::RowdexScanExec;
+use crate::df::table::RowdexTable;
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::sql::hints::QueryHints;
+use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::sql::rewrite;
+use crate::values::renamed_schema;
+
+/// A DataFusion context whose default schema is the rowdex catalog.
+pub(crate) fn new_context(db: &Arc<DbState>, expose_hidden: Option<String>) -> SessionContext {
+    let mut config = SessionConfig::new()
+        .with_default_catalog_and_schema("rowdex", "public")
+        .with_information_schema(false)
+        .with_target_partitions(1);
+    // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
+    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_query_planner(Arc::new(RowdexQueryPlanner))
+        .with_optimizer_rules(logical_optimizer_rules())
+        .with_physical_optimizer_rules(physical_optimizer_rules())
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    let catalog = MemoryCatalogProvider::new();
+    // Registering into a fresh in-memory catalog cannot fail.
+    let _ = catalog.register_schema(
+        "public",
+        Arc::new(RowdexSchema::new(db.clone(), expose_hidden)),
+    );
+    ctx.register_catalog("rowdex", Arc::new(catalog));
+    register_history_functions(&ctx, db);
+    ctx
+}
+
+/// Resolves names in the default schema to rowdex tables.
+#[derive(Debug)]
+pub struct RowdexSchema {
+    db: Arc<DbState>,
+    /// A table whose hidden row id is exposed (the target of an UPDATE or DELETE).
+    expose_hidden: Option<String>,
+}
+
+impl RowdexSchema {
+    pub fn new(db: Arc<DbState>, expose_hidden: Option<String>) -> Self {
+        RowdexSchema { db, expose_hidden }
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for RowdexSchema {
+    fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .db
+            .catalog
+            .tables()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        names.extend(self.db.catalog.view_names());
+        names
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(def) = self.db.catalog.table(name) {
+            let with_hidden = self.expose_hidden.as_deref() == Some(name);
+            return Ok(Some(Arc::new(RowdexTable::new(
+                def,
+                self.db.clone(),
+                with_hidden,
+            ))));
+        }
+        let Some(sql) = self.db.catalog.view(name) else {
+            return Ok(None);
+        };
+        // A view is planned afresh each time it is named, in a context of its own.
+        let ctx = new_context(&self.db, None);
+        let plan = plan_view_query(&ctx, &sql).await?;
+        Ok(Some(Arc::new(ViewTable::new(plan, Some(sql)))))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.db.catalog.table(name).is_some() || self.db.catalog.view(name).is_some()
+    }
+}
+
+/// `ctx` carrying `hints` and `txn` to its table scans (which read through `txn` when given).
+pub(crate) fn context_with(
+    ctx: &SessionContext,
+    hints: &QueryHints,
+    txn: Option<Arc<SessionTxn>>,
+) -> SessionContext {
+    if hints.is_empty() && txn.is_none() {
+        return ctx.clone();
+    }
+    let mut state = ctx.state();
+    if !hints.is_empty() {
+        state.config_mut().set_extension(Arc::new(hints.clone()));
+    }
+    if let Some(txn) = txn {
+        state.config_mut().set_extension(txn);
+    }
+    SessionContext::new_with_state(state)
+}
+
+/// Plans and runs a query through DataFusion.
+pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) -> Result<Output> {
+    rewrite::strip_unary_plus(&mut statement);
+    let names = rewrite::unique_output_names(&mut statement);
+    let plan = plan_statement(ctx, statement).await?;
+    let frame = ctx.execute_logical_plan(plan).await?;
+    let mut schema = Arc::new(frame.schema().as_arrow().clone());
+    let mut batches = frame.collect().await?;
+    if let Some(names) = names.filter(|n| n.len() == schema.fields().len()) {
+        // The result carries the names the query gave, repeated ones included.
+        schema = renamed_schema(&schema, &names);
+        batches = batches
+            .into_iter()
+            .map(|batch| RecordBatch::try_new(schema.clone(), batch.columns().to_vec()))
+            .collect::<std::result::Result<_, _>>()?;
+    }
+    Ok(Output::Rows { schema, batches })
+}
+
+/// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
+/// (VERBOSE), where each scan prints the same access-path text.
+pub(crate) async fn explain(
+    ctx: &SessionContext,
+    statement: &Statement,
+    verbose: bool,
+) -> Result<Output> {
+    let logical = plan_statement(ctx, statement.clone()).await?;
+    let physical = ctx.state().create_physical_plan(&logical).await?;
+    let lines: Vec<String> = if verbose {
+        displayable(physical.as_ref())
+            .indent(true)
+            .to_string()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    } else {
+        let mut paths = Vec::new();
+        collect_paths(&physical, &mut paths);
+        if paths.is_empty() {
+            paths.push("NO TABLE SCAN".to_string());
+        }
+        paths
+    };
+    Ok(Output::text_rows("plan", lines))
+}
+
+/// Plans a view's stored query as a query is planned, with rowdex's rewrites (row values spelled
+/// out, unary `+` dropped), so a view answers exactly like its query run on its own.
+pub(crate) async fn plan_view_query(ctx: &SessionContext, sql: &str) -> Result<LogicalPlan> {
+    let statements = split_statements(sql)?;
+    match statements.into_iter().next() {
+        Some(ParsedStatement::Sql { statement, .. }) => plan_statement(ctx, *statement).await,
+        _ => Err(Error::Unsupported {
+            what: format!("a view defined as {sql}"),
+        }),
+    }
+}
+
+/// Plans a statement in `ctx`, first checking that every table it names exists, so that an
+/// unknown table is reported as such rather than as a planning failure.
+pub(crate) async fn plan_statement(
+    ctx: &SessionContext,
+    mut statement: Statement,
+) -> Result<LogicalPlan> {
+    rewrite::strip_unary_plus(&mut statement);
+    rewrite::empty_in_subqueries_as_constants(&mut statement);
+    rewrite::expand_row_comparisons(&mut statement);
+    let statement = DfStatement::Statement(Box::new(statement));
+    let state = ctx.state();
+    for reference in state.resolve_table_references(&statement)? {
+        // `versions(t)` and `as_of(t, time)` are table functions; they check `t` themselves.
+        let function = state.table_functions().contains_key(reference.table());
+        if !function && !ctx.table_exist(reference.clone())? {
+            return Err(Error::TableNotFound {
+                table: reference.table().to_string(),
+            });
+        }
+    }
+    Ok(state.statement_to_plan(statement).await?)
+}
+
+fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
+    if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
+        out.push(scan.explain_text());
+    }
+    for child in plan.children() {
+        collect_paths(child, out);
+    }
+}

@@ -1,0 +1,69 @@
+//! rowdex's optimizer rules for DataFusion 55, and the two lists a session context is built
+//! with (also exported, for programs that build their own context). Each rule works around a
+//! DataFusion bug; on an upgrade, check each against its upstream fix, drop the rule once the
+//! version used has the fix, and rerun `sql-tests/slt` and the differential campaign.
+//!
+//! | rule | where it runs | what DataFusion 55 gets wrong | upstream | retired by |
+//! | --- | --- | --- | --- | --- |
+//! | `in_list_folding::GuardInListFolding` | first logical rule | the simplifier merges two IN lists on one expression, wrong under NULL | apache/datafusion#24258 | the release after 55 that carries #24258 |
+//! | `predicate_subquery::GuardedPredicateSubquery` | in place of `decorrelate_predicate_subquery` | mark joins never yield NULL, so IN subqueries under OR/NOT/CASE answer wrongly | apache/datafusion#21309 | the release after 55 that carries #21309 |
+//! | `filter_projection::SplitFilterProjection` | before each `ProjectionPushdown` | swapping a projection with a filter that embeds one ignores the embedded projection | none filed; found by the differential tests | a release whose `FilterExec::try_swapping_with_projection` maps the embedded projection |
+//! | `join_ordering::ForgetBuildOrdering` | before `EnsureRequirements` | a hash or nested-loop join declares its build side's order, so a needed sort is dropped | apache/datafusion#25052 (PR #25053 open) | the release that merges #25053 |
+//!
+//! Subqueries DataFusion cannot plan at all are not a rule: `df::apply` runs them, and the
+//! session's query planner (`df::apply::exec::RowdexQueryPlanner`) puts them there.
+
+pub(crate) mod filter_projection;
+pub(crate) mod in_list_folding;
+pub(crate) mod join_ordering;
+pub(crate) mod predicate_subquery;
+
+use std::sync::Arc;
+
+use datafusion::optimizer::OptimizerRule;
+use datafusion::optimizer::optimizer::Optimizer;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+
+use crate::df::rules::filter_projection::SplitFilterProjection;
+use crate::df::rules::in_list_folding::GuardInListFolding;
+use crate::df::rules::join_ordering::ForgetBuildOrdering;
+use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
+
+/// DataFusion's default logical optimizer rules, with [`GuardedPredicateSubquery`] in place of
+/// `decorrelate_predicate_subquery` and [`GuardInListFolding`] first of all, before any
+/// simplification.
+///
+pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
+    let guard: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(GuardInListFolding);
+    std::iter::once(guard)
+        .chain(Optimizer::new().rules.into_iter().map(|rule| {
+            if rule.name() == "decorrelate_predicate_subquery" {
+                Arc::new(GuardedPredicateSubquery::default())
+                    as Arc<dyn OptimizerRule + Send + Sync>
+            } else {
+                rule
+            }
+        }))
+        .collect()
+}
+
+/// DataFusion's default physical optimizer rules, with [`SplitFilterProjection`] before each
+/// `ProjectionPushdown` pass and [`ForgetBuildOrdering`] before `EnsureRequirements`.
+pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules = Vec::new();
+    for rule in PhysicalOptimizer::new().rules {
+        if rule.name() == "EnsureRequirements" {
+            rules.push(
+                Arc::new(ForgetBuildOrdering) as Arc<dyn PhysicalOptimizerRule + Send + Sync>
+            );
+        }
+        if rule.name() == "ProjectionPushdown" {
+            rules.push(
+                Arc::new(SplitFilterProjection) as Arc<dyn PhysicalOptimizerRule + Send + Sync>
+            );
+        }
+        rules.push(rule);
+    }
+    rules
+}

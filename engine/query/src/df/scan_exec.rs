@@ -1,0 +1,476 @@
+//! `RowdexScanExec`: the DataFusion execution plan node that reads one table through its
+//! access path.
+//!
+//! It declares the key order it produces (so DataFusion drops a sort along the key), accepts a
+//! sort request for the reverse order by flipping to a reverse scan, and accepts a LIMIT. Its
+//! display is the access path, the same text as the plain EXPLAIN.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::compute::SortOptions;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{
+    AcrossPartitions, ConstExpr, EquivalenceProperties, PhysicalExpr, PhysicalSortExpr,
+};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::expressions::Column;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SortOrderPushdownResult,
+};
+use futures::{StreamExt, TryStreamExt};
+use rowdex_codec::Datum;
+use rowdex_indexer::layout;
+use rowdex_planner::{
+    AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
+};
+use rowdex_store::{KvRead, KvStore};
+
+use crate::db::txn::SessionTxn;
+use crate::error::Error;
+use crate::scan::choose::ORDERED_LOOKUP_LIMIT;
+use crate::scan::columnar::BatchDecoder;
+use crate::scan::read::{RowStream, offset_limit, row_entries, scan_rows};
+use crate::values::rows_to_batch;
+
+pub struct RowdexScanExec {
+    plan: Arc<ScanPlan>,
+    /// Every predicate pushed into the scan, to re-plan it for a requested order.
+    predicates: Arc<Vec<Predicate>>,
+    /// Whether the path may be replaced by another one (not when a hint chose it).
+    replannable: bool,
+    /// An order promised to DataFusion before the LIMIT is known: a non-covering index scan
+    /// that yields it. A small LIMIT (see `with_fetch`) switches the scan to it; otherwise the
+    /// scan reads its own path and sorts the rows by that index's key.
+    pending_order: Option<Arc<ScanPlan>>,
+    /// Table column positions, in output order.
+    projection: Vec<usize>,
+    schema: SchemaRef,
+    store: Arc<dyn KvStore>,
+    /// The table's expiry cutoff when the statement was planned (tables with a TTL).
+    cutoff: Option<i64>,
+    properties: Arc<PlanProperties>,
+}
+
+impl fmt::Debug for RowdexScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowdexScanExec")
+            .field("plan", &self.plan.to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowdexScanExec {
+    /// A scan of `plan`; `cutoff` is where the table's rows expire for this statement (see
+    /// `TableDef::expiry_cutoff`), None for a table without a TTL.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        plan: ScanPlan,
+        predicates: Vec<Predicate>,
+        replannable: bool,
+        projection: Vec<usize>,
+        schema: SchemaRef,
+        store: Arc<dyn KvStore>,
+        cutoff: Option<i64>,
+    ) -> Self {
+        Self::with_order(
+            plan,
+            None,
+            predicates,
+            replannable,
+            projection,
+            schema,
+            (store, cutoff),
+        )
+    }
+
+    fn with_order(
+        plan: ScanPlan,
+        pending_order: Option<Arc<ScanPlan>>,
+        predicates: Vec<Predicate>,
+        replannable: bool,
+        projection: Vec<usize>,
+        schema: SchemaRef,
+        (store, cutoff): (Arc<dyn KvStore>, Option<i64>),
+    ) -> Self {
+        let ordered_by = pending_order.as_deref().unwrap_or(&plan);
+        let ordering = key_ordering(ordered_by, &projection, &schema);
+        let constants = key_constants(ordered_by, &projection, &schema);
+        let mut equivalence = if ordering.is_empty() {
+            EquivalenceProperties::new(schema.clone())
+        } else {
+            EquivalenceProperties::new_with_orderings(schema.clone(), [ordering])
+        };
+        // Constants only refine what DataFusion knows; failing to add them loses a sort
+        // elimination, never correctness.
+        let _ = equivalence.add_constants(constants);
+        let properties = PlanProperties::new(
+            equivalence,
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        RowdexScanExec {
+            plan: Arc::new(plan),
+            predicates: Arc::new(predicates),
+            replannable,
+            pending_order,
+            projection,
+            schema,
+            store,
+            cutoff,
+            properties: Arc::new(properties),
+        }
+    }
+
+    pub fn plan(&self) -> &ScanPlan {
+        &self.plan
+    }
+
+    /// The access path as EXPLAIN prints it, with the sort the scan does itself, if any.
+    pub fn explain_text(&self) -> String {
+        let mut text = self.plan.to_string();
+        if let Some(order) = &self.pending_order
+            && let AccessPath::IndexScan { input, .. } = &order.path
+            && let Some(index) = order.table.indexes.get(input.index)
+        {
+            let reverse = if order.direction == Direction::Reverse {
+                " reverse"
+            } else {
+                ""
+            };
+            text.push_str(&format!(" then sorted by index {}{reverse}", index.name));
+        }
+        text
+    }
+
+    fn with_plan(&self, plan: ScanPlan) -> Self {
+        self.with_plans(plan, None)
+    }
+
+    fn with_plans(&self, plan: ScanPlan, pending_order: Option<Arc<ScanPlan>>) -> Self {
+        RowdexScanExec::with_order(
+            plan,
+            pending_order,
+            (*self.predicates).clone(),
+            self.replannable,
+            self.projection.clone(),
+            self.schema.clone(),
+            (self.store.clone(), self.cutoff),
+        )
+    }
+}
+
+/// The output ordering: the projected key columns after the fixed ones, in scan direction,
+/// up to the first key column that is not projected.
+fn key_ordering(
+    plan: &ScanPlan,
+    projection: &[usize],
+    schema: &SchemaRef,
+) -> Vec<PhysicalSortExpr> {
+    let mut ordering = Vec::new();
+    for key_column in plan.order_columns().iter().skip(plan.fixed_columns()) {
+        let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
+            break;
+        };
+        let descending = key_column.desc != (plan.direction == Direction::Reverse);
+        let name = schema.field(output).name();
+        let expr: Arc<dyn PhysicalExpr> = Arc::new(Column::new(name, output));
+        ordering.push(PhysicalSortExpr::new(
+            expr,
+            SortOptions {
+                descending,
+                // NULL sorts lowest, in keys as in the session (nulls_min).
+                nulls_first: !descending,
+            },
+        ));
+    }
+    ordering
+}
+
+/// The projected key columns the path fixes, as constants DataFusion can use to drop sorts.
+fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> Vec<ConstExpr> {
+    plan.order_columns()
+        .iter()
+        .take(plan.fixed_columns())
+        .filter_map(|key_column| {
+            let output = projection.iter().position(|c| *c == key_column.column)?;
+            let expr: Arc<dyn PhysicalExpr> =
+                Arc::new(Column::new(schema.field(output).name(), output));
+            Some(ConstExpr::new(expr, AcrossPartitions::Uniform(None)))
+        })
+        .collect()
+}
+
+/// Reads every row, sorts them in the order of `order`'s index scan (by the index entry key the
+/// row would have, which is that order byte for byte), then applies OFFSET and LIMIT.
+fn sorted_like(
+    rows: RowStream,
+    order: Arc<ScanPlan>,
+    offset: usize,
+    limit: Option<usize>,
+) -> RowStream {
+    let sorted = async move {
+        let rows: Vec<Vec<Datum>> = rows.try_collect().await?;
+        let table = &order.table;
+        let AccessPath::IndexScan { input, .. } = &order.path else {
+            return Ok::<_, Error>(rows);
+        };
+        let Some(index) = table.indexes.get(input.index) else {
+            return Ok(rows);
+        };
+        let mut keyed: Vec<(Vec<u8>, Vec<Datum>)> = rows
+            .into_iter()
+            // Without the salt byte: a salted index's order is that of its values and key.
+            .map(|row| (layout::entry_position(table, index, &row), row))
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        if order.direction == Direction::Reverse {
+            keyed.reverse();
+        }
+        Ok(keyed.into_iter().map(|(_, row)| row).collect())
+    };
+    let rows = futures::stream::once(sorted)
+        .map_ok(|rows| futures::stream::iter(rows.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed();
+    offset_limit(rows, offset, limit)
+}
+
+impl DisplayAs for RowdexScanExec {
+    fn fmt_as(&self, _format: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RowdexScan: {}", self.explain_text())?;
+        let names: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        write!(f, " projection=[{}]", names.join(", "))
+    }
+}
+
+impl ExecutionPlan for RowdexScanExec {
+    fn name(&self) -> &str {
+        "RowdexScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let batch_size = context.session_config().batch_size().max(1);
+        // One snapshot for the whole scan, so every page sees the same state; inside a session
+        // transaction, the transaction (its snapshot with its own writes).
+        let snapshot: Arc<dyn KvRead> = match context.session_config().get_extension::<SessionTxn>()
+        {
+            Some(txn) => txn,
+            None => self.store.snapshot(),
+        };
+        if self.pending_order.is_none()
+            && let Some(entries) = row_entries(&self.plan, snapshot.clone(), self.cutoff)
+        {
+            // Every entry is a result row: decode only the projected columns, straight
+            // into the batch's arrays.
+            let decoder = BatchDecoder::new(
+                self.plan.table.clone(),
+                &self.projection,
+                self.schema.clone(),
+            );
+            let batches = offset_limit(entries, self.plan.offset, self.plan.limit)
+                .try_chunks(batch_size)
+                .map_err(|e| e.1)
+                .and_then(move |chunk| futures::future::ready(decoder.decode(&chunk)))
+                .map_err(datafusion::error::DataFusionError::from)
+                .boxed();
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                batches,
+            )));
+        }
+        let rows = match &self.pending_order {
+            None => offset_limit(
+                scan_rows(self.plan.clone(), snapshot, self.cutoff),
+                self.plan.offset,
+                self.plan.limit,
+            ),
+            Some(order) => {
+                // OFFSET and LIMIT count in the promised order, so they apply after the sort.
+                let mut unlimited = (*self.plan).clone();
+                unlimited.offset = 0;
+                unlimited.limit = None;
+                sorted_like(
+                    scan_rows(Arc::new(unlimited), snapshot, self.cutoff),
+                    order.clone(),
+                    self.plan.offset,
+                    self.plan.limit,
+                )
+            }
+        };
+        let table = self.plan.table.clone();
+        let schema = self.schema.clone();
+        let projection = self.projection.clone();
+        let batches = rows
+            .try_chunks(batch_size)
+            .map_err(|e| e.1)
+            .and_then(move |chunk| {
+                let batch = rows_to_batch(&table, &schema, &projection, &chunk);
+                futures::future::ready(batch)
+            })
+            .map_err(datafusion::error::DataFusionError::from)
+            .boxed();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            batches,
+        )))
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        let combine = |current: Option<usize>| match (current, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut plan = (*self.plan).clone();
+        plan.limit = combine(plan.limit);
+        if let Some(order) = &self.pending_order {
+            let wanted = plan.limit.map(|l| l + plan.offset);
+            if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) {
+                let mut ordered = (**order).clone();
+                ordered.offset = plan.offset;
+                ordered.limit = plan.limit;
+                return Some(Arc::new(self.with_plan(ordered)));
+            }
+            return Some(Arc::new(self.with_plans(plan, Some(order.clone()))));
+        }
+        Some(Arc::new(self.with_plan(plan)))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.plan.limit
+    }
+
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+    ) -> DfResult<SortOrderPushdownResult<Arc<dyn ExecutionPlan>>> {
+        if let Some(plan) = self.plan_in_order(&self.plan, order) {
+            return Ok(SortOrderPushdownResult::Exact {
+                inner: Arc::new(self.with_plan(plan)),
+            });
+        }
+        // Another path may produce the order: a covering index on the ORDER BY columns reads
+        // no more than the table and needs no sort.
+        if self.replannable {
+            let table = &self.plan.table;
+            let request = ScanRequest {
+                table: table.clone(),
+                predicates: (*self.predicates).clone(),
+                direction: Direction::Forward,
+                offset: self.plan.offset,
+                limit: self.plan.limit,
+                needed: Some(self.projection.clone()),
+                hint: IndexHint::Auto,
+            };
+            let ordered: Vec<ScanPlan> = table
+                .ready_indexes()
+                .filter_map(|(position, _)| ordered_index_scan(&request, position))
+                .filter_map(|candidate| self.plan_in_order(&candidate, order))
+                .collect();
+            let covering =
+                |p: &ScanPlan| matches!(p.path, AccessPath::IndexScan { covering: true, .. });
+            if let Some(plan) = ordered.iter().find(|p| covering(p)) {
+                return Ok(SortOrderPushdownResult::Exact {
+                    inner: Arc::new(self.with_plan(plan.clone())),
+                });
+            }
+            // A non-covering index pays a lookup per row: worth it only under a small LIMIT,
+            // which DataFusion hands over later (`with_fetch`). Until then, promise the order
+            // and keep the way to produce it without the index. Only a scan of the table is
+            // replaced so: an index path chosen for its selectivity stays.
+            let reads_table = matches!(
+                self.plan.path,
+                AccessPath::FullScan | AccessPath::RangeScan { .. }
+            );
+            if let Some(plan) = ordered.into_iter().next().filter(|_| reads_table) {
+                return Ok(SortOrderPushdownResult::Exact {
+                    inner: Arc::new(self.with_plans((*self.plan).clone(), Some(Arc::new(plan)))),
+                });
+            }
+        }
+        Ok(SortOrderPushdownResult::Unsupported)
+    }
+}
+
+impl RowdexScanExec {
+    /// `plan`, or `plan` run in reverse, if that yields rows in `order`.
+    fn plan_in_order(&self, plan: &ScanPlan, order: &[PhysicalSortExpr]) -> Option<ScanPlan> {
+        let current = key_ordering(plan, &self.projection, &self.schema);
+        let matches = |reversed: bool| {
+            !order.is_empty()
+                && order.len() <= current.len()
+                && order.iter().zip(&current).all(|(want, have)| {
+                    let same_column = match (
+                        want.expr.downcast_ref::<Column>(),
+                        have.expr.downcast_ref::<Column>(),
+                    ) {
+                        (Some(a), Some(b)) => a.index() == b.index(),
+                        _ => false,
+                    };
+                    // Keys put NULL lowest, in either direction: a NULLS placement other than
+                    // that is a sort the scan cannot give, unless the column holds no NULL.
+                    let nulls_lowest = want.options.nulls_first != want.options.descending;
+                    let nullable = want
+                        .expr
+                        .downcast_ref::<Column>()
+                        .and_then(|c| self.schema.fields().get(c.index()))
+                        .is_none_or(|field| field.is_nullable());
+                    same_column
+                        && (nulls_lowest || !nullable)
+                        && (want.options.descending != have.options.descending) == reversed
+                })
+        };
+        if matches(false) {
+            return Some(plan.clone());
+        }
+        // A limit counted from the other end cannot be reused when the direction flips, and an
+        // intersection only merges forward.
+        let reversible = !matches!(plan.path, AccessPath::IndexIntersection { .. });
+        if matches(true) && plan.limit.is_none() && reversible {
+            let mut plan = plan.clone();
+            plan.direction = match plan.direction {
+                Direction::Forward => Direction::Reverse,
+                Direction::Reverse => Direction::Forward,
+            };
+            return Some(plan);
+        }
+        None
+    }
+}

@@ -1,0 +1,456 @@
+//! COPY: loading a CSV file into a table, and writing a table or a query's result to one.
+//!
+//! `COPY t [(columns)] FROM 'file.csv' [WITH (HEADER true, DELIMITER ',', NULL '')]` streams the
+//! file in batches of [`COPY_BATCH_ROWS`] rows. Each batch is one transaction that writes its rows
+//! and their index entries, exactly as INSERT does (duplicate keys and UNIQUE clashes fail).
+//! A load is therefore not atomic as a whole; instead it reports exactly what it loaded when it
+//! stops: a row that cannot be converted stops the load after every row before it is written,
+//! and a batch that cannot be written is not written at all, so the rows before its first line
+//! are exactly the ones loaded. Either error names the line.
+//!
+//! `COPY t TO 'file.csv'` and `COPY (SELECT ...) TO 'file.csv'` write CSV with the same options.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use datafusion::arrow::csv::WriterBuilder;
+use datafusion::sql::sqlparser::ast::{
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Ident, ObjectName,
+    Query, Statement,
+};
+use futures::StreamExt;
+use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_codec::Datum;
+
+use crate::df::context::plan_statement;
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::names::{object_name, target_columns};
+use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::values::full_row;
+use crate::write::WRITE_ATTEMPTS;
+use crate::write::rows::{OnExisting, write_rows};
+
+/// Rows per load transaction: large enough that commits are a small part of the load and that
+/// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
+/// enough that a batch's rows and mutations stay within some tens of megabytes.
+pub const COPY_BATCH_ROWS: usize = 50_000;
+
+/// The CSV dialect of one COPY.
+#[derive(Debug, Clone)]
+struct CsvOptions {
+    header: bool,
+    delimiter: u8,
+    quote: u8,
+    /// The field text that stands for NULL (an empty field by default).
+    null: String,
+}
+
+impl CsvOptions {
+    fn parse(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<CsvOptions> {
+        let mut parsed = CsvOptions {
+            header: false,
+            delimiter: b',',
+            quote: b'"',
+            null: String::new(),
+        };
+        let single_byte = |c: char, what: &str| {
+            u8::try_from(c).map_err(|_| Error::Unsupported {
+                what: format!("a non-ASCII COPY {what} ({c})"),
+            })
+        };
+        for option in options {
+            match option {
+                CopyOption::Format(format) if format.value.eq_ignore_ascii_case("csv") => {}
+                CopyOption::Header(header) => parsed.header = *header,
+                CopyOption::Delimiter(c) => parsed.delimiter = single_byte(*c, "delimiter")?,
+                CopyOption::Quote(c) => parsed.quote = single_byte(*c, "quote")?,
+                CopyOption::Null(null) => parsed.null = null.clone(),
+                other => {
+                    return Err(Error::Unsupported {
+                        what: format!("the COPY option {other}"),
+                    });
+                }
+            }
+        }
+        for option in legacy {
+            match option {
+                CopyLegacyOption::Csv(csv_options) => {
+                    for csv_option in csv_options {
+                        match csv_option {
+                            CopyLegacyCsvOption::Header => parsed.header = true,
+                            CopyLegacyCsvOption::Quote(c) => {
+                                parsed.quote = single_byte(*c, "quote")?;
+                            }
+                            other => {
+                                return Err(Error::Unsupported {
+                                    what: format!("the COPY option {other}"),
+                                });
+                            }
+                        }
+                    }
+                }
+                CopyLegacyOption::Delimiter(c) => parsed.delimiter = single_byte(*c, "delimiter")?,
+                CopyLegacyOption::Null(null) => parsed.null = null.clone(),
+                CopyLegacyOption::Header => parsed.header = true,
+                other => {
+                    return Err(Error::Unsupported {
+                        what: format!("the COPY option {other}"),
+                    });
+                }
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+pub(crate) async fn copy(session: &Session, statement: &Statement) -> Result<Output> {
+    let Statement::Copy {
+        source,
+        to,
+        target,
+        options,
+        legacy_options,
+        values,
+    } = statement
+    else {
+        return Err(Error::Unsupported {
+            what: statement.to_string(),
+        });
+    };
+    let path = match target {
+        CopyTarget::File { filename } => filename.clone(),
+        CopyTarget::Stdin | CopyTarget::Stdout | CopyTarget::Program { .. } => {
+            return Err(Error::Unsupported {
+                what: "COPY to or from anything but a file".to_string(),
+            });
+        }
+    };
+    if !values.is_empty() {
+        return Err(Error::Unsupported {
+            what: "inline COPY data".to_string(),
+        });
+    }
+    let csv = CsvOptions::parse(options, legacy_options)?;
+    match (source, *to) {
+        (
+            CopySource::Table {
+                table_name,
+                columns,
+            },
+            false,
+        ) => copy_from(session, table_name, columns, Path::new(&path), &csv).await,
+        (CopySource::Table { table_name, .. }, true) => {
+            let sql = format!("SELECT * FROM {table_name}");
+            let query = split_statements(&sql)?
+                .pop()
+                .and_then(|parsed| match parsed {
+                    ParsedStatement::Sql { statement, .. } => Some(statement),
+                    ParsedStatement::Command(_) => None,
+                })
+                .ok_or_else(|| Error::Unsupported {
+                    what: format!("COPY {table_name} TO"),
+                })?;
+            copy_to(session, *query, Path::new(&path), &csv).await
+        }
+        (CopySource::Query(query), true) => {
+            copy_to(
+                session,
+                Statement::Query(Box::<Query>::clone(query)),
+                Path::new(&path),
+                &csv,
+            )
+            .await
+        }
+        (CopySource::Query(_), false) => Err(Error::Unsupported {
+            what: "COPY (query) FROM".to_string(),
+        }),
+    }
+}
+
+async fn copy_from(
+    session: &Session,
+    table_name: &ObjectName,
+    columns: &[Ident],
+    path: &Path,
+    csv_options: &CsvOptions,
+) -> Result<Output> {
+    let db = &session.db;
+    let table = object_name(table_name)?;
+    let def = db
+        .catalog
+        .table(&table)
+        .ok_or_else(|| Error::TableNotFound { table })?;
+    let names: Vec<ObjectName> = columns
+        .iter()
+        .map(|c| ObjectName::from(vec![c.clone()]))
+        .collect();
+    let targets = target_columns(&def, &names)?;
+    let file_error = |source| Error::File {
+        action: "read",
+        path: path.display().to_string(),
+        source,
+    };
+    let file = File::open(path).map_err(file_error)?;
+    let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let bytes_read = Arc::new(AtomicU64::new(0));
+    let counted = CountingReader {
+        inner: BufReader::with_capacity(1 << 20, file),
+        read: bytes_read.clone(),
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(csv_options.header)
+        .delimiter(csv_options.delimiter)
+        .quote(csv_options.quote)
+        .flexible(true)
+        .from_reader(counted);
+    let progress_label = format!("loading {} (bytes)", def.name);
+    let mut loaded = 0u64;
+    let mut batch: Vec<Vec<Datum>> = Vec::with_capacity(COPY_BATCH_ROWS);
+    let mut first_line = 0u64;
+    let mut last_line = 0u64;
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = reader.position().line();
+        let more = match reader.read_record(&mut record) {
+            Ok(more) => more,
+            Err(error) => {
+                loaded += load_batch(
+                    session, &def, &targets, &mut batch, first_line, last_line, loaded,
+                )
+                .await?;
+                return Err(Error::CopyRow {
+                    line: error.position().map_or(line, |p| p.line()),
+                    loaded,
+                    source: Box::new(Error::Csv(error)),
+                });
+            }
+        };
+        if !more {
+            break;
+        }
+        let line = record.position().map_or(line, |p| p.line());
+        match convert_record(&def, &targets, &record, &csv_options.null) {
+            Ok(row) => {
+                if batch.is_empty() {
+                    first_line = line;
+                }
+                last_line = line;
+                batch.push(row);
+            }
+            Err(error) => {
+                loaded += load_batch(
+                    session, &def, &targets, &mut batch, first_line, last_line, loaded,
+                )
+                .await?;
+                return Err(Error::CopyRow {
+                    line,
+                    loaded,
+                    source: Box::new(error),
+                });
+            }
+        }
+        if batch.len() >= COPY_BATCH_ROWS {
+            loaded += load_batch(
+                session, &def, &targets, &mut batch, first_line, last_line, loaded,
+            )
+            .await?;
+            if let Some(progress) = &session.progress {
+                progress(
+                    &progress_label,
+                    bytes_read.load(Ordering::Relaxed),
+                    total_bytes,
+                );
+            }
+        }
+    }
+    loaded += load_batch(
+        session, &def, &targets, &mut batch, first_line, last_line, loaded,
+    )
+    .await?;
+    if let Some(progress) = &session.progress {
+        progress(&progress_label, total_bytes, total_bytes);
+    }
+    Ok(Output::Affected { rows: loaded })
+}
+
+/// Writes one batch in its own transaction (retrying races), emptying it; returns its size.
+async fn load_batch(
+    session: &Session,
+    def: &TableDef,
+    targets: &[usize],
+    batch: &mut Vec<Vec<Datum>>,
+    first_line: u64,
+    last_line: u64,
+    loaded_before: u64,
+) -> Result<u64> {
+    if batch.is_empty() {
+        return Ok(0);
+    }
+    let mut attempt = 1;
+    loop {
+        // A write that fails for any reason writes nothing, so the batch can be offered again.
+        let def = session.db.table_def(&def.name)?;
+        match write_rows(
+            &session.db,
+            None,
+            &def,
+            targets,
+            batch.clone(),
+            OnExisting::Fail,
+        )
+        .await
+        {
+            Ok(written) => {
+                batch.clear();
+                return Ok(written);
+            }
+            Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
+            Err(error) => {
+                return Err(Error::CopyBatch {
+                    first_line,
+                    last_line,
+                    loaded: loaded_before,
+                    source: Box::new(error),
+                });
+            }
+        }
+    }
+}
+
+/// One CSV record as a full-width row of the table.
+fn convert_record(
+    def: &TableDef,
+    targets: &[usize],
+    record: &csv::StringRecord,
+    null: &str,
+) -> Result<Vec<Datum>> {
+    if record.len() != targets.len() {
+        return Err(Error::ColumnCountMismatch {
+            table: def.name.clone(),
+            expected: targets.len(),
+            found: record.len(),
+        });
+    }
+    let fields = targets.iter().zip(record.iter()).map(|(&column, field)| {
+        if field == null {
+            Ok(Datum::Null)
+        } else {
+            parse_field(def, &def.columns[column], field)
+        }
+    });
+    full_row(def, targets, fields)
+}
+
+/// The value a CSV field spells for a column of the given type.
+fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum> {
+    let mismatch = || Error::TypeMismatch {
+        table: def.name.clone(),
+        column: column.name.clone(),
+        expected: column.data_type.to_string(),
+        found: "TEXT",
+        value: Datum::Text(field.to_string()).to_string(),
+    };
+    let trimmed = field.trim();
+    Ok(match column.data_type {
+        DataType::Integer => Datum::Int(trimmed.parse().map_err(|_| mismatch())?),
+        DataType::Float => Datum::Float(trimmed.parse().map_err(|_| mismatch())?),
+        DataType::Boolean => match trimmed.to_ascii_lowercase().as_str() {
+            "true" | "t" | "1" | "yes" | "y" => Datum::Boolean(true),
+            "false" | "f" | "0" | "no" | "n" => Datum::Boolean(false),
+            _ => return Err(mismatch()),
+        },
+        DataType::Decimal { scale, .. } => {
+            Datum::Decimal(parse_decimal(trimmed, scale).ok_or_else(mismatch)?)
+        }
+        DataType::Text { .. } | DataType::Date | DataType::Timestamp => {
+            Datum::Text(field.to_string())
+        }
+        DataType::Bytes { .. } => Datum::Bytes(field.as_bytes().to_vec()),
+    })
+}
+
+/// `-12.345` at scale 2 is -1235 (rounded half away from zero); None for anything else.
+fn parse_decimal(text: &str, scale: i8) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = usize::try_from(scale).ok()?;
+    let mut value: i128 = 0;
+    for b in whole
+        .bytes()
+        .chain(fraction.bytes().chain(std::iter::repeat(b'0')).take(scale))
+    {
+        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+    }
+    if fraction.as_bytes().get(scale).is_some_and(|b| *b >= b'5') {
+        value = value.checked_add(1)?;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// Counts the bytes the CSV reader has consumed, for the progress bar.
+struct CountingReader<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+async fn copy_to(
+    session: &Session,
+    query: Statement,
+    path: &Path,
+    csv_options: &CsvOptions,
+) -> Result<Output> {
+    let ctx = session.statement_context(&Default::default());
+    let plan = plan_statement(&ctx, query).await?;
+    let mut stream = ctx
+        .execute_logical_plan(plan)
+        .await?
+        .execute_stream()
+        .await?;
+    let file = File::create(path).map_err(|source| Error::File {
+        action: "create",
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut writer = WriterBuilder::new()
+        .with_header(csv_options.header)
+        .with_delimiter(csv_options.delimiter)
+        .with_quote(csv_options.quote)
+        .with_null(csv_options.null.clone())
+        .build(BufWriter::new(file));
+    let mut written = 0u64;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        written += batch.num_rows() as u64;
+        writer.write(&batch)?;
+    }
+    writer.into_inner().into_inner().map_err(|e| Error::File {
+        action: "write",
+        path: path.display().to_string(),
+        source: e.into_error(),
+    })?;
+    Ok(Output::Affected { rows: written })
+}

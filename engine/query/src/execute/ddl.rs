@@ -1,0 +1,361 @@
+//! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
+//!
+//! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
+//! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column
+//! types are read from their SQL spelling, so every common alias works (INT, BIGINT,
+//! VARCHAR(n), DOUBLE PRECISION, ...).
+
+use datafusion::sql::sqlparser::ast::{
+    self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
+    TableConstraint,
+};
+use rowdex_catalog::{
+    CatalogError, ColumnDef, DataType, IndexDef, IndexState, KeyColumn, TableDef,
+};
+
+use crate::error::{Error, Result};
+use crate::execute::keydesign::advise_table;
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::names::{ident_name, object_name};
+use crate::sql::tokens::FamilyMember;
+use crate::write::bulk::{drop_index, drop_table};
+
+/// `families` holds the columns declared `family.column` (see `sql::tokens`).
+pub(crate) async fn create_table(
+    session: &Session,
+    create: &CreateTable,
+    families: &[FamilyMember],
+) -> Result<Output> {
+    let name = object_name(&create.name)?;
+    if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
+        return Err(Error::Unsupported {
+            what: "CREATE TABLE ... AS / LIKE / CLONE".to_string(),
+        });
+    }
+    if session.db.catalog.table(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::Catalog(rowdex_catalog::CatalogError::TableExists {
+            table: name,
+        }));
+    }
+    let mut columns = Vec::with_capacity(create.columns.len());
+    let mut key: Vec<(String, bool)> = Vec::new();
+    let mut uniques: Vec<UniqueConstraint> = Vec::new();
+    for column in &create.columns {
+        let column_name = ident_name(&column.name);
+        let mut nullable = true;
+        for option in &column.options {
+            match &option.option {
+                ColumnOption::Null => nullable = true,
+                ColumnOption::NotNull => nullable = false,
+                ColumnOption::PrimaryKey(_) => {
+                    if !key.is_empty() {
+                        return Err(Error::Unsupported {
+                            what: "more than one PRIMARY KEY".to_string(),
+                        });
+                    }
+                    key.push((column_name.clone(), false));
+                }
+                ColumnOption::Unique(unique) => {
+                    let name = unique.name.as_ref().map(ident_name);
+                    uniques.push((name, vec![(column_name.clone(), false)]));
+                }
+                other => {
+                    return Err(Error::Unsupported {
+                        what: format!("the column option {other} (column {column_name})"),
+                    });
+                }
+            }
+        }
+        columns.push(ColumnDef {
+            id: 0,
+            name: column_name,
+            data_type: parse_type(&column.data_type)?,
+            nullable,
+            hidden: false,
+            family: 0,
+        });
+    }
+    for constraint in &create.constraints {
+        match constraint {
+            TableConstraint::PrimaryKey(primary) => {
+                if !key.is_empty() {
+                    return Err(Error::Unsupported {
+                        what: "more than one PRIMARY KEY".to_string(),
+                    });
+                }
+                for index_column in &primary.columns {
+                    let ast::Expr::Identifier(ident) = &index_column.column.expr else {
+                        return Err(Error::Unsupported {
+                            what: format!("the key expression {}", index_column.column.expr),
+                        });
+                    };
+                    let desc = index_column.column.options.asc == Some(false);
+                    key.push((ident_name(ident), desc));
+                }
+            }
+            TableConstraint::Unique(unique) => {
+                let mut unique_columns = Vec::with_capacity(unique.columns.len());
+                for index_column in &unique.columns {
+                    let ast::Expr::Identifier(ident) = &index_column.column.expr else {
+                        return Err(Error::Unsupported {
+                            what: format!("the UNIQUE expression {}", index_column.column.expr),
+                        });
+                    };
+                    let desc = index_column.column.options.asc == Some(false);
+                    unique_columns.push((ident_name(ident), desc));
+                }
+                let name = unique.name.as_ref().or(unique.index_name.as_ref());
+                uniques.push((name.map(ident_name), unique_columns));
+            }
+            other => {
+                return Err(Error::Unsupported {
+                    what: format!("the table constraint {other}"),
+                });
+            }
+        }
+    }
+    let options = table_options(&create.table_options)?;
+    let mut def = TableDef::new(&name, columns, &key, options.buckets)?;
+    if let Some(salt_on) = &options.on {
+        def = def.with_salt_on(salt_on)?;
+    }
+    if let Some(ttl) = options.ttl {
+        def = def.with_ttl(ttl)?;
+    }
+    if let Some(versions) = options.versions {
+        def = def.with_versions(versions)?;
+    }
+    if !families.is_empty() {
+        def = def.with_families(families)?;
+    }
+    def.indexes = unique_indexes(&def, uniques)?;
+    let warnings = advise_table(&def);
+    session.db.catalog.create_table(def).await?;
+    session.set_warnings(warnings);
+    Ok(Output::Done)
+}
+
+/// A UNIQUE constraint as declared: its optional name and its columns, each with a DESC flag.
+type UniqueConstraint = (Option<String>, Vec<(String, bool)>);
+
+/// The unique indexes that enforce a table's UNIQUE constraints, named `<table>_<columns>_key`
+/// unless the constraint is named. A constraint on exactly the primary key needs no index.
+fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<IndexDef>> {
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    for (name, unique_columns) in uniques {
+        let mut columns = Vec::with_capacity(unique_columns.len());
+        for (column, desc) in &unique_columns {
+            let position = def.column_index(column).ok_or_else(|| {
+                Error::Catalog(CatalogError::ColumnNotFound {
+                    table: def.name.clone(),
+                    column: column.clone(),
+                })
+            })?;
+            columns.push(KeyColumn {
+                column: position,
+                desc: *desc,
+            });
+        }
+        let mut positions: Vec<usize> = columns.iter().map(|c| c.column).collect();
+        let mut key_positions: Vec<usize> = def.key.iter().map(|c| c.column).collect();
+        positions.sort_unstable();
+        key_positions.sort_unstable();
+        if positions == key_positions {
+            continue;
+        }
+        let name = name.unwrap_or_else(|| {
+            let names: Vec<&str> = unique_columns.iter().map(|(c, _)| c.as_str()).collect();
+            let base = format!("{}_{}_key", def.name, names.join("_"));
+            let mut candidate = base.clone();
+            let mut suffix = 1;
+            while indexes.iter().any(|i| i.name == candidate) {
+                candidate = format!("{base}{suffix}");
+                suffix += 1;
+            }
+            candidate
+        });
+        indexes.push(IndexDef {
+            id: 0,
+            name,
+            columns,
+            include: Vec::new(),
+            unique: true,
+            state: IndexState::Ready,
+            salt_buckets: 0,
+        });
+    }
+    Ok(indexes)
+}
+
+pub(crate) async fn drop(
+    session: &Session,
+    object_type: ObjectType,
+    if_exists: bool,
+    names: &[ObjectName],
+) -> Result<Output> {
+    if !matches!(
+        object_type,
+        ObjectType::Table | ObjectType::Index | ObjectType::View
+    ) {
+        return Err(Error::Unsupported {
+            what: format!("DROP {object_type}"),
+        });
+    }
+    for name in names {
+        let name = object_name(name)?;
+        let db = &session.db;
+        let exists = match object_type {
+            ObjectType::Index => db.catalog.find_index(&name).is_some(),
+            ObjectType::View => db.catalog.view(&name).is_some(),
+            _ => db.catalog.table(&name).is_some(),
+        };
+        if !exists {
+            if if_exists {
+                continue;
+            }
+            return Err(match object_type {
+                ObjectType::Index => Error::IndexNotFound { index: name },
+                ObjectType::View => Error::Catalog(CatalogError::ViewNotFound { view: name }),
+                _ => Error::TableNotFound { table: name },
+            });
+        }
+        match object_type {
+            ObjectType::Index => drop_index(db, &name).await?,
+            ObjectType::View => db.catalog.drop_view(&name).await?,
+            _ => drop_table(db, &name).await?,
+        }
+    }
+    Ok(Output::Done)
+}
+
+/// Reads a column type from its SQL spelling.
+pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
+    let text = data_type.to_string().to_uppercase();
+    let (base, args) = match text.split_once('(') {
+        Some((base, rest)) => (base.trim(), rest.trim_end_matches(')')),
+        None => (text.trim(), ""),
+    };
+    let numbers: Vec<u32> = args
+        .split(',')
+        .filter_map(|a| a.split_whitespace().next()?.parse().ok())
+        .collect();
+    let unknown = || Error::UnknownType { name: text.clone() };
+    let parsed = match base {
+        "BOOLEAN" | "BOOL" => DataType::Boolean,
+        "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" | "INT2" | "INT4" | "INT8"
+        | "MEDIUMINT" | "INT64" => DataType::Integer,
+        "REAL" | "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT4" | "FLOAT8" | "FLOAT64" => {
+            DataType::Float
+        }
+        "DECIMAL" | "NUMERIC" | "DEC" => {
+            let precision = numbers.first().copied().unwrap_or(38);
+            let scale = numbers.get(1).copied().unwrap_or(0);
+            if precision == 0 || precision > 38 || scale > precision {
+                return Err(unknown());
+            }
+            DataType::Decimal {
+                precision: precision as u8,
+                scale: scale as i8,
+            }
+        }
+        "VARCHAR" | "CHAR" | "CHARACTER" | "CHARACTER VARYING" | "NVARCHAR" | "NCHAR"
+        | "CHAR VARYING" => DataType::Text {
+            max_len: numbers.first().copied(),
+        },
+        "TEXT" | "STRING" | "CLOB" => DataType::Text { max_len: None },
+        "VARBINARY" | "BINARY" => DataType::Bytes {
+            max_len: numbers.first().copied(),
+        },
+        "BYTEA" | "BLOB" | "BYTES" => DataType::Bytes { max_len: None },
+        "DATE" => DataType::Date,
+        "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
+        _ => return Err(unknown()),
+    };
+    Ok(parsed)
+}
+
+/// What a CREATE TABLE's options ask for: salting, a TTL, kept versions.
+struct TableOptions {
+    buckets: u16,
+    /// `SALT_ON = (a, b)`: the key columns the bucket is hashed from.
+    on: Option<Vec<String>>,
+    /// `TTL = seconds`: rows expire this long after their last write.
+    ttl: Option<u64>,
+    /// `VERSIONS = n`: versions kept of each row, the current one included.
+    versions: Option<u32>,
+}
+
+fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
+    let mut options = TableOptions {
+        buckets: 0,
+        on: None,
+        ttl: None,
+        versions: None,
+    };
+    let list = match declared {
+        CreateTableOptions::None => return Ok(options),
+        CreateTableOptions::With(list) | CreateTableOptions::Plain(list) => list,
+        other => {
+            return Err(Error::BadTableOption {
+                option: other.to_string(),
+            });
+        }
+    };
+    for option in list {
+        let SqlOption::KeyValue { key, value } = option else {
+            return Err(Error::BadTableOption {
+                option: option.to_string(),
+            });
+        };
+        // `NAME = n` with n in a range; the error names the option and what it takes.
+        let number = |max: u64, takes: &str| {
+            value
+                .to_string()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or_else(|| Error::BadTableOption {
+                    option: format!("{option} ({takes}, from 1 to {max})"),
+                })
+        };
+        if key.value.eq_ignore_ascii_case("salt_buckets") {
+            options.buckets = number(256, "SALT_BUCKETS is a number of buckets")? as u16;
+        } else if key.value.eq_ignore_ascii_case("ttl") {
+            let max = rowdex_catalog::MAX_TTL_SECONDS;
+            options.ttl = Some(number(max, "TTL is a number of seconds")?);
+        } else if key.value.eq_ignore_ascii_case("versions") {
+            let max = u64::from(rowdex_catalog::MAX_VERSIONS);
+            let versions = number(max, "VERSIONS is a number of versions per row")?;
+            options.versions = Some(versions as u32);
+        } else if key.value.eq_ignore_ascii_case("salt_on") {
+            options.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
+                option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
+            })?);
+        } else {
+            return Err(Error::BadTableOption {
+                option: option.to_string(),
+            });
+        }
+    }
+    Ok(options)
+}
+
+/// `a`, `(a)` or `(a, b)` as column names.
+fn column_list(value: &ast::Expr) -> Option<Vec<String>> {
+    match value {
+        ast::Expr::Identifier(ident) => Some(vec![ident_name(ident)]),
+        ast::Expr::Nested(inner) => column_list(inner),
+        ast::Expr::Tuple(items) => items
+            .iter()
+            .map(|item| match item {
+                ast::Expr::Identifier(ident) => Some(ident_name(ident)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}

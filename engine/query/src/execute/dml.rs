@@ -1,0 +1,321 @@
+//! INSERT, UPSERT, UPDATE and DELETE.
+//!
+//! Every statement computes all its row mutations first, then applies them in one optimistic
+//! transaction: all of them land or none does, and a concurrent change to a row the statement
+//! read makes the statement fail with a retryable conflict instead of losing an update. UPDATE
+//! and DELETE select their rows through that same transaction, so the selection itself is
+//! validated at commit: a row changed by another session after it was selected is a conflict.
+//!
+//! Conflict handling follows the syntax users of the field know: plain INSERT rejects an
+//! existing key; `UPSERT INTO` (Phoenix) inserts or overwrites the named columns of the existing
+//! row; `INSERT OR REPLACE` / `REPLACE INTO` (SQLite, MySQL) replace the whole row;
+//! `INSERT OR IGNORE` and `ON CONFLICT DO NOTHING` skip rows whose key exists.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{
+    self, Assignment, AssignmentTarget, Delete, FromTable, Insert, OnConflictAction, OnInsert,
+    SqliteOnConflict, Statement, TableObject, TableWithJoins, Update,
+};
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+
+use crate::db::txn::{SessionTxn, StatementTxn};
+use crate::df::context::{context_with, new_context, plan_statement};
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::hints::QueryHints;
+use crate::sql::literals::literal_rows;
+use crate::sql::names::{object_name, target_columns, visible_column};
+use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::sql::rewrite::unique_output_names;
+use crate::values::{assign, datum_from_array, full_row};
+use crate::write::row_writer::RowWriter;
+use crate::write::rows::{OnExisting, key_text, write_rows};
+
+pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> Result<Output> {
+    let TableObject::TableName(name) = &insert.table else {
+        return Err(Error::Unsupported {
+            what: "INSERT INTO a table function".to_string(),
+        });
+    };
+    let def = session
+        .db
+        .catalog
+        .require_table(&object_name(name)?)
+        .map_err(|_| Error::TableNotFound {
+            table: name.to_string().to_lowercase(),
+        })?;
+    let mode = on_existing(insert, upsert)?;
+    let targets = target_columns(&def, &insert.columns)?;
+    let Some(source) = &insert.source else {
+        return Err(Error::Unsupported {
+            what: "INSERT without VALUES or SELECT".to_string(),
+        });
+    };
+    let values = match literal_rows(source) {
+        Some(rows) => rows,
+        None => {
+            let source = Statement::Query(source.clone());
+            query_rows(session, source, None, session.open_txn()).await?
+        }
+    };
+    let mut rows = Vec::with_capacity(values.len());
+    for row_values in values {
+        if row_values.len() != targets.len() {
+            return Err(Error::ColumnCountMismatch {
+                table: def.name.clone(),
+                expected: targets.len(),
+                found: row_values.len(),
+            });
+        }
+        rows.push(full_row(&def, &targets, row_values.into_iter().map(Ok))?);
+    }
+    let txn = session.open_txn();
+    let affected = write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?;
+    Ok(Output::Affected { rows: affected })
+}
+
+pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(Error::Unsupported {
+            what: "UPDATE with FROM or joins".to_string(),
+        });
+    }
+    let def = target_table(session, &update.table)?;
+    let mut assigned: Vec<(usize, &ast::Expr)> = Vec::with_capacity(update.assignments.len());
+    for Assignment { target, value } in &update.assignments {
+        let AssignmentTarget::ColumnName(column) = target else {
+            return Err(Error::Unsupported {
+                what: format!("the assignment target {target}"),
+            });
+        };
+        let column_name = object_name(column)?;
+        let position = visible_column(&def, &column_name)?;
+        // As in SQLite, the rightmost assignment to a column wins.
+        assigned.retain(|(c, _)| *c != position);
+        assigned.push((position, value));
+    }
+    // Aliased: two assignments with the same text (`SET x = 5, y = 5`) are still two columns.
+    let extra: Vec<String> = assigned
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
+        .collect();
+    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
+    let rows = select_rows(
+        session,
+        &statement_txn,
+        &def,
+        &update.table,
+        &extra,
+        update.selection.as_ref(),
+    )
+    .await?;
+
+    let ncolumns = def.columns.len();
+    let mut assignments = Vec::with_capacity(rows.len());
+    for mut row in rows {
+        let new_values = row.split_off(ncolumns);
+        let mut values = Vec::with_capacity(new_values.len());
+        for ((column, _), value) in assigned.iter().zip(new_values) {
+            values.push((*column, assign(&def, &def.columns[*column], value)?));
+        }
+        assignments.push((def.row_key_of(&row), values));
+    }
+
+    let mut writer = RowWriter::begin(&session.db, &def, Some(&statement_txn.txn)).await?;
+    // The old rows are read again through the transaction: the stored rows with everything
+    // the statement wrote so far.
+    let mut changes = Vec::with_capacity(assignments.len());
+    for (old_key, values) in assignments {
+        let Some(old_row) = writer.stored_row(&old_key).await? else {
+            // Selected and read through one transaction, so this cannot happen short of a
+            // damaged store; retrying is still the honest answer.
+            return Err(Error::WriteConflict);
+        };
+        let mut new_row = old_row.clone();
+        for (column, value) in values {
+            new_row[column] = value;
+        }
+        changes.push((old_row, new_row));
+    }
+    let old_keys: HashSet<Vec<u8>> = changes.iter().map(|(old, _)| def.row_key_of(old)).collect();
+    let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
+    for (old_row, new_row) in &changes {
+        let new_key = def.row_key_of(new_row);
+        let mut taken = !new_keys.insert(new_key.clone());
+        if !taken && !old_keys.contains(&new_key) {
+            match writer.stored_row(&new_key).await? {
+                Some(other) if writer.is_live(&other) => taken = true,
+                // An expired row on the new key is removed to make room.
+                Some(expired) => writer.stage(Some(&expired), None),
+                None => {}
+            }
+        }
+        if taken {
+            return Err(Error::DuplicateKey {
+                table: def.name.clone(),
+                key: key_text(&def, new_row),
+            });
+        }
+        writer.stage(Some(old_row), Some(new_row));
+    }
+    writer.commit().await?;
+    statement_txn.finish(&session.db).await?;
+    Ok(Output::Affected {
+        rows: changes.len() as u64,
+    })
+}
+
+pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
+    let tables = match &delete.from {
+        FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables) => tables,
+    };
+    let [table] = tables.as_slice() else {
+        return Err(Error::Unsupported {
+            what: "DELETE from several tables".to_string(),
+        });
+    };
+    if delete.using.is_some() || !table.joins.is_empty() || delete.limit.is_some() {
+        return Err(Error::Unsupported {
+            what: "DELETE with USING, joins or LIMIT".to_string(),
+        });
+    }
+    let def = target_table(session, table)?;
+    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
+    let rows = select_rows(
+        session,
+        &statement_txn,
+        &def,
+        table,
+        &[],
+        delete.selection.as_ref(),
+    )
+    .await?;
+    let mut writer = RowWriter::begin(&session.db, &def, Some(&statement_txn.txn)).await?;
+    for row in &rows {
+        let Some(stored) = writer.stored_row(&def.row_key_of(row)).await? else {
+            return Err(Error::WriteConflict);
+        };
+        writer.stage(Some(&stored), None);
+    }
+    writer.commit().await?;
+    statement_txn.finish(&session.db).await?;
+    Ok(Output::Affected {
+        rows: rows.len() as u64,
+    })
+}
+
+fn on_existing(insert: &Insert, upsert: bool) -> Result<OnExisting> {
+    if upsert {
+        return Ok(OnExisting::MergeColumns);
+    }
+    if insert.replace_into {
+        return Ok(OnExisting::ReplaceRow);
+    }
+    let from_or = match insert.or {
+        None
+        | Some(SqliteOnConflict::Abort | SqliteOnConflict::Fail | SqliteOnConflict::Rollback) => {
+            OnExisting::Fail
+        }
+        Some(SqliteOnConflict::Replace) => OnExisting::ReplaceRow,
+        Some(SqliteOnConflict::Ignore) => OnExisting::Skip,
+    };
+    let mode = if insert.ignore {
+        OnExisting::Skip
+    } else {
+        from_or
+    };
+    match &insert.on {
+        None => Ok(mode),
+        Some(OnInsert::OnConflict(conflict)) => match &conflict.action {
+            OnConflictAction::DoNothing => Ok(OnExisting::Skip),
+            OnConflictAction::DoUpdate(_) => Err(Error::Unsupported {
+                what: "ON CONFLICT DO UPDATE (use UPSERT INTO or INSERT OR REPLACE)".to_string(),
+            }),
+        },
+        Some(other) => Err(Error::Unsupported {
+            what: format!("{other}"),
+        }),
+    }
+}
+
+fn target_table(session: &Session, table: &TableWithJoins) -> Result<Arc<TableDef>> {
+    let ast::TableFactor::Table { name, .. } = &table.relation else {
+        return Err(Error::Unsupported {
+            what: format!("writing to {}", table.relation),
+        });
+    };
+    let name = object_name(name)?;
+    session
+        .db
+        .catalog
+        .table(&name)
+        .ok_or(Error::TableNotFound { table: name })
+}
+
+/// Runs a query through DataFusion and returns its rows as datums.
+async fn query_rows(
+    session: &Session,
+    mut statement: Statement,
+    expose_hidden: Option<String>,
+    txn: Option<Arc<SessionTxn>>,
+) -> Result<Vec<Vec<Datum>>> {
+    let base = match &expose_hidden {
+        Some(_) => new_context(&session.db, expose_hidden),
+        None => session.ctx.clone(),
+    };
+    let ctx = context_with(&base, &QueryHints::default(), txn);
+    // Rows are taken by position, so `SELECT i, i` may name two columns alike.
+    let _ = unique_output_names(&mut statement);
+    let plan = plan_statement(&ctx, statement).await?;
+    let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
+    let mut rows = Vec::new();
+    for batch in &batches {
+        for row in 0..batch.num_rows() {
+            let values = batch
+                .columns()
+                .iter()
+                .map(|column| datum_from_array(column.as_ref(), row))
+                .collect::<Result<Vec<Datum>>>()?;
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}
+
+/// Every column (hidden ones too) of the rows an UPDATE or DELETE targets, followed by the
+/// `extra` expressions evaluated on each.
+async fn select_rows(
+    session: &Session,
+    txn: &StatementTxn,
+    def: &TableDef,
+    table: &TableWithJoins,
+    extra: &[String],
+    selection: Option<&ast::Expr>,
+) -> Result<Vec<Vec<Datum>>> {
+    let mut items: Vec<String> = def
+        .columns
+        .iter()
+        .map(|c| format!("\"{}\"", c.name.replace('"', "\"\"")))
+        .collect();
+    items.extend(extra.iter().cloned());
+    let mut sql = format!("SELECT {} FROM {}", items.join(", "), table.relation);
+    if let Some(selection) = selection {
+        sql.push_str(&format!(" WHERE {selection}"));
+    }
+    let mut statements = split_statements(&sql)?;
+    let Some(ParsedStatement::Sql { statement, .. }) = statements.pop() else {
+        return Ok(Vec::new());
+    };
+    query_rows(
+        session,
+        *statement,
+        Some(def.name.clone()),
+        Some(txn.txn.clone()),
+    )
+    .await
+}

@@ -1,0 +1,286 @@
+//! Index statements: CREATE INDEX (with its backfill), DROP INDEX, SHOW INDEXES and
+//! CHECK / REPAIR INDEX|TABLE.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::sql::sqlparser::ast::{self, CreateIndex};
+use rowdex_catalog::{IndexDef, IndexState, KeyColumn, TableDef};
+use rowdex_indexer::IndexError;
+use rowdex_indexer::maintain::{self, CheckReport};
+
+use crate::error::{Error, Result};
+use crate::execute::keydesign::advise_index;
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::names::{ident_name, object_name, visible_column};
+use crate::write::bulk::drop_index;
+
+/// `WITH (SALT_BUCKETS = n)` on CREATE INDEX: the only index option.
+fn index_salt_buckets(with: &[ast::Expr]) -> Result<u16> {
+    let mut buckets = 0;
+    for option in with {
+        let bad = || Error::BadIndexOption {
+            option: format!(
+                "{option} (CREATE INDEX takes WITH (SALT_BUCKETS = n), n from 1 to 256)"
+            ),
+        };
+        let ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Eq,
+            right,
+        } = option
+        else {
+            return Err(bad());
+        };
+        let ast::Expr::Identifier(key) = left.as_ref() else {
+            return Err(bad());
+        };
+        if !key.value.eq_ignore_ascii_case("salt_buckets") {
+            return Err(bad());
+        }
+        buckets = right
+            .to_string()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| (1..=256).contains(n))
+            .ok_or_else(bad)?;
+    }
+    Ok(buckets)
+}
+
+pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Result<Output> {
+    let Some(name) = &create.name else {
+        return Err(Error::Unsupported {
+            what: "CREATE INDEX without a name".to_string(),
+        });
+    };
+    if create.predicate.is_some() || create.using.is_some() {
+        return Err(Error::Unsupported {
+            what: "partial indexes and USING on CREATE INDEX".to_string(),
+        });
+    }
+    let salt_buckets = index_salt_buckets(&create.with)?;
+    let name = object_name(name)?;
+    let table_name = object_name(&create.table_name)?;
+    let db = &session.db;
+    let table = db.table_def(&table_name)?;
+    if db.catalog.find_index(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::Catalog(rowdex_catalog::CatalogError::IndexExists {
+            index: name,
+        }));
+    }
+    let mut columns = Vec::with_capacity(create.columns.len());
+    for column in &create.columns {
+        let ast::Expr::Identifier(ident) = &column.column.expr else {
+            return Err(Error::Unsupported {
+                what: format!("indexing the expression {}", column.column.expr),
+            });
+        };
+        columns.push(KeyColumn {
+            column: visible_column(&table, &ident_name(ident))?,
+            desc: column.column.options.asc == Some(false),
+        });
+    }
+    let mut include = Vec::with_capacity(create.include.len());
+    for ident in &create.include {
+        let column = visible_column(&table, &ident_name(ident))?;
+        if !include.contains(&column) {
+            include.push(column);
+        }
+    }
+    let index = IndexDef {
+        id: 0,
+        name: name.clone(),
+        columns,
+        include,
+        unique: create.unique,
+        state: IndexState::Building,
+        salt_buckets,
+    };
+    let warnings = advise_index(&table, &index);
+    let building = db.catalog.create_index(&table_name, index).await?;
+    session.set_warnings(warnings);
+    let Some(index) = building.index(&name).cloned() else {
+        return Err(Error::IndexNotFound { index: name });
+    };
+    let total = db.stats.row_estimate(&building);
+    let progress = session.progress.clone();
+    let label = format!("building index {name} (rows)");
+    let mut report = |done: u64| {
+        if let Some(progress) = &progress {
+            progress(&label, done, total.max(done));
+        }
+    };
+    match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
+        Ok(rows) => {
+            db.stats.set_rows(building.id, rows);
+            db.catalog.mark_index_ready(&table_name, &name).await?;
+            Ok(Output::Done)
+        }
+        Err(error) => {
+            // The index was never visible to queries; take it away again with its entries.
+            drop_index(db, &name).await?;
+            Err(match error {
+                IndexError::UniqueViolation { index, value } => Error::UniqueViolation {
+                    index,
+                    table: table_name,
+                    value,
+                },
+                other => other.into(),
+            })
+        }
+    }
+}
+
+pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Output> {
+    let tables: Vec<Arc<TableDef>> = match table {
+        Some(name) => vec![session.db.table_def(name)?],
+        None => session.db.catalog.tables(),
+    };
+    let mut rows: Vec<[String; 6]> = Vec::new();
+    for table in &tables {
+        for index in &table.indexes {
+            let columns: Vec<String> = index
+                .columns
+                .iter()
+                .map(|k| {
+                    let order = if k.desc { "DESC" } else { "ASC" };
+                    format!("{} {order}", table.columns[k.column].name)
+                })
+                .collect();
+            let include: Vec<String> = index
+                .include
+                .iter()
+                .map(|c| table.columns[*c].name.clone())
+                .collect();
+            rows.push([
+                table.name.clone(),
+                index.name.clone(),
+                if index.unique { "YES" } else { "NO" }.to_string(),
+                columns.join(", "),
+                include.join(", "),
+                match index.state {
+                    IndexState::Ready => "ready",
+                    IndexState::Building => "building",
+                }
+                .to_string(),
+            ]);
+        }
+    }
+    Output::text_table(
+        [
+            "table_name",
+            "index_name",
+            "unique",
+            "columns",
+            "include",
+            "state",
+        ],
+        &rows,
+    )
+}
+
+/// Every index of a table, each paired with the table.
+fn indexes_of(table: &Arc<TableDef>) -> Vec<(Arc<TableDef>, IndexDef)> {
+    table
+        .indexes
+        .iter()
+        .map(|i| (table.clone(), i.clone()))
+        .collect()
+}
+
+/// REINDEX: repairs the named index, every index of the named table, or every index, so each
+/// holds exactly the entries its rows call for. An index's name is looked up before a table's,
+/// as SQLite does.
+pub(crate) async fn reindex(session: &Session, target: Option<&str>) -> Result<Output> {
+    let db = &session.db;
+    let targets: Vec<(Arc<TableDef>, IndexDef)> = match target {
+        Some(name) => match db.catalog.find_index(name) {
+            Some(found) => vec![found],
+            None => {
+                let table = db.catalog.table(name).ok_or_else(|| Error::IndexNotFound {
+                    index: name.to_string(),
+                })?;
+                indexes_of(&table)
+            }
+        },
+        None => db.catalog.tables().iter().flat_map(indexes_of).collect(),
+    };
+    for (table, index) in &targets {
+        maintain::check(db.store.as_ref(), table, index, true).await?;
+    }
+    Ok(Output::Done)
+}
+
+/// CHECK / REPAIR of one index (`index = Some`) or of every index of a table.
+pub(crate) async fn check(
+    session: &Session,
+    index: Option<&str>,
+    table: Option<&str>,
+    repair: bool,
+) -> Result<Output> {
+    let db = &session.db;
+    let targets: Vec<(Arc<TableDef>, IndexDef)> = match (index, table) {
+        (Some(name), _) => {
+            vec![
+                db.catalog
+                    .find_index(name)
+                    .ok_or_else(|| Error::IndexNotFound {
+                        index: name.to_string(),
+                    })?,
+            ]
+        }
+        (None, Some(name)) => {
+            let table = db.table_def(name)?;
+            indexes_of(&table)
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut reports: Vec<(String, CheckReport)> = Vec::with_capacity(targets.len());
+    for (table, index) in &targets {
+        let report = maintain::check(db.store.as_ref(), table, index, repair).await?;
+        reports.push((index.name.clone(), report));
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("index_name", ArrowType::Utf8, false),
+        Field::new("rows", ArrowType::Int64, false),
+        Field::new("entries", ArrowType::Int64, false),
+        Field::new("missing", ArrowType::Int64, false),
+        Field::new("dangling", ArrowType::Int64, false),
+        Field::new("repaired", ArrowType::Int64, false),
+        Field::new("status", ArrowType::Utf8, false),
+    ]));
+    let number = |f: fn(&CheckReport) -> u64| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(
+            reports.iter().map(|(_, r)| f(r) as i64),
+        ))
+    };
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            reports.iter().map(|(n, _)| n.clone()),
+        )),
+        number(|r| r.rows),
+        number(|r| r.entries),
+        number(|r| r.missing),
+        number(|r| r.dangling),
+        number(|r| r.repaired),
+        Arc::new(StringArray::from_iter_values(reports.iter().map(
+            |(_, r)| match (r.is_clean(), r.repaired > 0) {
+                (true, _) => "ok",
+                (false, true) => "repaired",
+                (false, false) => "corrupt",
+            },
+        ))),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Output::Rows {
+        schema,
+        batches: vec![batch],
+    })
+}

@@ -1,0 +1,465 @@
+//! The native executor: key-access queries on one table run straight from the parsed SQL to
+//! the access-path planner and the row reader, without DataFusion's planning (which costs
+//! hundreds of microseconds a query, a hundred times a point get).
+//!
+//! It takes what `compile` recognises, binds the values (literals or parameters), chooses the
+//! access path with the same planner and cost model as the DataFusion scans, and reads. An
+//! ORDER BY is read along a path that yields it when one does (or a LIMIT makes stopping early
+//! worth a row lookup per entry); otherwise the rows are sorted after the scan. A value whose
+//! comparison would need a cast leaves the query to DataFusion. The sql-tests run in both modes
+//! to keep the answers the same.
+
+pub(crate) mod cache;
+pub(crate) mod compile;
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::sql::sqlparser::ast::Query;
+use futures::TryStreamExt;
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+use rowdex_planner::{
+    AccessPath, CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates,
+    ordered_index_scan,
+};
+use rowdex_store::KvRead;
+
+use crate::db::DbState;
+use crate::db::txn::{SessionTxn, read_view};
+use crate::error::Result;
+use crate::native::compile::{NativeQuery, OrderItem, Slot};
+use crate::output::Output;
+use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, choose_among};
+use crate::scan::columnar::BatchDecoder;
+use crate::scan::read::{offset_limit, row_entries, scan_rows};
+use crate::sql::hints::QueryHints;
+use crate::values::{exact_value, rows_to_batch};
+
+/// A native query with its values bound.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    predicates: Vec<Predicate>,
+    /// A comparison with NULL: no row can match.
+    pub(crate) unsatisfiable: bool,
+    /// Columns a condition fixes to one value.
+    constants: HashSet<usize>,
+    pub(crate) offset: usize,
+    pub(crate) limit: Option<usize>,
+}
+
+impl NativeQuery {
+    /// Compiles `query` when the native executor can run it.
+    pub(crate) fn compile(db: &DbState, query: &Query) -> Option<NativeQuery> {
+        compile::compile(&db.catalog, query)
+    }
+
+    /// Whether the table this query was compiled against is still the table's definition.
+    pub(crate) fn is_current(&self, db: &DbState) -> bool {
+        db.catalog
+            .table(&self.table.name)
+            .is_some_and(|table| Arc::ptr_eq(&table, &self.table))
+    }
+
+    pub(crate) fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Binds literals and parameters to the columns they are compared with. None when a value
+    /// would need a conversion that changes what the comparison means (DataFusion casts the
+    /// column instead), or a parameter is missing.
+    pub(crate) fn bind(&self, params: &[Datum]) -> Option<Bound> {
+        let value = |slot: &Slot| match slot {
+            Slot::Value(datum) => Some(datum.clone()),
+            Slot::Param(i) => params.get(*i).cloned(),
+        };
+        let mut bound = Bound {
+            predicates: Vec::with_capacity(self.conditions.len()),
+            unsatisfiable: false,
+            constants: HashSet::new(),
+            offset: 0,
+            limit: None,
+        };
+        for condition in &self.conditions {
+            let predicate = match condition {
+                Predicate::Compare {
+                    column,
+                    op,
+                    value: slot,
+                } => {
+                    let datum = value(slot)?;
+                    if datum.is_null() {
+                        bound.unsatisfiable = true;
+                        continue;
+                    }
+                    if *op == CmpOp::Eq {
+                        bound.constants.insert(*column);
+                    }
+                    Predicate::Compare {
+                        column: *column,
+                        op: *op,
+                        value: exact_value(&self.table, *column, datum)?,
+                    }
+                }
+                Predicate::InList { column, values } => {
+                    let mut list = Vec::with_capacity(values.len());
+                    for slot in values {
+                        let datum = value(slot)?;
+                        // NULL in an IN list makes the test unknown, never true.
+                        if !datum.is_null() {
+                            list.push(exact_value(&self.table, *column, datum)?);
+                        }
+                    }
+                    if list.is_empty() {
+                        bound.unsatisfiable = true;
+                        continue;
+                    }
+                    if list.iter().all(|v| v == &list[0]) {
+                        bound.constants.insert(*column);
+                    }
+                    Predicate::InList {
+                        column: *column,
+                        values: list,
+                    }
+                }
+                Predicate::Like { column, pattern } => Predicate::Like {
+                    column: *column,
+                    pattern: pattern.clone(),
+                },
+                Predicate::IsNull { column } => {
+                    bound.constants.insert(*column);
+                    Predicate::IsNull { column: *column }
+                }
+                Predicate::IsNotNull { column } => Predicate::IsNotNull { column: *column },
+                Predicate::RowCompare {
+                    columns,
+                    op,
+                    values,
+                } => {
+                    let mut bound_values = Vec::with_capacity(values.len());
+                    for (column, slot) in columns.iter().zip(values) {
+                        // A NULL in a row value: left to DataFusion (see `row_compare`).
+                        let datum = value(slot).filter(|d| !d.is_null())?;
+                        bound_values.push(exact_value(&self.table, *column, datum)?);
+                    }
+                    Predicate::RowCompare {
+                        columns: columns.clone(),
+                        op: *op,
+                        values: bound_values,
+                    }
+                }
+            };
+            bound.predicates.push(predicate);
+        }
+        let count = |slot: &Option<Slot>| match slot {
+            None => Some(None),
+            Some(slot) => match value(slot)? {
+                Datum::Int(n) => usize::try_from(n).ok().map(Some),
+                _ => None,
+            },
+        };
+        bound.limit = count(&self.limit)?;
+        bound.offset = count(&self.offset)?.unwrap_or(0);
+        Some(bound)
+    }
+
+    /// How to read the rows: the cheapest plan, read in the query's order when a path gives
+    /// it (always under a small LIMIT, so that the scan stops early), or sorted afterwards.
+    pub(crate) async fn plan(
+        &self,
+        db: &DbState,
+        bound: &Bound,
+        hint: IndexHint,
+    ) -> Result<NativePlan> {
+        let cutoff = db.expiry_cutoff(&self.table);
+        let mut needed = self.columns.clone();
+        needed.extend(self.order.iter().map(|item| item.column));
+        let request = ScanRequest {
+            table: self.table.clone(),
+            predicates: bound.predicates.clone(),
+            direction: Direction::Forward,
+            offset: bound.offset,
+            limit: bound.limit,
+            needed: Some(needed),
+            hint,
+        };
+        if self.order.is_empty() {
+            let plans = candidates(&request);
+            return Ok(NativePlan {
+                scan: choose_among(db, &request, plans).await?,
+                sort: None,
+                cutoff,
+            });
+        }
+        // The best way to read every matching row, whatever its order.
+        let unlimited = ScanRequest {
+            offset: 0,
+            limit: None,
+            ..request.clone()
+        };
+        let best = choose_among(db, &unlimited, candidates(&unlimited)).await?;
+        if let Some(mut scan) = in_order(best.clone(), &self.order, &bound.constants) {
+            scan.offset = bound.offset;
+            scan.limit = bound.limit;
+            return Ok(NativePlan {
+                scan,
+                sort: None,
+                cutoff,
+            });
+        }
+        let wanted = bound.limit.map(|limit| limit.saturating_add(bound.offset));
+        let few_matches = best
+            .estimate
+            .is_some_and(|e| e.rows <= ORDERED_LOOKUP_LIMIT as u64);
+        if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) && !few_matches {
+            let ordered: Vec<ScanPlan> = self
+                .ordered_candidates(&request)
+                .into_iter()
+                .filter_map(|plan| in_order(plan, &self.order, &bound.constants))
+                .collect();
+            if !ordered.is_empty() {
+                return Ok(NativePlan {
+                    scan: choose_among(db, &request, ordered).await?,
+                    sort: None,
+                    cutoff,
+                });
+            }
+        }
+        Ok(NativePlan {
+            scan: best,
+            sort: Some(SortAfter {
+                items: self.order.clone(),
+                offset: bound.offset,
+                limit: bound.limit,
+            }),
+            cutoff,
+        })
+    }
+
+    /// The candidates for `request`, and an index scan along every index the hint allows (each
+    /// yields its index's order).
+    fn ordered_candidates(&self, request: &ScanRequest) -> Vec<ScanPlan> {
+        let mut plans = candidates(request);
+        plans.extend(
+            self.table
+                .ready_indexes()
+                .filter(|(_, index)| request.hint.allows(&index.name))
+                .filter_map(|(position, _)| ordered_index_scan(request, position)),
+        );
+        plans
+    }
+
+    /// Reads the rows of `plan` from `snapshot` into one batch.
+    pub(crate) async fn execute(
+        &self,
+        snapshot: Arc<dyn KvRead>,
+        plan: NativePlan,
+    ) -> Result<Output> {
+        let schema = self.schema();
+        let NativePlan { scan, sort, cutoff } = plan;
+        let (offset, limit) = (scan.offset, scan.limit);
+        if sort.is_none()
+            && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff)
+        {
+            // Every entry is a result row: decode only the selected columns into the batch.
+            let entries: Vec<(Vec<u8>, Vec<u8>)> =
+                offset_limit(entries, offset, limit).try_collect().await?;
+            let decoder = BatchDecoder::new(self.table.clone(), &self.columns, schema.clone());
+            return Ok(Output::Rows {
+                schema,
+                batches: vec![decoder.decode(&entries)?],
+            });
+        }
+        let mut rows: Vec<Vec<Datum>> =
+            offset_limit(scan_rows(Arc::new(scan), snapshot, cutoff), offset, limit)
+                .try_collect()
+                .await?;
+        if let Some(sort) = sort {
+            rows = sort.apply(rows);
+        }
+        let batch = rows_to_batch(&self.table, &schema, &self.columns, &rows)?;
+        Ok(Output::Rows {
+            schema,
+            batches: vec![batch],
+        })
+    }
+
+    /// An empty result (the query can match no row).
+    pub(crate) fn empty(&self) -> Output {
+        Output::Rows {
+            schema: self.schema(),
+            batches: Vec::new(),
+        }
+    }
+}
+
+/// What the native executor runs: a scan, and a sort when no path yields the ORDER BY.
+#[derive(Debug)]
+pub(crate) struct NativePlan {
+    pub(crate) scan: ScanPlan,
+    pub(crate) sort: Option<SortAfter>,
+    /// Where the table's rows expire for this statement (tables with a TTL).
+    pub(crate) cutoff: Option<i64>,
+}
+
+impl NativePlan {
+    /// The EXPLAIN text: the access path, and the sort after it.
+    fn describe(&self, table: &TableDef) -> String {
+        let mut text = self.scan.to_string();
+        if let Some(sort) = &self.sort {
+            let items: Vec<String> = sort
+                .items
+                .iter()
+                .map(|item| {
+                    let name = table
+                        .columns
+                        .get(item.column)
+                        .map_or("?", |c| c.name.as_str());
+                    if item.descending {
+                        format!("{name} DESC")
+                    } else {
+                        name.to_string()
+                    }
+                })
+                .collect();
+            text.push_str(&format!(" then sorted by {}", items.join(", ")));
+            if sort.offset > 0 {
+                text.push_str(&format!(" offset={}", sort.offset));
+            }
+            if let Some(limit) = sort.limit {
+                text.push_str(&format!(" limit={limit}"));
+            }
+        }
+        text
+    }
+}
+
+/// A sort of the scanned rows, with the OFFSET and LIMIT that count in its order.
+#[derive(Debug)]
+pub(crate) struct SortAfter {
+    items: Vec<OrderItem>,
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl SortAfter {
+    /// Sorts as SQL does with NULL the smallest value (first ascending, last descending); ties
+    /// keep the scan's key order.
+    fn apply(&self, mut rows: Vec<Vec<Datum>>) -> Vec<Vec<Datum>> {
+        rows.sort_by(|a, b| {
+            for item in &self.items {
+                let (x, y) = (a.get(item.column), b.get(item.column));
+                let ordering = match (x, y) {
+                    (Some(x), Some(y)) => x.key_cmp(y),
+                    _ => Ordering::Equal,
+                };
+                let ordering = if item.descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                };
+                if ordering != Ordering::Equal {
+                    return ordering;
+                }
+            }
+            Ordering::Equal
+        });
+        let rows = rows.into_iter().skip(self.offset);
+        match self.limit {
+            Some(limit) => rows.take(limit).collect(),
+            None => rows.collect(),
+        }
+    }
+}
+
+/// Runs `query` natively if it can be: Some(result), or None to leave it to DataFusion.
+pub(crate) async fn run(
+    db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
+    query: &NativeQuery,
+    params: &[Datum],
+    hints: &QueryHints,
+) -> Result<Option<Output>> {
+    let Some(bound) = query.bind(params) else {
+        return Ok(None);
+    };
+    if bound.unsatisfiable {
+        return Ok(Some(query.empty()));
+    }
+    let plan = query
+        .plan(db, &bound, hints.for_table(&query.table.name))
+        .await?;
+    Ok(Some(query.execute(read_view(db, txn), plan).await?))
+}
+
+/// The plan the native executor would run `query` with (None: DataFusion runs it).
+pub(crate) async fn explain(
+    db: &DbState,
+    query: &NativeQuery,
+    hints: &QueryHints,
+) -> Result<Option<String>> {
+    let Some(bound) = query.bind(&[]) else {
+        return Ok(None);
+    };
+    if bound.unsatisfiable {
+        return Ok(Some(format!(
+            "EMPTY {} (a comparison with NULL)",
+            query.table.name
+        )));
+    }
+    let plan = query
+        .plan(db, &bound, hints.for_table(&query.table.name))
+        .await?;
+    Ok(Some(plan.describe(&query.table)))
+}
+
+/// `plan`, or `plan` read in reverse, if its rows come out in `order`. A column whose value is
+/// settled (fixed by a condition, or matched earlier in the ORDER BY) cannot reorder rows,
+/// wherever it appears; once every primary-key column is settled the rows are unique and the
+/// rest of the ORDER BY cannot change their order.
+fn in_order(
+    mut plan: ScanPlan,
+    order: &[OrderItem],
+    constants: &HashSet<usize>,
+) -> Option<ScanPlan> {
+    if matches!(plan.path, AccessPath::PointGet { .. }) {
+        return Some(plan);
+    }
+    let layout = plan.order_columns();
+    let fixed = plan.fixed_columns();
+    let mut settled: HashSet<usize> = constants.clone();
+    settled.extend(layout[..fixed.min(layout.len())].iter().map(|k| k.column));
+    let key: Vec<usize> = plan.table.key.iter().map(|k| k.column).collect();
+    let mut position = fixed;
+    let mut reverse: Option<bool> = None;
+    for item in order {
+        if key.iter().all(|c| settled.contains(c)) {
+            break;
+        }
+        if settled.contains(&item.column) {
+            continue;
+        }
+        while position < layout.len() && settled.contains(&layout[position].column) {
+            position += 1;
+        }
+        let key_column = layout.get(position)?;
+        if key_column.column != item.column {
+            return None;
+        }
+        let flip = item.descending != key_column.desc;
+        if *reverse.get_or_insert(flip) != flip {
+            return None;
+        }
+        settled.insert(item.column);
+        position += 1;
+    }
+    if reverse == Some(true) {
+        if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
+            return None;
+        }
+        plan.direction = Direction::Reverse;
+    }
+    Some(plan)
+}

@@ -1,0 +1,299 @@
+//! Cursor paging: a query's result one page at a time, each page resuming the scan right after
+//! the last key the previous page returned, so page k costs what page 1 does (no OFFSET) and
+//! rows written meanwhile never shift a page.
+//!
+//! The cursor is an opaque token: the query's fingerprint (its text, its table's id and schema
+//! version), the path it reads (the table's key or one index) and its direction, and the
+//! position, an encoded primary key or index entry key. The next page re-plans the query
+//! pinned to that path and cuts its key ranges at the position.
+
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::Statement;
+use futures::TryStreamExt;
+use rowdex_codec::Datum;
+use rowdex_indexer::layout;
+use rowdex_planner::{AccessPath, Direction, IndexHint};
+
+use crate::db::txn::read_view;
+use crate::error::{Error, Result};
+use crate::native::compile::NativeQuery;
+use crate::scan::read::{offset_limit, scan_rows};
+use crate::session::Session;
+use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::values::rows_to_batch;
+
+/// One page of a result.
+#[derive(Debug)]
+pub struct Page {
+    pub schema: datafusion::arrow::datatypes::SchemaRef,
+    pub batches: Vec<datafusion::arrow::record_batch::RecordBatch>,
+    /// The cursor of the next page; None after the last one. A full page always has one (the
+    /// page after it may be empty), so no key is read twice.
+    pub next: Option<String>,
+}
+
+impl Page {
+    pub fn row_count(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+const CURSOR_VERSION: u8 = 1;
+
+/// What a cursor says.
+#[derive(Debug, PartialEq)]
+struct Cursor {
+    fingerprint: u64,
+    /// None: the table's key; Some(id): that index.
+    index: Option<u32>,
+    direction: Direction,
+    after: Vec<u8>,
+}
+
+impl Cursor {
+    fn encode(&self) -> String {
+        let mut bytes = vec![CURSOR_VERSION];
+        bytes.extend_from_slice(&self.fingerprint.to_be_bytes());
+        match self.index {
+            None => bytes.push(0),
+            Some(id) => {
+                bytes.push(1);
+                bytes.extend_from_slice(&id.to_be_bytes());
+            }
+        }
+        bytes.push(u8::from(self.direction == Direction::Reverse));
+        bytes.extend_from_slice(&self.after);
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn decode(token: &str) -> Option<Cursor> {
+        if !token.len().is_multiple_of(2) || !token.is_ascii() {
+            return None;
+        }
+        let bytes: Vec<u8> = (0..token.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&token[i..i + 2], 16).ok())
+            .collect::<Option<_>>()?;
+        let (&version, rest) = bytes.split_first()?;
+        if version != CURSOR_VERSION {
+            return None;
+        }
+        let fingerprint = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+        let rest = rest.get(8..)?;
+        let (index, rest) = match rest.split_first()? {
+            (0, rest) => (None, rest),
+            (1, rest) => (
+                Some(u32::from_be_bytes(rest.get(..4)?.try_into().ok()?)),
+                rest.get(4..)?,
+            ),
+            _ => return None,
+        };
+        let (direction, after) = match rest.split_first()? {
+            (0, after) => (Direction::Forward, after),
+            (1, after) => (Direction::Reverse, after),
+            _ => return None,
+        };
+        Some(Cursor {
+            fingerprint,
+            index,
+            direction,
+            after: after.to_vec(),
+        })
+    }
+}
+
+/// FNV-1a over the query text and the table's identity: a cursor only continues the query,
+/// on the table definition, it was made for.
+fn fingerprint(sql: &str, table_id: u32, schema_version: u32) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = sql
+        .trim()
+        .bytes()
+        .chain(table_id.to_be_bytes())
+        .chain(schema_version.to_be_bytes());
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+fn not_pageable(why: &str) -> Error {
+    Error::NotPageable {
+        reason: why.to_string(),
+    }
+}
+
+impl Session {
+    /// Runs a SELECT one page at a time: at most `page_size` rows, after the position `cursor`
+    /// (from the previous page's [`Page::next`]) when given. Each page resumes the scan right
+    /// after the last key the previous one returned, so no key is read twice and rows written
+    /// between pages never shift a page (unlike OFFSET). The query must read one table in the
+    /// order of its key or of one index (no LIMIT or OFFSET of its own).
+    pub async fn query_page(
+        &self,
+        sql: &str,
+        page_size: usize,
+        cursor: Option<&str>,
+    ) -> Result<Page> {
+        query_page(self, sql, page_size, cursor).await
+    }
+}
+
+/// Runs `sql` for one page of at most `page_size` rows, after `cursor` when given.
+async fn query_page(
+    session: &Session,
+    sql: &str,
+    page_size: usize,
+    cursor: Option<&str>,
+) -> Result<Page> {
+    if page_size == 0 {
+        return Err(not_pageable("the page size must be at least 1"));
+    }
+    let mut statements = split_statements(sql)?;
+    let (statement, hints) = match (statements.pop(), statements.is_empty()) {
+        (
+            Some(ParsedStatement::Sql {
+                statement, hints, ..
+            }),
+            true,
+        ) => (statement, hints),
+        _ => return Err(not_pageable("only one SELECT can be paged")),
+    };
+    let Statement::Query(query) = *statement else {
+        return Err(not_pageable("only a SELECT can be paged"));
+    };
+    if query.limit_clause.is_some() {
+        return Err(not_pageable(
+            "a paged query takes no LIMIT or OFFSET (the page size is its limit)",
+        ));
+    }
+    let native = NativeQuery::compile(&session.db, &query).ok_or_else(|| {
+        not_pageable(
+            "cursor paging reads one table by key or index: a SELECT of columns from one \
+             table, with conditions on values, no aggregates or joins",
+        )
+    })?;
+    let table = native.table.clone();
+    let fingerprint = fingerprint(sql, table.id, table.schema_version);
+    let cursor = match cursor {
+        None => None,
+        Some(token) => {
+            let cursor = Cursor::decode(token).ok_or(Error::BadCursor)?;
+            if cursor.fingerprint != fingerprint {
+                return Err(Error::CursorMismatch);
+            }
+            Some(cursor)
+        }
+    };
+    let Some(mut bound) = native.bind(&[]) else {
+        return Err(not_pageable("the query has parameters"));
+    };
+    if bound.unsatisfiable {
+        return Ok(Page {
+            schema: native.schema(),
+            batches: Vec::new(),
+            next: None,
+        });
+    }
+    // A full page has a next one, which may turn out empty: reading one row more to know
+    // would read that key twice.
+    bound.offset = 0;
+    bound.limit = Some(page_size);
+    // A continued page reads the path the first page read.
+    let hint = match &cursor {
+        None => hints.for_table(&table.name),
+        Some(Cursor { index: None, .. }) => IndexHint::NoIndex,
+        Some(Cursor {
+            index: Some(id), ..
+        }) => {
+            let index = table
+                .indexes
+                .iter()
+                .find(|i| i.id == *id)
+                .ok_or(Error::CursorMismatch)?;
+            IndexHint::Use(vec![index.name.clone()])
+        }
+    };
+    let plan = native.plan(&session.db, &bound, hint).await?;
+    if plan.sort.is_some() {
+        return Err(not_pageable(
+            "the ORDER BY must follow the table's key or an index (or be left out)",
+        ));
+    }
+    let cutoff = plan.cutoff;
+    let mut scan = plan.scan;
+    let index = match &scan.path {
+        AccessPath::IndexIntersection { .. } => {
+            return Err(not_pageable(
+                "an index intersection cannot be paged; hint one index (/*+ INDEX(t i) */)",
+            ));
+        }
+        AccessPath::IndexScan { input, .. } => table.indexes.get(input.index).cloned(),
+        _ => None,
+    };
+    if let Some(cursor) = &cursor {
+        if cursor.index != index.as_ref().map(|i| i.id) || cursor.direction != scan.direction {
+            return Err(Error::CursorMismatch);
+        }
+        scan.resume_after = Some(cursor.after.clone());
+    }
+    let direction = scan.direction;
+    let snapshot = read_view(&session.db, session.open_txn().as_ref());
+    let rows: Vec<Vec<Datum>> = offset_limit(
+        scan_rows(Arc::new(scan), snapshot, cutoff),
+        0,
+        Some(page_size),
+    )
+    .try_collect()
+    .await?;
+    let next = if rows.len() == page_size {
+        rows.last().map(|last| {
+            let after = match &index {
+                Some(index) => layout::entry_position(&table, index, last),
+                None => {
+                    let key: Vec<&Datum> = table.key.iter().map(|k| &last[k.column]).collect();
+                    table.encode_key_values(&key)
+                }
+            };
+            Cursor {
+                fingerprint,
+                index: index.as_ref().map(|i| i.id),
+                direction,
+                after,
+            }
+            .encode()
+        })
+    } else {
+        None
+    };
+    let schema = native.schema();
+    let batch = rows_to_batch(&table, &schema, &native.columns, &rows)?;
+    Ok(Page {
+        schema,
+        batches: vec![batch],
+        next,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_damage() {
+        let cursor = Cursor {
+            fingerprint: 0x0123_4567_89ab_cdef,
+            index: Some(42),
+            direction: Direction::Reverse,
+            after: vec![0x20, 0x80, 0, 1],
+        };
+        let token = cursor.encode();
+        assert_eq!(Cursor::decode(&token), Some(cursor));
+        assert_eq!(Cursor::decode(&token[..token.len() - 1]), None);
+        assert_eq!(Cursor::decode("zz"), None);
+        assert_eq!(Cursor::decode(""), None);
+        assert_eq!(Cursor::decode(&format!("02{}", &token[2..])), None);
+    }
+}

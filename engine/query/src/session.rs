@@ -1,0 +1,131 @@
+//! [`Session`]: one connection to a database, with what it keeps between statements (its open
+//! transaction, the last statement's warnings, its settings) and the context a statement runs
+//! in. The statements themselves are run by `impl Session` blocks in the files of the features
+//! that add them (`execute`, `prepared`, `paging`), so this file imports none of them.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::Query;
+
+use crate::db::DbState;
+use crate::db::txn::SessionTxn;
+use crate::df::context::context_with;
+use crate::native::cache::QueryCache;
+use crate::native::compile::NativeQuery;
+use crate::sql::hints::QueryHints;
+
+/// Which executor runs queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// The native executor where it applies, DataFusion for everything else.
+    #[default]
+    Auto,
+    /// DataFusion for every query (to compare the two).
+    DataFusion,
+}
+
+/// A connection: runs SQL against the database. A clone is a handle to the same connection
+/// (its open transaction included) whose settings can be changed apart;
+/// [`Database::session`] opens another connection.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) db: Arc<DbState>,
+    pub(crate) ctx: SessionContext,
+    /// Native queries compiled from SQL text, shared by every session of the database.
+    pub(crate) query_cache: Arc<QueryCache>,
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) executor: Executor,
+    /// The transaction BEGIN opened, until COMMIT or ROLLBACK.
+    txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
+    /// What the last statement warned about (the row-key advisor's findings).
+    warnings: Arc<Mutex<Vec<String>>>,
+}
+
+/// Called during long operations (an index build, a COPY load) with (what, done, total
+/// estimate); `what` names the unit counted.
+pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
+
+impl Session {
+    /// A new connection to the database `db`, whose DataFusion context is `ctx`.
+    pub(crate) fn new(db: Arc<DbState>, ctx: SessionContext, query_cache: Arc<QueryCache>) -> Self {
+        Session {
+            db,
+            ctx,
+            query_cache,
+            progress: None,
+            executor: Executor::Auto,
+            txn: Arc::default(),
+            warnings: Arc::default(),
+        }
+    }
+
+    /// Reports the progress of long operations (CREATE INDEX on a large table) to `progress`.
+    pub fn set_progress(&mut self, progress: ProgressFn) {
+        self.progress = Some(progress);
+    }
+
+    /// Chooses which executor runs queries (the native one where it applies, by default).
+    pub fn set_executor(&mut self, executor: Executor) {
+        self.executor = executor;
+    }
+
+    pub fn executor(&self) -> Executor {
+        self.executor
+    }
+
+    /// The warnings of the last statement: CREATE TABLE and CREATE INDEX report key designs
+    /// that will hurt (a write hotspot, long keys). `SHOW WARNINGS` returns them as rows.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_warnings(&self, warnings: Vec<String>) {
+        *self.warnings.lock().unwrap_or_else(PoisonError::into_inner) = warnings;
+    }
+
+    /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).
+    pub fn in_transaction(&self) -> bool {
+        self.open_txn().is_some()
+    }
+
+    /// The open transaction, which every statement of the session reads and writes through.
+    pub(crate) fn open_txn(&self) -> Option<Arc<SessionTxn>> {
+        // The slot holds a plain handle: a panic elsewhere cannot leave it half-written.
+        self.txn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the open transaction (None: ends it) and returns the previous one.
+    pub(crate) fn swap_txn(&self, txn: Option<Arc<SessionTxn>>) -> Option<Arc<SessionTxn>> {
+        std::mem::replace(
+            &mut *self.txn.lock().unwrap_or_else(PoisonError::into_inner),
+            txn,
+        )
+    }
+
+    /// The DataFusion context of this session (rowdex tables in its default schema), for
+    /// registering other data next to them.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// The session's context for one statement, carrying to the table scans the statement's
+    /// hints and the session's open transaction, when there are any.
+    pub(crate) fn statement_context(&self, hints: &QueryHints) -> SessionContext {
+        context_with(&self.ctx, hints, self.open_txn())
+    }
+
+    /// The native form of a query, when the session lets the native executor run it and it can.
+    pub(crate) fn native_query(&self, query: &Query) -> Option<NativeQuery> {
+        match self.executor {
+            Executor::Auto => NativeQuery::compile(&self.db, query),
+            Executor::DataFusion => None,
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Every rule that turns SQL literals into values, or values back into literals, side by side:
+//! they differ on purpose, and each says why.
+//!
+//! * **The SQLite rule** ([`literal_as_sqlite`]), for the constant rows of an INSERT's VALUES:
+//!   an integer too large for 64 bits becomes a double, as SQLite stores it.
+//! * **The exact rule** ([`literal_exact`], [`number_exact`]), for values the native executor
+//!   compares with columns and for literals lifted out of cached query text ([`Lifted`]): a
+//!   literal is read only where DataFusion reads it the same way (a huge integer, which
+//!   DataFusion widens, is not read at all), so both executors give the same answer.
+//! * **Back to SQL** ([`literal_of_datum`], [`bind_literals`]): a prepared statement that is not
+//!   compiled natively gets its parameters written in as the literals a user would have typed.
+//!
+//! DataFusion's own literals (`ScalarValue`s in filters) are read by `values::datum_from_scalar`.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    self, CastKind, DataType as SqlType, ExactNumberInfo, Expr, SetExpr, TimezoneInfo,
+    UnaryOperator, Value, visit_expressions_mut,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+use rowdex_codec::Datum;
+
+use crate::error::{Error, Result};
+use crate::sql::parse::ParsedStatement;
+
+/// A constant as an INSERT stores it (the SQLite rule): NULL, a boolean, a string, or a number
+/// with an optional minus; None for anything that needs evaluating.
+pub(crate) fn literal_as_sqlite(expr: &Expr) -> Option<Datum> {
+    match expr {
+        Expr::Value(value) => match &value.value {
+            Value::Null => Some(Datum::Null),
+            Value::Boolean(b) => Some(Datum::Boolean(*b)),
+            Value::SingleQuotedString(s) => Some(Datum::Text(s.clone())),
+            Value::Number(text, _) => number_as_sqlite(text, false),
+            _ => None,
+        },
+        Expr::UnaryOp { op, expr } => match (op, expr.as_ref()) {
+            (UnaryOperator::Minus, Expr::Value(value)) => match &value.value {
+                Value::Number(text, _) => number_as_sqlite(text, true),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A number as SQLite stores it: an integer when it fits 64 bits, otherwise a double (a huge
+/// integer included, rounded).
+pub(crate) fn number_as_sqlite(text: &str, negative: bool) -> Option<Datum> {
+    let signed = if negative {
+        format!("-{text}")
+    } else {
+        text.to_string()
+    };
+    if let Ok(v) = signed.parse::<i64>() {
+        return Some(Datum::Int(v));
+    }
+    signed
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Datum::Float)
+}
+
+/// The rows of a `VALUES` list made only of constants (the common bulk INSERT shape, where
+/// planning would cost more than the write), read by the SQLite rule. None when any item needs
+/// evaluation.
+pub(crate) fn literal_rows(query: &ast::Query) -> Option<Vec<Vec<Datum>>> {
+    if query.with.is_some() || query.order_by.is_some() || query.limit_clause.is_some() {
+        return None;
+    }
+    let SetExpr::Values(values) = query.body.as_ref() else {
+        return None;
+    };
+    values
+        .rows
+        .iter()
+        .map(|row| row.iter().map(literal_as_sqlite).collect())
+        .collect()
+}
+
+/// A literal exactly as DataFusion reads it: a number (see [`number_exact`]), a string, a
+/// boolean, NULL, a negated number, or `TIMESTAMP '...'` / `DATE '...'` in the forms both read
+/// alike. None for anything else (a time zone, a placeholder, an expression), which the caller
+/// leaves to DataFusion.
+pub(crate) fn literal_exact(expr: &Expr) -> Option<Datum> {
+    match expr {
+        Expr::Value(value) => match &value.value {
+            Value::Number(text, false) => number_exact(text),
+            Value::SingleQuotedString(text) => Some(Datum::Text(text.clone())),
+            Value::Boolean(b) => Some(Datum::Boolean(*b)),
+            Value::Null => Some(Datum::Null),
+            _ => None,
+        },
+        Expr::TypedString(typed) => {
+            let Value::SingleQuotedString(text) = &typed.value.value else {
+                return None;
+            };
+            match &typed.data_type {
+                SqlType::Timestamp(_, TimezoneInfo::None) | SqlType::Datetime(_) => {
+                    rowdex_codec::parse_timestamp(text).map(Datum::Timestamp)
+                }
+                SqlType::Date => rowdex_codec::parse_date(text).map(Datum::Date),
+                _ => None,
+            }
+        }
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(value) => match &value.value {
+                Value::Number(text, false) => number_exact(&format!("-{text}")),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A number literal as DataFusion reads it: an integer when it fits 64 bits, a float when it
+/// has a point or an exponent. Anything else (a huge integer, which DataFusion widens) is None.
+pub(crate) fn number_exact(text: &str) -> Option<Datum> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(Datum::Int(v));
+    }
+    if text.contains(['.', 'e', 'E']) {
+        let v: f64 = text.parse().ok()?;
+        return v.is_finite().then_some(Datum::Float(v));
+    }
+    None
+}
+
+/// A statement's text with its literals lifted out: the key of the compiled-query cache, so a
+/// query written with other literals each time compiles once.
+#[derive(Debug)]
+pub(crate) struct Lifted {
+    /// The text with `$1`, `$2`, ... where the literals were.
+    pub key: String,
+    pub literals: Vec<Datum>,
+}
+
+impl Lifted {
+    /// Lifts the number and string literals (read by the exact rule) out of a single statement
+    /// without placeholders of its own; None for anything else (several statements, a literal
+    /// the exact rule does not read, a tokenizer error, which the normal path reports).
+    pub(crate) fn from_sql(sql: &str) -> Option<Lifted> {
+        let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+        let mut key = String::with_capacity(sql.len());
+        let mut literals = Vec::new();
+        let mut ended = false;
+        for token in &tokens {
+            if ended && !matches!(token, Token::Whitespace(_) | Token::SemiColon) {
+                return None;
+            }
+            match token {
+                Token::SemiColon => ended = true,
+                Token::Placeholder(_) => return None,
+                Token::Number(text, false) => {
+                    literals.push(number_exact(text)?);
+                    key.push_str(&format!("${}", literals.len()));
+                    continue;
+                }
+                Token::SingleQuotedString(text) => {
+                    literals.push(Datum::Text(text.clone()));
+                    key.push_str(&format!("${}", literals.len()));
+                    continue;
+                }
+                _ => {}
+            }
+            key.push_str(&token.to_string());
+        }
+        Some(Lifted { key, literals })
+    }
+}
+
+/// The statement with every `$n` replaced by the literal of `params[n - 1]`.
+pub(crate) fn bind_literals(
+    statement: &ParsedStatement,
+    params: &[Datum],
+) -> Result<ParsedStatement> {
+    let ParsedStatement::Sql {
+        statement,
+        upsert,
+        hints,
+        families,
+    } = statement
+    else {
+        return Ok(statement.clone());
+    };
+    let mut statement = statement.as_ref().clone();
+    let mut failure = None;
+    let _ = visit_expressions_mut(&mut statement, |expr| {
+        let Expr::Value(value) = expr else {
+            return ControlFlow::Continue(());
+        };
+        let Value::Placeholder(name) = &value.value else {
+            return ControlFlow::Continue(());
+        };
+        let datum = name
+            .strip_prefix('$')
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| params.get(i));
+        let literal = match datum {
+            Some(datum) => literal_of_datum(datum),
+            None => Err(Error::ParameterCount {
+                expected: params.len() + 1,
+                given: params.len(),
+            }),
+        };
+        match literal {
+            Ok(literal) => {
+                *expr = literal;
+                ControlFlow::Continue(())
+            }
+            Err(error) => {
+                failure = Some(error);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    Ok(ParsedStatement::Sql {
+        statement: Box::new(statement),
+        upsert: *upsert,
+        hints: hints.clone(),
+        families: families.clone(),
+    })
+}
+
+/// A SQL expression for a parameter value, as the user would have written it.
+pub(crate) fn literal_of_datum(datum: &Datum) -> Result<Expr> {
+    match datum {
+        Datum::Float(v) if !v.is_finite() => Ok(Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(Expr::value(Value::SingleQuotedString(datum.to_string()))),
+            data_type: SqlType::Double(ExactNumberInfo::None),
+            array: false,
+            format: None,
+        }),
+        // A DECIMAL datum is unscaled: its meaning depends on a column it is not tied to here.
+        Datum::Decimal(_) => Err(Error::Unsupported {
+            what: "DECIMAL parameters (pass the value as text or a float)".to_string(),
+        }),
+        _ => {
+            let text = datum.to_string();
+            Parser::new(&GenericDialect {})
+                .try_with_sql(&text)
+                .and_then(|mut parser| parser.parse_expr())
+                .map_err(|e| Error::Parse {
+                    message: format!("parameter value {text}: {e}"),
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_two_number_rules_differ_only_where_datafusion_widens() {
+        let huge = "99999999999999999999";
+        assert_eq!(number_as_sqlite(huge, false), Some(Datum::Float(1e20)));
+        assert_eq!(number_exact(huge), None);
+        for (text, value) in [("42", Datum::Int(42)), ("2.5", Datum::Float(2.5))] {
+            assert_eq!(number_as_sqlite(text, false), Some(value.clone()));
+            assert_eq!(number_exact(text), Some(value));
+        }
+        assert_eq!(number_as_sqlite("7", true), Some(Datum::Int(-7)));
+        assert_eq!(number_exact("-7"), Some(Datum::Int(-7)));
+    }
+
+    #[test]
+    fn lifting_keys_queries_by_their_shape() {
+        let a = Lifted::from_sql("SELECT v FROM t WHERE k = 7 AND s = 'x';");
+        let b = Lifted::from_sql("SELECT v FROM t WHERE k = 8 AND s = 'y'");
+        let (Some(a), Some(b)) = (a, b) else {
+            panic!("both lift");
+        };
+        assert_eq!(a.key.trim_end_matches(';'), b.key);
+        assert_eq!(a.literals, vec![Datum::Int(7), Datum::Text("x".into())]);
+        // Placeholders of its own, two statements, or a literal the exact rule does not read.
+        assert!(Lifted::from_sql("SELECT v FROM t WHERE k = $1").is_none());
+        assert!(Lifted::from_sql("SELECT 1; SELECT 2").is_none());
+        assert!(Lifted::from_sql("SELECT 99999999999999999999").is_none());
+    }
+
+    #[test]
+    fn parameters_become_the_literals_a_user_would_type() -> Result<()> {
+        let statements =
+            crate::sql::parse::split_statements("SELECT * FROM t WHERE a = $1 AND b = $2")?;
+        let bound = bind_literals(
+            &statements[0],
+            &[Datum::Text("it's".into()), Datum::Float(f64::INFINITY)],
+        )?;
+        assert_eq!(
+            bound.to_string(),
+            "SELECT * FROM t WHERE a = 'it''s' AND b = CAST('Infinity' AS DOUBLE)"
+        );
+        assert!(bind_literals(&statements[0], &[Datum::Int(1)]).is_err());
+        Ok(())
+    }
+}

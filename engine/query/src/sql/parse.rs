@@ -1,0 +1,354 @@
+//! Splitting SQL text into parsed statements.
+//!
+//! The whole script is tokenized once and parsed statement by statement, so an error position is
+//! a position in the script the user wrote. The token passes of `tokens` run first (Phoenix's
+//! `UPSERT INTO` is flagged and its keyword swapped for INSERT, hints are read, ...), and
+//! rowdex's own commands (`command`) are recognised by their leading words between the standard
+//! statements. Expressions deeper than [`MAX_EXPR_DEPTH`] are refused right after parsing.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{Expr, Statement, Visit, Visitor};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+use crate::error::{Error, Result};
+use crate::sql::command::{Command, parse_command};
+use crate::sql::hints::QueryHints;
+use crate::sql::tokens::{
+    FamilyMember, empty_in_lists_as_subqueries, family_qualified_columns, number_placeholders,
+    upserts_and_hints,
+};
+
+/// How deeply expressions may nest.
+const PARSER_RECURSION_LIMIT: usize = 1000;
+
+/// The deepest expression tree a statement may hold, as in SQLite (`SQLITE_MAX_EXPR_DEPTH`).
+/// The parser's recursion limit does not bound it: `a OR b OR c ...` is parsed in a loop into a
+/// tree as deep as the chain is long, and every pass after parsing (cloning, rewriting,
+/// planning, dropping) walks trees recursively.
+pub const MAX_EXPR_DEPTH: usize = 1000;
+
+/// Statements at least this long are parsed, measured and (when refused) dropped on a thread of
+/// their own with a large stack: only a text this long can hold a tree deep enough to need it.
+const DEEP_PARSE_MIN_BYTES: usize = 8 * 1024;
+
+/// The stack of that thread. Reserved, not committed: only the pages a deep tree touches are.
+const DEEP_PARSE_STACK_BYTES: usize = 256 << 20;
+
+/// One statement ready to run.
+#[derive(Debug, Clone)]
+pub enum ParsedStatement {
+    Sql {
+        statement: Box<Statement>,
+        /// Written as `UPSERT INTO ...`: insert, or update the named columns of an existing row.
+        upsert: bool,
+        /// Optimizer hints from `/*+ ... */` comments in the statement.
+        hints: QueryHints,
+        /// Of a CREATE TABLE: the columns declared `family.column`, with their family.
+        families: Vec<FamilyMember>,
+    },
+    /// A rowdex command the SQL parser does not know.
+    Command(Command),
+}
+
+impl std::fmt::Display for ParsedStatement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParsedStatement::Sql {
+                statement,
+                upsert: true,
+                ..
+            } => {
+                let text = statement.to_string();
+                let rest = text.strip_prefix("INSERT").unwrap_or(&text);
+                write!(f, "UPSERT{rest}")
+            }
+            ParsedStatement::Sql { statement, .. } => write!(f, "{statement}"),
+            ParsedStatement::Command(command) => write!(f, "{command}"),
+        }
+    }
+}
+
+/// Parses every statement of `sql`; the first syntax error fails the whole call.
+pub fn split_statements(sql: &str) -> Result<Vec<ParsedStatement>> {
+    let (statements, error) = parse_script(sql);
+    match error {
+        Some(error) => Err(error),
+        None => Ok(statements),
+    }
+}
+
+/// Parses statements until the first syntax error; returns those before it and the error.
+pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
+    match tokenize(sql) {
+        Ok(tokens) => parse_bounded(tokens, sql.len()),
+        Err(error) => (Vec::new(), Some(error)),
+    }
+}
+
+/// [`parse_tokens`], then refuses the first statement whose expressions nest deeper than
+/// [`MAX_EXPR_DEPTH`] (keeping the ones before it, like a syntax error would).
+fn parse_bounded(
+    tokens: Vec<TokenWithSpan>,
+    text_len: usize,
+) -> (Vec<ParsedStatement>, Option<Error>) {
+    if text_len < DEEP_PARSE_MIN_BYTES {
+        return parse_and_measure(tokens);
+    }
+    let spawned = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("rowdex-parse".to_string())
+            .stack_size(DEEP_PARSE_STACK_BYTES)
+            .spawn_scoped(scope, || parse_and_measure(tokens))
+            .map(|handle| handle.join())
+    });
+    match spawned {
+        Ok(Ok(parsed)) => parsed,
+        // The parser does not panic on any input it is given; a failed spawn is the machine
+        // being out of threads or memory.
+        Ok(Err(_)) | Err(_) => (
+            Vec::new(),
+            Some(Error::Parse {
+                message: "could not start the parser's thread for a long statement".to_string(),
+            }),
+        ),
+    }
+}
+
+fn parse_and_measure(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    let (mut statements, error) = parse_tokens(tokens);
+    let too_deep = statements.iter().position(|parsed| match parsed {
+        ParsedStatement::Sql { statement, .. } => exceeds_depth(statement, MAX_EXPR_DEPTH),
+        ParsedStatement::Command(_) => false,
+    });
+    match too_deep {
+        Some(position) => {
+            // Dropped here, on the thread whose stack was sized for them.
+            statements.truncate(position);
+            (
+                statements,
+                Some(Error::ExpressionTooDeep {
+                    limit: MAX_EXPR_DEPTH,
+                }),
+            )
+        }
+        None => (statements, error),
+    }
+}
+
+/// Whether some expression of `statement` nests deeper than `limit`. The walk stops as soon as
+/// it passes the limit, so it recurses no deeper than that itself.
+fn exceeds_depth(statement: &Statement, limit: usize) -> bool {
+    struct Depth {
+        current: usize,
+        limit: usize,
+    }
+    impl Visitor for Depth {
+        type Break = ();
+        fn pre_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
+            self.current += 1;
+            if self.current > self.limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+        fn post_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
+            self.current -= 1;
+            ControlFlow::Continue(())
+        }
+    }
+    statement.visit(&mut Depth { current: 0, limit }).is_break()
+}
+
+fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
+    Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize_with_location()
+        .map_err(|e| Error::Parse {
+            message: e.to_string(),
+        })
+}
+
+/// Parses one statement with parameters, written `$1`, `$2`, ... or `?` (numbered in order of
+/// appearance); returns it with the number of parameters it takes.
+pub(crate) fn parse_with_parameters(sql: &str) -> Result<(ParsedStatement, usize)> {
+    let mut tokens = tokenize(sql)?;
+    let count = number_placeholders(&mut tokens)?;
+    let (mut statements, error) = parse_bounded(tokens, sql.len());
+    if let Some(error) = error {
+        return Err(error);
+    }
+    match (statements.pop(), statements.is_empty()) {
+        (Some(statement), true) => Ok((statement, count)),
+        (None, _) => Err(Error::Parse {
+            message: "no statement to prepare".to_string(),
+        }),
+        (Some(_), false) => Err(Error::Parse {
+            message: "a prepared statement holds one statement".to_string(),
+        }),
+    }
+}
+
+fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    let dialect = GenericDialect {};
+    let (upserts, hints) = upserts_and_hints(&mut tokens);
+    empty_in_lists_as_subqueries(&mut tokens);
+    let families = family_qualified_columns(&mut tokens);
+    // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
+    // default limit of 50; the parser grows its stack on demand, so depth is safe.
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens);
+    let mut statements = Vec::new();
+    loop {
+        while parser.consume_token(&Token::SemiColon) {}
+        if parser.peek_token().token == Token::EOF {
+            return (statements, None);
+        }
+        let parsed = match parse_command(&mut parser) {
+            Some(command) => command.map(ParsedStatement::Command),
+            None => parser
+                .parse_statement()
+                .map(|statement| ParsedStatement::Sql {
+                    statement: Box::new(statement),
+                    upsert: upserts.get(statements.len()).copied().unwrap_or(false),
+                    hints: hints.get(statements.len()).cloned().unwrap_or_default(),
+                    families: families.get(statements.len()).cloned().unwrap_or_default(),
+                }),
+        };
+        let statement = match parsed {
+            Ok(statement) => statement,
+            Err(e) => {
+                let message = e.to_string();
+                let message = message
+                    .strip_prefix("sql parser error: ")
+                    .unwrap_or(&message);
+                return (
+                    statements,
+                    Some(Error::Parse {
+                        message: message.to_string(),
+                    }),
+                );
+            }
+        };
+        let next = parser.peek_token();
+        if next.token != Token::SemiColon && next.token != Token::EOF {
+            return (
+                statements,
+                Some(Error::Parse {
+                    message: format!(
+                        "expected end of statement, found {} at {}",
+                        next.token, next.span.start
+                    ),
+                }),
+            );
+        }
+        statements.push(statement);
+    }
+}
+
+/// Whether `text` ends with a `;` that closes a statement (not one inside a string, a quoted
+/// name or a comment). An unterminated string is not complete.
+pub fn statement_ends(text: &str) -> bool {
+    let dialect = GenericDialect {};
+    match Tokenizer::new(&dialect, text).tokenize() {
+        Ok(tokens) => tokens
+            .iter()
+            .rev()
+            .find(|t| !matches!(t, Token::Whitespace(_)))
+            .is_some_and(|t| *t == Token::SemiColon),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_attach_to_their_statement() -> Result<()> {
+        let statements = split_statements(
+            "SELECT 1; SELECT /*+ INDEX(t i) */ 2; /* plain */ SELECT 3; /*+ NO_INDEX */ SELECT 4",
+        )?;
+        let hinted: Vec<bool> = statements
+            .iter()
+            .map(|s| matches!(s, ParsedStatement::Sql { hints, .. } if !hints.is_empty()))
+            .collect();
+        assert_eq!(hinted, [false, true, false, true]);
+        Ok(())
+    }
+
+    #[test]
+    fn rowdex_commands_parse_between_sql_statements() -> Result<()> {
+        let statements = split_statements(
+            "SELECT 1; show indexes from T1; CHECK INDEX i; repair table t; SHOW INDEX; SELECT 2",
+        )?;
+        let commands: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            commands,
+            [
+                "SELECT 1",
+                "SHOW INDEXES FROM t1",
+                "CHECK INDEX i",
+                "REPAIR TABLE t",
+                "SHOW INDEXES",
+                "SELECT 2"
+            ]
+        );
+        let error = split_statements("CHECK INDEX").err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("identifier")));
+        Ok(())
+    }
+
+    #[test]
+    fn family_qualified_columns_belong_to_their_create_table() -> Result<()> {
+        let statements = split_statements(
+            "SHOW TABLES; CREATE TABLE t (id INT PRIMARY KEY, f.a INT, \"G\".B INT, c INT) \
+             WITH (TTL = 5); SELECT f.a FROM t f",
+        )?;
+        let families: Vec<Vec<FamilyMember>> = statements
+            .iter()
+            .map(|s| match s {
+                ParsedStatement::Sql { families, .. } => families.clone(),
+                ParsedStatement::Command(_) => Vec::new(),
+            })
+            .collect();
+        let member = |c: &str, f: &str| (c.to_string(), f.to_string());
+        assert_eq!(
+            families,
+            [
+                Vec::new(),
+                vec![member("a", "f"), member("b", "G")],
+                Vec::new()
+            ]
+        );
+        // The query keeps its qualified column.
+        assert_eq!(statements[2].to_string(), "SELECT f.a FROM t f");
+        Ok(())
+    }
+
+    #[test]
+    fn splits_scripts_and_flags_upserts() -> Result<()> {
+        let statements = split_statements(
+            "CREATE TABLE t (a INT PRIMARY KEY);; upsert into t values (1);\nSELECT ';' FROM t",
+        )?;
+        assert_eq!(statements.len(), 3);
+        let upserts: Vec<bool> = statements
+            .iter()
+            .map(|s| matches!(s, ParsedStatement::Sql { upsert: true, .. }))
+            .collect();
+        assert_eq!(upserts, [false, true, false]);
+        assert_eq!(statements[1].to_string(), "UPSERT INTO t VALUES (1)");
+        Ok(())
+    }
+
+    #[test]
+    fn syntax_errors_name_the_position_and_keep_earlier_statements() {
+        let (ok, error) = parse_script("SELECT 1;\nSELEC 2;");
+        assert_eq!(ok.len(), 1);
+        let message = error.map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("Line: 2"), "{message}");
+    }
+}

@@ -1,0 +1,250 @@
+//! Rewrites of the parsed SQL before DataFusion plans it, where SQL as SQLite and most engines
+//! accept it differs from what DataFusion's planner takes:
+//!
+//! * unary `+` is a no-op on any type (DataFusion refuses it on text);
+//! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
+//!   the duplicates get unique aliases for planning, and the result gets its names back. The
+//!   same goes for unaliased subqueries, which DataFusion names alike.
+//! * `x IN ()` (parsed as an empty subquery) is the constant it always is;
+//! * a row-value comparison `(a, b) < (x, y)` is spelled out as `a < x OR (a = x AND b < y)`:
+//!   DataFusion compares such rows as structs, where a NULL field is simply the smallest value,
+//!   whereas in SQL a NULL reached before the deciding pair makes the comparison unknown.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, Value,
+    visit_expressions, visit_expressions_mut,
+};
+
+/// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
+pub(crate) fn strip_unary_plus(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::UnaryOp {
+            op: UnaryOperator::Plus,
+            expr: operand,
+        } = expr
+        {
+            let inner = std::mem::replace(
+                operand.as_mut(),
+                Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
+            );
+            *expr = Expr::Nested(Box::new(inner));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// `x IN ()` is read as `x IN (SELECT NULL WHERE FALSE)` (see `sql::tokens`); a test against
+/// the empty set is false for every `x`, NULL included (and `NOT IN` true), so it becomes that
+/// constant. Left as a subquery, DataFusion 55 fails to decorrelate it inside another IN
+/// subquery ("single expression required").
+pub(crate) fn empty_in_subqueries_as_constants(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::InSubquery {
+            subquery, negated, ..
+        } = expr
+            && subquery.to_string() == "SELECT NULL WHERE FALSE"
+        {
+            *expr = Expr::Value(Value::Boolean(*negated).into());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Spells out every row-value comparison (`=`, `<>`, `<`, `<=`, `>`, `>=` between two row
+/// values of the same length) with scalar comparisons, AND and OR, which have SQL's semantics.
+pub(crate) fn expand_row_comparisons(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::BinaryOp { left, op, right } = expr
+            && let (Expr::Tuple(lhs), Expr::Tuple(rhs)) = (left.as_ref(), right.as_ref())
+            && lhs.len() == rhs.len()
+            && !lhs.is_empty()
+            && let Some(expanded) = expand_row_comparison(lhs, op, rhs)
+        {
+            *expr = expanded;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+fn expand_row_comparison(lhs: &[Expr], op: &BinaryOperator, rhs: &[Expr]) -> Option<Expr> {
+    let binary = |left: &Expr, op: BinaryOperator, right: &Expr| {
+        Expr::Nested(Box::new(Expr::BinaryOp {
+            left: Box::new(left.clone()),
+            op,
+            right: Box::new(right.clone()),
+        }))
+    };
+    let pairs = lhs.iter().zip(rhs);
+    let join = |parts: Vec<Expr>, op: BinaryOperator| {
+        parts
+            .into_iter()
+            .reduce(|acc, part| binary(&acc, op.clone(), &part))
+    };
+    match op {
+        BinaryOperator::Eq => join(
+            pairs
+                .map(|(l, r)| binary(l, BinaryOperator::Eq, r))
+                .collect(),
+            BinaryOperator::And,
+        ),
+        BinaryOperator::NotEq => join(
+            pairs
+                .map(|(l, r)| binary(l, BinaryOperator::NotEq, r))
+                .collect(),
+            BinaryOperator::Or,
+        ),
+        BinaryOperator::Lt | BinaryOperator::LtEq | BinaryOperator::Gt | BinaryOperator::GtEq => {
+            let strict = match op {
+                BinaryOperator::Lt | BinaryOperator::LtEq => BinaryOperator::Lt,
+                _ => BinaryOperator::Gt,
+            };
+            // From the last pair outwards: `l < r OR (l = r AND <rest>)`, the last pair
+            // taking the operator itself.
+            let mut pairs: Vec<(&Expr, &Expr)> = pairs.collect();
+            let (last_l, last_r) = pairs.pop()?;
+            let mut expr = binary(last_l, op.clone(), last_r);
+            for (l, r) in pairs.into_iter().rev() {
+                let equal_then_rest = binary(
+                    &binary(l, BinaryOperator::Eq, r),
+                    BinaryOperator::And,
+                    &expr,
+                );
+                expr = binary(
+                    &binary(l, strict.clone(), r),
+                    BinaryOperator::Or,
+                    &equal_then_rest,
+                );
+            }
+            Some(expr)
+        }
+        _ => None,
+    }
+}
+
+/// Gives repeated output names of a plain top-level SELECT unique aliases. Returns the names the
+/// result's columns must carry afterwards, or None when nothing was renamed.
+pub(crate) fn unique_output_names(statement: &mut Statement) -> Option<Vec<String>> {
+    let Statement::Query(query) = statement else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return None;
+    };
+    let names: Option<Vec<String>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(expr) => Some(match unnested(expr) {
+                Expr::Identifier(ident) => ident.value.clone(),
+                Expr::CompoundIdentifier(parts) => parts
+                    .last()
+                    .map_or_else(|| expr.to_string(), |p| p.value.clone()),
+                other => other.to_string(),
+            }),
+            SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            // A wildcard's width is unknown here: leave such queries alone.
+            _ => None,
+        })
+        .collect();
+    let names = names?;
+    // DataFusion names every subquery `(<subquery>)`, so two unaliased ones would clash.
+    let renamed: Vec<bool> = {
+        let mut seen = HashSet::new();
+        select
+            .projection
+            .iter()
+            .zip(&names)
+            .map(|(item, name)| {
+                let repeated = !seen.insert(name.to_lowercase());
+                repeated || matches!(item, SelectItem::UnnamedExpr(expr) if holds_subquery(expr))
+            })
+            .collect()
+    };
+    if !renamed.contains(&true) {
+        return None;
+    }
+    let mut taken: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    for (position, ((item, name), renamed)) in select
+        .projection
+        .iter_mut()
+        .zip(&names)
+        .zip(renamed)
+        .enumerate()
+    {
+        if !renamed {
+            continue;
+        }
+        let mut unique = format!("{name}__{position}");
+        while !taken.insert(unique.to_lowercase()) {
+            unique.push('_');
+        }
+        let expr = match std::mem::replace(
+            item,
+            SelectItem::UnnamedExpr(Expr::value(datafusion::sql::sqlparser::ast::Value::Null)),
+        ) {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => expr,
+            other => {
+                *item = other;
+                continue;
+            }
+        };
+        *item = SelectItem::ExprWithAlias {
+            expr,
+            alias: Ident::with_quote('"', unique),
+        };
+    }
+    Some(names)
+}
+
+fn holds_subquery(expr: &Expr) -> bool {
+    visit_expressions(expr, |e| match e {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// The expression inside any number of parentheses.
+fn unnested(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Nested(inner) => unnested(inner),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse::{ParsedStatement, split_statements};
+
+    fn parse(sql: &str) -> Statement {
+        match split_statements(sql).ok().and_then(|mut s| s.pop()) {
+            Some(ParsedStatement::Sql { statement, .. }) => *statement,
+            other => panic!("not a statement: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unary_plus_disappears_everywhere() {
+        let mut statement = parse("SELECT + a, - + 3, (SELECT + b FROM t) FROM t WHERE + c > 1");
+        strip_unary_plus(&mut statement);
+        let text = statement.to_string();
+        assert!(!text.contains('+'), "{text}");
+        assert!(text.contains("-(3)"), "{text}");
+    }
+
+    #[test]
+    fn duplicate_names_get_unique_aliases_and_are_reported() {
+        let mut statement = parse("SELECT a AS x, b AS x, c FROM t");
+        let names = unique_output_names(&mut statement);
+        assert_eq!(names, Some(vec!["x".into(), "x".into(), "c".into()]));
+        assert!(statement.to_string().contains("b AS \"x__1\""));
+        let mut unique = parse("SELECT a AS x, b FROM t");
+        assert_eq!(unique_output_names(&mut unique), None);
+        let mut star = parse("SELECT *, a FROM t");
+        assert_eq!(unique_output_names(&mut star), None);
+    }
+}

@@ -1,0 +1,222 @@
+//! Passes over a script's tokens, before the parser sees them, that make rowdex's extensions
+//! of SQL parse: Phoenix's `UPSERT INTO` and `/*+ ... */` hints (marked per statement),
+//! SQLite's `x IN ()`, `family.column` in CREATE TABLE, and `?` parameters numbered `$n`.
+
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
+
+use crate::error::{Error, Result};
+use crate::sql::hints::QueryHints;
+
+/// A column declared in a column family (`info.email TEXT`): (column, family), each
+/// normalised like any identifier (lowercased unless quoted).
+pub type FamilyMember = (String, String);
+
+/// Per statement of the script (in order): whether it is written `UPSERT INTO` (its keyword
+/// becomes INSERT, which the parser knows), and the hints of the `/*+ ... */` comments in it.
+pub(crate) fn upserts_and_hints(tokens: &mut [TokenWithSpan]) -> (Vec<bool>, Vec<QueryHints>) {
+    let mut upserts = Vec::new();
+    let mut hints: Vec<QueryHints> = Vec::new();
+    let mut at_start = true;
+    for token in tokens.iter_mut() {
+        match &token.token {
+            Token::Whitespace(Whitespace::MultiLineComment(text)) if text.starts_with('+') => {
+                // A hint belongs to the statement it sits in (or, before one, the next).
+                let statement = if at_start {
+                    upserts.len()
+                } else {
+                    upserts.len().saturating_sub(1)
+                };
+                if hints.len() <= statement {
+                    hints.resize(statement + 1, QueryHints::default());
+                }
+                hints[statement].parse_into(&text[1..]);
+            }
+            Token::Whitespace(_) => {}
+            Token::SemiColon => at_start = true,
+            Token::Word(word) if at_start => {
+                let is_upsert =
+                    word.quote_style.is_none() && word.value.eq_ignore_ascii_case("UPSERT");
+                upserts.push(is_upsert);
+                if is_upsert {
+                    token.token = Token::Word(Word {
+                        value: "INSERT".to_string(),
+                        quote_style: None,
+                        keyword: Keyword::INSERT,
+                    });
+                }
+                at_start = false;
+            }
+            _ if at_start => {
+                upserts.push(false);
+                at_start = false;
+            }
+            _ => {}
+        }
+    }
+    (upserts, hints)
+}
+
+/// `x IN ()` is SQLite's spelling of a test against the empty set, which the generic dialect
+/// does not parse. An empty subquery means the same in standard SQL (false for every `x`, NULL
+/// included, and `NOT IN ()` true), so the list becomes `(SELECT NULL WHERE FALSE)`.
+pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_in = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::IN);
+        let open = significant(tokens, i + 1).filter(|&j| tokens[j].token == Token::LParen);
+        let close = open
+            .and_then(|j| significant(tokens, j + 1))
+            .filter(|&k| tokens[k].token == Token::RParen);
+        if let (true, Some(open), Some(close)) = (is_in, open, close) {
+            let span = tokens[close].span;
+            let word = |keyword: Keyword, text: &str| {
+                Token::Word(Word {
+                    value: text.to_string(),
+                    quote_style: None,
+                    keyword,
+                })
+            };
+            let space = Token::Whitespace(Whitespace::Space);
+            let inserted: Vec<TokenWithSpan> = [
+                word(Keyword::SELECT, "SELECT"),
+                space.clone(),
+                word(Keyword::NULL, "NULL"),
+                space.clone(),
+                word(Keyword::WHERE, "WHERE"),
+                space,
+                word(Keyword::FALSE, "FALSE"),
+            ]
+            .into_iter()
+            .map(|token| TokenWithSpan::new(token, span))
+            .collect();
+            let count = inserted.len();
+            tokens.splice(open + 1..close, inserted);
+            i = open + count + 2;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Finds `family.column` at the start of a column definition of CREATE TABLE, which SQL's
+/// grammar does not have, and leaves only `column` for the parser: returns, per statement (in
+/// order, counted as the parser counts them), the columns found and their families.
+pub(crate) fn family_qualified_columns(tokens: &mut [TokenWithSpan]) -> Vec<Vec<FamilyMember>> {
+    let mut found: Vec<Vec<FamilyMember>> = Vec::new();
+    let mut at_start = true;
+    // Within the current statement: whether it is CREATE TABLE, the parenthesis depth, and
+    // whether the next significant token starts a column definition.
+    let (mut create, mut table, mut depth, mut at_column) = (false, false, 0usize, false);
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = &tokens[i].token;
+        if matches!(token, Token::Whitespace(_)) {
+            i += 1;
+            continue;
+        }
+        if *token == Token::SemiColon {
+            at_start = true;
+            i += 1;
+            continue;
+        }
+        if at_start {
+            found.push(Vec::new());
+            create = matches!(token, Token::Word(w) if w.keyword == Keyword::CREATE);
+            (table, depth, at_column, at_start) = (false, 0, false, false);
+            i += 1;
+            continue;
+        }
+        match token {
+            Token::Word(w) if create && depth == 0 && w.keyword == Keyword::TABLE => table = true,
+            Token::LParen => {
+                depth += 1;
+                at_column = table && depth == 1;
+                i += 1;
+                continue;
+            }
+            Token::RParen => {
+                depth = depth.saturating_sub(1);
+                // The column list is over: table options and the like follow.
+                if depth == 0 {
+                    (create, table) = (false, false);
+                }
+            }
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::AS => table = false,
+            Token::Comma if table && depth == 1 => {
+                at_column = true;
+                i += 1;
+                continue;
+            }
+            Token::Word(family) if at_column => {
+                let period =
+                    significant(tokens, i + 1).filter(|&j| tokens[j].token == Token::Period);
+                let column = period.and_then(|j| significant(tokens, j + 1));
+                if let (Some(period), Some(column)) = (period, column)
+                    && let Token::Word(column_word) = &tokens[column].token
+                {
+                    let name = |word: &Word| {
+                        if word.quote_style.is_some() {
+                            word.value.clone()
+                        } else {
+                            word.value.to_lowercase()
+                        }
+                    };
+                    let member = (name(column_word), name(family));
+                    if let Some(current) = found.last_mut() {
+                        current.push(member);
+                    }
+                    for blank in [i, period] {
+                        tokens[blank].token = Token::Whitespace(Whitespace::Space);
+                    }
+                    i = column;
+                }
+            }
+            _ => {}
+        }
+        at_column = false;
+        i += 1;
+    }
+    found
+}
+
+/// Numbers `?` placeholders `$1`, `$2`, ... in order of appearance; returns how many
+/// parameters the statement takes. A statement numbers its parameters itself or not at all.
+pub(crate) fn number_placeholders(tokens: &mut [TokenWithSpan]) -> Result<usize> {
+    let mut anonymous = 0;
+    let mut count = 0;
+    let mut numbered = false;
+    for token in tokens.iter_mut() {
+        let Token::Placeholder(name) = &mut token.token else {
+            continue;
+        };
+        if name == "?" {
+            anonymous += 1;
+            *name = format!("${anonymous}");
+            count = count.max(anonymous);
+        } else if let Some(n) = name.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+            numbered = true;
+            count = count.max(n);
+        } else {
+            return Err(Error::Parse {
+                message: format!(
+                    "parameter {name} at {}: write $1, $2, ... or ?",
+                    token.span.start
+                ),
+            });
+        }
+    }
+    if numbered && anonymous > 0 {
+        return Err(Error::Parse {
+            message: "a statement numbers its parameters ($1) or does not (?), not both"
+                .to_string(),
+        });
+    }
+    Ok(count)
+}

@@ -1,0 +1,327 @@
+//! Conversions between rowdex values and Arrow: column types, values read out of Arrow arrays,
+//! assignment of a value to a column (with the casts a user expects) and of a statement's
+//! values to a full row, values compared with a column without changing the comparison, and
+//! building batches.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float64Array,
+    Int64Array, StringArray, TimestampMicrosecondArray,
+};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::ScalarValue;
+use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_codec::Datum;
+
+use crate::error::{Error, Result};
+
+pub fn arrow_type(data_type: &DataType) -> ArrowType {
+    match data_type {
+        DataType::Boolean => ArrowType::Boolean,
+        DataType::Integer => ArrowType::Int64,
+        DataType::Float => ArrowType::Float64,
+        DataType::Decimal { precision, scale } => ArrowType::Decimal128(*precision, *scale),
+        DataType::Text { .. } => ArrowType::Utf8,
+        DataType::Bytes { .. } => ArrowType::Binary,
+        DataType::Date => ArrowType::Date32,
+        DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+    }
+}
+
+/// The Arrow schema of `columns` (positions in the table) of a table.
+pub fn table_schema(table: &TableDef, columns: &[usize]) -> SchemaRef {
+    let fields: Vec<Field> = columns
+        .iter()
+        .filter_map(|i| table.columns.get(*i))
+        .map(|c| Field::new(&c.name, arrow_type(&c.data_type), c.nullable))
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// `schema` with its fields renamed, in order, to `names` (a result's own column names, which
+/// may repeat).
+pub fn renamed_schema<S: AsRef<str>>(schema: &Schema, names: &[S]) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(field, name)| field.as_ref().clone().with_name(name.as_ref()))
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// Reads one value out of any Arrow array DataFusion may hand us.
+pub fn datum_from_array(array: &dyn Array, row: usize) -> Result<Datum> {
+    if array.is_null(row) {
+        return Ok(Datum::Null);
+    }
+    let scalar = ScalarValue::try_from_array(array, row)?;
+    datum_from_scalar(&scalar)
+}
+
+pub fn datum_from_scalar(scalar: &ScalarValue) -> Result<Datum> {
+    if scalar.is_null() {
+        return Ok(Datum::Null);
+    }
+    let datum = match scalar {
+        ScalarValue::Boolean(Some(b)) => Datum::Boolean(*b),
+        ScalarValue::Int8(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::Int16(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::Int32(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::Int64(Some(v)) => Datum::Int(*v),
+        ScalarValue::UInt8(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::UInt16(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::UInt32(Some(v)) => Datum::Int(i64::from(*v)),
+        ScalarValue::UInt64(Some(v)) => match i64::try_from(*v) {
+            Ok(v) => Datum::Int(v),
+            Err(_) => Datum::Float(*v as f64),
+        },
+        ScalarValue::Float16(Some(v)) => Datum::Float(f64::from(f32::from(*v))),
+        ScalarValue::Float32(Some(v)) => Datum::Float(f64::from(*v)),
+        ScalarValue::Float64(Some(v)) => Datum::Float(*v),
+        ScalarValue::Decimal128(Some(v), _, scale) => {
+            Datum::Float(*v as f64 / 10f64.powi(i32::from(*scale)))
+        }
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Datum::Text(s.clone()),
+        ScalarValue::Binary(Some(b))
+        | ScalarValue::LargeBinary(Some(b))
+        | ScalarValue::BinaryView(Some(b))
+        | ScalarValue::FixedSizeBinary(_, Some(b)) => Datum::Bytes(b.clone()),
+        ScalarValue::Date32(Some(d)) => Datum::Date(*d),
+        ScalarValue::Date64(Some(ms)) => Datum::Date((ms.div_euclid(86_400_000)) as i32),
+        ScalarValue::TimestampSecond(Some(v), _) => Datum::Timestamp(v.saturating_mul(1_000_000)),
+        ScalarValue::TimestampMillisecond(Some(v), _) => Datum::Timestamp(v.saturating_mul(1_000)),
+        ScalarValue::TimestampMicrosecond(Some(v), _) => Datum::Timestamp(*v),
+        ScalarValue::TimestampNanosecond(Some(v), _) => Datum::Timestamp(v.div_euclid(1_000)),
+        other => {
+            return Err(Error::Unsupported {
+                what: format!("values of type {}", other.data_type()),
+            });
+        }
+    };
+    Ok(datum)
+}
+
+/// Converts a value for storage in `column`, applying the assignment casts a user expects
+/// (integer to float, integral float to integer, numbers to text, text to date/time) and the
+/// column's NOT NULL and length constraints.
+pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datum> {
+    let mismatch = |datum: &Datum| Error::TypeMismatch {
+        table: table.name.clone(),
+        column: column.name.clone(),
+        expected: column.data_type.to_string(),
+        found: datum.type_name(),
+        value: datum.to_string(),
+    };
+    if datum.is_null() {
+        if !column.nullable {
+            let is_key = table
+                .column_index(&column.name)
+                .and_then(|i| table.key_position(i))
+                .is_some();
+            return Err(if is_key {
+                Error::NullInKey {
+                    table: table.name.clone(),
+                    column: column.name.clone(),
+                }
+            } else {
+                Error::NotNullViolation {
+                    table: table.name.clone(),
+                    column: column.name.clone(),
+                }
+            });
+        }
+        return Ok(Datum::Null);
+    }
+    let converted = match (&column.data_type, datum) {
+        (t, d) if t.admits(&d) => d,
+        (DataType::Float, Datum::Int(v)) => Datum::Float(v as f64),
+        (DataType::Integer, Datum::Float(v)) => {
+            if v.fract() == 0.0
+                && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v)
+            {
+                Datum::Int(v as i64)
+            } else {
+                return Err(mismatch(&Datum::Float(v)));
+            }
+        }
+        (DataType::Decimal { scale, .. }, Datum::Int(v)) => {
+            Datum::Decimal(i128::from(v) * 10i128.pow(u32::from(scale.unsigned_abs())))
+        }
+        (DataType::Decimal { scale, .. }, Datum::Float(v)) => {
+            Datum::Decimal((v * 10f64.powi(i32::from(*scale))).round() as i128)
+        }
+        (DataType::Text { .. }, d @ (Datum::Int(_) | Datum::Float(_) | Datum::Boolean(_))) => {
+            Datum::Text(d.to_string())
+        }
+        (DataType::Date, Datum::Text(s)) => match rowdex_codec::parse_date(&s) {
+            Some(days) => Datum::Date(days),
+            None => return Err(mismatch(&Datum::Text(s))),
+        },
+        (DataType::Timestamp, Datum::Text(s)) => match rowdex_codec::parse_timestamp(&s) {
+            Some(micros) => Datum::Timestamp(micros),
+            None => return Err(mismatch(&Datum::Text(s))),
+        },
+        (DataType::Timestamp, Datum::Date(days)) => {
+            Datum::Timestamp(i64::from(days) * 86_400_000_000)
+        }
+        (DataType::Bytes { .. }, Datum::Text(s)) => Datum::Bytes(s.into_bytes()),
+        (_, d) => return Err(mismatch(&d)),
+    };
+    let length = match (&column.data_type, &converted) {
+        (DataType::Text { max_len: Some(max) }, Datum::Text(s)) => Some((*max, s.chars().count())),
+        (DataType::Bytes { max_len: Some(max) }, Datum::Bytes(b)) => Some((*max, b.len())),
+        _ => None,
+    };
+    if let Some((max_len, length)) = length
+        && length > max_len as usize
+    {
+        return Err(Error::ValueTooLong {
+            table: table.name.clone(),
+            column: column.name.clone(),
+            max_len,
+            length,
+        });
+    }
+    Ok(converted)
+}
+
+/// A full-width row of `table` holding `values` in the `targets` columns (converted by
+/// [`assign`]) and NULL elsewhere. Each value is produced and converted in column order, so the
+/// first bad value is the one reported. The caller checks that there is one value per target.
+pub fn full_row(
+    table: &TableDef,
+    targets: &[usize],
+    values: impl IntoIterator<Item = Result<Datum>>,
+) -> Result<Vec<Datum>> {
+    let mut row = vec![Datum::Null; table.columns.len()];
+    for (&column, value) in targets.iter().zip(values) {
+        row[column] = assign(table, &table.columns[column], value?)?;
+    }
+    Ok(row)
+}
+
+/// The type of a table column (INTEGER for a position past the end, which no caller passes).
+pub fn column_type(table: &TableDef, column: usize) -> DataType {
+    table
+        .columns
+        .get(column)
+        .map_or(DataType::Integer, |c| c.data_type)
+}
+
+/// The value as the column's own type, only when the conversion loses nothing: comparing the
+/// column with the converted value must mean exactly what comparing it with the original does.
+/// Both executors bind values with it, so they agree on which comparisons they take.
+pub fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datum> {
+    let data_type = column_type(table, column);
+    if data_type.admits(&value) {
+        return Some(value);
+    }
+    match (data_type, value) {
+        (DataType::Float, Datum::Int(v)) if (v as f64) as i64 == v => Some(Datum::Float(v as f64)),
+        (DataType::Integer, Datum::Float(v)) if v.fract() == 0.0 && v.abs() < 9.0e15 => {
+            Some(Datum::Int(v as i64))
+        }
+        _ => None,
+    }
+}
+
+/// Builds a batch of `columns` (positions in the table) from full rows.
+pub fn rows_to_batch(
+    table: &TableDef,
+    schema: &SchemaRef,
+    columns: &[usize],
+    rows: &[Vec<Datum>],
+) -> Result<RecordBatch> {
+    let arrays: Vec<ArrayRef> = columns
+        .iter()
+        .map(|&c| column_array(table, c, rows))
+        .collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &options,
+    )?)
+}
+
+fn column_array(table: &TableDef, column: usize, rows: &[Vec<Datum>]) -> ArrayRef {
+    let values = rows.iter().map(|r| r.get(column).unwrap_or(&Datum::Null));
+    match column_type(table, column) {
+        DataType::Boolean => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Boolean(b) => Some(*b),
+                    _ => None,
+                })
+                .collect::<BooleanArray>(),
+        ),
+        DataType::Integer => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Int(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<Int64Array>(),
+        ),
+        DataType::Float => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Float(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<Float64Array>(),
+        ),
+        DataType::Decimal { precision, scale } => {
+            let array = values
+                .map(|d| match d {
+                    Datum::Decimal(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<Decimal128Array>();
+            // Precision and scale come from a validated column definition.
+            Arc::new(
+                array
+                    .clone()
+                    .with_precision_and_scale(precision, scale)
+                    .unwrap_or(array),
+            )
+        }
+        DataType::Text { .. } => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Text(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect::<StringArray>(),
+        ),
+        DataType::Bytes { .. } => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Bytes(b) => Some(b.as_slice()),
+                    _ => None,
+                })
+                .collect::<BinaryArray>(),
+        ),
+        DataType::Date => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Date(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<Date32Array>(),
+        ),
+        DataType::Timestamp => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Timestamp(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<TimestampMicrosecondArray>(),
+        ),
+    }
+}

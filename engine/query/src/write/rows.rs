@@ -1,0 +1,202 @@
+//! The insert engine every writer of new rows shares (INSERT, UPSERT, COPY, the DataFusion
+//! sink): full-width rows written in one transaction, with [`OnExisting`] deciding what an
+//! existing key (or a UNIQUE clash) does, the NOT NULL checks, and hidden row ids for tables
+//! without a primary key.
+
+use std::sync::Arc;
+
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+use rowdex_store::{Direction, KeyRange};
+
+use crate::db::DbState;
+use crate::db::txn::SessionTxn;
+use crate::error::{Error, Result};
+use crate::values::assign;
+use crate::write::row_writer::RowWriter;
+
+/// What to do when an inserted key already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnExisting {
+    Fail,
+    Skip,
+    ReplaceRow,
+    /// Overwrite the statement's target columns, keep the others.
+    MergeColumns,
+}
+
+/// Writes full-width rows whose `targets` columns are set (and converted) in one transaction,
+/// with `mode` deciding what an existing key does; returns the rows written. Gives rows of a
+/// table without a primary key their row ids.
+pub(crate) async fn write_rows(
+    db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
+    def: &TableDef,
+    targets: &[usize],
+    mut rows: Vec<Vec<Datum>>,
+    mode: OnExisting,
+) -> Result<u64> {
+    let hidden = def.rowid_column();
+    if let Some(rowid_column) = hidden {
+        let first = reserve_rowids(db, def, rows.len()).await?;
+        for (offset, row) in rows.iter_mut().enumerate() {
+            row[rowid_column] = Datum::Int(first + offset as i64);
+        }
+    }
+    // Columns the statement does not set must still satisfy NOT NULL (an UPSERT that updates an
+    // existing row is checked again after merging).
+    for row in &rows {
+        for (i, column) in def.columns.iter().enumerate() {
+            if !targets.contains(&i) && Some(i) != hidden && mode != OnExisting::MergeColumns {
+                assign(def, column, row[i].clone())?;
+            }
+        }
+    }
+
+    let mut writer = RowWriter::begin(db, def, txn).await?;
+    let mut prefetched = if hidden.is_none() {
+        prefetch_existing(&writer, def, &rows, mode).await?
+    } else {
+        None
+    };
+    let mut affected = 0u64;
+    for row in rows {
+        // The transaction reads its own writes, so a key written earlier in this statement
+        // counts as existing too. A fresh hidden row id cannot exist.
+        let mut existing = if hidden.is_some() {
+            None
+        } else if let Some(prefetched) = prefetched.as_mut() {
+            prefetched.next().flatten()
+        } else {
+            writer.stored_row(&def.row_key_of(&row)).await?
+        };
+        // An expired row is gone for SQL: it is removed (entries too) and the key is free.
+        if let Some(old) = existing.take_if(|old| !writer.is_live(old)) {
+            writer.stage(Some(&old), None);
+        }
+        // SQLite's OR IGNORE / OR REPLACE also cover clashes on a UNIQUE index: skip the row, or
+        // delete every row it clashes with. (A row skipped for its key needs no look.)
+        let skipped_anyway = mode == OnExisting::Skip && existing.is_some();
+        if matches!(mode, OnExisting::Skip | OnExisting::ReplaceRow) && !skipped_anyway {
+            let (clashing, expired): (Vec<_>, Vec<_>) = writer
+                .unique_clashes(&row)
+                .await?
+                .into_iter()
+                .partition(|other| writer.is_live(other));
+            for other in &expired {
+                writer.stage(Some(other), None);
+            }
+            if !clashing.is_empty() {
+                if mode == OnExisting::Skip {
+                    continue;
+                }
+                for other in &clashing {
+                    writer.stage(Some(other), None);
+                }
+                writer.apply().await?;
+            }
+        }
+        match (existing, mode) {
+            (None, OnExisting::MergeColumns) => {
+                check_not_null(def, &row)?;
+                writer.stage(None, Some(&row));
+            }
+            (None, _) => writer.stage(None, Some(&row)),
+            (Some(old), OnExisting::ReplaceRow) => writer.stage(Some(&old), Some(&row)),
+            (Some(_), OnExisting::Fail) => {
+                return Err(Error::DuplicateKey {
+                    table: def.name.clone(),
+                    key: key_text(def, &row),
+                });
+            }
+            (Some(_), OnExisting::Skip) => continue,
+            (Some(old), OnExisting::MergeColumns) => {
+                let mut merged = old.clone();
+                for &column in targets {
+                    merged[column] = row[column].clone();
+                }
+                check_not_null(def, &merged)?;
+                writer.stage(Some(&old), Some(&merged));
+            }
+        }
+        writer.apply().await?;
+        affected += 1;
+    }
+    writer.commit().await?;
+    Ok(affected)
+}
+
+/// The stored rows under the keys of `rows`, read before any of them is written, when that
+/// gives the same answers as reading each one just before writing it: the keys are distinct,
+/// and writing one row cannot change what another finds (`mode` deletes no other rows; OR
+/// IGNORE and OR REPLACE act on UNIQUE clashes, so they read row by row).
+async fn prefetch_existing(
+    writer: &RowWriter<'_>,
+    def: &TableDef,
+    rows: &[Vec<Datum>],
+    mode: OnExisting,
+) -> Result<Option<std::vec::IntoIter<Option<Vec<Datum>>>>> {
+    if rows.len() < 2 || !matches!(mode, OnExisting::Fail | OnExisting::MergeColumns) {
+        return Ok(None);
+    }
+    let keys: Vec<Vec<u8>> = rows.iter().map(|row| def.row_key_of(row)).collect();
+    let mut sorted: Vec<&Vec<u8>> = keys.iter().collect();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Ok(None);
+    }
+    Ok(Some(writer.stored_rows(&keys).await?.into_iter()))
+}
+
+fn check_not_null(def: &TableDef, row: &[Datum]) -> Result<()> {
+    for (column, value) in def.columns.iter().zip(row) {
+        if value.is_null() && !column.nullable {
+            assign(def, column, Datum::Null)?;
+        }
+    }
+    Ok(())
+}
+
+/// The key of a row as `(a = 1, b = 'x')`, for error messages.
+pub(crate) fn key_text(def: &TableDef, row: &[Datum]) -> String {
+    let parts: Vec<String> = def
+        .key
+        .iter()
+        .map(|k| format!("{} = {}", def.columns[k.column].name, row[k.column]))
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+/// Reserves `count` consecutive hidden row ids for a table.
+async fn reserve_rowids(db: &DbState, def: &TableDef, count: usize) -> Result<i64> {
+    let known = db
+        .next_rowids
+        .lock()
+        .map(|m| m.get(&def.id).copied())
+        .unwrap_or(None);
+    let next = match known {
+        Some(next) => next,
+        None => {
+            // First insert since open: continue after the largest row id stored.
+            let mut largest = 0i64;
+            for prefix in def.scan_prefixes() {
+                let page = db
+                    .store
+                    .scan_page(&KeyRange::prefix(&prefix), Direction::Reverse, 1)
+                    .await?;
+                if let Some((key, value)) = page.entries.first() {
+                    let row = def.decode_row(key, value)?;
+                    if let Some(Datum::Int(id)) = def.key.first().map(|k| &row[k.column]) {
+                        largest = largest.max(*id);
+                    }
+                }
+            }
+            largest + 1
+        }
+    };
+    let mut map = db.next_rowids.lock().map_err(|_| Error::WriteConflict)?;
+    let entry = map.entry(def.id).or_insert(next);
+    let first = (*entry).max(next);
+    *entry = first + count as i64;
+    Ok(first)
+}
