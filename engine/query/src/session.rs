@@ -27,7 +27,7 @@ pub enum Executor {
 
 /// A connection: runs SQL against the database. A clone is a handle to the same connection
 /// (its open transaction included) whose settings can be changed apart;
-/// [`Database::session`] opens another connection.
+/// [`Database::session`](crate::Database::session) opens another connection.
 #[derive(Clone)]
 pub struct Session {
     pub(crate) db: Arc<DbState>,

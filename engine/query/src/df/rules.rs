@@ -3,12 +3,20 @@
 //! DataFusion bug; on an upgrade, check each against its upstream fix, drop the rule once the
 //! version used has the fix, and rerun `sql-tests/slt` and the differential campaign.
 //!
-//! | rule | where it runs | what DataFusion 55 gets wrong | upstream | retired by |
-//! | --- | --- | --- | --- | --- |
-//! | `in_list_folding::GuardInListFolding` | first logical rule | the simplifier merges two IN lists on one expression, wrong under NULL | apache/datafusion#24258 | the release after 55 that carries #24258 |
-//! | `predicate_subquery::GuardedPredicateSubquery` | in place of `decorrelate_predicate_subquery` | mark joins never yield NULL, so IN subqueries under OR/NOT/CASE answer wrongly | apache/datafusion#21309 | the release after 55 that carries #21309 |
-//! | `filter_projection::SplitFilterProjection` | before each `ProjectionPushdown` | swapping a projection with a filter that embeds one ignores the embedded projection | none filed; found by the differential tests | a release whose `FilterExec::try_swapping_with_projection` maps the embedded projection |
-//! | `join_ordering::ForgetBuildOrdering` | before `EnsureRequirements` | a hash or nested-loop join declares its build side's order, so a needed sort is dropped | apache/datafusion#25052 (PR #25053 open) | the release that merges #25053 |
+//! - `in_list_folding::GuardInListFolding`, first of the logical rules: the simplifier merges
+//!   two IN lists on one expression, which is wrong where the expression or a list holds NULL.
+//!   Upstream apache/datafusion#24258; retire with the release that carries it.
+//! - `predicate_subquery::GuardedPredicateSubquery`, in place of
+//!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
+//!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
+//!   that carries it.
+//! - `filter_projection::SplitFilterProjection`, before each `ProjectionPushdown`: swapping a
+//!   projection with a filter that embeds one ignores the embedded projection. No upstream issue
+//!   filed (found by the differential tests); retire when
+//!   `FilterExec::try_swapping_with_projection` maps the embedded projection.
+//! - `join_ordering::ForgetBuildOrdering`, before `EnsureRequirements`: a hash or nested-loop
+//!   join declares its build side's order, so a sort the query needs is dropped. Upstream
+//!   apache/datafusion#25052 (fix in PR #25053, open); retire with the release that merges it.
 //!
 //! Subqueries DataFusion cannot plan at all are not a rule: `df::apply` runs them, and the
 //! session's query planner (`df::apply::exec::RowdexQueryPlanner`) puts them there.

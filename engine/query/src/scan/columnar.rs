@@ -21,76 +21,94 @@ use rowdex_codec::{SortOrder, key};
 use crate::error::Result;
 
 /// Turns (row key, stored value) entries of one table into record batches of some columns.
+///
+/// Each distinct column is decoded once; an output that repeats a column (`SELECT a, a`)
+/// shares its array.
 pub struct BatchDecoder {
     table: Arc<TableDef>,
     schema: SchemaRef,
-    /// Output position of each column id, for the cells of the stored value.
-    output_of_id: Vec<Option<usize>>,
-    /// (position in the decoded key, output position) of the projected key columns.
-    key_outputs: Vec<(usize, usize)>,
+    /// The distinct table columns decoded, in order of first appearance.
+    decoded: Vec<usize>,
+    /// Position in `decoded` of each column id, for the cells of the stored value.
+    decoded_of_id: Vec<Option<usize>>,
+    /// (position in the decoded key, position in `decoded`) of the projected key columns.
+    key_columns: Vec<(usize, usize)>,
     key_orders: Vec<SortOrder>,
-    /// Table column of each output, in output order.
-    columns: Vec<usize>,
+    /// Position in `decoded` of each output, in output order.
+    outputs: Vec<usize>,
 }
 
 impl BatchDecoder {
     /// A decoder producing `schema`, whose fields are the table columns at `columns`.
     pub fn new(table: Arc<TableDef>, columns: &[usize], schema: SchemaRef) -> BatchDecoder {
-        let mut output_of_id: Vec<Option<usize>> = Vec::new();
-        let mut key_outputs = Vec::new();
-        for (output, &column) in columns.iter().enumerate() {
+        let mut decoded: Vec<usize> = Vec::new();
+        let mut outputs = Vec::with_capacity(columns.len());
+        for &column in columns {
+            let position = match decoded.iter().position(|&c| c == column) {
+                Some(position) => position,
+                None => {
+                    decoded.push(column);
+                    decoded.len() - 1
+                }
+            };
+            outputs.push(position);
+        }
+        let mut decoded_of_id: Vec<Option<usize>> = Vec::new();
+        let mut key_columns = Vec::new();
+        for (position, &column) in decoded.iter().enumerate() {
             if let Some(key_position) = table.key_position(column) {
-                key_outputs.push((key_position, output));
+                key_columns.push((key_position, position));
             } else if let Some(def) = table.columns.get(column) {
                 let id = def.id as usize;
-                if output_of_id.len() <= id {
-                    output_of_id.resize(id + 1, None);
+                if decoded_of_id.len() <= id {
+                    decoded_of_id.resize(id + 1, None);
                 }
-                output_of_id[id] = Some(output);
+                decoded_of_id[id] = Some(position);
             }
         }
         let key_orders = table.key_orders();
         BatchDecoder {
             table,
             schema,
-            output_of_id,
-            key_outputs,
+            decoded,
+            decoded_of_id,
+            key_columns,
             key_orders,
-            columns: columns.to_vec(),
+            outputs,
         }
     }
 
     /// The batch of `entries`, in their order.
     pub fn decode(&self, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<RecordBatch> {
         let mut builders: Vec<ColumnBuilder> = self
-            .columns
+            .decoded
             .iter()
             .map(|&column| ColumnBuilder::new(&self.table, column, entries.len()))
             .collect();
         let mut filled = vec![false; builders.len()];
         for (row_key, value) in entries {
             filled.fill(false);
-            if !self.key_outputs.is_empty() {
+            if !self.key_columns.is_empty() {
                 let key_values =
                     key::decode_key(self.table.pk_bytes(row_key), &self.key_orders, true)?;
-                for &(key_position, output) in &self.key_outputs {
+                for &(key_position, position) in &self.key_columns {
                     if let Some(datum) = key_values.get(key_position) {
-                        builders[output].append(CellValue::from(datum));
-                        filled[output] = true;
+                        builders[position].append(CellValue::from(datum));
+                        filled[position] = true;
                     }
                 }
             }
             let (_, row_cells) = cells(value)?;
             for cell in row_cells {
                 let (id, cell) = cell?;
-                let output = usize::try_from(id)
+                let position = usize::try_from(id)
                     .ok()
-                    .and_then(|id| self.output_of_id.get(id).copied().flatten());
+                    .and_then(|id| self.decoded_of_id.get(id).copied().flatten());
                 // A column id met twice (only in damaged data) keeps its first value, so
                 // every array gets exactly one value per row.
-                if let Some(output) = output.filter(|&output| !filled[output]) {
-                    builders[output].append(cell);
-                    filled[output] = true;
+                if let Some(position) = position.filter(|&position| !filled[position]) {
+                    builders[position].append(cell);
+                    filled[position] = true;
                 }
             }
             // Columns without a cell (NULL, or added after the row was written).
@@ -100,7 +118,8 @@ impl BatchDecoder {
                 }
             }
         }
-        let arrays: Vec<ArrayRef> = builders.into_iter().map(ColumnBuilder::finish).collect();
+        let decoded: Vec<ArrayRef> = builders.into_iter().map(ColumnBuilder::finish).collect();
+        let arrays: Vec<ArrayRef> = self.outputs.iter().map(|&i| decoded[i].clone()).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(entries.len()));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),
@@ -275,11 +294,13 @@ mod tests {
             .map(|(key, value)| table.decode_row(key, value))
             .collect::<std::result::Result<_, _>>()?;
         assert_eq!(decoded, rows(), "the row path itself round-trips");
-        let projections: [&[usize]; 5] = [
+        let projections: [&[usize]; 6] = [
             &[0, 1, 2, 3, 4, 5, 6, 7, 8],
             &[8, 1, 5],
             &[3],
             &[1, 1, 0],
+            // A stored column twice (`SELECT note, ratio, note`).
+            &[5, 3, 5],
             &[],
         ];
         for projection in projections {
