@@ -66,7 +66,7 @@ impl TableProvider for RowdexTable {
     }
 
     /// The row count as an estimate: counted once per database (up to
-    /// `stats::COUNT_CAP` rows, beyond which it is a lower bound) and kept up to date by writes.
+    /// `db::stats::COUNT_CAP` rows, beyond which it is a lower bound) and kept up to date by writes.
     fn statistics(&self) -> Option<Statistics> {
         let rows = self.db.stats.known_rows(&self.def)?;
         let rows = usize::try_from(rows).ok()?;
