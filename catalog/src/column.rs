@@ -43,7 +43,7 @@ impl ColumnDef {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyColumn {
-    /// Position in [`TableDef::columns`].
+    /// Position in the table's columns (`TableDef::columns`).
     pub column: usize,
     pub desc: bool,
 }

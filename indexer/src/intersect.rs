@@ -33,7 +33,7 @@
 //! indexed column of it is fixed, "does this pk belong to it" is a point lookup of the entry key
 //! `fixed part ‖ pk`. Such inputs are given to [`Intersection::with_checks`]: the candidates the
 //! merge of the other inputs agrees on are collected in batches (8, doubling up to
-//! [`MAX_CHECK_BATCH`], so a LIMIT does not pay for a large first batch) and each batch is
+//! `MAX_CHECK_BATCH`, so a LIMIT does not pay for a large first batch) and each batch is
 //! checked with one [`KvRead::contains`] call per checked input, which an on-disk store can
 //! answer from its filters for the many absent keys.
 

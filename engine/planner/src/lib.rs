@@ -4,7 +4,7 @@
 //! expressions into [`Predicate`]s, asks [`candidates`] for the plans worth considering (the
 //! primary-key path, index scans, index intersections), counts the entries of each candidate's
 //! [`ScanPlan::probes`] ("index dives"), and lets [`choose`] pick by cost. The plan's `Display`
-//! ([`explain`](crate::explain)) is the EXPLAIN text, shared by every executor.
+//! (module `explain`) is the EXPLAIN text, shared by every executor.
 //!
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
 //! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every

@@ -22,7 +22,7 @@ pub enum KeyBound {
     /// Text values starting with this prefix (`LIKE 'abc%'`).
     TextPrefix(String),
     /// A row-value comparison `(next columns...) op (values...)` over as many key columns as
-    /// there are values: one range per leading run of equal columns (see [`bounded_ranges`]).
+    /// there are values: one range per leading run of equal columns (see `bounded_ranges`).
     Row { op: CmpOp, values: Vec<Datum> },
 }
 

@@ -21,7 +21,8 @@ use crate::range::{CountPage, Direction, KeyRange, ScanPage, collect_page, count
 /// Name of the single keyspace holding all data.
 const DATA_KEYSPACE: &str = "data";
 
-/// How far a write is pushed before [`KvStore::write`] (or a commit) returns.
+/// How far a write is pushed before [`KvStore::write`](crate::KvStore::write) (or a commit)
+/// returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Durability {
     /// Persist with fjall's `PersistMode::SyncAll` (`fsync` of the journal) after every write:
@@ -30,7 +31,7 @@ pub enum Durability {
     /// Persist with fjall's `PersistMode::Buffer` after every write: the journal is written
     /// into the operating system's page cache before acknowledging, so an acknowledged write
     /// survives the process crashing or being killed (SIGKILL included), but an OS crash or
-    /// power loss may lose the most recent writes. [`KvStore::flush`] upgrades everything
+    /// power loss may lose the most recent writes. [`KvStore::flush`](crate::KvStore::flush) upgrades everything
     /// written so far to the `SyncEveryWrite` guarantee.
     #[default]
     Buffered,

@@ -38,8 +38,8 @@ use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
 
-/// DataFusion's default logical optimizer rules, with [`GuardedPredicateSubquery`] in place of
-/// `decorrelate_predicate_subquery` and [`GuardInListFolding`] first of all, before any
+/// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
+/// `decorrelate_predicate_subquery` and `GuardInListFolding` first of all, before any
 /// simplification.
 ///
 pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
@@ -56,8 +56,8 @@ pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
         .collect()
 }
 
-/// DataFusion's default physical optimizer rules, with [`SplitFilterProjection`] before each
-/// `ProjectionPushdown` pass and [`ForgetBuildOrdering`] before `EnsureRequirements`.
+/// DataFusion's default physical optimizer rules, with `SplitFilterProjection` before each
+/// `ProjectionPushdown` pass and `ForgetBuildOrdering` before `EnsureRequirements`.
 pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules = Vec::new();
     for rule in PhysicalOptimizer::new().rules {
