@@ -317,8 +317,8 @@ fuzz_target!(|data: &[u8]| {
     check_key(rest, &orders);
     check_key_order(first, second, &orders);
     for index in &table.indexes {
-        let entry_orders: Vec<SortOrder> = index
-            .entry_key_columns(table)
+        let entry_orders: Vec<SortOrder> = table
+            .entry_key_columns(index)
             .iter()
             .map(KeyColumn::order)
             .collect();
