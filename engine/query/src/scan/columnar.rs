@@ -19,6 +19,7 @@ use rowdex_codec::row::{CellValue, cells};
 use rowdex_codec::{SortOrder, key};
 
 use crate::error::Result;
+use crate::values::column_type;
 
 /// Turns (row key, stored value) entries of one table into record batches of some columns.
 ///
@@ -144,11 +145,7 @@ enum ColumnBuilder {
 
 impl ColumnBuilder {
     fn new(table: &TableDef, column: usize, rows: usize) -> ColumnBuilder {
-        let data_type = table
-            .columns
-            .get(column)
-            .map_or(DataType::Integer, |c| c.data_type);
-        match data_type {
+        match column_type(table, column) {
             DataType::Boolean => ColumnBuilder::Boolean(BooleanBuilder::with_capacity(rows)),
             DataType::Integer => ColumnBuilder::Int(Int64Builder::with_capacity(rows)),
             DataType::Float => ColumnBuilder::Float(Float64Builder::with_capacity(rows)),
