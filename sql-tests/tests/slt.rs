@@ -4,7 +4,7 @@
 //! and the suites run in parallel; then a subset of SQLite's corpus, the differential run
 //! against SQLite, and the example scripts.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rowdex::Executor;
 use rowdex_sql_tests::differential;
@@ -12,8 +12,12 @@ use rowdex_sql_tests::{
     Backend, collect_files, executor_label, run_file, run_file_head, run_file_with,
 };
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// This crate's directory, read when the tests run (`cargo test` sets it) rather than when they
+/// were compiled: a target directory shared by several checkouts may hand one checkout a test
+/// binary built in another.
+fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
 }
 
 /// Runs `slt/<name>.slt` on a fresh database of `backend` with `executor`: every record must

@@ -44,13 +44,16 @@ pub fn workspace(root: &Path) -> Result<Vec<TargetImports>, ReadError> {
         .collect())
 }
 
-/// The workspace this crate belongs to.
+/// The workspace this crate belongs to. The manifest directory is read when the program runs
+/// (`cargo test` and `cargo run` set it), not when it was compiled: a target directory shared
+/// by several checkouts may hand one checkout a binary built in another.
 pub fn own_workspace() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest
         .ancestors()
         .nth(2)
-        .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+        .map_or_else(|| manifest.clone(), Path::to_path_buf)
 }
 
 #[cfg(test)]
