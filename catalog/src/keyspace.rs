@@ -6,6 +6,10 @@
 //! 0x00 'I' index-name           -> name of the table the index belongs to
 //! 0x00 'W' view-name            -> the view's defining query (SQL text)
 //! 0x00 'V' table-id(u32 BE)      -> schema version (u32 BE), read by every write statement
+//! 0x00 'R' table-id(u32 BE)      -> the table's row count, as of the deltas folded in (u64 BE)
+//! 0x00 'D' table-id(u32 BE) writer(u64 BE) seq(u64 BE) -> a committed write's net row change
+//!                                    (i64 BE), written in the write's own transaction
+//! 0x00 'S' table-id(u32 BE)      -> what ANALYZE gathered (JSON `TableStatistics`)
 //! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells of the default column family)
 //! 0x11 table-id(u32 BE) family(u8) [salt] pk -> cells of column family 1..255 (an entry
 //!                                    for every row, so that one family alone can drive a scan)
@@ -26,6 +30,9 @@ pub const TABLE_DEF_PREFIX: &[u8] = &[SYSTEM, b'T'];
 pub const SCHEMA_VERSION_PREFIX: &[u8] = &[SYSTEM, b'V'];
 pub const INDEX_NAME_PREFIX: &[u8] = &[SYSTEM, b'I'];
 pub const VIEW_DEF_PREFIX: &[u8] = &[SYSTEM, b'W'];
+pub const ROW_COUNT_PREFIX: &[u8] = &[SYSTEM, b'R'];
+pub const ROW_DELTA_PREFIX: &[u8] = &[SYSTEM, b'D'];
+pub const STATISTICS_PREFIX: &[u8] = &[SYSTEM, b'S'];
 
 /// The prefix of every row of table `id`.
 pub fn table_prefix(id: u32) -> Vec<u8> {
@@ -68,6 +75,38 @@ pub fn schema_version_key(table_id: u32) -> Vec<u8> {
     let mut key = SCHEMA_VERSION_PREFIX.to_vec();
     key.extend_from_slice(&table_id.to_be_bytes());
     key
+}
+
+fn table_key(prefix: &[u8], table_id: u32) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + 4 + 16);
+    key.extend_from_slice(prefix);
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key
+}
+
+/// The key of a table's folded row count (see [`row_delta_key`]).
+pub fn row_count_key(table_id: u32) -> Vec<u8> {
+    table_key(ROW_COUNT_PREFIX, table_id)
+}
+
+/// The prefix of every unfolded row-count delta of a table.
+pub fn row_delta_prefix(table_id: u32) -> Vec<u8> {
+    table_key(ROW_DELTA_PREFIX, table_id)
+}
+
+/// The key of one committed write's row-count delta. Each write puts its own key (`writer`
+/// names the process, `seq` the write within it), so writers never read or overwrite one
+/// counter and cannot conflict on it; the deltas are summed into [`row_count_key`] later.
+pub fn row_delta_key(table_id: u32, writer: u64, seq: u64) -> Vec<u8> {
+    let mut key = row_delta_prefix(table_id);
+    key.extend_from_slice(&writer.to_be_bytes());
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The key of what ANALYZE gathered about a table.
+pub fn statistics_key(table_id: u32) -> Vec<u8> {
+    table_key(STATISTICS_PREFIX, table_id)
 }
 
 /// The catalog key that reserves an index name (index names are unique across tables).

@@ -11,6 +11,7 @@ mod error;
 mod family;
 mod index;
 pub mod keyspace;
+pub mod statistics;
 mod table;
 mod types;
 
@@ -19,5 +20,6 @@ pub use column::{ColumnDef, KeyColumn};
 pub use error::{CatalogError, Result};
 pub use family::{DEFAULT_FAMILY, MAX_FAMILIES};
 pub use index::{IndexDef, IndexState};
+pub use statistics::{KeyGatherer, KeyStatistics, TableStatistics};
 pub use table::{HIDDEN_ROWID, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT};
 pub use types::DataType;

@@ -17,19 +17,55 @@ pub fn dive_cap(table_rows: u64) -> u64 {
     (table_rows / 8).max(DIVE_MIN)
 }
 
-/// Entries counted in the ranges of one probe (see [`ScanPlan::probes`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What is known of the entries in the ranges of one probe (see [`ScanPlan::probes`]): a count
+/// from a dive, exact or stopped short (then a lower bound), and the gathered statistics'
+/// estimate (see [`ScanPlan::probe_estimates`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Count {
+    /// Entries counted (0 when no dive ran).
     pub entries: u64,
-    /// False when the dive stopped at [`dive_cap`].
+    /// Whether the dive counted every entry; `entries` is otherwise only a lower bound.
     pub exact: bool,
+    /// The statistics' estimate, when they hold the probe's key.
+    pub estimate: Option<u64>,
 }
+
+impl Count {
+    /// The size the cost model assumes for the probe on a table of `table_rows` rows: the exact
+    /// count; else the larger of the lower bound and the statistics' estimate; without one,
+    /// the larger of the lower bound and a sizeable share of the table (a dive stops short
+    /// only on a large range, or when a sparser candidate ended the race).
+    pub fn size(&self, table_rows: f64) -> f64 {
+        if self.exact {
+            return self.entries as f64;
+        }
+        let counted = self.entries as f64;
+        match self.estimate {
+            Some(estimate) => counted.max(estimate as f64),
+            None => counted
+                .max(table_rows * UNKNOWN_SHARE)
+                .min(table_rows.max(counted)),
+        }
+    }
+}
+
+/// The share of the table a range is assumed to hold when a dive stopped short of counting it
+/// and no statistics estimate it.
+const UNKNOWN_SHARE: f64 = 0.3;
 
 /// Entries an index page holds in the adaptive cursor, for the cost of reading sequentially.
 const PAGE_ENTRIES: f64 = 64.0;
 
-/// Cost of sorting one buffered primary key, in nanoseconds.
-const SORT_NS: f64 = 100.0;
+/// Entries an intersection input out of primary-key order may hold: it is buffered and sorted
+/// in memory before the merge (about 40 bytes an entry).
+pub const BUFFERED_INPUT_MAX: f64 = 1_000_000.0;
+
+/// Inputs of an intersection weighed for being checked rather than read (2^n choices).
+const MAX_CHECKABLE: usize = 12;
+
+/// Cost of sorting one buffered row or primary key, in nanoseconds (n log n comparisons of a
+/// few nanoseconds each, for the few thousand rows a sort after a scan usually holds).
+const SORT_NS: f64 = 40.0;
 
 /// Picks the cheapest of `plans`; `counts[i]` holds one count per probe of plan `i`, and
 /// `table_rows` is the table's estimated size.
@@ -39,24 +75,61 @@ pub fn choose(
     table_rows: u64,
     costs: AccessCosts,
 ) -> Option<ScanPlan> {
-    let mut best: Option<ScanPlan> = None;
-    for (plan, counts) in plans.into_iter().zip(counts) {
-        let (mut plan, estimate) = if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
-            arrange_intersection(plan, counts, table_rows, costs)
-        } else {
-            let estimate = estimate(&plan, counts, table_rows, costs);
-            (plan, estimate)
-        };
-        plan.estimate = Some(estimate);
-        let better = best
-            .as_ref()
-            .and_then(|b| b.estimate)
-            .is_none_or(|b| estimate.cost_us < b.cost_us);
-        if better {
-            best = Some(plan);
-        }
-    }
-    best
+    estimate_all(plans, counts, table_rows, costs)
+        .into_iter()
+        .reduce(|best, plan| {
+            if cost_of(&plan) < cost_of(&best) {
+                plan
+            } else {
+                best
+            }
+        })
+}
+
+/// Every plan with its estimate set (an intersection arranged for its cheapest order).
+pub fn estimate_all(
+    plans: Vec<ScanPlan>,
+    counts: &[Vec<Count>],
+    table_rows: u64,
+    costs: AccessCosts,
+) -> Vec<ScanPlan> {
+    plans
+        .into_iter()
+        .zip(counts)
+        .map(|(plan, counts)| {
+            let (mut plan, estimate) = if matches!(plan.path, AccessPath::IndexIntersection { .. })
+            {
+                arrange_intersection(plan, counts, table_rows, costs)
+            } else {
+                let estimate = estimate(&plan, counts, table_rows, costs);
+                (plan, estimate)
+            };
+            plan.estimate = Some(estimate);
+            plan
+        })
+        .collect()
+}
+
+fn cost_of(plan: &ScanPlan) -> f64 {
+    plan.estimate.map_or(f64::INFINITY, |e| e.cost_us)
+}
+
+/// The cost of reading `ordered` (a plan whose order is the query's, estimated without a
+/// LIMIT) until `wanted` rows match, when `matching` rows of the table match the query: its
+/// matches are assumed spread evenly along its order.
+pub fn ordered_until(ordered: &ScanPlan, wanted: u64, matching: u64) -> f64 {
+    let share = if matching >= wanted && matching > 0 {
+        wanted as f64 / matching as f64
+    } else {
+        1.0
+    };
+    cost_of(ordered) * share
+}
+
+/// The cost of sorting `rows` rows after the scan (a top-k heap under a LIMIT, which costs
+/// about as much per row).
+pub fn sort_cost(rows: u64) -> f64 {
+    rows as f64 * SORT_NS / 1000.0
 }
 
 /// Orders an intersection's inputs sparsest first (the sparsest drives the merge) and picks
@@ -80,8 +153,9 @@ fn arrange_intersection(
         .chain(checked.drain(..))
         .zip(counts.iter().copied())
         .collect();
-    paired.sort_by_key(|(_, count)| count.entries);
-    let checkable: Vec<usize> = (1..paired.len())
+    let rows = table_rows.max(1) as f64;
+    paired.sort_by(|(_, a), (_, b)| a.size(rows).total_cmp(&b.size(rows)));
+    let mut checkable: Vec<usize> = (1..paired.len())
         .filter(|&i| {
             plan.table
                 .indexes
@@ -89,13 +163,18 @@ fn arrange_intersection(
                 .is_some_and(|index| paired[i].0.checkable(index))
         })
         .collect();
+    // Every choice among the checkable inputs is costed: past a dozen (an intersection of more
+    // indexes than any table sensibly has), only the densest dozen are candidates for it.
+    if checkable.len() > MAX_CHECKABLE {
+        checkable.drain(..checkable.len() - MAX_CHECKABLE);
+    }
     // An input whose dive stopped short of exact is at least several times denser than the
     // driver (see the dives of `query::db::stats`), and only a lower bound is known of it: reading
     // it could cost anything up to the whole index, so it is checked whenever it can be.
     let must_check: u32 = checkable
         .iter()
         .enumerate()
-        .filter(|(_, i)| !paired[**i].1.exact)
+        .filter(|(_, i)| !paired[**i].1.exact && paired[**i].1.estimate.is_none())
         .fold(0, |mask, (bit, _)| mask | (1 << bit));
     let mut best: Option<(ScanPlan, Estimate)> = None;
     for mask in (0..1u32 << checkable.len()).filter(|mask| mask & must_check == must_check) {
@@ -152,19 +231,7 @@ pub fn estimate(
     let next = f64::from(costs.next_ns) / 1000.0;
     let get = f64::from(costs.get_ns) / 1000.0;
     let table_rows = table_rows.max(1) as f64;
-    let size = |count: Option<&Count>| -> f64 {
-        match count {
-            Some(c) if c.exact => c.entries as f64,
-            // A dive stopped before the cap by a sparser candidate counted exactly (see the
-            // dives of `query::db::stats`): at least that many, and that is as far as it matters.
-            Some(c) if c.entries < dive_cap(table_rows as u64) => c.entries as f64,
-            // A capped dive: at least the cap, and assume a sizeable share of the table.
-            Some(c) => (c.entries as f64)
-                .max(table_rows * 0.3)
-                .min(table_rows.max(c.entries as f64)),
-            None => table_rows,
-        }
-    };
+    let size = |count: Option<&Count>| -> f64 { count.map_or(table_rows, |c| c.size(table_rows)) };
     // Rows a scan must produce before a LIMIT stops it (only when nothing is filtered after).
     let wanted = plan
         .limit
@@ -238,7 +305,11 @@ pub fn estimate(
                     .get(input.index)
                     .is_some_and(|index| input.pk_ordered(index));
                 if !ordered {
-                    // Buffered and sorted in full before the merge starts.
+                    // Buffered and sorted in full before the merge starts: never past the
+                    // memory budget.
+                    if *n > BUFFERED_INPUT_MAX {
+                        cost = f64::INFINITY;
+                    }
                     cost += seek + n * (next + SORT_NS / 1000.0);
                     read += n;
                     continue;
@@ -285,5 +356,34 @@ fn salt_fixed(plan: &ScanPlan) -> bool {
                     .all(|tuple| plan.table.salt_of_leading(tuple).is_some())
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_count_is_a_lower_bound_never_a_size() {
+        let rows = 200_000.0;
+        // A raced dive stopped at 8 000 entries: without statistics, a sizeable share.
+        let raced = Count {
+            entries: 8_000,
+            exact: false,
+            estimate: None,
+        };
+        assert!(raced.size(rows) >= 60_000.0);
+        // With an estimate, the larger of the two.
+        let estimated = Count {
+            estimate: Some(200_000),
+            ..raced
+        };
+        assert!((estimated.size(rows) - 200_000.0).abs() < 1.0);
+        let exact = Count {
+            entries: 2_000,
+            exact: true,
+            estimate: Some(10),
+        };
+        assert!((exact.size(rows) - 2_000.0).abs() < 1.0);
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
 //! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every
-//! path worth costing), `cost` (estimates and the choice).
+//! path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
+//! and the choice).
 
 mod candidates;
 pub mod cost;
@@ -16,9 +17,10 @@ mod explain;
 mod path;
 mod predicate;
 mod primary_key;
+mod selectivity;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
-pub use cost::{Count, choose};
+pub use cost::{Count, choose, estimate_all};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;

@@ -81,8 +81,10 @@ impl Database {
     /// provider's statistics carry it.
     pub async fn table_provider(&self, name: &str) -> Result<Arc<RowdexTable>> {
         let def = self.inner.table_def(name)?;
-        let snapshot = self.inner.store.snapshot();
-        self.inner.stats.rows(&def, snapshot.as_ref()).await?;
+        self.inner
+            .stats
+            .rows(self.inner.store.as_ref(), &def)
+            .await?;
         Ok(Arc::new(RowdexTable::new(def, self.inner.clone(), false)))
     }
 

@@ -2,7 +2,9 @@
 //! row-count estimates ([`stats`]), the next hidden row ids, and the clock TTLs are measured on
 //! ([`clock`]); and the transactions sessions and statements read and write through ([`txn`]).
 
+pub(crate) mod analyze;
 pub(crate) mod clock;
+pub(crate) mod dives;
 pub(crate) mod stats;
 pub(crate) mod txn;
 

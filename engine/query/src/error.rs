@@ -134,6 +134,8 @@ pub enum Error {
     },
     #[error("the statement takes {expected} parameters, {given} were given")]
     ParameterCount { expected: usize, given: usize },
+    #[error("a stored row count is corrupt: {0}")]
+    CorruptStatistics(String),
     #[error("malformed CSV: {0}")]
     Csv(#[from] csv::Error),
     #[error(transparent)]

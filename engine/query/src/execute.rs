@@ -15,6 +15,7 @@ pub(crate) mod keydesign;
 pub(crate) mod purge;
 pub(crate) mod query;
 pub(crate) mod show;
+pub(crate) mod statistics;
 pub(crate) mod transaction;
 pub(crate) mod views;
 
@@ -154,6 +155,7 @@ impl Session {
         if let ParsedStatement::Sql { statement, .. } = parsed
             && let Some(output) = transaction::transaction_control(self, statement).await?
         {
+            statistics::refresh_outgrown(self);
             return Ok(output);
         }
         if let Some(txn) = self.open_txn() {
@@ -180,10 +182,26 @@ impl Session {
                     attempt += 1;
                     tokio::task::yield_now().await;
                 }
-                result => return result,
+                result => {
+                    if result.is_ok() && !is_query(parsed) {
+                        statistics::refresh_outgrown(self);
+                    }
+                    return result;
+                }
             }
         }
     }
+}
+
+/// Whether a statement only reads (after which no statistics can have moved).
+fn is_query(parsed: &ParsedStatement) -> bool {
+    matches!(
+        parsed,
+        ParsedStatement::Sql { statement, .. } if matches!(
+            statement.as_ref(),
+            Statement::Query(_) | Statement::Explain { .. }
+        )
+    )
 }
 
 /// Rejects what cannot join a transaction: schema changes and index maintenance commit on
@@ -192,7 +210,10 @@ impl Session {
 fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
     let refused = match parsed {
         ParsedStatement::Command(
-            Command::ShowIndexes { .. } | Command::ExplainKey { .. } | Command::ShowWarnings,
+            Command::ShowIndexes { .. }
+            | Command::ExplainKey { .. }
+            | Command::ShowWarnings
+            | Command::ShowStatistics { .. },
         ) => None,
         ParsedStatement::Command(command) => Some(command.to_string()),
         ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
@@ -270,5 +291,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         }
         Command::ShowWarnings => Ok(Output::text_rows("warning", session.warnings())),
         Command::Purge { table } => purge::purge(session, table).await,
+        Command::Analyze { table } => statistics::analyze_tables(session, table.as_deref()).await,
+        Command::ShowStatistics { table } => statistics::show_statistics(session, table).await,
     }
 }

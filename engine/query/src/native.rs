@@ -11,8 +11,8 @@
 
 pub(crate) mod cache;
 pub(crate) mod compile;
+pub(crate) mod sort;
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -31,8 +31,9 @@ use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::compile::{NativeQuery, OrderItem, Slot};
+use crate::native::sort::SortAfter;
 use crate::output::Output;
-use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, choose_among};
+use crate::scan::choose::{choose_among, ordered_if_cheaper};
 use crate::scan::columnar::BatchDecoder;
 use crate::scan::read::{offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
@@ -209,19 +210,21 @@ impl NativeQuery {
                 cutoff,
             });
         }
-        let wanted = bound.limit.map(|limit| limit.saturating_add(bound.offset));
-        let few_matches = best
-            .estimate
-            .is_some_and(|e| e.rows <= ORDERED_LOOKUP_LIMIT as u64);
-        if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) && !few_matches {
+        // Under a LIMIT, reading along an index in the query's order stops early: weigh that
+        // (until enough rows match) against reading the best path whole and sorting.
+        if let Some(wanted) = bound.limit.map(|limit| limit.saturating_add(bound.offset)) {
             let ordered: Vec<ScanPlan> = self
-                .ordered_candidates(&request)
+                .ordered_candidates(&unlimited)
                 .into_iter()
                 .filter_map(|plan| in_order(plan, &self.order, &bound.constants))
                 .collect();
-            if !ordered.is_empty() {
+            if let Some(mut scan) =
+                ordered_if_cheaper(db, &unlimited, &best, ordered, wanted).await?
+            {
+                scan.offset = bound.offset;
+                scan.limit = bound.limit;
                 return Ok(NativePlan {
-                    scan: choose_among(db, &request, ordered).await?,
+                    scan,
                     sort: None,
                     cutoff,
                 });
@@ -229,11 +232,11 @@ impl NativeQuery {
         }
         Ok(NativePlan {
             scan: best,
-            sort: Some(SortAfter {
-                items: self.order.clone(),
-                offset: bound.offset,
-                limit: bound.limit,
-            }),
+            sort: Some(SortAfter::new(
+                self.order.clone(),
+                bound.offset,
+                bound.limit,
+            )),
             cutoff,
         })
     }
@@ -272,13 +275,17 @@ impl NativeQuery {
                 batches: vec![decoder.decode(&entries)?],
             });
         }
-        let mut rows: Vec<Vec<Datum>> =
-            offset_limit(scan_rows(Arc::new(scan), snapshot, cutoff), offset, limit)
-                .try_collect()
-                .await?;
-        if let Some(sort) = sort {
-            rows = sort.apply(rows);
-        }
+        let rows: Vec<Vec<Datum>> = match sort {
+            Some(sort) => {
+                sort.collect(scan_rows(Arc::new(scan), snapshot, cutoff))
+                    .await?
+            }
+            None => {
+                offset_limit(scan_rows(Arc::new(scan), snapshot, cutoff), offset, limit)
+                    .try_collect()
+                    .await?
+            }
+        };
         let batch = rows_to_batch(&self.table, &schema, &self.columns, &rows)?;
         Ok(Output::Rows {
             schema,
@@ -309,68 +316,9 @@ impl NativePlan {
     fn describe(&self, table: &TableDef) -> String {
         let mut text = self.scan.to_string();
         if let Some(sort) = &self.sort {
-            let items: Vec<String> = sort
-                .items
-                .iter()
-                .map(|item| {
-                    let name = table
-                        .columns
-                        .get(item.column)
-                        .map_or("?", |c| c.name.as_str());
-                    if item.descending {
-                        format!("{name} DESC")
-                    } else {
-                        name.to_string()
-                    }
-                })
-                .collect();
-            text.push_str(&format!(" then sorted by {}", items.join(", ")));
-            if sort.offset > 0 {
-                text.push_str(&format!(" offset={}", sort.offset));
-            }
-            if let Some(limit) = sort.limit {
-                text.push_str(&format!(" limit={limit}"));
-            }
+            text.push_str(&sort.describe(table));
         }
         text
-    }
-}
-
-/// A sort of the scanned rows, with the OFFSET and LIMIT that count in its order.
-#[derive(Debug)]
-pub(crate) struct SortAfter {
-    items: Vec<OrderItem>,
-    offset: usize,
-    limit: Option<usize>,
-}
-
-impl SortAfter {
-    /// Sorts as SQL does with NULL the smallest value (first ascending, last descending); ties
-    /// keep the scan's key order.
-    fn apply(&self, mut rows: Vec<Vec<Datum>>) -> Vec<Vec<Datum>> {
-        rows.sort_by(|a, b| {
-            for item in &self.items {
-                let (x, y) = (a.get(item.column), b.get(item.column));
-                let ordering = match (x, y) {
-                    (Some(x), Some(y)) => x.key_cmp(y),
-                    _ => Ordering::Equal,
-                };
-                let ordering = if item.descending {
-                    ordering.reverse()
-                } else {
-                    ordering
-                };
-                if ordering != Ordering::Equal {
-                    return ordering;
-                }
-            }
-            Ordering::Equal
-        });
-        let rows = rows.into_iter().skip(self.offset);
-        match self.limit {
-            Some(limit) => rows.take(limit).collect(),
-            None => rows.collect(),
-        }
     }
 }
 

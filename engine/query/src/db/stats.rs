@@ -1,174 +1,293 @@
-//! Row-count estimates per table, for the planner's cost model.
+//! The statistics the planner reads, kept per table: the exact row count, and what ANALYZE
+//! last gathered (see `rowdex_catalog::statistics`). Both survive restarts.
 //!
-//! Counting a table on every query would cost more than most queries, and a counter key updated
-//! by every write would make concurrent writers conflict on it. So the count lives in memory: the
-//! first query that needs it counts the table once (up to [`COUNT_CAP`] rows, beyond which the
-//! exact size no longer changes a plan), write statements then add their net row change, and
-//! CREATE INDEX, which reads every row anyway, sets it exactly.
+//! **Row counts.** A counter key updated by every write would make concurrent writers conflict
+//! on it, so each committed write instead puts its net row change under a key of its own in the
+//! same transaction (`keyspace::row_delta_key`: blind writes never conflict). The count is the
+//! folded base (`keyspace::row_count_key`) plus every delta. A process loads a table's count
+//! once, then adds what its own writes commit; every [`FOLD_EVERY`] deltas, and when a load
+//! finds more than that, the deltas are folded into the base. A table with no base yet (a
+//! database written before the counts were kept) is counted once and gets one.
+//!
+//! Folding is safe beside concurrent writers: the new base is computed from one snapshot (the
+//! base there plus the deltas there), and written in a transaction that re-reads the base (so
+//! two folds cannot both apply) and deletes exactly the deltas it summed. A delta committed
+//! after the snapshot is not among them and stays for the next fold.
+//!
+//! **Gathered statistics** are loaded with the count; [`TableStats::refresh_wanted`] names the
+//! tables whose count moved more than [`REFRESH_SHARE`] since, for the session to gather again
+//! in the background.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rowdex_catalog::TableDef;
-use rowdex_planner::Count;
-use rowdex_planner::cost::DIVE_MIN;
-use rowdex_store::{KeyRange, KvRead};
+use rowdex_catalog::{TableDef, TableStatistics, keyspace};
+use rowdex_store::{Direction, KeyRange, KvRead, KvStore, Transaction};
 
-use crate::error::Result;
+use crate::db::dives::count_entries;
+use crate::error::{Error, Result};
 
-/// Counting stops here; a larger table is "at least this big" to the planner.
-pub(crate) const COUNT_CAP: u64 = 100_000;
+/// Unfolded deltas of one table after which they are folded into its base.
+pub(crate) const FOLD_EVERY: u64 = 256;
 
-#[derive(Debug, Default)]
+/// The share of its rows a table must change by, since its statistics were gathered, before
+/// they are gathered again (PostgreSQL's autoanalyze default is 10 %, plus 50 rows).
+pub(crate) const REFRESH_SHARE: f64 = 0.2;
+
+/// Rows below which a table's statistics are not refreshed automatically: dives count such a
+/// table's ranges in full for less than gathering would cost.
+pub(crate) const REFRESH_MIN_ROWS: u64 = 2_000;
+
+/// What one process knows of one table.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    /// The exact row count, as of the last load plus this process's commits since.
+    rows: u64,
+    /// Deltas written by this process (or found at load) since the last fold.
+    unfolded: u64,
+    gathered: Option<Arc<TableStatistics>>,
+}
+
+#[derive(Debug)]
 pub(crate) struct TableStats {
-    rows: Mutex<HashMap<u32, u64>>,
+    tables: Mutex<HashMap<u32, Known>>,
+    /// Tables a background ANALYZE is running for (at most one per table).
+    gathering: Mutex<HashSet<u32>>,
+    /// Names this process in the delta keys it writes (random, so that processes sharing a
+    /// store never write the same key).
+    writer: u64,
+    seq: AtomicU64,
+}
+
+impl Default for TableStats {
+    fn default() -> Self {
+        TableStats {
+            tables: Mutex::new(HashMap::new()),
+            gathering: Mutex::new(HashSet::new()),
+            writer: RandomState::new().hash_one(std::process::id()),
+            seq: AtomicU64::new(0),
+        }
+    }
 }
 
 impl TableStats {
-    /// The known estimate, without counting (0 when unknown).
+    /// The known row count, without loading (0 when not loaded yet).
     pub(crate) fn row_estimate(&self, table: &TableDef) -> u64 {
-        self.lock().get(&table.id).copied().unwrap_or(0)
+        self.lock().get(&table.id).map_or(0, |k| k.rows)
     }
 
-    /// The estimate when one is known (after the table was first counted).
+    /// The row count when it has been loaded.
     pub(crate) fn known_rows(&self, table: &TableDef) -> Option<u64> {
-        self.lock().get(&table.id).copied()
+        self.lock().get(&table.id).map(|k| k.rows)
     }
 
-    /// The estimate, counting the table (up to the cap) the first time.
-    pub(crate) async fn rows(&self, table: &TableDef, reader: &dyn KvRead) -> Result<u64> {
-        if let Some(rows) = self.lock().get(&table.id) {
-            return Ok(*rows);
+    /// The gathered statistics, when loaded and gathered.
+    pub(crate) fn gathered(&self, table_id: u32) -> Option<Arc<TableStatistics>> {
+        self.lock().get(&table_id).and_then(|k| k.gathered.clone())
+    }
+
+    /// The exact row count, loading it (and the gathered statistics) the first time.
+    pub(crate) async fn rows(&self, store: &dyn KvStore, table: &TableDef) -> Result<u64> {
+        if let Some(known) = self.lock().get(&table.id) {
+            return Ok(known.rows);
         }
-        let ranges: Vec<KeyRange> = table
-            .scan_prefixes()
+        let snapshot = store.snapshot();
+        let (base, deltas) = read_counts(snapshot.as_ref(), table.id).await?;
+        let gathered = match snapshot.get(&keyspace::statistics_key(table.id)).await? {
+            Some(bytes) => Some(Arc::new(TableStatistics::decode(&bytes)?)),
+            None => None,
+        };
+        let sum: i64 = deltas.iter().map(|(_, d)| d).sum();
+        let rows = match base {
+            Some(base) => base.saturating_add_signed(sum),
+            None => {
+                // Never counted: count it once, from the same snapshot, and keep the figure.
+                let ranges: Vec<KeyRange> = table
+                    .scan_prefixes()
+                    .iter()
+                    .map(|prefix| KeyRange::prefix(prefix))
+                    .collect();
+                count_entries(snapshot.as_ref(), &ranges, u64::MAX)
+                    .await?
+                    .entries
+            }
+        };
+        let unfolded = deltas.len() as u64;
+        if base.is_none() || unfolded >= FOLD_EVERY {
+            write_base(store, table.id, base, rows, &deltas).await?;
+        }
+        let mut tables = self.lock();
+        let known = tables.entry(table.id).or_insert(Known {
+            rows,
+            unfolded: if base.is_none() || unfolded >= FOLD_EVERY {
+                0
+            } else {
+                unfolded
+            },
+            gathered,
+        });
+        Ok(known.rows)
+    }
+
+    /// The key and value a write transaction puts to record its net row change `delta` on
+    /// `table_id` (nothing for no change).
+    pub(crate) fn delta_entry(&self, table_id: u32, delta: i64) -> Option<(Vec<u8>, Vec<u8>)> {
+        (delta != 0).then(|| {
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+            (
+                keyspace::row_delta_key(table_id, self.writer, seq),
+                delta.to_be_bytes().to_vec(),
+            )
+        })
+    }
+
+    /// Adds a committed write's net row change (the transaction carried its delta entry), and
+    /// folds the table's deltas when enough have accumulated.
+    pub(crate) async fn committed(&self, store: &dyn KvStore, table_id: u32, delta: i64) {
+        if delta == 0 {
+            return;
+        }
+        let fold = {
+            let mut tables = self.lock();
+            match tables.get_mut(&table_id) {
+                Some(known) => {
+                    known.rows = known.rows.saturating_add_signed(delta);
+                    known.unfolded += 1;
+                    known.unfolded >= FOLD_EVERY
+                }
+                None => false,
+            }
+        };
+        if fold && fold_deltas(store, table_id).await.is_ok() {
+            // A failed fold (a concurrent fold won) leaves the deltas for the next one.
+            if let Some(known) = self.lock().get_mut(&table_id) {
+                known.unfolded = 0;
+            }
+        }
+    }
+
+    /// Sets what was gathered about a table (already stored).
+    pub(crate) fn set_gathered(&self, table_id: u32, gathered: TableStatistics) {
+        if let Some(known) = self.lock().get_mut(&table_id) {
+            known.gathered = Some(Arc::new(gathered));
+        }
+    }
+
+    /// Tables whose row count moved by more than [`REFRESH_SHARE`] since their statistics were
+    /// gathered (or that have indexes and none), and that no gathering is running for; they
+    /// are marked as being gathered. Call [`TableStats::gathered_done`] after each.
+    pub(crate) fn refresh_wanted(&self, tables: &[Arc<TableDef>]) -> Vec<Arc<TableDef>> {
+        let known = self.lock();
+        let mut gathering = self
+            .gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        tables
             .iter()
-            .map(|prefix| KeyRange::prefix(prefix))
-            .collect();
-        let count = count_entries(reader, &ranges, COUNT_CAP).await?.entries;
-        self.lock().entry(table.id).or_insert(count);
-        Ok(count)
+            .filter(|def| def.ready_indexes().next().is_some())
+            .filter(|def| {
+                known.get(&def.id).is_some_and(|k| {
+                    k.rows >= REFRESH_MIN_ROWS
+                        && k.gathered.as_ref().is_none_or(|g| {
+                            k.rows.abs_diff(g.rows) as f64 > REFRESH_SHARE * g.rows as f64
+                        })
+                })
+            })
+            .filter(|def| gathering.insert(def.id))
+            .cloned()
+            .collect()
     }
 
-    pub(crate) fn set_rows(&self, table_id: u32, rows: u64) {
-        self.lock().insert(table_id, rows);
+    pub(crate) fn gathered_done(&self, table_id: u32) {
+        self.gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&table_id);
     }
 
-    /// Adds a committed statement's net row change (only to a known estimate).
-    pub(crate) fn add(&self, table_id: u32, delta: i64) {
-        if let Some(rows) = self.lock().get_mut(&table_id) {
-            *rows = rows.saturating_add_signed(delta);
-        }
-    }
-
+    /// Forgets a dropped table (its keys are deleted with its rows).
     pub(crate) fn forget(&self, table_id: u32) {
         self.lock().remove(&table_id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, u64>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Known>> {
         // The map is always consistent between operations; a panic elsewhere cannot tear it.
-        self.rows.lock().unwrap_or_else(|e| e.into_inner())
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// Counts the entries of `ranges`, stopping at `cap` (an "index dive" when the ranges are a
-/// candidate plan's). The store counts in place, without copying entries out.
-pub(crate) async fn count_entries(
-    reader: &dyn KvRead,
-    ranges: &[KeyRange],
-    cap: u64,
-) -> Result<Count> {
-    let mut dive = Dive::new(ranges.to_vec());
-    dive.extend_to(reader, cap).await?;
-    Ok(dive.count())
+/// A table's folded base (None: never counted) and its unfolded deltas, read from `reader`.
+async fn read_counts(reader: &dyn KvRead, table_id: u32) -> Result<(Option<u64>, Vec<Delta>)> {
+    let base = match reader.get(&keyspace::row_count_key(table_id)).await? {
+        Some(bytes) => Some(u64::from_be_bytes(fixed(&bytes)?)),
+        None => None,
+    };
+    let mut deltas = Vec::new();
+    let mut range = Some(KeyRange::prefix(&keyspace::row_delta_prefix(table_id)));
+    while let Some(current) = range {
+        let page = reader.scan_page(&current, Direction::Forward, 1024).await?;
+        for (key, value) in page.entries {
+            let delta = i64::from_be_bytes(fixed(&value)?);
+            deltas.push((key, delta));
+        }
+        range = page.resume;
+    }
+    Ok((base, deltas))
 }
 
-/// How far past the smallest exactly counted candidate the other candidates are counted. The
-/// cost model treats a count stopped there as a large share of the table; since choosing reads
-/// at least the smallest candidate, counting much further would cost more than the choice can
-/// save. The exception it gives up on: a covering index more than this many times larger than
-/// the best exact candidate, which could still have been cheaper (no row lookups).
-const RACE_RATIO: u64 = 4;
+/// One delta entry: its key and the row change it records.
+type Delta = (Vec<u8>, i64);
 
-/// A resumable count of one candidate's key ranges.
-struct Dive {
-    /// The ranges, the first `next` of them counted in full and `ranges[next]` resumed where
-    /// the last count stopped.
-    ranges: Vec<KeyRange>,
-    next: usize,
-    entries: u64,
+fn fixed(bytes: &[u8]) -> Result<[u8; 8]> {
+    bytes
+        .try_into()
+        .map_err(|_| Error::CorruptStatistics(format!("{} bytes, not 8", bytes.len())))
 }
 
-impl Dive {
-    fn new(ranges: Vec<KeyRange>) -> Dive {
-        Dive {
-            ranges,
-            next: 0,
-            entries: 0,
-        }
-    }
-
-    fn exact(&self) -> bool {
-        self.next == self.ranges.len()
-    }
-
-    fn count(&self) -> Count {
-        Count {
-            entries: self.entries,
-            exact: self.exact(),
-        }
-    }
-
-    /// Counts on until `target` entries are counted or every range is. At the target, the
-    /// remaining ranges still get a zero-cap count, which tells an empty rest (exact) from one
-    /// holding more.
-    async fn extend_to(&mut self, reader: &dyn KvRead, target: u64) -> Result<()> {
-        while let Some(range) = self.ranges.get(self.next) {
-            let counted = reader
-                .count_page(range, target.saturating_sub(self.entries))
-                .await?;
-            self.entries += counted.entries;
-            match counted.resume {
-                Some(rest) => {
-                    self.ranges[self.next] = rest;
-                    break;
-                }
-                None => self.next += 1,
-            }
-        }
-        Ok(())
-    }
+/// Folds a table's deltas into its base (see the module header).
+async fn fold_deltas(store: &dyn KvStore, table_id: u32) -> Result<()> {
+    let snapshot = store.snapshot();
+    let (base, deltas) = read_counts(snapshot.as_ref(), table_id).await?;
+    let Some(base) = base else {
+        // Not counted yet: the next load counts it.
+        return Ok(());
+    };
+    let sum: i64 = deltas.iter().map(|(_, d)| d).sum();
+    write_base(
+        store,
+        table_id,
+        Some(base),
+        base.saturating_add_signed(sum),
+        &deltas,
+    )
+    .await
 }
 
-/// Index dives for several candidates at once, counted side by side in growing rounds
-/// (2 000 entries, then four times more each round, up to `cap`): once one candidate is counted
-/// exactly, the others are counted only to [`RACE_RATIO`] times its size, so a sparse candidate
-/// spares the counting of a dense one to the end.
-pub(crate) async fn dives(
-    reader: &dyn KvRead,
-    candidates: &[Vec<KeyRange>],
-    cap: u64,
-) -> Result<Vec<Count>> {
-    let mut dives: Vec<Dive> = candidates
-        .iter()
-        .map(|ranges| Dive::new(ranges.clone()))
-        .collect();
-    let mut round = DIVE_MIN.min(cap);
-    loop {
-        let smallest_exact = dives.iter().filter(|d| d.exact()).map(|d| d.entries).min();
-        let limit = smallest_exact.map_or(cap, |smallest| {
-            smallest.saturating_mul(RACE_RATIO).max(DIVE_MIN).min(cap)
-        });
-        let target = round.min(limit);
-        let mut open = false;
-        for dive in dives.iter_mut().filter(|d| !d.exact() && d.entries < limit) {
-            open = true;
-            dive.extend_to(reader, target).await?;
-        }
-        if !open {
-            break;
-        }
-        round = round.saturating_mul(4);
+/// Writes `rows` as the table's base in place of `seen` (the base in the snapshot the figure
+/// was computed from) and deletes the `deltas` it includes; a conflict if the base moved.
+async fn write_base(
+    store: &dyn KvStore,
+    table_id: u32,
+    seen: Option<u64>,
+    rows: u64,
+    deltas: &[Delta],
+) -> Result<()> {
+    let key = keyspace::row_count_key(table_id);
+    let mut tx: Box<dyn Transaction> = store.begin().await?;
+    let now = match tx.get(&key).await? {
+        Some(bytes) => Some(u64::from_be_bytes(fixed(&bytes)?)),
+        None => None,
+    };
+    if now != seen {
+        return Err(Error::WriteConflict);
     }
-    Ok(dives.iter().map(Dive::count).collect())
+    tx.put(key, rows.to_be_bytes().to_vec());
+    for (key, _) in deltas {
+        tx.delete(key.clone());
+    }
+    tx.commit().await?;
+    Ok(())
 }

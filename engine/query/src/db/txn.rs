@@ -30,8 +30,33 @@ struct Open {
     tx: Box<dyn Transaction>,
     /// Named savepoints (SAVEPOINT name), oldest first.
     savepoints: Vec<(String, Savepoint)>,
-    /// Rows added minus rows removed per table id, for the row-count estimates once committed.
+    /// Rows added minus rows removed per table id: written with the transaction's commit (see
+    /// `stats`), and added to the row counts once committed.
     row_deltas: HashMap<u32, i64>,
+    /// `row_deltas` as it was at each savepoint still held, to restore on a rollback to it.
+    marks: Vec<(Savepoint, HashMap<u32, i64>)>,
+}
+
+impl Open {
+    fn savepoint(&mut self) -> Savepoint {
+        let savepoint = self.tx.savepoint();
+        self.marks.push((savepoint, self.row_deltas.clone()));
+        savepoint
+    }
+
+    fn rollback_to(&mut self, savepoint: Savepoint) {
+        self.tx.rollback_to(savepoint);
+        if let Some((_, deltas)) = self.marks.iter().find(|(s, _)| *s == savepoint) {
+            self.row_deltas = deltas.clone();
+        }
+    }
+
+    fn release(&mut self, savepoint: Savepoint) {
+        self.tx.release(savepoint);
+        if let Some(position) = self.marks.iter().position(|(s, _)| *s == savepoint) {
+            self.marks.truncate(position);
+        }
+    }
 }
 
 impl std::fmt::Debug for SessionTxn {
@@ -48,6 +73,7 @@ impl SessionTxn {
                 tx,
                 savepoints: Vec::new(),
                 row_deltas: HashMap::new(),
+                marks: Vec::new(),
             })),
         }))
     }
@@ -55,7 +81,7 @@ impl SessionTxn {
     /// Marks where the next statement starts, to undo it alone if it fails.
     pub(crate) async fn statement_start(&self) -> Result<Savepoint> {
         let mut state = self.state.write().await;
-        Ok(open(&mut state)?.tx.savepoint())
+        Ok(open(&mut state)?.savepoint())
     }
 
     /// Keeps (`succeeded`) or undoes the statement that started at `savepoint`.
@@ -63,9 +89,9 @@ impl SessionTxn {
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
         if !succeeded {
-            open.tx.rollback_to(savepoint);
+            open.rollback_to(savepoint);
         }
-        open.tx.release(savepoint);
+        open.release(savepoint);
         Ok(())
     }
 
@@ -87,7 +113,7 @@ impl SessionTxn {
         Ok(())
     }
 
-    /// Counts a statement's row changes, published to the estimates at commit.
+    /// Counts a statement's row changes, written and published to the row counts at commit.
     pub(crate) async fn add_rows(&self, table: u32, delta: i64) -> Result<()> {
         let mut state = self.state.write().await;
         *open(&mut state)?.row_deltas.entry(table).or_default() += delta;
@@ -98,7 +124,7 @@ impl SessionTxn {
     pub(crate) async fn savepoint(&self, name: String) -> Result<()> {
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
-        let savepoint = open.tx.savepoint();
+        let savepoint = open.savepoint();
         open.savepoints.push((name, savepoint));
         Ok(())
     }
@@ -111,7 +137,7 @@ impl SessionTxn {
         let position = find_savepoint(&open.savepoints, name)?;
         let savepoint = open.savepoints[position].1;
         open.savepoints.truncate(position + 1);
-        open.tx.rollback_to(savepoint);
+        open.rollback_to(savepoint);
         Ok(())
     }
 
@@ -122,20 +148,25 @@ impl SessionTxn {
         let position = find_savepoint(&open.savepoints, name)?;
         let savepoint = open.savepoints[position].1;
         open.savepoints.truncate(position);
-        open.tx.release(savepoint);
+        open.release(savepoint);
         Ok(())
     }
 
     /// COMMIT: validates what the transaction read and applies its writes atomically. On a
     /// conflict nothing is written and the transaction is over all the same.
     pub(crate) async fn commit(&self, db: &DbState) -> Result<()> {
-        let Some(open) = self.state.write().await.take() else {
+        let Some(mut open) = self.state.write().await.take() else {
             return Err(Error::NoTransaction);
         };
+        for (table, delta) in &open.row_deltas {
+            if let Some((key, value)) = db.stats.delta_entry(*table, *delta) {
+                open.tx.put(key, value);
+            }
+        }
         match open.tx.commit().await {
             Ok(()) => {
                 for (table, delta) in open.row_deltas {
-                    db.stats.add(table, delta);
+                    db.stats.committed(db.store.as_ref(), table, delta).await;
                 }
                 Ok(())
             }

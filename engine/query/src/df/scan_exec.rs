@@ -33,7 +33,7 @@ use rowdex_store::{KvRead, KvStore};
 
 use crate::db::txn::SessionTxn;
 use crate::error::Error;
-use crate::scan::choose::ORDERED_LOOKUP_LIMIT;
+use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
 use crate::scan::columnar::BatchDecoder;
 use crate::scan::read::{RowStream, offset_limit, row_entries, scan_rows};
 use crate::values::rows_to_batch;
@@ -54,6 +54,9 @@ pub struct RowdexScanExec {
     store: Arc<dyn KvStore>,
     /// The table's expiry cutoff when the statement was planned (tables with a TTL).
     cutoff: Option<i64>,
+    /// What weighs an ordered index against a sort once the LIMIT is known (None without
+    /// gathered statistics: then a LIMIT of at most `ORDERED_LOOKUP_LIMIT` rows switches).
+    facts: Option<Arc<PlanningFacts>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -85,7 +88,7 @@ impl RowdexScanExec {
             replannable,
             projection,
             schema,
-            (store, cutoff),
+            (store, cutoff, None),
         )
     }
 
@@ -96,7 +99,7 @@ impl RowdexScanExec {
         replannable: bool,
         projection: Vec<usize>,
         schema: SchemaRef,
-        (store, cutoff): (Arc<dyn KvStore>, Option<i64>),
+        (store, cutoff, facts): ScanContext,
     ) -> Self {
         let ordered_by = pending_order.as_deref().unwrap_or(&plan);
         let ordering = key_ordering(ordered_by, &projection, &schema);
@@ -124,6 +127,7 @@ impl RowdexScanExec {
             schema,
             store,
             cutoff,
+            facts,
             properties: Arc::new(properties),
         }
     }
@@ -161,10 +165,20 @@ impl RowdexScanExec {
             self.replannable,
             self.projection.clone(),
             self.schema.clone(),
-            (self.store.clone(), self.cutoff),
+            (self.store.clone(), self.cutoff, self.facts.clone()),
         )
     }
+
+    /// Lets the scan weigh an ordered index against a sort by these facts once DataFusion
+    /// hands it a LIMIT.
+    pub(crate) fn with_planning_facts(mut self, facts: Option<PlanningFacts>) -> Self {
+        self.facts = facts.map(Arc::new);
+        self
+    }
 }
+
+/// The store, the expiry cutoff and the planning facts a scan carries into its re-plans.
+type ScanContext = (Arc<dyn KvStore>, Option<i64>, Option<Arc<PlanningFacts>>);
 
 /// The output ordering: the projected key columns after the fixed ones, in scan direction,
 /// up to the first key column that is not projected.
@@ -362,7 +376,12 @@ impl ExecutionPlan for RowdexScanExec {
         plan.limit = combine(plan.limit);
         if let Some(order) = &self.pending_order {
             let wanted = plan.limit.map(|l| l + plan.offset);
-            if wanted.is_some_and(|w| w <= ORDERED_LOOKUP_LIMIT) {
+            let switch = match (&self.facts, wanted) {
+                (Some(facts), Some(wanted)) => facts.ordered_is_cheaper(&plan, order, wanted),
+                (None, Some(wanted)) => wanted <= ORDERED_LOOKUP_LIMIT,
+                (_, None) => false,
+            };
+            if switch {
                 let mut ordered = (**order).clone();
                 ordered.offset = plan.offset;
                 ordered.limit = plan.limit;
@@ -406,7 +425,14 @@ impl ExecutionPlan for RowdexScanExec {
                 .collect();
             let covering =
                 |p: &ScanPlan| matches!(p.path, AccessPath::IndexScan { covering: true, .. });
-            if let Some(plan) = ordered.iter().find(|p| covering(p)) {
+            // A covering index reads no row, but may read far more entries than a selective
+            // path and its sort: with statistics, it must be the cheaper (a LIMIT that comes
+            // later only makes it cheaper still).
+            let worth = |p: &ScanPlan| match &self.facts {
+                Some(facts) => facts.ordered_is_cheaper(&self.plan, p, usize::MAX),
+                None => true,
+            };
+            if let Some(plan) = ordered.iter().find(|p| covering(p) && worth(p)) {
                 return Ok(SortOrderPushdownResult::Exact {
                     inner: Arc::new(self.with_plan(plan.clone())),
                 });

@@ -22,7 +22,7 @@ use crate::db::DbState;
 use crate::df::filters::{pushdown, translate};
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::sink::RowdexSink;
-use crate::scan::choose::choose_plan;
+use crate::scan::choose::{PlanningFacts, choose_plan};
 use crate::sql::hints::QueryHints;
 use crate::values::table_schema;
 
@@ -157,14 +157,17 @@ impl TableProvider for RowdexTable {
         let predicates = request.predicates.clone();
         let replannable = request.hint == IndexHint::Auto;
         let plan = choose_plan(&self.db, request).await?;
-        Ok(Arc::new(RowdexScanExec::new(
-            plan,
-            predicates,
-            replannable,
-            projected,
-            schema,
-            self.db.store.clone(),
-            self.db.expiry_cutoff(&self.def),
-        )))
+        Ok(Arc::new(
+            RowdexScanExec::new(
+                plan,
+                predicates,
+                replannable,
+                projected,
+                schema,
+                self.db.store.clone(),
+                self.db.expiry_cutoff(&self.def),
+            )
+            .with_planning_facts(PlanningFacts::of(&self.db, &self.def)),
+        ))
     }
 }

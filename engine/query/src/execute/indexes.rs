@@ -11,6 +11,7 @@ use rowdex_catalog::{IndexDef, IndexState, KeyColumn, TableDef};
 use rowdex_indexer::IndexError;
 use rowdex_indexer::maintain::{self, CheckReport};
 
+use crate::db::analyze::analyze;
 use crate::error::{Error, Result};
 use crate::execute::keydesign::advise_index;
 use crate::output::Output;
@@ -118,9 +119,10 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         }
     };
     match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
-        Ok(rows) => {
-            db.stats.set_rows(building.id, rows);
-            db.catalog.mark_index_ready(&table_name, &name).await?;
+        Ok(_) => {
+            let ready = db.catalog.mark_index_ready(&table_name, &name).await?;
+            // The new index's statistics, so that the planner can weigh it at once.
+            analyze(db, &ready, Some(&index)).await?;
             Ok(Output::Done)
         }
         Err(error) => {

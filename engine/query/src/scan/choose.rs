@@ -1,15 +1,19 @@
-//! Choosing a scan's access path: the planner's candidates, each one's key ranges counted first
-//! ("index dives", from one snapshot, up to a cap) when there is a choice, and the cost model
-//! comparing them. Both executors choose here.
+//! Choosing a scan's access path: the planner's candidates, each one's key ranges estimated
+//! from the gathered statistics and, where that pays, counted ("index dives", from one
+//! snapshot, up to a cap) when there is a choice, and the cost model comparing them. Both
+//! executors choose here.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use rowdex_planner::cost::dive_cap;
-use rowdex_planner::{Count, ScanPlan, ScanRequest, candidates, choose, plan_scan};
-use rowdex_store::KeyRange;
+use rowdex_catalog::{TableDef, TableStatistics};
+
+use rowdex_planner::cost::{DIVE_MIN, dive_cap, ordered_until, sort_cost};
+use rowdex_planner::{Count, ScanPlan, ScanRequest, candidates, estimate_all, plan_scan};
+use rowdex_store::{AccessCosts, KeyRange};
 
 use crate::db::DbState;
-use crate::db::stats::dives;
+use crate::db::dives::dives;
 use crate::error::Result;
 
 /// Rows up to which a LIMIT makes an ordered index scan with row lookups cheaper than reading
@@ -23,14 +27,35 @@ pub(crate) async fn choose_plan(db: &DbState, request: ScanRequest) -> Result<Sc
     choose_among(db, &request, plans).await
 }
 
-/// The cheapest of `plans` (candidates for `request`), by their counted key ranges.
+/// The cheapest of `plans` (candidates for `request`), by their estimated key ranges.
 pub(crate) async fn choose_among(
     db: &DbState,
     request: &ScanRequest,
     mut plans: Vec<ScanPlan>,
 ) -> Result<ScanPlan> {
-    // Callers never pass an empty list; the primary-key plan stands in if one did.
-    let pk_plan = || {
+    if plans.len() <= 1 {
+        // No choice: nothing to estimate. Callers never pass an empty list; the primary-key
+        // plan stands in if one did.
+        return Ok(plans.pop().unwrap_or_else(|| {
+            plan_scan(
+                request.table.clone(),
+                request.predicates.clone(),
+                request.direction,
+                request.offset,
+                request.limit,
+            )
+        }));
+    }
+    let estimated = estimate_plans(db, request, plans).await?;
+    let cheapest = estimated.into_iter().reduce(|best, plan| {
+        let cost = |p: &ScanPlan| p.estimate.map_or(f64::INFINITY, |e| e.cost_us);
+        if cost(&plan) < cost(&best) {
+            plan
+        } else {
+            best
+        }
+    });
+    Ok(cheapest.unwrap_or_else(|| {
         plan_scan(
             request.table.clone(),
             request.predicates.clone(),
@@ -38,35 +63,187 @@ pub(crate) async fn choose_among(
             request.offset,
             request.limit,
         )
-    };
-    if plans.len() <= 1 {
-        return Ok(plans.pop().unwrap_or_else(pk_plan));
-    }
+    }))
+}
+
+/// Every plan of `plans` with its estimate: the key ranges of each estimated from the gathered
+/// statistics and, where that pays, counted.
+pub(crate) async fn estimate_plans(
+    db: &DbState,
+    request: &ScanRequest,
+    plans: Vec<ScanPlan>,
+) -> Result<Vec<ScanPlan>> {
     let snapshot = db.store.snapshot();
-    let table_rows = db.stats.rows(&request.table, snapshot.as_ref()).await?;
+    let table_rows = db.stats.rows(db.store.as_ref(), &request.table).await?;
+    // Figures gathered from an empty table (an index created before the load) say nothing.
+    let gathered = db
+        .stats
+        .gathered(request.table.id)
+        .filter(|gathered| gathered.rows > 0);
     // Plans share ranges (an index's range is both a single-index plan and an intersection
-    // input): each distinct one is counted once.
+    // input): each distinct one is estimated and counted once.
     let mut distinct: Vec<Vec<KeyRange>> = Vec::new();
+    let mut estimates: Vec<Option<u64>> = Vec::new();
     let mut position: HashMap<Vec<KeyRange>, usize> = HashMap::new();
     let plan_probes: Vec<Vec<usize>> = plans
         .iter()
         .map(|plan| {
+            let estimated = gathered
+                .as_ref()
+                .map(|g| plan.probe_estimates(g, table_rows))
+                .unwrap_or_default();
             plan.probes()
                 .into_iter()
-                .map(|probe| {
+                .enumerate()
+                .map(|(i, probe)| {
                     *position.entry(probe.clone()).or_insert_with(|| {
                         distinct.push(probe);
+                        estimates.push(estimated.get(i).copied().flatten().map(|e| e as u64));
                         distinct.len() - 1
                     })
                 })
                 .collect()
         })
         .collect();
-    let counted = dives(snapshot.as_ref(), &distinct, dive_cap(table_rows)).await?;
+    // Dives only where they pay: a probe the statistics put under `DIVE_MIN` entries is
+    // counted (cheaply, and it catches what the samples missed) up to that; one they put above
+    // is not counted at all. Without statistics, or where a small estimate proved wrong, every
+    // probe is counted, racing the others.
+    let (small, mut unknown): (Vec<usize>, Vec<usize>) = (0..distinct.len())
+        .filter(|&i| estimates[i].is_none_or(|e| e <= DIVE_MIN))
+        .partition(|&i| estimates[i].is_some());
+    let mut counted: Vec<Count> = estimates
+        .iter()
+        .map(|&estimate| Count {
+            estimate,
+            ..Count::default()
+        })
+        .collect();
+    let ranges: Vec<Vec<KeyRange>> = small.iter().map(|&i| distinct[i].clone()).collect();
+    for (&i, count) in small
+        .iter()
+        .zip(dives(snapshot.as_ref(), &ranges, DIVE_MIN).await?)
+    {
+        if count.exact {
+            counted[i] = Count {
+                estimate: estimates[i],
+                ..count
+            };
+        } else {
+            unknown.push(i);
+        }
+    }
+    let ranges: Vec<Vec<KeyRange>> = unknown.iter().map(|&i| distinct[i].clone()).collect();
+    let cap = dive_cap(table_rows);
+    for (&i, count) in unknown
+        .iter()
+        .zip(dives(snapshot.as_ref(), &ranges, cap).await?)
+    {
+        counted[i] = count;
+    }
     let counts: Vec<Vec<Count>> = plan_probes
         .iter()
         .map(|probes| probes.iter().map(|&i| counted[i]).collect())
         .collect();
     let costs = db.store.capabilities().costs;
-    Ok(choose(plans, &counts, table_rows, costs).unwrap_or_else(pk_plan))
+    Ok(estimate_all(plans, &counts, table_rows, costs))
+}
+
+/// For `ORDER BY ... LIMIT`: the cheapest of `ordered` (plans that yield the query's order,
+/// for the request without its LIMIT) when reading it until `wanted` rows match costs less than
+/// reading `best` whole and sorting what matches; None when sorting is cheaper.
+pub(crate) async fn ordered_if_cheaper(
+    db: &DbState,
+    unlimited: &ScanRequest,
+    best: &ScanPlan,
+    ordered: Vec<ScanPlan>,
+    wanted: usize,
+) -> Result<Option<ScanPlan>> {
+    if ordered.is_empty() {
+        return Ok(None);
+    }
+    let best = match best.estimate {
+        Some(_) => best.clone(),
+        None => match estimate_plans(db, unlimited, vec![best.clone()])
+            .await?
+            .pop()
+        {
+            Some(estimated) => estimated,
+            None => return Ok(None),
+        },
+    };
+    let Some(estimate) = best.estimate else {
+        return Ok(None);
+    };
+    // The rows the best path yields stand for the rows that match (an upper bound when it
+    // leaves a residual filter).
+    let matching = estimate.rows;
+    let sorted = estimate.cost_us + sort_cost(matching);
+    let cheapest = estimate_plans(db, unlimited, ordered)
+        .await?
+        .into_iter()
+        .map(|plan| (ordered_until(&plan, wanted as u64, matching), plan))
+        .min_by(|(a, _), (b, _)| a.total_cmp(b));
+    Ok(cheapest
+        .filter(|(cost, _)| *cost < sorted)
+        .map(|(_, plan)| plan))
+}
+
+/// What choosing between plans without reading the store needs (DataFusion asks for a scan's
+/// order and LIMIT synchronously, after the scan was planned): the gathered statistics, the
+/// row count and the store's costs.
+#[derive(Debug, Clone)]
+pub(crate) struct PlanningFacts {
+    statistics: Arc<TableStatistics>,
+    rows: u64,
+    costs: AccessCosts,
+}
+
+impl PlanningFacts {
+    /// The facts of `table`, when statistics were gathered and its row count is loaded.
+    pub(crate) fn of(db: &DbState, table: &TableDef) -> Option<PlanningFacts> {
+        Some(PlanningFacts {
+            statistics: db.stats.gathered(table.id).filter(|g| g.rows > 0)?,
+            rows: db.stats.known_rows(table)?,
+            costs: db.store.capabilities().costs,
+        })
+    }
+
+    /// `plan` estimated from the statistics alone (no dives).
+    fn estimated(&self, plan: &ScanPlan) -> Option<ScanPlan> {
+        let counts: Vec<Count> = plan
+            .probe_estimates(&self.statistics, self.rows)
+            .into_iter()
+            .map(|estimate| Count {
+                estimate: estimate.map(|e| e as u64),
+                ..Count::default()
+            })
+            .collect();
+        estimate_all(vec![plan.clone()], &[counts], self.rows, self.costs).pop()
+    }
+
+    /// Whether reading `ordered` (without its LIMIT) until `wanted` rows match costs less than
+    /// reading `best` whole and sorting its rows.
+    pub(crate) fn ordered_is_cheaper(
+        &self,
+        best: &ScanPlan,
+        ordered: &ScanPlan,
+        wanted: usize,
+    ) -> bool {
+        let best = match best.estimate {
+            Some(estimate) => estimate,
+            None => match self.estimated(best).and_then(|p| p.estimate) {
+                Some(estimate) => estimate,
+                None => return false,
+            },
+        };
+        let unlimited = ScanPlan {
+            limit: None,
+            offset: 0,
+            ..ordered.clone()
+        };
+        self.estimated(&unlimited).is_some_and(|ordered| {
+            ordered_until(&ordered, wanted as u64, best.rows) < best.cost_us + sort_cost(best.rows)
+        })
+    }
 }

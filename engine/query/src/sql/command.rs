@@ -1,5 +1,6 @@
 //! rowdex's own statements, which the SQL parser does not know (`SHOW INDEXES`, `CHECK INDEX`,
-//! `REPAIR TABLE`, `REINDEX`, `EXPLAIN KEY`, `SHOW KEY SPREAD`, `SHOW WARNINGS`, `PURGE`):
+//! `REPAIR TABLE`, `REINDEX`, `EXPLAIN KEY`, `SHOW KEY SPREAD`, `SHOW WARNINGS`, `PURGE`,
+//! `ANALYZE`, `SHOW STATISTICS`):
 //! recognised by their leading words between the standard statements of a script.
 
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -29,6 +30,10 @@ pub enum Command {
     ShowWarnings,
     /// `PURGE [TABLE] t`: remove the expired rows of a table with a TTL, and their entries.
     Purge { table: String },
+    /// `ANALYZE [TABLE] [t]`: gather the planner's statistics of one table, or of every table.
+    Analyze { table: Option<String> },
+    /// `SHOW STATISTICS [FROM|FOR] t`: the row count and the gathered statistics of a table.
+    ShowStatistics { table: String },
 }
 
 impl std::fmt::Display for Command {
@@ -47,6 +52,9 @@ impl std::fmt::Display for Command {
             }
             Command::ShowWarnings => f.write_str("SHOW WARNINGS"),
             Command::Purge { table } => write!(f, "PURGE {table}"),
+            Command::Analyze { table: None } => f.write_str("ANALYZE"),
+            Command::Analyze { table: Some(t) } => write!(f, "ANALYZE {t}"),
+            Command::ShowStatistics { table } => write!(f, "SHOW STATISTICS {table}"),
         }
     }
 }
@@ -142,6 +150,28 @@ pub(crate) fn parse_command(
             parser.next_token();
             parser.next_token();
             Some(Ok(Command::ShowWarnings))
+        }
+        ("ANALYZE", _) => {
+            parser.next_token();
+            if second == "TABLE" {
+                parser.next_token();
+            }
+            let table = match parser.peek_token().token {
+                Token::EOF | Token::SemiColon => None,
+                _ => match name(parser) {
+                    Ok(table) => Some(table),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            Some(Ok(Command::Analyze { table }))
+        }
+        ("SHOW", "STATISTICS" | "STATS") => {
+            parser.next_token();
+            parser.next_token();
+            if matches!(word(0, parser).as_str(), "FROM" | "FOR" | "IN") {
+                parser.next_token();
+            }
+            Some(name(parser).map(|table| Command::ShowStatistics { table }))
         }
         ("REINDEX", _) => {
             parser.next_token();

@@ -4,7 +4,7 @@
 //! nothing can read the keys meanwhile (ids are never reused).
 
 use futures::StreamExt;
-use rowdex_catalog::IndexState;
+use rowdex_catalog::{IndexState, keyspace};
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
 
 use crate::db::DbState;
@@ -73,6 +73,11 @@ pub(crate) async fn drop_table(db: &DbState, name: &str) -> Result<()> {
     if let Ok(mut rowids) = db.next_rowids.lock() {
         rowids.remove(&def.id);
     }
+    let mut batch = WriteBatch::new();
+    batch.delete(keyspace::row_count_key(def.id));
+    batch.delete(keyspace::statistics_key(def.id));
+    store.write(batch).await?;
+    delete_prefix(store, &keyspace::row_delta_prefix(def.id)).await?;
     db.stats.forget(def.id);
     Ok(())
 }

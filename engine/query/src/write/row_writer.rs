@@ -263,9 +263,16 @@ impl<'a> RowWriter<'a> {
         }
         self.trim_history().await?;
         match self.target {
-            Target::Own(tx) => {
+            Target::Own(mut tx) => {
+                if let Some((key, value)) = self.db.stats.delta_entry(self.def.id, self.row_delta) {
+                    tx.put(key, value);
+                }
                 tx.commit().await?;
-                self.db.stats.add(self.def.id, self.row_delta);
+                let store = self.db.store.as_ref();
+                self.db
+                    .stats
+                    .committed(store, self.def.id, self.row_delta)
+                    .await;
             }
             Target::Joined(txn) => txn.add_rows(self.def.id, self.row_delta).await?,
         }

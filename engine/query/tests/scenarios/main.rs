@@ -16,6 +16,7 @@ mod indexes;
 mod limits;
 mod paging;
 mod prepared;
+mod scale;
 mod transactions;
 mod ttl;
 mod versions;
