@@ -75,15 +75,19 @@ pub fn choose(
     table_rows: u64,
     costs: AccessCosts,
 ) -> Option<ScanPlan> {
-    estimate_all(plans, counts, table_rows, costs)
-        .into_iter()
-        .reduce(|best, plan| {
-            if cost_of(&plan) < cost_of(&best) {
-                plan
-            } else {
-                best
-            }
-        })
+    cheapest(estimate_all(plans, counts, table_rows, costs))
+}
+
+/// The cheapest of `plans` by their estimates (one without an estimate never wins over one
+/// with); the first among equals.
+pub fn cheapest(plans: impl IntoIterator<Item = ScanPlan>) -> Option<ScanPlan> {
+    plans.into_iter().reduce(|best, plan| {
+        if cost_of(&plan) < cost_of(&best) {
+            plan
+        } else {
+            best
+        }
+    })
 }
 
 /// Every plan with its estimate set (an intersection arranged for its cheapest order).
@@ -114,21 +118,25 @@ fn cost_of(plan: &ScanPlan) -> f64 {
     plan.estimate.map_or(f64::INFINITY, |e| e.cost_us)
 }
 
-/// The cost of reading `ordered` (a plan whose order is the query's, estimated without a
-/// LIMIT) until `wanted` rows match, when `matching` rows of the table match the query: its
-/// matches are assumed spread evenly along its order.
-pub fn ordered_until(ordered: &ScanPlan, wanted: u64, matching: u64) -> f64 {
+/// For `ORDER BY ... LIMIT`: the cheapest of `ordered` (plans that yield the query's order,
+/// estimated without the LIMIT) when reading it until `wanted` rows match costs less than
+/// `best` (the best plan whatever its order) read whole plus a sort of its rows; None when
+/// sorting is cheaper. The best plan's rows stand for the rows that match (an upper bound when
+/// it leaves a residual filter), assumed spread evenly along each order.
+pub fn cheapest_in_order(best: Estimate, ordered: Vec<ScanPlan>, wanted: u64) -> Option<ScanPlan> {
+    let matching = best.rows;
     let share = if matching >= wanted && matching > 0 {
         wanted as f64 / matching as f64
     } else {
         1.0
     };
-    cost_of(ordered) * share
+    let sorted = best.cost_us + sort_cost(matching);
+    cheapest(ordered).filter(|plan| cost_of(plan) * share < sorted)
 }
 
 /// The cost of sorting `rows` rows after the scan (a top-k heap under a LIMIT, which costs
 /// about as much per row).
-pub fn sort_cost(rows: u64) -> f64 {
+fn sort_cost(rows: u64) -> f64 {
     rows as f64 * SORT_NS / 1000.0
 }
 

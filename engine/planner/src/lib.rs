@@ -20,7 +20,7 @@ mod primary_key;
 mod selectivity;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
-pub use cost::{Count, choose, estimate_all};
+pub use cost::{Count, cheapest, cheapest_in_order, choose, estimate_all};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;

@@ -24,8 +24,9 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures::TryStreamExt;
 use rowdex_catalog::{TableDef, TableStatistics, keyspace};
-use rowdex_store::{Direction, KeyRange, KvRead, KvStore, Transaction};
+use rowdex_store::{Direction, KeyRange, KvRead, KvStore, Transaction, scan_stream};
 
 use crate::db::dives::count_entries;
 use crate::error::{Error, Result};
@@ -95,7 +96,7 @@ impl TableStats {
             return Ok(known.rows);
         }
         let snapshot = store.snapshot();
-        let (base, deltas) = read_counts(snapshot.as_ref(), table.id).await?;
+        let (base, deltas) = read_counts(snapshot.clone(), table.id).await?;
         let gathered = match snapshot.get(&keyspace::statistics_key(table.id)).await? {
             Some(bytes) => Some(Arc::new(TableStatistics::decode(&bytes)?)),
             None => None,
@@ -115,18 +116,17 @@ impl TableStats {
                     .entries
             }
         };
-        let unfolded = deltas.len() as u64;
-        if base.is_none() || unfolded >= FOLD_EVERY {
-            write_base(store, table.id, base, rows, &deltas).await?;
-        }
+        // Folding here only saves later loads work: one that loses a race with another fold
+        // (or fails to write) leaves the deltas for the next, and the figure stands either way.
+        let fold = base.is_none() || deltas.len() as u64 >= FOLD_EVERY;
+        let folded = fold
+            && write_base(store, table.id, base, rows, &deltas)
+                .await
+                .is_ok();
         let mut tables = self.lock();
         let known = tables.entry(table.id).or_insert(Known {
             rows,
-            unfolded: if base.is_none() || unfolded >= FOLD_EVERY {
-                0
-            } else {
-                unfolded
-            },
+            unfolded: if folded { 0 } else { deltas.len() as u64 },
             gathered,
         });
         Ok(known.rows)
@@ -220,23 +220,22 @@ impl TableStats {
 }
 
 /// A table's folded base (None: never counted) and its unfolded deltas, read from `reader`.
-async fn read_counts(reader: &dyn KvRead, table_id: u32) -> Result<(Option<u64>, Vec<Delta>)> {
+async fn read_counts(reader: Arc<dyn KvRead>, table_id: u32) -> Result<(Option<u64>, Vec<Delta>)> {
     let base = match reader.get(&keyspace::row_count_key(table_id)).await? {
         Some(bytes) => Some(u64::from_be_bytes(fixed(&bytes)?)),
         None => None,
     };
-    let mut deltas = Vec::new();
-    let mut range = Some(KeyRange::prefix(&keyspace::row_delta_prefix(table_id)));
-    while let Some(current) = range {
-        let page = reader.scan_page(&current, Direction::Forward, 1024).await?;
-        for (key, value) in page.entries {
-            let delta = i64::from_be_bytes(fixed(&value)?);
-            deltas.push((key, delta));
-        }
-        range = page.resume;
-    }
+    let range = KeyRange::prefix(&keyspace::row_delta_prefix(table_id));
+    let deltas = scan_stream(reader, range, Direction::Forward, DELTA_PAGE)
+        .map_err(Error::from)
+        .and_then(|(key, value)| async move { Ok((key, i64::from_be_bytes(fixed(&value)?))) })
+        .try_collect()
+        .await?;
     Ok((base, deltas))
 }
+
+/// Delta entries read per page.
+const DELTA_PAGE: usize = 1024;
 
 /// One delta entry: its key and the row change it records.
 type Delta = (Vec<u8>, i64);
@@ -250,7 +249,7 @@ fn fixed(bytes: &[u8]) -> Result<[u8; 8]> {
 /// Folds a table's deltas into its base (see the module header).
 async fn fold_deltas(store: &dyn KvStore, table_id: u32) -> Result<()> {
     let snapshot = store.snapshot();
-    let (base, deltas) = read_counts(snapshot.as_ref(), table_id).await?;
+    let (base, deltas) = read_counts(snapshot, table_id).await?;
     let Some(base) = base else {
         // Not counted yet: the next load counts it.
         return Ok(());

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use rowdex_catalog::{TableDef, TableStatistics};
 
-use rowdex_planner::cost::{DIVE_MIN, dive_cap, ordered_until, sort_cost};
-use rowdex_planner::{Count, ScanPlan, ScanRequest, candidates, estimate_all, plan_scan};
+use rowdex_planner::cost::{DIVE_MIN, dive_cap};
+use rowdex_planner::{
+    Count, ScanPlan, ScanRequest, candidates, cheapest, cheapest_in_order, estimate_all, plan_scan,
+};
 use rowdex_store::{AccessCosts, KeyRange};
 
 use crate::db::DbState;
@@ -33,29 +35,14 @@ pub(crate) async fn choose_among(
     request: &ScanRequest,
     mut plans: Vec<ScanPlan>,
 ) -> Result<ScanPlan> {
-    if plans.len() <= 1 {
-        // No choice: nothing to estimate. Callers never pass an empty list; the primary-key
-        // plan stands in if one did.
-        return Ok(plans.pop().unwrap_or_else(|| {
-            plan_scan(
-                request.table.clone(),
-                request.predicates.clone(),
-                request.direction,
-                request.offset,
-                request.limit,
-            )
-        }));
-    }
-    let estimated = estimate_plans(db, request, plans).await?;
-    let cheapest = estimated.into_iter().reduce(|best, plan| {
-        let cost = |p: &ScanPlan| p.estimate.map_or(f64::INFINITY, |e| e.cost_us);
-        if cost(&plan) < cost(&best) {
-            plan
-        } else {
-            best
-        }
-    });
-    Ok(cheapest.unwrap_or_else(|| {
+    let chosen = if plans.len() <= 1 {
+        // No choice: nothing to estimate.
+        plans.pop()
+    } else {
+        cheapest(estimate_plans(db, request, plans).await?)
+    };
+    // Callers never pass an empty list; the primary-key plan stands in if one did.
+    Ok(chosen.unwrap_or_else(|| {
         plan_scan(
             request.table.clone(),
             request.predicates.clone(),
@@ -162,31 +149,18 @@ pub(crate) async fn ordered_if_cheaper(
     if ordered.is_empty() {
         return Ok(None);
     }
-    let best = match best.estimate {
-        Some(_) => best.clone(),
-        None => match estimate_plans(db, unlimited, vec![best.clone()])
+    let estimate = match best.estimate {
+        Some(estimate) => Some(estimate),
+        None => estimate_plans(db, unlimited, vec![best.clone()])
             .await?
             .pop()
-        {
-            Some(estimated) => estimated,
-            None => return Ok(None),
-        },
+            .and_then(|plan| plan.estimate),
     };
-    let Some(estimate) = best.estimate else {
+    let Some(estimate) = estimate else {
         return Ok(None);
     };
-    // The rows the best path yields stand for the rows that match (an upper bound when it
-    // leaves a residual filter).
-    let matching = estimate.rows;
-    let sorted = estimate.cost_us + sort_cost(matching);
-    let cheapest = estimate_plans(db, unlimited, ordered)
-        .await?
-        .into_iter()
-        .map(|plan| (ordered_until(&plan, wanted as u64, matching), plan))
-        .min_by(|(a, _), (b, _)| a.total_cmp(b));
-    Ok(cheapest
-        .filter(|(cost, _)| *cost < sorted)
-        .map(|(_, plan)| plan))
+    let ordered = estimate_plans(db, unlimited, ordered).await?;
+    Ok(cheapest_in_order(estimate, ordered, wanted as u64))
 }
 
 /// What choosing between plans without reading the store needs (DataFusion asks for a scan's
@@ -242,8 +216,8 @@ impl PlanningFacts {
             offset: 0,
             ..ordered.clone()
         };
-        self.estimated(&unlimited).is_some_and(|ordered| {
-            ordered_until(&ordered, wanted as u64, best.rows) < best.cost_us + sort_cost(best.rows)
-        })
+        self.estimated(&unlimited)
+            .and_then(|ordered| cheapest_in_order(best, vec![ordered], wanted as u64))
+            .is_some()
     }
 }
