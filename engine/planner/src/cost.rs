@@ -4,6 +4,7 @@
 
 use rowdex_store::AccessCosts;
 
+use crate::budget::BUFFERED_KEYS_MAX;
 use crate::path::{AccessPath, Estimate, ScanPlan};
 
 /// A dive always counts at least this far.
@@ -55,10 +56,6 @@ const UNKNOWN_SHARE: f64 = 0.3;
 
 /// Entries an index page holds in the adaptive cursor, for the cost of reading sequentially.
 const PAGE_ENTRIES: f64 = 64.0;
-
-/// Entries an intersection input out of primary-key order may hold: it is buffered and sorted
-/// in memory before the merge (about 40 bytes an entry).
-pub const BUFFERED_INPUT_MAX: f64 = 1_000_000.0;
 
 /// Inputs of an intersection weighed for being checked rather than read (2^n choices).
 const MAX_CHECKABLE: usize = 12;
@@ -312,20 +309,22 @@ pub fn estimate(
                     .indexes
                     .get(input.index)
                     .is_some_and(|index| input.pk_ordered(index));
+                // An IN list opens one range per value tuple, each with its own seeks.
+                let ranges = input.prefixes.len().max(1) as f64;
                 if !ordered {
                     // Buffered and sorted in full before the merge starts: never past the
                     // memory budget.
-                    if *n > BUFFERED_INPUT_MAX {
+                    if *n > BUFFERED_KEYS_MAX {
                         cost = f64::INFINITY;
                     }
-                    cost += seek + n * (next + SORT_NS / 1000.0);
+                    cost += ranges * seek + n * (next + SORT_NS / 1000.0);
                     read += n;
                     continue;
                 }
                 // The adaptive cursor reads sequentially when entries are dense and seeks
                 // when they are sparse; charge the cheaper of the two.
-                let sequential = n * next + (n / PAGE_ENTRIES).ceil() * seek;
-                let seeking = 2.0 * driver * (seek + next);
+                let sequential = n * next + (n / PAGE_ENTRIES).ceil().max(ranges) * seek;
+                let seeking = 2.0 * driver * ranges * (seek + next);
                 let part = sequential.min(seeking) * share;
                 cost += part;
                 read += n.min(2.0 * driver) * share;
@@ -366,6 +365,9 @@ fn salt_fixed(plan: &ScanPlan) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod golden;
 
 #[cfg(test)]
 mod tests {

@@ -9,8 +9,9 @@
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
 //! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every
 //! path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
-//! and the choice).
+//! and the choice). `budget` is the memory budget both the cost model and the executors read.
 
+pub mod budget;
 mod candidates;
 pub mod cost;
 mod explain;
@@ -25,3 +26,4 @@ pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;
 pub use rowdex_store::Direction;
+pub use selectivity::ProbeEstimate;

@@ -7,6 +7,10 @@
 //! skewed value); a range on the leading column itself is the share of samples inside it; a
 //! range on a later column keeps a default share, as PostgreSQL's for an inequality without a
 //! histogram.
+//!
+//! A range the samples pin down only to within a few sample intervals (two samples or fewer
+//! inside it) is marked coarse: on a large table an interval is many entries, so such a range
+//! may hold far fewer than estimated, and a capped dive pays for itself there.
 
 use rowdex_catalog::{KeyStatistics, TableStatistics};
 use rowdex_store::KeyRange;
@@ -19,11 +23,26 @@ const RANGE_SHARE: f64 = 1.0 / 3.0;
 /// The share a `LIKE 'prefix%'` on a column after the fixed ones is assumed to keep.
 const TEXT_PREFIX_SHARE: f64 = 0.05;
 
+/// Samples inside a leading-column range at or below which its estimate is coarse.
+const COARSE_SAMPLES: f64 = 2.0;
+
+/// The entries one probe is estimated to hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeEstimate {
+    pub entries: f64,
+    /// From two samples or fewer: the range may hold far fewer entries (see the module header).
+    pub coarse: bool,
+}
+
 impl ScanPlan {
     /// One estimate per probe (see [`ScanPlan::probes`]), None where `stats` hold nothing for
     /// the probe's key. `table_rows` is the table's row count now: figures gathered at another
     /// size are scaled to it.
-    pub fn probe_estimates(&self, stats: &TableStatistics, table_rows: u64) -> Vec<Option<f64>> {
+    pub fn probe_estimates(
+        &self,
+        stats: &TableStatistics,
+        table_rows: u64,
+    ) -> Vec<Option<ProbeEstimate>> {
         let scale = if stats.rows == 0 {
             1.0
         } else {
@@ -83,7 +102,7 @@ impl ScanPlan {
         input: &IndexInput,
         stats: &TableStatistics,
         scale: f64,
-    ) -> Option<f64> {
+    ) -> Option<ProbeEstimate> {
         let index = self.table.indexes.get(input.index)?;
         let key_stats = stats.indexes.get(&index.id)?;
         let header = index.header_len();
@@ -128,7 +147,7 @@ fn estimate(
     bound: &KeyBound,
     header: usize,
     scale: f64,
-) -> f64 {
+) -> ProbeEstimate {
     let entries = stats.entries as f64 * scale;
     // A range too narrow for any sample still holds up to half the entries between two.
     let floor = if stats.samples.is_empty() {
@@ -154,11 +173,17 @@ fn estimate(
         KeyBound::TextPrefix(_) => TEXT_PREFIX_SHARE,
         KeyBound::Range { .. } | KeyBound::Row { .. } => RANGE_SHARE,
     };
-    per_tuple
+    let mut coarse = false;
+    let total = per_tuple
         .iter()
         .map(|(fixed, ranges)| match fixed {
             // A range on the leading column: the samples inside it.
-            0 => sampled(ranges, floor).unwrap_or(bound_share) * entries,
+            0 => {
+                let share = sampled(ranges, floor);
+                coarse |=
+                    share.is_some_and(|share| share * stats.samples.len() as f64 <= COARSE_SAMPLES);
+                share.unwrap_or(bound_share) * entries
+            }
             k => {
                 let per_value = match stats.distinct.get(k - 1) {
                     Some(&distinct) if distinct > 0 => entries / distinct as f64,
@@ -179,5 +204,9 @@ fn estimate(
             }
         })
         .sum::<f64>()
-        .min(entries)
+        .min(entries);
+    ProbeEstimate {
+        entries: total,
+        coarse,
+    }
 }

@@ -56,6 +56,14 @@ impl Database {
         self.inner.set_clock(clock);
     }
 
+    /// Sets the bytes one sort or one set of buffered intersection inputs of a query may hold
+    /// (64 MiB by default, `rowdex_planner::budget::MEMORY_BUDGET_BYTES`). Past it, a sort
+    /// without a LIMIT is left to DataFusion's sort, which spills to disk, and an intersection
+    /// input out of primary-key order filters the looked-up rows instead of being buffered.
+    pub fn set_memory_budget(&self, bytes: usize) {
+        self.inner.set_memory_budget(bytes);
+    }
+
     /// A new connection: its own transaction, settings and warnings.
     pub fn session(&self) -> Session {
         Session::new(

@@ -9,9 +9,11 @@ pub(crate) mod stats;
 pub(crate) mod txn;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rowdex_catalog::{Catalog, TableDef};
+use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_store::KvStore;
 
 use crate::db::clock::{Clock, SystemClock};
@@ -27,6 +29,9 @@ pub struct DbState {
     pub(crate) stats: TableStats,
     /// What TTLs are measured on.
     clock: RwLock<Arc<dyn Clock>>,
+    /// Bytes one sort or one set of buffered intersection inputs may hold (see
+    /// `rowdex_planner::budget`).
+    memory_budget: AtomicUsize,
 }
 
 impl DbState {
@@ -38,7 +43,17 @@ impl DbState {
             next_rowids: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
             clock: RwLock::new(Arc::new(SystemClock)),
+            memory_budget: AtomicUsize::new(MEMORY_BUDGET_BYTES),
         }
+    }
+
+    /// Bytes one sort or one set of buffered intersection inputs may hold.
+    pub(crate) fn memory_budget(&self) -> usize {
+        self.memory_budget.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_memory_budget(&self, bytes: usize) {
+        self.memory_budget.store(bytes, Ordering::Relaxed);
     }
 
     /// The clock's time, in microseconds since the epoch.

@@ -250,8 +250,13 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         Statement::Explain {
             statement: explained,
             verbose,
+            analyze,
+            options,
             ..
-        } => query::run_explain(session, explained, *verbose, hints).await,
+        } => {
+            let options = query::explain_options(*analyze, *verbose, options.as_deref())?;
+            query::run_explain(session, explained, options, hints).await
+        }
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::Drop {
             object_type,

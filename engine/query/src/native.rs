@@ -10,31 +10,37 @@
 //! to keep the answers the same.
 
 pub(crate) mod cache;
+pub(crate) mod choice;
 pub(crate) mod compile;
 pub(crate) mod sort;
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
+use std::time::Instant;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::sql::sqlparser::ast::Query;
 use futures::TryStreamExt;
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
+use rowdex_planner::budget::held_rows_max;
 use rowdex_planner::{
     AccessPath, CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates,
     ordered_index_scan,
 };
 use rowdex_store::KvRead;
+use rowdex_store::metered::{ReadMeter, metered};
 
 use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
+use crate::native::choice::{Decision, PathShape, PlanChoice};
 use crate::native::compile::{NativeQuery, OrderItem, Slot};
 use crate::native::sort::SortAfter;
 use crate::output::Output;
-use crate::scan::choose::{choose_among, ordered_if_cheaper};
+use crate::scan::choose::{choose_among, ordered_if_cheaper, weighed};
 use crate::scan::columnar::BatchDecoder;
+use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::scan::read::{offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
 use crate::values::{exact_value, rows_to_batch};
@@ -166,18 +172,12 @@ impl NativeQuery {
         Some(bound)
     }
 
-    /// How to read the rows: the cheapest plan, read in the query's order when a path gives
-    /// it (always under a small LIMIT, so that the scan stops early), or sorted afterwards.
-    pub(crate) async fn plan(
-        &self,
-        db: &DbState,
-        bound: &Bound,
-        hint: IndexHint,
-    ) -> Result<NativePlan> {
-        let cutoff = db.expiry_cutoff(&self.table);
+    /// The scan request of the bound query: its conditions, the columns it reads (the ORDER
+    /// BY's included), its OFFSET and LIMIT.
+    fn request(&self, bound: &Bound, hint: IndexHint) -> ScanRequest {
         let mut needed = self.columns.clone();
         needed.extend(self.order.iter().map(|item| item.column));
-        let request = ScanRequest {
+        ScanRequest {
             table: self.table.clone(),
             predicates: bound.predicates.clone(),
             direction: Direction::Forward,
@@ -185,14 +185,113 @@ impl NativeQuery {
             limit: bound.limit,
             needed: Some(needed),
             hint,
+        }
+    }
+
+    /// How to read the rows: the cheapest plan, read in the query's order when a path gives
+    /// it (always under a small LIMIT, so that the scan stops early), or sorted afterwards.
+    /// `None` leaves the query to DataFusion: a sort without a LIMIT over more rows than the
+    /// memory budget holds (DataFusion's sort spills to disk past it).
+    ///
+    /// The choice is made once per generation of the table's statistics (and hint, OFFSET and
+    /// LIMIT) and replayed on the candidates built from later values (`native::choice`): a
+    /// prepared statement does not estimate or dive on every run.
+    pub(crate) async fn plan(
+        &self,
+        db: &DbState,
+        bound: &Bound,
+        hint: IndexHint,
+    ) -> Result<Option<NativePlan>> {
+        let generation = db.stats.generation(self.table.id);
+        let kept = self
+            .choice
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|choice| {
+                choice.generation == generation
+                    && generation != 0
+                    && choice.hint == hint
+                    && choice.offset == bound.offset
+                    && choice.limit == bound.limit
+            });
+        if let Some(choice) = kept
+            && let Some(plan) = self.replay(db, bound, hint.clone(), &choice.decision)
+        {
+            return Ok(plan);
+        }
+        let (plan, decision) = self.plan_fresh(db, bound, hint.clone()).await?;
+        // Planning loads the statistics the first time: the generation after it is the one
+        // the choice was made under.
+        *self.choice.lock().unwrap_or_else(PoisonError::into_inner) = Some(PlanChoice {
+            generation: db.stats.generation(self.table.id),
+            hint,
+            offset: bound.offset,
+            limit: bound.limit,
+            decision,
+        });
+        Ok(plan)
+    }
+
+    /// The plan `decision` makes of this run's candidates; None when no candidate has its
+    /// shape any more (then the query is planned afresh).
+    fn replay(
+        &self,
+        db: &DbState,
+        bound: &Bound,
+        hint: IndexHint,
+        decision: &Decision,
+    ) -> Option<Option<NativePlan>> {
+        let request = self.request(bound, hint);
+        let unlimited = ScanRequest {
+            offset: 0,
+            limit: None,
+            ..request.clone()
         };
+        let (scan, sort) = match decision {
+            Decision::DataFusion => return Some(None),
+            Decision::Scan(shape) => (shape.find(candidates(&request))?, None),
+            Decision::InOrder(shape) => {
+                let plan = shape.find(self.ordered_candidates(&unlimited))?;
+                let mut scan = in_order(plan, &self.order, &bound.constants)?;
+                scan.offset = bound.offset;
+                scan.limit = bound.limit;
+                (scan, None)
+            }
+            Decision::Sorted(shape) => {
+                let sort = SortAfter::new(self.order.clone(), bound.offset, bound.limit);
+                (shape.find(candidates(&unlimited))?, Some(sort))
+            }
+        };
+        Some(Some(NativePlan {
+            scan,
+            sort,
+            cutoff: db.expiry_cutoff(&self.table),
+            budget: db.memory_budget(),
+        }))
+    }
+
+    /// Plans afresh (see [`NativeQuery::plan`]): the plan, and the decision that replays it.
+    pub(crate) async fn plan_fresh(
+        &self,
+        db: &DbState,
+        bound: &Bound,
+        hint: IndexHint,
+    ) -> Result<(Option<NativePlan>, Decision)> {
+        let cutoff = db.expiry_cutoff(&self.table);
+        let budget = db.memory_budget();
+        let request = self.request(bound, hint);
         if self.order.is_empty() {
             let plans = candidates(&request);
-            return Ok(NativePlan {
-                scan: choose_among(db, &request, plans).await?,
+            let scan = choose_among(db, &request, plans).await?;
+            let decision = Decision::Scan(PathShape::of(&scan));
+            let plan = NativePlan {
+                scan,
                 sort: None,
                 cutoff,
-            });
+                budget,
+            };
+            return Ok((Some(plan), decision));
         }
         // The best way to read every matching row, whatever its order.
         let unlimited = ScanRequest {
@@ -204,11 +303,14 @@ impl NativeQuery {
         if let Some(mut scan) = in_order(best.clone(), &self.order, &bound.constants) {
             scan.offset = bound.offset;
             scan.limit = bound.limit;
-            return Ok(NativePlan {
+            let decision = Decision::InOrder(PathShape::of(&scan));
+            let plan = NativePlan {
                 scan,
                 sort: None,
                 cutoff,
-            });
+                budget,
+            };
+            return Ok((Some(plan), decision));
         }
         // Under a LIMIT, reading along an index in the query's order stops early: weigh that
         // (until enough rows match) against reading the best path whole and sorting.
@@ -223,14 +325,28 @@ impl NativeQuery {
             {
                 scan.offset = bound.offset;
                 scan.limit = bound.limit;
-                return Ok(NativePlan {
+                let decision = Decision::InOrder(PathShape::of(&scan));
+                let plan = NativePlan {
                     scan,
                     sort: None,
                     cutoff,
-                });
+                    budget,
+                };
+                return Ok((Some(plan), decision));
             }
         }
-        Ok(NativePlan {
+        if bound.limit.is_none() {
+            // A path chosen without a choice has no estimate: it may hold the whole table.
+            let held = match &best.estimate {
+                Some(estimate) => estimate.rows,
+                None => db.stats.rows(db.store.as_ref(), &self.table).await?,
+            };
+            if held as f64 > held_rows_max(budget, self.table.columns.len()) {
+                return Ok((None, Decision::DataFusion));
+            }
+        }
+        let decision = Decision::Sorted(PathShape::of(&best));
+        let plan = NativePlan {
             scan: best,
             sort: Some(SortAfter::new(
                 self.order.clone(),
@@ -238,7 +354,9 @@ impl NativeQuery {
                 bound.limit,
             )),
             cutoff,
-        })
+            budget,
+        };
+        Ok((Some(plan), decision))
     }
 
     /// The candidates for `request`, and an index scan along every index the hint allows (each
@@ -261,7 +379,12 @@ impl NativeQuery {
         plan: NativePlan,
     ) -> Result<Output> {
         let schema = self.schema();
-        let NativePlan { scan, sort, cutoff } = plan;
+        let NativePlan {
+            scan,
+            sort,
+            cutoff,
+            budget,
+        } = plan;
         let (offset, limit) = (scan.offset, scan.limit);
         if sort.is_none()
             && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff)
@@ -277,13 +400,17 @@ impl NativeQuery {
         }
         let rows: Vec<Vec<Datum>> = match sort {
             Some(sort) => {
-                sort.collect(scan_rows(Arc::new(scan), snapshot, cutoff))
+                sort.collect(scan_rows(Arc::new(scan), snapshot, cutoff, budget))
                     .await?
             }
             None => {
-                offset_limit(scan_rows(Arc::new(scan), snapshot, cutoff), offset, limit)
-                    .try_collect()
-                    .await?
+                offset_limit(
+                    scan_rows(Arc::new(scan), snapshot, cutoff, budget),
+                    offset,
+                    limit,
+                )
+                .try_collect()
+                .await?
             }
         };
         let batch = rows_to_batch(&self.table, &schema, &self.columns, &rows)?;
@@ -309,6 +436,8 @@ pub(crate) struct NativePlan {
     pub(crate) sort: Option<SortAfter>,
     /// Where the table's rows expire for this statement (tables with a TTL).
     pub(crate) cutoff: Option<i64>,
+    /// The database's memory budget when the plan was made.
+    pub(crate) budget: usize,
 }
 
 impl NativePlan {
@@ -339,28 +468,56 @@ pub(crate) async fn run(
     let plan = query
         .plan(db, &bound, hints.for_table(&query.table.name))
         .await?;
-    Ok(Some(query.execute(read_view(db, txn), plan).await?))
+    match plan {
+        Some(plan) => Ok(Some(query.execute(read_view(db, txn), plan).await?)),
+        None => Ok(None),
+    }
 }
 
-/// The plan the native executor would run `query` with (None: DataFusion runs it).
+/// The EXPLAIN lines of `query` run natively (None: DataFusion runs it): the plan, then with
+/// `verbose` the candidates weighed, with `analyze` what running it read.
 pub(crate) async fn explain(
     db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
     query: &NativeQuery,
     hints: &QueryHints,
-) -> Result<Option<String>> {
+    options: ExplainOptions,
+) -> Result<Option<Vec<String>>> {
     let Some(bound) = query.bind(&[]) else {
         return Ok(None);
     };
+    let verbose_line = |path: String| match options.verbose {
+        true => format!("NativeExec: {path} projection=[{}]", query.names.join(", ")),
+        false => path,
+    };
     if bound.unsatisfiable {
-        return Ok(Some(format!(
-            "EMPTY {} (a comparison with NULL)",
-            query.table.name
-        )));
+        let path = format!("EMPTY {} (a comparison with NULL)", query.table.name);
+        return Ok(Some(vec![verbose_line(path)]));
     }
-    let plan = query
-        .plan(db, &bound, hints.for_table(&query.table.name))
-        .await?;
-    Ok(Some(plan.describe(&query.table)))
+    let hint = hints.for_table(&query.table.name);
+    // EXPLAIN shows the estimates: planned afresh, never a kept choice.
+    let Some(plan) = query.plan_fresh(db, &bound, hint.clone()).await?.0 else {
+        return Ok(None);
+    };
+    let mut lines = vec![verbose_line(plan.describe(&query.table))];
+    if options.verbose {
+        let weighed = weighed(db, &query.request(&bound, hint)).await?;
+        lines.extend(candidate_lines(&plan.scan, &weighed));
+    }
+    if options.analyze {
+        let meter = Arc::new(ReadMeter::default());
+        let started = Instant::now();
+        let output = query
+            .execute(metered(read_view(db, txn), meter.clone()), plan)
+            .await?;
+        let elapsed = started.elapsed();
+        lines.push(actual_line(
+            output.row_count() as u64,
+            meter.counts(),
+            Some(elapsed),
+        ));
+    }
+    Ok(Some(lines))
 }
 
 /// `plan`, or `plan` read in reverse, if its rows come out in `order`. A column whose value is

@@ -217,12 +217,12 @@ async fn query_page(
         }
     };
     let plan = native.plan(&session.db, &bound, hint).await?;
-    if plan.sort.is_some() {
+    let Some(plan) = plan.filter(|plan| plan.sort.is_none()) else {
         return Err(not_pageable(
             "the ORDER BY must follow the table's key or an index (or be left out)",
         ));
-    }
-    let cutoff = plan.cutoff;
+    };
+    let (cutoff, plan_budget) = (plan.cutoff, plan.budget);
     let mut scan = plan.scan;
     let index = match &scan.path {
         AccessPath::IndexIntersection { .. } => {
@@ -242,7 +242,7 @@ async fn query_page(
     let direction = scan.direction;
     let snapshot = read_view(&session.db, session.open_txn().as_ref());
     let rows: Vec<Vec<Datum>> = offset_limit(
-        scan_rows(Arc::new(scan), snapshot, cutoff),
+        scan_rows(Arc::new(scan), snapshot, cutoff, plan_budget),
         0,
         Some(page_size),
     )

@@ -50,6 +50,9 @@ struct Known {
     /// Deltas written by this process (or found at load) since the last fold.
     unfolded: u64,
     gathered: Option<Arc<TableStatistics>>,
+    /// Changes whenever `gathered` is loaded or replaced: a plan choice made under one
+    /// generation is kept until the next (see `NativeQuery::plan`).
+    generation: u64,
 }
 
 #[derive(Debug)]
@@ -61,6 +64,8 @@ pub(crate) struct TableStats {
     /// store never write the same key).
     writer: u64,
     seq: AtomicU64,
+    /// The last statistics generation handed out (see `Known::generation`).
+    generations: AtomicU64,
 }
 
 impl Default for TableStats {
@@ -70,6 +75,7 @@ impl Default for TableStats {
             gathering: Mutex::new(HashSet::new()),
             writer: RandomState::new().hash_one(std::process::id()),
             seq: AtomicU64::new(0),
+            generations: AtomicU64::new(0),
         }
     }
 }
@@ -123,11 +129,13 @@ impl TableStats {
             && write_base(store, table.id, base, rows, &deltas)
                 .await
                 .is_ok();
+        let generation = self.next_generation();
         let mut tables = self.lock();
         let known = tables.entry(table.id).or_insert(Known {
             rows,
             unfolded: if folded { 0 } else { deltas.len() as u64 },
             gathered,
+            generation,
         });
         Ok(known.rows)
     }
@@ -171,9 +179,23 @@ impl TableStats {
 
     /// Sets what was gathered about a table (already stored).
     pub(crate) fn set_gathered(&self, table_id: u32, gathered: TableStatistics) {
+        let generation = self.next_generation();
         if let Some(known) = self.lock().get_mut(&table_id) {
             known.gathered = Some(Arc::new(gathered));
+            known.generation = generation;
         }
+    }
+
+    /// The generation of a table's statistics in this process (0: not loaded yet): plan
+    /// choices made under one generation hold until it changes.
+    pub(crate) fn generation(&self, table_id: u32) -> u64 {
+        self.lock()
+            .get(&table_id)
+            .map_or(0, |known| known.generation)
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Tables whose row count moved by more than [`REFRESH_SHARE`] since their statistics were

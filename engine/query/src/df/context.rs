@@ -3,18 +3,22 @@
 //! resolves tables and views live, and how a statement is planned, run or explained there.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, SchemaProvider, TableProvider};
 use datafusion::datasource::ViewTable;
 use datafusion::error::Result as DfResult;
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::physical_plan::{ExecutionPlan, displayable};
+use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
+use rowdex_planner::budget::DATAFUSION_POOL_BYTES;
 
 use crate::db::DbState;
 use crate::db::txn::SessionTxn;
@@ -25,6 +29,8 @@ use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::scan::choose::weighed;
+use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines};
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
@@ -38,8 +44,15 @@ pub(crate) fn new_context(db: &Arc<DbState>, expose_hidden: Option<String>) -> S
         .with_target_partitions(1);
     // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
     config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    // Sorts without a LIMIT that the scans leave to DataFusion spill past this pool; the
+    // default runtime's pool is unbounded. Building it cannot fail with a fixed pool.
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_pool(Arc::new(FairSpillPool::new(DATAFUSION_POOL_BYTES)))
+        .build_arc()
+        .unwrap_or_default();
     let state = SessionStateBuilder::new()
         .with_config(config)
+        .with_runtime_env(runtime)
         .with_default_features()
         .with_query_planner(Arc::new(RowdexQueryPlanner))
         .with_optimizer_rules(logical_optimizer_rules())
@@ -147,29 +160,69 @@ pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) ->
 }
 
 /// EXPLAIN: the access path of every table scan (plain), or the whole DataFusion physical plan
-/// (VERBOSE), where each scan prints the same access-path text.
+/// (VERBOSE), where each scan prints the same access-path text. VERBOSE adds, under each scan,
+/// the candidate paths the planner weighed; ANALYZE runs the statement and adds what each scan
+/// read and yielded, and the rows and time of the whole.
 pub(crate) async fn explain(
+    db: &DbState,
     ctx: &SessionContext,
     statement: &Statement,
-    verbose: bool,
+    options: ExplainOptions,
 ) -> Result<Output> {
-    let logical = plan_statement(ctx, statement.clone()).await?;
-    let physical = ctx.state().create_physical_plan(&logical).await?;
-    let lines: Vec<String> = if verbose {
-        displayable(physical.as_ref())
-            .indent(true)
-            .to_string()
-            .lines()
-            .map(str::to_string)
-            .collect()
+    let ctx = if options.analyze {
+        let mut state = ctx.state();
+        state.config_mut().set_extension(Arc::new(AnalyzeReads));
+        SessionContext::new_with_state(state)
     } else {
-        let mut paths = Vec::new();
-        collect_paths(&physical, &mut paths);
-        if paths.is_empty() {
-            paths.push("NO TABLE SCAN".to_string());
-        }
-        paths
+        ctx.clone()
     };
+    let logical = plan_statement(&ctx, statement.clone()).await?;
+    let physical = ctx.state().create_physical_plan(&logical).await?;
+    let mut lines: Vec<String> = Vec::new();
+    if options.verbose {
+        lines.extend(
+            displayable(physical.as_ref())
+                .indent(true)
+                .to_string()
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    let run = if options.analyze {
+        let started = Instant::now();
+        let batches = collect(physical.clone(), ctx.task_ctx()).await?;
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        Some((rows, started.elapsed()))
+    } else {
+        None
+    };
+    let mut scans = Vec::new();
+    collect_scans(&physical, &mut scans);
+    if scans.is_empty() && !options.verbose {
+        lines.push("NO TABLE SCAN".to_string());
+    }
+    for scan in scans {
+        let mut under = Vec::new();
+        if options.verbose
+            && let Some(request) = scan.request()
+        {
+            under.extend(candidate_lines(scan.plan(), &weighed(db, &request).await?));
+        }
+        if options.analyze {
+            under.push(scan.reads().line());
+        }
+        // VERBOSE's plan already shows each path: it is repeated only to head what follows.
+        if !options.verbose || !under.is_empty() {
+            lines.push(scan.explain_text());
+        }
+        lines.extend(under);
+    }
+    if let Some((rows, elapsed)) = run {
+        lines.push(format!(
+            "total: rows={rows} time={:.3}ms",
+            elapsed.as_secs_f64() * 1000.0
+        ));
+    }
     Ok(Output::text_rows("plan", lines))
 }
 
@@ -208,11 +261,11 @@ pub(crate) async fn plan_statement(
     Ok(state.statement_to_plan(statement).await?)
 }
 
-fn collect_paths(plan: &Arc<dyn ExecutionPlan>, out: &mut Vec<String>) {
+fn collect_scans<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a RowdexScanExec>) {
     if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
-        out.push(scan.explain_text());
+        out.push(scan);
     }
     for child in plan.children() {
-        collect_paths(child, out);
+        collect_scans(child, out);
     }
 }

@@ -27,6 +27,7 @@ use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use futures::stream::{self, Peekable, StreamExt, TryStreamExt};
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
+use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_planner::{Direction, Predicate, ScanPlan, plan_scan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
@@ -310,7 +311,8 @@ fn versions(
 ) -> RowStream {
     let def = plan.table.clone();
     let history_ranges = history_ranges(&plan);
-    let current = scan_rows(plan, snapshot.clone(), None).peekable();
+    // A history scan reads by key, never through an intersection: no buffer to budget.
+    let current = scan_rows(plan, snapshot.clone(), None, MEMORY_BUDGET_BYTES).peekable();
     let history = stream::iter(history_ranges)
         .map(move |range| {
             scan_stream(

@@ -11,31 +11,34 @@ use std::sync::Arc;
 use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{
-    AcrossPartitions, ConstExpr, EquivalenceProperties, PhysicalExpr, PhysicalSortExpr,
+    AcrossPartitions, ConstExpr, EquivalenceProperties, LexOrdering, PhysicalExpr, PhysicalSortExpr,
 };
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::expressions::Column;
+use datafusion::physical_plan::limit::GlobalLimitExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SortOrderPushdownResult,
 };
 use futures::{StreamExt, TryStreamExt};
-use rowdex_codec::Datum;
-use rowdex_indexer::layout;
 use rowdex_planner::{
     AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
+use rowdex_store::metered::metered;
 use rowdex_store::{KvRead, KvStore};
 
+use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
+
 use crate::db::txn::SessionTxn;
-use crate::error::Error;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
 use crate::scan::columnar::BatchDecoder;
-use crate::scan::read::{RowStream, offset_limit, row_entries, scan_rows};
+use crate::scan::explain::{AnalyzeReads, ScanReads};
+use crate::scan::read::{offset_limit, row_entries, scan_rows};
 use crate::values::rows_to_batch;
 
 pub struct RowdexScanExec {
@@ -46,7 +49,7 @@ pub struct RowdexScanExec {
     replannable: bool,
     /// An order promised to DataFusion before the LIMIT is known: a non-covering index scan
     /// that yields it. A small LIMIT (see `with_fetch`) switches the scan to it; otherwise the
-    /// scan reads its own path and sorts the rows by that index's key.
+    /// scan reads its own path and sorts the rows in that order (see `sorted`).
     pending_order: Option<Arc<ScanPlan>>,
     /// Table column positions, in output order.
     projection: Vec<usize>,
@@ -57,6 +60,11 @@ pub struct RowdexScanExec {
     /// What weighs an ordered index against a sort once the LIMIT is known (None without
     /// gathered statistics: then a LIMIT of at most `ORDERED_LOOKUP_LIMIT` rows switches).
     facts: Option<Arc<PlanningFacts>>,
+    /// Bytes an intersection of this scan may buffer (the database's memory budget).
+    budget: usize,
+    /// What the scan read and yielded, counted under EXPLAIN ANALYZE; shared with the scans
+    /// made from this one (re-plans, the source of its own sort).
+    reads: Arc<ScanReads>,
     properties: Arc<PlanProperties>,
 }
 
@@ -88,7 +96,7 @@ impl RowdexScanExec {
             replannable,
             projection,
             schema,
-            (store, cutoff, None),
+            (store, cutoff, None, MEMORY_BUDGET_BYTES),
         )
     }
 
@@ -99,7 +107,7 @@ impl RowdexScanExec {
         replannable: bool,
         projection: Vec<usize>,
         schema: SchemaRef,
-        (store, cutoff, facts): ScanContext,
+        (store, cutoff, facts, budget): ScanContext,
     ) -> Self {
         let ordered_by = pending_order.as_deref().unwrap_or(&plan);
         let ordering = key_ordering(ordered_by, &projection, &schema);
@@ -128,6 +136,8 @@ impl RowdexScanExec {
             store,
             cutoff,
             facts,
+            budget,
+            reads: Arc::default(),
             properties: Arc::new(properties),
         }
     }
@@ -158,15 +168,72 @@ impl RowdexScanExec {
     }
 
     fn with_plans(&self, plan: ScanPlan, pending_order: Option<Arc<ScanPlan>>) -> Self {
-        RowdexScanExec::with_order(
+        let mut scan = RowdexScanExec::with_order(
             plan,
             pending_order,
             (*self.predicates).clone(),
             self.replannable,
             self.projection.clone(),
             self.schema.clone(),
-            (self.store.clone(), self.cutoff, self.facts.clone()),
-        )
+            (
+                self.store.clone(),
+                self.cutoff,
+                self.facts.clone(),
+                self.budget,
+            ),
+        );
+        scan.reads = self.reads.clone();
+        scan
+    }
+
+    /// What the scan read and yielded when run under EXPLAIN ANALYZE.
+    pub(crate) fn reads(&self) -> &ScanReads {
+        &self.reads
+    }
+
+    /// The request this scan's path was chosen for (its conditions, columns, OFFSET and
+    /// LIMIT), or None when a hint chose the path.
+    pub(crate) fn request(&self) -> Option<ScanRequest> {
+        self.replannable.then(|| ScanRequest {
+            table: self.plan.table.clone(),
+            predicates: (*self.predicates).clone(),
+            direction: Direction::Forward,
+            offset: self.plan.offset,
+            limit: self.plan.limit,
+            needed: Some(self.projection.clone()),
+            hint: IndexHint::Auto,
+        })
+    }
+
+    /// The rows of the scan's own path in the order promised for `order`'s index scan, by
+    /// DataFusion's sort over the unordered scan: a top-k of `offset + limit` rows under a
+    /// LIMIT, otherwise a full sort that spills to disk past the session's memory pool.
+    /// OFFSET and LIMIT count in the promised order, so they apply after the sort.
+    fn sorted(
+        &self,
+        order: &ScanPlan,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let mut unlimited = (*self.plan).clone();
+        unlimited.offset = 0;
+        unlimited.limit = None;
+        let source = Arc::new(self.with_plans(unlimited, None));
+        let ordering = LexOrdering::new(key_ordering(order, &self.projection, &self.schema))
+            .ok_or_else(|| {
+                DataFusionError::Internal("a promised order without sort keys".into())
+            })?;
+        let fetch = self
+            .plan
+            .limit
+            .map(|limit| limit.saturating_add(self.plan.offset));
+        let sort = Arc::new(SortExec::new(ordering, source).with_fetch(fetch));
+        GlobalLimitExec::new(sort, self.plan.offset, self.plan.limit).execute(0, context)
+    }
+
+    /// Lets the scan's intersections buffer at most `bytes` (the database's memory budget).
+    pub(crate) fn with_memory_budget(mut self, bytes: usize) -> Self {
+        self.budget = bytes;
+        self
     }
 
     /// Lets the scan weigh an ordered index against a sort by these facts once DataFusion
@@ -177,8 +244,14 @@ impl RowdexScanExec {
     }
 }
 
-/// The store, the expiry cutoff and the planning facts a scan carries into its re-plans.
-type ScanContext = (Arc<dyn KvStore>, Option<i64>, Option<Arc<PlanningFacts>>);
+/// The store, the expiry cutoff, the planning facts and the memory budget a scan carries into
+/// its re-plans.
+type ScanContext = (
+    Arc<dyn KvStore>,
+    Option<i64>,
+    Option<Arc<PlanningFacts>>,
+    usize,
+);
 
 /// The output ordering: the projected key columns after the fixed ones, in scan direction,
 /// up to the first key column that is not projected.
@@ -219,41 +292,6 @@ fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> V
             Some(ConstExpr::new(expr, AcrossPartitions::Uniform(None)))
         })
         .collect()
-}
-
-/// Reads every row, sorts them in the order of `order`'s index scan (by the index entry key the
-/// row would have, which is that order byte for byte), then applies OFFSET and LIMIT.
-fn sorted_like(
-    rows: RowStream,
-    order: Arc<ScanPlan>,
-    offset: usize,
-    limit: Option<usize>,
-) -> RowStream {
-    let sorted = async move {
-        let rows: Vec<Vec<Datum>> = rows.try_collect().await?;
-        let table = &order.table;
-        let AccessPath::IndexScan { input, .. } = &order.path else {
-            return Ok::<_, Error>(rows);
-        };
-        let Some(index) = table.indexes.get(input.index) else {
-            return Ok(rows);
-        };
-        let mut keyed: Vec<(Vec<u8>, Vec<Datum>)> = rows
-            .into_iter()
-            // Without the salt byte: a salted index's order is that of its values and key.
-            .map(|row| (layout::entry_position(table, index, &row), row))
-            .collect();
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        if order.direction == Direction::Reverse {
-            keyed.reverse();
-        }
-        Ok(keyed.into_iter().map(|(_, row)| row).collect())
-    };
-    let rows = futures::stream::once(sorted)
-        .map_ok(|rows| futures::stream::iter(rows.into_iter().map(Ok)))
-        .try_flatten()
-        .boxed();
-    offset_limit(rows, offset, limit)
 }
 
 impl DisplayAs for RowdexScanExec {
@@ -301,16 +339,22 @@ impl ExecutionPlan for RowdexScanExec {
         _partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
-        let batch_size = context.session_config().batch_size().max(1);
+        if let Some(order) = &self.pending_order {
+            return self.sorted(order, context);
+        }
+        let config = context.session_config();
+        let batch_size = config.batch_size().max(1);
         // One snapshot for the whole scan, so every page sees the same state; inside a session
         // transaction, the transaction (its snapshot with its own writes).
-        let snapshot: Arc<dyn KvRead> = match context.session_config().get_extension::<SessionTxn>()
-        {
+        let mut snapshot: Arc<dyn KvRead> = match config.get_extension::<SessionTxn>() {
             Some(txn) => txn,
             None => self.store.snapshot(),
         };
-        if self.pending_order.is_none()
-            && let Some(entries) = row_entries(&self.plan, snapshot.clone(), self.cutoff)
+        let analyzing = config.get_extension::<AnalyzeReads>().is_some();
+        if analyzing {
+            snapshot = metered(snapshot, self.reads.meter.clone());
+        }
+        let batches = if let Some(entries) = row_entries(&self.plan, snapshot.clone(), self.cutoff)
         {
             // Every entry is a result row: decode only the projected columns, straight
             // into the batch's arrays.
@@ -319,48 +363,38 @@ impl ExecutionPlan for RowdexScanExec {
                 &self.projection,
                 self.schema.clone(),
             );
-            let batches = offset_limit(entries, self.plan.offset, self.plan.limit)
+            offset_limit(entries, self.plan.offset, self.plan.limit)
                 .try_chunks(batch_size)
                 .map_err(|e| e.1)
                 .and_then(move |chunk| futures::future::ready(decoder.decode(&chunk)))
-                .map_err(datafusion::error::DataFusionError::from)
-                .boxed();
-            return Ok(Box::pin(RecordBatchStreamAdapter::new(
-                self.schema.clone(),
-                batches,
-            )));
-        }
-        let rows = match &self.pending_order {
-            None => offset_limit(
-                scan_rows(self.plan.clone(), snapshot, self.cutoff),
+                .map_err(DataFusionError::from)
+                .boxed()
+        } else {
+            let rows = offset_limit(
+                scan_rows(self.plan.clone(), snapshot, self.cutoff, self.budget),
                 self.plan.offset,
                 self.plan.limit,
-            ),
-            Some(order) => {
-                // OFFSET and LIMIT count in the promised order, so they apply after the sort.
-                let mut unlimited = (*self.plan).clone();
-                unlimited.offset = 0;
-                unlimited.limit = None;
-                sorted_like(
-                    scan_rows(Arc::new(unlimited), snapshot, self.cutoff),
-                    order.clone(),
-                    self.plan.offset,
-                    self.plan.limit,
-                )
-            }
+            );
+            let table = self.plan.table.clone();
+            let schema = self.schema.clone();
+            let projection = self.projection.clone();
+            rows.try_chunks(batch_size)
+                .map_err(|e| e.1)
+                .and_then(move |chunk| {
+                    let batch = rows_to_batch(&table, &schema, &projection, &chunk);
+                    futures::future::ready(batch)
+                })
+                .map_err(DataFusionError::from)
+                .boxed()
         };
-        let table = self.plan.table.clone();
-        let schema = self.schema.clone();
-        let projection = self.projection.clone();
-        let batches = rows
-            .try_chunks(batch_size)
-            .map_err(|e| e.1)
-            .and_then(move |chunk| {
-                let batch = rows_to_batch(&table, &schema, &projection, &chunk);
-                futures::future::ready(batch)
-            })
-            .map_err(datafusion::error::DataFusionError::from)
-            .boxed();
+        let batches = if analyzing {
+            let reads = self.reads.clone();
+            batches
+                .inspect_ok(move |batch| reads.add_rows(batch.num_rows()))
+                .boxed()
+        } else {
+            batches
+        };
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             batches,

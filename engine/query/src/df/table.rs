@@ -167,7 +167,8 @@ impl TableProvider for RowdexTable {
                 self.db.store.clone(),
                 self.db.expiry_cutoff(&self.def),
             )
-            .with_planning_facts(PlanningFacts::of(&self.db, &self.def)),
+            .with_planning_facts(PlanningFacts::of(&self.db, &self.def))
+            .with_memory_budget(self.db.memory_budget()),
         ))
     }
 }

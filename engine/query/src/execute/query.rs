@@ -1,12 +1,13 @@
 //! SELECT and EXPLAIN: the native executor runs a query when it can (and explains it in its
 //! own words), DataFusion everything else.
 
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{Expr, Statement, UtilityOption, Value};
 
 use crate::df::context::{explain, run_query};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::native;
 use crate::output::Output;
+use crate::scan::explain::ExplainOptions;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
 
@@ -32,22 +33,72 @@ pub(crate) async fn run_select(
 pub(crate) async fn run_explain(
     session: &Session,
     explained: &Statement,
-    verbose: bool,
+    options: ExplainOptions,
     hints: &QueryHints,
 ) -> Result<Output> {
+    if options.analyze && !matches!(explained, Statement::Query(_)) {
+        // ANALYZE runs what it explains: only a query, whose running changes nothing.
+        return Err(Error::Unsupported {
+            what: "EXPLAIN ANALYZE of a statement other than a SELECT".into(),
+        });
+    }
     if let Statement::Query(query) = explained
         && let Some(native) = session.native_query(query)
-        && let Some(path) = native::explain(&session.db, &native, hints).await?
     {
-        let line = if verbose {
-            format!(
-                "NativeExec: {path} projection=[{}]",
-                native.names.join(", ")
-            )
-        } else {
-            path
-        };
-        return Ok(Output::text_rows("plan", vec![line]));
+        let txn = session.open_txn();
+        if let Some(lines) =
+            native::explain(&session.db, txn.as_ref(), &native, hints, options).await?
+        {
+            return Ok(Output::text_rows("plan", lines));
+        }
     }
-    explain(&session.statement_context(hints), explained, verbose).await
+    explain(
+        &session.db,
+        &session.statement_context(hints),
+        explained,
+        options,
+    )
+    .await
+}
+
+/// The options of `EXPLAIN [ANALYZE] [VERBOSE]` and of PostgreSQL's `EXPLAIN (ANALYZE [bool],
+/// VERBOSE [bool])`.
+pub(crate) fn explain_options(
+    analyze: bool,
+    verbose: bool,
+    options: Option<&[UtilityOption]>,
+) -> Result<ExplainOptions> {
+    let mut chosen = ExplainOptions { verbose, analyze };
+    for option in options.unwrap_or_default() {
+        let on = match &option.arg {
+            None => true,
+            Some(Expr::Value(value)) => match &value.value {
+                Value::Boolean(on) => *on,
+                Value::Number(n, _) if n == "0" || n == "1" => n == "1",
+                other => return Err(bad_option(&option.name.value, &other.to_string())),
+            },
+            Some(Expr::Identifier(word)) => match word.value.to_ascii_lowercase().as_str() {
+                "on" | "true" => true,
+                "off" | "false" => false,
+                other => return Err(bad_option(&option.name.value, other)),
+            },
+            Some(other) => return Err(bad_option(&option.name.value, &other.to_string())),
+        };
+        match option.name.value.to_ascii_lowercase().as_str() {
+            "analyze" => chosen.analyze = on,
+            "verbose" => chosen.verbose = on,
+            other => {
+                return Err(Error::Unsupported {
+                    what: format!("the EXPLAIN option {other} (rowdex takes ANALYZE and VERBOSE)"),
+                });
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+fn bad_option(name: &str, value: &str) -> Error {
+    Error::Unsupported {
+        what: format!("EXPLAIN option {name} set to {value} (use true or false)"),
+    }
 }

@@ -7,7 +7,7 @@
 //! answer: a value whose conversion to its column's type would change a comparison leaves the
 //! query to DataFusion (when it is bound, see `NativeQuery::bind`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
 
@@ -19,6 +19,7 @@ use rowdex_catalog::{Catalog, DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
+use crate::native::choice::PlanChoice;
 use crate::sql::literals::literal_exact;
 use crate::sql::names::ident_name;
 use crate::values::{renamed_schema, table_schema};
@@ -53,6 +54,9 @@ pub(crate) struct NativeQuery {
     pub offset: Option<Slot>,
     /// The result schema: the columns' types under the names the query gives them.
     pub schema: SchemaRef,
+    /// The plan choice of the last run, shared by the clones of this query (a prepared
+    /// statement's runs, a cached compiled query's sessions).
+    pub choice: Arc<Mutex<Option<PlanChoice>>>,
 }
 
 /// Compiles `query` if the native executor can run it.
@@ -227,6 +231,7 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
         order,
         limit,
         offset,
+        choice: Arc::default(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! The sort after a native scan, when no access path yields the ORDER BY: with a LIMIT it is
 //! a top-k that holds at most twice `offset + limit` rows whatever the table's size; without
-//! one every row is held (the planner leaves such a query to DataFusion past the memory
-//! budget, see `native::plan`).
+//! one every row is held (the planner leaves such a query to DataFusion, whose sort spills,
+//! when its estimate is past the memory budget: see `NativeQuery::plan`).
 
 use std::cmp::Ordering;
 

@@ -53,6 +53,20 @@ pub(crate) async fn choose_among(
     }))
 }
 
+/// Every candidate for `request` with its estimate, cheapest first: what EXPLAIN VERBOSE shows
+/// the planner weighed.
+pub(crate) async fn weighed(db: &DbState, request: &ScanRequest) -> Result<Vec<ScanPlan>> {
+    let plans = candidates(request);
+    let mut plans = if plans.len() <= 1 {
+        plans
+    } else {
+        estimate_plans(db, request, plans).await?
+    };
+    let cost = |plan: &ScanPlan| plan.estimate.as_ref().map_or(0.0, |e| e.cost_us);
+    plans.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
+    Ok(plans)
+}
+
 /// Every plan of `plans` with its estimate: the key ranges of each estimated from the gathered
 /// statistics and, where that pays, counted.
 pub(crate) async fn estimate_plans(
@@ -71,6 +85,7 @@ pub(crate) async fn estimate_plans(
     // input): each distinct one is estimated and counted once.
     let mut distinct: Vec<Vec<KeyRange>> = Vec::new();
     let mut estimates: Vec<Option<u64>> = Vec::new();
+    let mut coarse: Vec<bool> = Vec::new();
     let mut position: HashMap<Vec<KeyRange>, usize> = HashMap::new();
     let plan_probes: Vec<Vec<usize>> = plans
         .iter()
@@ -84,20 +99,23 @@ pub(crate) async fn estimate_plans(
                 .enumerate()
                 .map(|(i, probe)| {
                     *position.entry(probe.clone()).or_insert_with(|| {
+                        let estimate = estimated.get(i).copied().flatten();
                         distinct.push(probe);
-                        estimates.push(estimated.get(i).copied().flatten().map(|e| e as u64));
+                        estimates.push(estimate.map(|e| e.entries as u64));
+                        coarse.push(estimate.is_some_and(|e| e.coarse));
                         distinct.len() - 1
                     })
                 })
                 .collect()
         })
         .collect();
-    // Dives only where they pay: a probe the statistics put under `DIVE_MIN` entries is
-    // counted (cheaply, and it catches what the samples missed) up to that; one they put above
-    // is not counted at all. Without statistics, or where a small estimate proved wrong, every
-    // probe is counted, racing the others.
+    // Dives only where they pay: a probe the statistics put under `DIVE_MIN` entries, or
+    // estimate only coarsely (a range between few samples, which on a large table may hold
+    // far fewer entries), is counted up to `DIVE_MIN` (cheaply, and it catches what the
+    // samples missed); any other probe is not counted at all. Without statistics, or where a
+    // small estimate proved wrong, every probe is counted, racing the others.
     let (small, mut unknown): (Vec<usize>, Vec<usize>) = (0..distinct.len())
-        .filter(|&i| estimates[i].is_none_or(|e| e <= DIVE_MIN))
+        .filter(|&i| coarse[i] || estimates[i].is_none_or(|e| e <= DIVE_MIN))
         .partition(|&i| estimates[i].is_some());
     let mut counted: Vec<Count> = estimates
         .iter()
@@ -111,7 +129,10 @@ pub(crate) async fn estimate_plans(
         .iter()
         .zip(dives(snapshot.as_ref(), &ranges, DIVE_MIN).await?)
     {
-        if count.exact {
+        let coarse_and_large = coarse[i] && estimates[i].is_some_and(|e| e > DIVE_MIN);
+        if count.exact || coarse_and_large {
+            // A coarse range estimated past the cap and counted past it: the count is a
+            // lower bound beside its estimate.
             counted[i] = Count {
                 estimate: estimates[i],
                 ..count
@@ -189,7 +210,7 @@ impl PlanningFacts {
             .probe_estimates(&self.statistics, self.rows)
             .into_iter()
             .map(|estimate| Count {
-                estimate: estimate.map(|e| e as u64),
+                estimate: estimate.map(|e| e.entries as u64),
                 ..Count::default()
             })
             .collect();

@@ -5,7 +5,8 @@
 //! is read bucket by bucket and the bucket streams are merged on the primary-key bytes, which
 //! restores key order across buckets. Index scans read entries in index order and look rows up
 //! in batches; intersections stream primary keys out of the leapfrog join (only an input whose
-//! entries are not in primary-key order, a range on the indexed column, is buffered and sorted).
+//! entries are not in primary-key order, a range on the indexed column, is buffered and sorted,
+//! within the memory budget: past it, the input filters the looked-up rows instead).
 
 use std::sync::Arc;
 
@@ -14,13 +15,15 @@ use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
 use rowdex_indexer::intersect::{Intersection, PkInput};
 use rowdex_indexer::{layout, rows};
+use rowdex_planner::budget::HELD_KEY_OVERHEAD;
 use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::error::{Error, Result};
 
-type Entry = (Vec<u8>, Vec<u8>);
-pub type EntryStream = BoxStream<'static, Result<Entry>>;
+pub use crate::scan::merge::EntryStream;
+use crate::scan::merge::{Entry, merge_sorted};
+
 pub type RowStream = BoxStream<'static, Result<Vec<Datum>>>;
 
 /// Largest page read from the store in one call.
@@ -31,7 +34,13 @@ const MULTI_GET_CHUNK: usize = 256;
 /// Streams the rows (every column, in column order; columns a covering index lacks are NULL)
 /// that the plan selects. `cutoff` is the table's expiry cutoff for a table with a TTL (see
 /// `TableDef::expiry_cutoff`): rows written at or before it are left out, whatever the path.
-pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>, cutoff: Option<i64>) -> RowStream {
+/// `budget` is the bytes an intersection may buffer (see [`intersection_rows`]).
+pub fn scan_rows(
+    plan: Arc<ScanPlan>,
+    reader: Arc<dyn KvRead>,
+    cutoff: Option<i64>,
+    budget: usize,
+) -> RowStream {
     let rows = match &plan.path {
         AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
         AccessPath::IndexIntersection {
@@ -41,7 +50,7 @@ pub fn scan_rows(plan: Arc<ScanPlan>, reader: Arc<dyn KvRead>, cutoff: Option<i6
         } => {
             // Primary keys alone carry no write time: an expiring table looks its rows up.
             let covering = *covering && cutoff.is_none();
-            intersection_rows(&plan, inputs, checked, covering, reader)
+            intersection_rows(&plan, (inputs, checked), covering, reader, budget)
         }
         _ => key_rows(&plan, reader),
     };
@@ -256,57 +265,139 @@ fn lookup_rows(
 
 /// The primary keys present in every input, merged by the leapfrog join, in primary-key order;
 /// rows looked up unless the primary key is all the query reads.
+///
+/// An input whose entries are not in primary-key order is buffered and sorted first, within
+/// `budget` bytes (the database's memory budget, shared by the inputs of one intersection). An input that outgrows it (an estimate was wrong, or a hint forced the plan)
+/// is dropped from the merge and becomes a filter on the looked-up rows: a row passes when its
+/// entry in that index falls in the input's ranges, which is exactly membership in the input.
+/// When no input is left to merge, the table is read in primary-key order with every input as
+/// such a filter. Either way memory stays within the budget and the order is kept.
 fn intersection_rows(
     plan: &ScanPlan,
-    inputs: &[IndexInput],
-    checked: &[IndexInput],
+    (inputs, checked): (&[IndexInput], &[IndexInput]),
     covering: bool,
     reader: Arc<dyn KvRead>,
+    mut budget: usize,
 ) -> RowStream {
-    let table = plan.table.clone();
+    let plan = plan.clone();
     let mut inputs = inputs.to_vec();
+    let mut checked = checked.to_vec();
     let mut checks = Vec::with_capacity(checked.len());
-    for input in checked {
-        match check_parts(&table, input) {
-            Some(parts) => checks.push(parts),
-            // Not checkable after all (the planner only checks checkable inputs): merge it.
-            None => inputs.push(input.clone()),
+    checked.retain(|input| match check_parts(&plan.table, input) {
+        Some(parts) => {
+            checks.push(parts);
+            true
         }
-    }
-    let pk_reader = reader.clone();
-    let pk_table = table.clone();
-    let setup = async move {
-        let mut pk_inputs = Vec::with_capacity(inputs.len());
-        for input in &inputs {
-            pk_inputs.push(pk_input(&pk_table, input, pk_reader.clone()).await?);
+        // Not checkable after all (the planner only checks checkable inputs): merge it.
+        None => {
+            inputs.push(input.clone());
+            false
         }
-        Ok::<_, Error>(Intersection::new(pk_reader, pk_inputs).with_checks(checks))
-    };
-    let pks = stream::once(setup)
-        .map_ok(|intersection| {
-            stream::try_unfold(intersection, |mut intersection| async move {
-                let next = intersection.next().await?;
-                Ok::<_, Error>(next.map(|pk| (pk, intersection)))
-            })
+    });
+    let rows = async move {
+        let table = plan.table.clone();
+        let mut merged = Vec::with_capacity(inputs.len());
+        let mut filtered = Vec::new();
+        for input in inputs {
+            match pk_input(&table, &input, reader.clone(), &mut budget).await? {
+                Some(pk_input) => merged.push(pk_input),
+                None => filtered.push(input),
+            }
+        }
+        if merged.is_empty() {
+            // Every input outgrew the budget: the table in key order, every input a filter.
+            filtered.extend(checked);
+            let mut scan = reading_filtered(&plan, &filtered);
+            scan.path = AccessPath::FullScan;
+            scan.residual.clear();
+            scan.limit = None;
+            let filter = RangeFilter::new(&table, &filtered);
+            return Ok::<_, Error>(filter.apply(key_rows(&scan, reader)));
+        }
+        let intersection = Intersection::new(reader.clone(), merged).with_checks(checks);
+        let pks = stream::try_unfold(intersection, |mut intersection| async move {
+            let next = intersection.next().await?;
+            Ok::<_, Error>(next.map(|pk| (pk, intersection)))
         })
-        .try_flatten()
         .boxed();
-    if covering {
-        let orders = table.key_orders();
-        return pks
-            .and_then(move |pk| {
-                let mut row = vec![Datum::Null; table.columns.len()];
-                let decoded = rowdex_codec::key::decode_key(&pk, &orders, true).map(|values| {
-                    for (column, value) in table.key.iter().zip(values) {
-                        row[column.column] = value;
-                    }
-                    row
-                });
-                futures::future::ready(decoded.map_err(Error::from))
-            })
-            .boxed();
+        if covering && filtered.is_empty() {
+            return Ok(pk_rows(table, pks));
+        }
+        let filter = RangeFilter::new(&table, &filtered);
+        let lookups = reading_filtered(&plan, &filtered);
+        Ok(filter.apply(lookup_rows(&lookups, pks, reader)))
+    };
+    stream::once(rows).try_flatten().boxed()
+}
+
+/// Rows of a table holding only their primary-key columns (the others NULL), decoded from
+/// encoded primary keys.
+fn pk_rows(table: Arc<TableDef>, pks: BoxStream<'static, Result<Vec<u8>>>) -> RowStream {
+    let orders = table.key_orders();
+    pks.and_then(move |pk| {
+        let mut row = vec![Datum::Null; table.columns.len()];
+        let decoded = rowdex_codec::key::decode_key(&pk, &orders, true).map(|values| {
+            for (column, value) in table.key.iter().zip(values) {
+                row[column.column] = value;
+            }
+            row
+        });
+        futures::future::ready(decoded.map_err(Error::from))
+    })
+    .boxed()
+}
+
+/// `plan`, reading also the indexed columns of `filtered` (with column families, a row is read
+/// only in the families of the columns its consumer needs).
+fn reading_filtered(plan: &ScanPlan, filtered: &[IndexInput]) -> ScanPlan {
+    let mut plan = plan.clone();
+    if let Some(needed) = &mut plan.needed {
+        for input in filtered {
+            if let Some(index) = plan.table.indexes.get(input.index) {
+                needed.extend(index.columns.iter().map(|column| column.column));
+            }
+        }
     }
-    lookup_rows(plan, pks, reader)
+    plan
+}
+
+/// Intersection inputs applied to whole rows: a row passes when, for every input, its entry in
+/// that input's index lies in one of the input's ranges.
+struct RangeFilter {
+    table: Arc<TableDef>,
+    inputs: Vec<(IndexDef, Vec<KeyRange>)>,
+}
+
+impl RangeFilter {
+    fn new(table: &Arc<TableDef>, inputs: &[IndexInput]) -> RangeFilter {
+        let inputs = inputs
+            .iter()
+            .filter_map(|input| {
+                let index = table.indexes.get(input.index)?.clone();
+                let ranges = input.ranges(table).into_iter().map(|(r, _)| r).collect();
+                Some((index, ranges))
+            })
+            .collect();
+        RangeFilter {
+            table: table.clone(),
+            inputs,
+        }
+    }
+
+    fn passes(&self, row: &[Datum]) -> bool {
+        self.inputs.iter().all(|(index, ranges)| {
+            let key = layout::entry_key(&self.table, index, row);
+            ranges.iter().any(|range| range.contains(&key))
+        })
+    }
+
+    fn apply(self, rows: RowStream) -> RowStream {
+        if self.inputs.is_empty() {
+            return rows;
+        }
+        rows.try_filter(move |row| futures::future::ready(self.passes(row)))
+            .boxed()
+    }
 }
 
 /// The fixed entry-key parts of a checked input (its entries are `part ‖ pk`), or `None` when
@@ -324,34 +415,44 @@ fn check_parts(table: &TableDef, input: &IndexInput) -> Option<Vec<Vec<u8>>> {
 }
 
 /// One intersection input: streamed when its entries come out in primary-key order, otherwise
-/// read in full, sorted and deduplicated (a range on an indexed column).
+/// read, sorted and deduplicated (a range on an indexed column) while what it holds fits in
+/// `budget` bytes, which it draws down; `None` when it does not fit.
 async fn pk_input(
     table: &TableDef,
     input: &IndexInput,
     reader: Arc<dyn KvRead>,
-) -> Result<PkInput> {
+    budget: &mut usize,
+) -> Result<Option<PkInput>> {
     let ranges = input.ranges(table);
     let streamed: Option<Vec<(KeyRange, usize)>> = ranges
         .iter()
         .map(|(range, offset)| offset.map(|o| (range.clone(), o)))
         .collect();
     if let Some(streamed) = streamed {
-        return Ok(PkInput::Ranges(streamed));
+        return Ok(Some(PkInput::Ranges(streamed)));
     }
     let Some(index) = table.indexes.get(input.index) else {
-        return Ok(PkInput::Sorted(Vec::new()));
+        return Ok(Some(PkInput::Sorted(Vec::new())));
     };
     let ranges: Vec<KeyRange> = ranges.into_iter().map(|(range, _)| range).collect();
-    let mut pks: Vec<Vec<u8>> = ranges_in_order(reader, ranges, Direction::Forward, MAX_PAGE)
-        .and_then(|(key, _)| {
-            let pk = layout::pk_offset(index, &key).map(|offset| key[offset..].to_vec());
-            futures::future::ready(pk.map_err(Error::from))
-        })
-        .try_collect()
-        .await?;
+    let mut entries = ranges_in_order(reader, ranges, Direction::Forward, MAX_PAGE);
+    let mut pks: Vec<Vec<u8>> = Vec::new();
+    while let Some((key, _)) = entries.try_next().await? {
+        let pk = key[layout::pk_offset(index, &key)?..].to_vec();
+        let held = pk.len() + HELD_KEY_OVERHEAD;
+        if held > *budget {
+            *budget += pks
+                .iter()
+                .map(|pk| pk.len() + HELD_KEY_OVERHEAD)
+                .sum::<usize>();
+            return Ok(None);
+        }
+        *budget -= held;
+        pks.push(pk);
+    }
     pks.sort_unstable();
     pks.dedup();
-    Ok(PkInput::Sorted(pks))
+    Ok(Some(PkInput::Sorted(pks)))
 }
 
 /// Applies OFFSET and LIMIT to a row stream.
@@ -389,10 +490,10 @@ fn point_entries(keys: Vec<Vec<u8>>, reader: Arc<dyn KvRead>) -> EntryStream {
 fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {
     let bucket_ranges = plan.family_bucket_ranges(family);
     let mut page = page_size(plan);
-    if bucket_ranges.len() > 1 && rows_wanted(plan).is_some() {
-        // Under a LIMIT the merge takes about limit / buckets rows from each bucket: small
-        // pages keep what is read past the limit to a fraction of it.
-        page = (page / (8 * bucket_ranges.len())).max(16);
+    if let Some(wanted) = rows_wanted(plan).filter(|_| bucket_ranges.len() > 1) {
+        // Under a LIMIT the merge takes about limit / buckets rows from each bucket: pages of
+        // an eighth of that keep what is read past the limit to a fraction of it.
+        page = (wanted / (8 * bucket_ranges.len())).clamp(16, MAX_PAGE);
     }
     let direction = plan.direction;
     let buckets: Vec<EntryStream> = bucket_ranges
@@ -400,59 +501,4 @@ fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryS
         .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, direction, page))
         .collect();
     merge_sorted(buckets, plan.table.family_key_header_len(family), direction)
-}
-
-/// K-way merge of bucket streams, each already in key order, comparing keys without their
-/// first `header` bytes (the table or index prefix and the salt byte).
-fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Direction) -> EntryStream {
-    struct Merge {
-        streams: Vec<EntryStream>,
-        heads: Vec<Option<Entry>>,
-        started: bool,
-    }
-    if buckets.len() == 1 {
-        return buckets
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| stream::empty().boxed());
-    }
-    let heads = buckets.iter().map(|_| None).collect();
-    let state = Merge {
-        streams: buckets,
-        heads,
-        started: false,
-    };
-    // Compared in place: the merge runs once per row of a salted scan.
-    fn rest(key: &[u8], header: usize) -> &[u8] {
-        key.get(header..).unwrap_or_default()
-    }
-    stream::try_unfold(state, move |mut state| async move {
-        if !state.started {
-            for (stream, head) in state.streams.iter_mut().zip(state.heads.iter_mut()) {
-                *head = stream.next().await.transpose()?;
-            }
-            state.started = true;
-        }
-        let mut best: Option<usize> = None;
-        for (i, head) in state.heads.iter().enumerate() {
-            let Some(entry) = head else { continue };
-            let better = match best.and_then(|b| state.heads[b].as_ref()) {
-                None => true,
-                Some(current) => match direction {
-                    Direction::Forward => rest(&entry.0, header) < rest(&current.0, header),
-                    Direction::Reverse => rest(&entry.0, header) > rest(&current.0, header),
-                },
-            };
-            if better {
-                best = Some(i);
-            }
-        }
-        let Some(winner) = best else {
-            return Ok(None);
-        };
-        let entry = state.heads[winner].take();
-        state.heads[winner] = state.streams[winner].next().await.transpose()?;
-        Ok(entry.map(|e| (e, state)))
-    })
-    .boxed()
 }

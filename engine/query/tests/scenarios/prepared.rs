@@ -306,3 +306,61 @@ async fn sql_text_with_other_literals_reuses_its_compiled_query() -> TestResult 
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_prepared_query_keeps_its_plan_choice_until_the_statistics_move() -> TestResult {
+    use rowdex_store::MemoryStore;
+    use rowdex_store::metered::MeteredStore;
+    use std::sync::Arc;
+
+    let store = MeteredStore::new(Arc::new(MemoryStore::new()));
+    let meter = store.meter();
+    let db = Database::with_store(Arc::new(store)).await?;
+    let s = db.session();
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
+        .await?;
+    let values: Vec<String> = (0..6_000)
+        .map(|id| format!("({id}, {}, {})", id % 60, id % 7))
+        .collect();
+    s.execute(&format!("INSERT INTO t VALUES {}", values.join(",")))
+        .await?;
+    s.execute("CREATE INDEX ia ON t (a); CREATE INDEX ib ON t (b)")
+        .await?;
+    let prepared = s.prepare("SELECT id FROM t WHERE a = $1 AND b = $2")?;
+    let run = |a: i64, b: i64| {
+        let prepared = &prepared;
+        let meter = meter.clone();
+        async move {
+            meter.reset();
+            let batches = prepared.query(&[Datum::Int(a), Datum::Int(b)]).await?;
+            Ok::<_, Error>((cells(&batches), meter.counts().keys()))
+        }
+    };
+    let expected = |a: i64, b: i64| -> Vec<Vec<String>> {
+        (0..6_000i64)
+            .filter(|id| id % 60 == a && id % 7 == b)
+            .map(|id| vec![id.to_string()])
+            .collect()
+    };
+    // The first run chooses: it counts the candidates' small ranges (dives), then reads.
+    let (answer, first) = run(3, 2).await?;
+    assert_eq!(answer, expected(3, 2));
+    // Later runs with other values replay the choice: the reads alone.
+    let (answer, second) = run(5, 4).await?;
+    assert_eq!(answer, expected(5, 4));
+    let (answer, third) = run(3, 2).await?;
+    assert_eq!(answer, expected(3, 2));
+    assert!(
+        second < first && third < first,
+        "a kept choice does not dive again: {first} keys, then {second} and {third}"
+    );
+    // Gathering the statistics again is a new generation: the next run chooses afresh.
+    s.execute("ANALYZE t").await?;
+    let (answer, after) = run(3, 2).await?;
+    assert_eq!(answer, expected(3, 2));
+    assert!(
+        after > third,
+        "re-chosen after ANALYZE: {after} keys against {third}"
+    );
+    Ok(())
+}
