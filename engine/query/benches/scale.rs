@@ -13,16 +13,19 @@
 //! `idd(d)`.
 //!
 //! Run: `cargo bench -p rowdex --bench scale [-- --quick] [--rows N] [--dir D]
-//! [--cases eq,...]`. With `--dir`, the loaded databases are kept there and reused by later runs
+//! [--cases eq,...] [--cache-mib N]` (`--cache-mib`: fjall's block cache and SQLite's page
+//! cache, 512 MiB by default). With `--dir`, the loaded databases are kept there and reused by later runs
 //! with the same row count.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rowdex::Database;
+use rowdex_store::{Durability, FjallStore};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -143,11 +146,12 @@ fn permute(id: u64, rows: u64) -> u64 {
     }
 }
 
-fn peak_rss_mib() -> f64 {
+/// A `/proc/self/status` figure (`VmHWM:` peak resident memory, `VmRSS:` now), in MiB.
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
-            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let line = status.lines().find(|l| l.starts_with(field))?;
             let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
             Some(kib / 1024.0)
         })
@@ -237,12 +241,19 @@ fn load_sqlite(dir: &Path, csv: &Path) -> BenchResult<()> {
 
 /// One case in this process: open, run the query `1 + REPS` times, print the first and the
 /// median of the rest, the peak RSS, the answer and (rowdex) the plan.
-async fn run_case(dir: &Path, case: &Case, variant: &str, rows: u64) -> BenchResult<()> {
+/// Runs one case; `cache_mib` sizes fjall's block cache and SQLite's page cache alike.
+async fn run_case(
+    dir: &Path,
+    case: &Case,
+    variant: &str,
+    (rows, cache_mib): (u64, u64),
+) -> BenchResult<()> {
     let sql = case_sql(case, variant, rows);
     let mut times = Vec::new();
     let answer = if variant == "sqlite" {
         let conn = rusqlite::Connection::open(sqlite_path(dir))?;
         conn.execute_batch(SQLITE_PRAGMAS)?;
+        conn.execute_batch(&format!("PRAGMA cache_size = -{};", cache_mib * 1024))?;
         let plan: Vec<String> = {
             let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
             let rows = statement.query_map([], |row| row.get::<_, String>(3))?;
@@ -250,6 +261,7 @@ async fn run_case(dir: &Path, case: &Case, variant: &str, rows: u64) -> BenchRes
         };
         println!("PLAN {}", plan.join("; "));
         reset_peak_rss();
+        println!("RESULT base_mib {}", status_mib("VmRSS:"));
         let mut answer = String::new();
         for _ in 0..=REPS {
             let started = Instant::now();
@@ -275,7 +287,12 @@ async fn run_case(dir: &Path, case: &Case, variant: &str, rows: u64) -> BenchRes
         }
         answer
     } else {
-        let db = Database::open(rowdex_dir(dir)).await?;
+        let store = FjallStore::open_with_cache(
+            &rowdex_dir(dir),
+            Durability::default(),
+            cache_mib * 1024 * 1024,
+        )?;
+        let db = Database::with_store(Arc::new(store)).await?;
         let mut session = db.session();
         if variant == "datafusion" {
             session.set_executor(rowdex::Executor::DataFusion);
@@ -294,6 +311,7 @@ async fn run_case(dir: &Path, case: &Case, variant: &str, rows: u64) -> BenchRes
         }
         println!("PLAN {}", plan.join("; ").replace('\n', " "));
         reset_peak_rss();
+        println!("RESULT base_mib {}", status_mib("VmRSS:"));
         let mut answer = String::new();
         for _ in 0..=REPS {
             let started = Instant::now();
@@ -321,7 +339,7 @@ async fn run_case(dir: &Path, case: &Case, variant: &str, rows: u64) -> BenchRes
     rest.sort_by(f64::total_cmp);
     println!("RESULT first_ms {first}");
     println!("RESULT ms {}", rest[rest.len() / 2]);
-    println!("RESULT peak_mib {}", peak_rss_mib());
+    println!("RESULT peak_mib {}", status_mib("VmHWM:"));
     println!("ANSWER {answer}");
     Ok(())
 }
@@ -367,6 +385,15 @@ fn fmt_ms(value: Option<f64>) -> String {
     }
 }
 
+/// `peak (peak - base)`: the process's peak, and what the query added to the process as opened.
+fn memory(peak: Option<f64>, base: Option<f64>) -> String {
+    match (peak, base) {
+        (Some(peak), Some(base)) => format!("{peak:.0} ({:.0})", peak - base),
+        (Some(peak), None) => format!("{peak:.0}"),
+        _ => String::new(),
+    }
+}
+
 fn main() -> BenchResult<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -380,6 +407,10 @@ fn main() -> BenchResult<()> {
         Some(n) => n.parse()?,
         None if quick => 1_000_000,
         None => 10_000_000,
+    };
+    let cache_mib: u64 = match value_of("--cache-mib") {
+        Some(n) => n.parse()?,
+        None => 512,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -399,7 +430,7 @@ fn main() -> BenchResult<()> {
             .iter()
             .find(|c| c.name == name)
             .ok_or_else(|| format!("unknown case {name}"))?;
-        return runtime.block_on(run_case(Path::new(&dir), case, &variant, rows));
+        return runtime.block_on(run_case(Path::new(&dir), case, &variant, (rows, cache_mib)));
     }
 
     let kept = value_of("--dir").map(PathBuf::from);
@@ -430,7 +461,10 @@ fn main() -> BenchResult<()> {
         std::fs::write(dir.join("loaded"), b"")?;
     }
 
-    println!("rows: {rows}{}", if quick { " (quick)" } else { "" });
+    println!(
+        "rows: {rows}{}, caches: {cache_mib} MiB",
+        if quick { " (quick)" } else { "" }
+    );
     for (engine, results) in &load {
         println!(
             "load {engine}: COPY/INSERT {:.1} s, indexes after {:.1} s",
@@ -439,7 +473,7 @@ fn main() -> BenchResult<()> {
         );
     }
     println!(
-        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | rowdex / hinted | rowdex / SQLite | rowdex peak MiB | SQLite peak MiB |"
+        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | rowdex / hinted | rowdex / SQLite | rowdex peak MiB (query's own) | SQLite peak MiB (query's own) |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut plans = Vec::new();
@@ -464,6 +498,8 @@ fn main() -> BenchResult<()> {
                 dir_arg.clone(),
                 "--rows".into(),
                 rows.to_string(),
+                "--cache-mib".into(),
+                cache_mib.to_string(),
             ])?;
             reports.insert(variant, report);
         }
@@ -491,15 +527,15 @@ fn main() -> BenchResult<()> {
             fmt_ms(get("sqlite", "ms")),
             ratio(get("plain", "ms"), get("hinted", "ms")),
             ratio(get("plain", "ms"), get("sqlite", "ms")),
-            fmt_ms(get("plain", "peak_mib")),
-            fmt_ms(get("sqlite", "peak_mib")),
+            memory(get("plain", "peak_mib"), get("plain", "base_mib")),
+            memory(get("sqlite", "peak_mib"), get("sqlite", "base_mib")),
         );
         for (variant, report) in &reports {
             plans.push(format!("{} ({variant}): {}", case.name, report.plan));
         }
     }
     println!(
-        "(ms: median of {REPS} runs after the first, in a process that just opened the database; first: the first run, planning from persisted statistics included)"
+        "(ms: median of {REPS} runs after the first, in a process that just opened the database; first: the first run, planning from persisted statistics included; peak: VmHWM from just before the first run, in brackets less the resident memory at that moment, the open's included)"
     );
     for plan in plans {
         println!("  {plan}");

@@ -441,17 +441,8 @@ impl ExecutionPlan for RowdexScanExec {
         }
         // Another path may produce the order: a covering index on the ORDER BY columns reads
         // no more than the table and needs no sort.
-        if self.replannable {
+        if let Some(request) = self.request() {
             let table = &self.plan.table;
-            let request = ScanRequest {
-                table: table.clone(),
-                predicates: (*self.predicates).clone(),
-                direction: Direction::Forward,
-                offset: self.plan.offset,
-                limit: self.plan.limit,
-                needed: Some(self.projection.clone()),
-                hint: IndexHint::Auto,
-            };
             let ordered: Vec<ScanPlan> = table
                 .ready_indexes()
                 .filter_map(|(position, _)| ordered_index_scan(&request, position))

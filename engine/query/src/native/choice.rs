@@ -92,7 +92,7 @@ pub(crate) enum Decision {
     InOrder(PathShape),
     /// The path (likewise) read whole, then sorted.
     Sorted(PathShape),
-    /// Left to DataFusion (a sort too large for the memory budget).
+    /// Left to DataFusion (a sort of many rows, or too many for the memory budget).
     DataFusion,
 }
 
