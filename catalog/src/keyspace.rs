@@ -72,11 +72,10 @@ pub fn index_prefix(id: u32) -> Vec<u8> {
 /// so a statement planned against an older definition (say, before an index was added) cannot
 /// commit after the change: it conflicts and is retried against the new definition.
 pub fn schema_version_key(table_id: u32) -> Vec<u8> {
-    let mut key = SCHEMA_VERSION_PREFIX.to_vec();
-    key.extend_from_slice(&table_id.to_be_bytes());
-    key
+    table_key(SCHEMA_VERSION_PREFIX, table_id)
 }
 
+/// A catalog key of one table: `prefix ‖ table id`, with room for a suffix.
 fn table_key(prefix: &[u8], table_id: u32) -> Vec<u8> {
     let mut key = Vec::with_capacity(prefix.len() + 4 + 16);
     key.extend_from_slice(prefix);

@@ -2,6 +2,7 @@
 //! costs, fed with entry counts the executor measures ("index dives": each candidate range is
 //! counted up to a cap before planning).
 
+use rowdex_catalog::TableStatistics;
 use rowdex_store::AccessCosts;
 
 use crate::budget::BUFFERED_KEYS_MAX;
@@ -64,17 +65,6 @@ const MAX_CHECKABLE: usize = 12;
 /// few nanoseconds each, for the few thousand rows a sort after a scan usually holds).
 const SORT_NS: f64 = 40.0;
 
-/// Picks the cheapest of `plans`; `counts[i]` holds one count per probe of plan `i`, and
-/// `table_rows` is the table's estimated size.
-pub fn choose(
-    plans: Vec<ScanPlan>,
-    counts: &[Vec<Count>],
-    table_rows: u64,
-    costs: AccessCosts,
-) -> Option<ScanPlan> {
-    cheapest(estimate_all(plans, counts, table_rows, costs))
-}
-
 /// The cheapest of `plans` by their estimates (one without an estimate never wins over one
 /// with); the first among equals.
 pub fn cheapest(plans: impl IntoIterator<Item = ScanPlan>) -> Option<ScanPlan> {
@@ -85,6 +75,30 @@ pub fn cheapest(plans: impl IntoIterator<Item = ScanPlan>) -> Option<ScanPlan> {
             best
         }
     })
+}
+
+/// `plans` ordered by their estimates, cheapest first (those without one last); equals keep
+/// their order.
+pub fn by_cost(mut plans: Vec<ScanPlan>) -> Vec<ScanPlan> {
+    plans.sort_by(|a, b| cost_of(a).total_cmp(&cost_of(b)));
+    plans
+}
+
+/// One count per probe of `plan` holding only the estimates of the gathered `statistics` on a
+/// table of `table_rows` rows (see [`ScanPlan::probe_estimates`]): the plan as costed without
+/// reading the store.
+pub fn statistics_counts(
+    plan: &ScanPlan,
+    statistics: &TableStatistics,
+    table_rows: u64,
+) -> Vec<Count> {
+    plan.probe_estimates(statistics, table_rows)
+        .into_iter()
+        .map(|estimate| Count {
+            estimate: estimate.map(|e| e.entries as u64),
+            ..Count::default()
+        })
+        .collect()
 }
 
 /// Every plan with its estimate set (an intersection arranged for its cheapest order).

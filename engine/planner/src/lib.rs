@@ -3,7 +3,7 @@
 //! Pure and synchronous: no I/O and no DataFusion. The query crate translates DataFusion filter
 //! expressions into [`Predicate`]s, asks [`candidates`] for the plans worth considering (the
 //! primary-key path, index scans, index intersections), counts the entries of each candidate's
-//! [`ScanPlan::probes`] ("index dives"), and lets [`choose`] pick by cost. The plan's `Display`
+//! [`ScanPlan::probes`] ("index dives"), and lets [`cheapest`] pick by cost. The plan's `Display`
 //! (module `explain`) is the EXPLAIN text, shared by every executor.
 //!
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
@@ -21,7 +21,7 @@ mod primary_key;
 mod selectivity;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
-pub use cost::{Count, cheapest, cheapest_in_order, choose, estimate_all};
+pub use cost::{Count, by_cost, cheapest, cheapest_in_order, estimate_all, statistics_counts};
 pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;

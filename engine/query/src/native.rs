@@ -63,6 +63,16 @@ pub(crate) struct Bound {
     pub(crate) limit: Option<usize>,
 }
 
+impl Bound {
+    /// `scan` with the query's OFFSET and LIMIT (a path read in the ORDER BY's order applies
+    /// them itself).
+    fn windowed(&self, mut scan: ScanPlan) -> ScanPlan {
+        scan.offset = self.offset;
+        scan.limit = self.limit;
+        scan
+    }
+}
+
 impl NativeQuery {
     /// Compiles `query` when the native executor can run it.
     pub(crate) fn compile(db: &DbState, query: &Query) -> Option<NativeQuery> {
@@ -260,10 +270,10 @@ impl NativeQuery {
             Decision::Scan(shape) => (shape.find(candidates(&request))?, None),
             Decision::InOrder(shape) => {
                 let plan = shape.find(self.ordered_candidates(&unlimited))?;
-                let mut scan = in_order(plan, &self.order, &bound.constants)?;
-                scan.offset = bound.offset;
-                scan.limit = bound.limit;
-                (scan, None)
+                (
+                    bound.windowed(in_order(plan, &self.order, &bound.constants)?),
+                    None,
+                )
             }
             Decision::Sorted(shape) => {
                 let sort = SortAfter::new(self.order.clone(), bound.offset, bound.limit);
@@ -285,20 +295,21 @@ impl NativeQuery {
         bound: &Bound,
         hint: IndexHint,
     ) -> Result<(Option<NativePlan>, Decision)> {
-        let cutoff = db.expiry_cutoff(&self.table);
-        let budget = db.memory_budget();
+        let (cutoff, budget) = (db.expiry_cutoff(&self.table), db.memory_budget());
+        let made = |scan: ScanPlan, sort: Option<SortAfter>| {
+            Some(NativePlan {
+                scan,
+                sort,
+                cutoff,
+                budget,
+            })
+        };
         let request = self.request(bound, hint);
         if self.order.is_empty() {
             let plans = candidates(&request);
             let scan = choose_among(db, &request, plans).await?;
             let decision = Decision::Scan(PathShape::of(&scan));
-            let plan = NativePlan {
-                scan,
-                sort: None,
-                cutoff,
-                budget,
-            };
-            return Ok((Some(plan), decision));
+            return Ok((made(scan, None), decision));
         }
         // The best way to read every matching row, whatever its order.
         let unlimited = ScanRequest {
@@ -307,17 +318,10 @@ impl NativeQuery {
             ..request.clone()
         };
         let best = choose_among(db, &unlimited, candidates(&unlimited)).await?;
-        if let Some(mut scan) = in_order(best.clone(), &self.order, &bound.constants) {
-            scan.offset = bound.offset;
-            scan.limit = bound.limit;
+        if let Some(scan) = in_order(best.clone(), &self.order, &bound.constants) {
+            let scan = bound.windowed(scan);
             let decision = Decision::InOrder(PathShape::of(&scan));
-            let plan = NativePlan {
-                scan,
-                sort: None,
-                cutoff,
-                budget,
-            };
-            return Ok((Some(plan), decision));
+            return Ok((made(scan, None), decision));
         }
         // Under a LIMIT, reading along an index in the query's order stops early: weigh that
         // (until enough rows match) against reading the best path whole and sorting.
@@ -327,19 +331,10 @@ impl NativeQuery {
                 .into_iter()
                 .filter_map(|plan| in_order(plan, &self.order, &bound.constants))
                 .collect();
-            if let Some(mut scan) =
-                ordered_if_cheaper(db, &unlimited, &best, ordered, wanted).await?
-            {
-                scan.offset = bound.offset;
-                scan.limit = bound.limit;
+            if let Some(scan) = ordered_if_cheaper(db, &unlimited, &best, ordered, wanted).await? {
+                let scan = bound.windowed(scan);
                 let decision = Decision::InOrder(PathShape::of(&scan));
-                let plan = NativePlan {
-                    scan,
-                    sort: None,
-                    cutoff,
-                    budget,
-                };
-                return Ok((Some(plan), decision));
+                return Ok((made(scan, None), decision));
             }
         }
         // A path chosen without a choice has no estimate: it may yield the whole table.
@@ -353,17 +348,8 @@ impl NativeQuery {
             return Ok((None, Decision::DataFusion));
         }
         let decision = Decision::Sorted(PathShape::of(&best));
-        let plan = NativePlan {
-            scan: best,
-            sort: Some(SortAfter::new(
-                self.order.clone(),
-                bound.offset,
-                bound.limit,
-            )),
-            cutoff,
-            budget,
-        };
-        Ok((Some(plan), decision))
+        let sort = SortAfter::new(self.order.clone(), bound.offset, bound.limit);
+        Ok((made(best, Some(sort)), decision))
     }
 
     /// The candidates for `request`, and an index scan along every index the hint allows (each
@@ -472,13 +458,11 @@ pub(crate) async fn run(
     if bound.unsatisfiable {
         return Ok(Some(query.empty()));
     }
-    let plan = query
-        .plan(db, &bound, hints.for_table(&query.table.name))
-        .await?;
-    match plan {
-        Some(plan) => Ok(Some(query.execute(read_view(db, txn), plan).await?)),
-        None => Ok(None),
-    }
+    let hint = hints.for_table(&query.table.name);
+    let Some(plan) = query.plan(db, &bound, hint).await? else {
+        return Ok(None);
+    };
+    Ok(Some(query.execute(read_view(db, txn), plan).await?))
 }
 
 /// The EXPLAIN lines of `query` run natively (None: DataFusion runs it): the plan, then with

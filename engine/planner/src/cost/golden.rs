@@ -14,8 +14,7 @@ use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::AccessCosts;
 
 use crate::candidates::{IndexHint, ScanRequest, candidates};
-use crate::cost::{Count, cheapest, estimate_all};
-use crate::path::ScanPlan;
+use crate::cost::{Count, by_cost, cheapest, estimate_all, statistics_counts};
 use crate::predicate::{CmpOp, Predicate};
 
 const ROWS: u64 = 10_000_000;
@@ -222,10 +221,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn plan_text(plan: &ScanPlan) -> String {
-    plan.to_string()
-}
-
 fn render() -> String {
     let table = table();
     let stats = statistics();
@@ -247,23 +242,13 @@ fn render() -> String {
         let plans = candidates(&request);
         let counts: Vec<Vec<Count>> = plans
             .iter()
-            .map(|plan| {
-                plan.probe_estimates(&stats, ROWS)
-                    .into_iter()
-                    .map(|estimate| Count {
-                        estimate: estimate.map(|e| e.entries as u64),
-                        ..Count::default()
-                    })
-                    .collect()
-            })
+            .map(|plan| statistics_counts(plan, &stats, ROWS))
             .collect();
-        let mut estimated = estimate_all(plans, &counts, ROWS, FJALL);
-        let chosen = cheapest(estimated.clone()).map(|plan| plan_text(&plan));
-        let cost = |plan: &ScanPlan| plan.estimate.as_ref().map_or(0.0, |e| e.cost_us);
-        estimated.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
+        let estimated = estimate_all(plans, &counts, ROWS, FJALL);
+        let chosen = cheapest(estimated.clone()).map(|plan| plan.to_string());
         let _ = writeln!(out, "\n## {label}");
-        for plan in &estimated {
-            let text = plan_text(plan);
+        for plan in by_cost(estimated) {
+            let text = plan.to_string();
             let mark = if Some(&text) == chosen.as_ref() {
                 "*"
             } else {

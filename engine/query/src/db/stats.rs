@@ -107,9 +107,8 @@ impl TableStats {
             Some(bytes) => Some(Arc::new(TableStatistics::decode(&bytes)?)),
             None => None,
         };
-        let sum: i64 = deltas.iter().map(|(_, d)| d).sum();
         let rows = match base {
-            Some(base) => base.saturating_add_signed(sum),
+            Some(base) => with_deltas(base, &deltas),
             None => {
                 // Never counted: count it once, from the same snapshot, and keep the figure.
                 let ranges: Vec<KeyRange> = table
@@ -243,10 +242,7 @@ impl TableStats {
 
 /// A table's folded base (None: never counted) and its unfolded deltas, read from `reader`.
 async fn read_counts(reader: Arc<dyn KvRead>, table_id: u32) -> Result<(Option<u64>, Vec<Delta>)> {
-    let base = match reader.get(&keyspace::row_count_key(table_id)).await? {
-        Some(bytes) => Some(u64::from_be_bytes(fixed(&bytes)?)),
-        None => None,
-    };
+    let base = decode_base(reader.get(&keyspace::row_count_key(table_id)).await?)?;
     let range = KeyRange::prefix(&keyspace::row_delta_prefix(table_id));
     let deltas = scan_stream(reader, range, Direction::Forward, DELTA_PAGE)
         .map_err(Error::from)
@@ -262,6 +258,18 @@ const DELTA_PAGE: usize = 1024;
 /// One delta entry: its key and the row change it records.
 type Delta = (Vec<u8>, i64);
 
+/// A stored base row count (None: never counted).
+fn decode_base(stored: Option<Vec<u8>>) -> Result<Option<u64>> {
+    stored
+        .map(|bytes| Ok(u64::from_be_bytes(fixed(&bytes)?)))
+        .transpose()
+}
+
+/// `base` plus the row changes of `deltas`.
+fn with_deltas(base: u64, deltas: &[Delta]) -> u64 {
+    base.saturating_add_signed(deltas.iter().map(|(_, delta)| delta).sum())
+}
+
 fn fixed(bytes: &[u8]) -> Result<[u8; 8]> {
     bytes
         .try_into()
@@ -276,15 +284,8 @@ async fn fold_deltas(store: &dyn KvStore, table_id: u32) -> Result<()> {
         // Not counted yet: the next load counts it.
         return Ok(());
     };
-    let sum: i64 = deltas.iter().map(|(_, d)| d).sum();
-    write_base(
-        store,
-        table_id,
-        Some(base),
-        base.saturating_add_signed(sum),
-        &deltas,
-    )
-    .await
+    let rows = with_deltas(base, &deltas);
+    write_base(store, table_id, Some(base), rows, &deltas).await
 }
 
 /// Writes `rows` as the table's base in place of `seen` (the base in the snapshot the figure
@@ -298,11 +299,7 @@ async fn write_base(
 ) -> Result<()> {
     let key = keyspace::row_count_key(table_id);
     let mut tx: Box<dyn Transaction> = store.begin().await?;
-    let now = match tx.get(&key).await? {
-        Some(bytes) => Some(u64::from_be_bytes(fixed(&bytes)?)),
-        None => None,
-    };
-    if now != seen {
+    if decode_base(tx.get(&key).await?)? != seen {
         return Err(Error::WriteConflict);
     }
     tx.put(key, rows.to_be_bytes().to_vec());

@@ -30,7 +30,7 @@ use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::scan::choose::weighed;
-use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines};
+use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
@@ -218,10 +218,7 @@ pub(crate) async fn explain(
         lines.extend(under);
     }
     if let Some((rows, elapsed)) = run {
-        lines.push(format!(
-            "total: rows={rows} time={:.3}ms",
-            elapsed.as_secs_f64() * 1000.0
-        ));
+        lines.push(total_line(rows, elapsed));
     }
     Ok(Output::text_rows("plan", lines))
 }

@@ -26,13 +26,12 @@ use datafusion::physical_plan::{
     SortOrderPushdownResult,
 };
 use futures::{StreamExt, TryStreamExt};
+use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_planner::{
     AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
 use rowdex_store::metered::metered;
 use rowdex_store::{KvRead, KvStore};
-
-use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 
 use crate::db::txn::SessionTxn;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};

@@ -10,7 +10,8 @@ use rowdex_catalog::{TableDef, TableStatistics};
 
 use rowdex_planner::cost::{DIVE_MIN, dive_cap};
 use rowdex_planner::{
-    Count, ScanPlan, ScanRequest, candidates, cheapest, cheapest_in_order, estimate_all, plan_scan,
+    Count, ScanPlan, ScanRequest, by_cost, candidates, cheapest, cheapest_in_order, estimate_all,
+    plan_scan, statistics_counts,
 };
 use rowdex_store::{AccessCosts, KeyRange};
 
@@ -57,14 +58,10 @@ pub(crate) async fn choose_among(
 /// the planner weighed.
 pub(crate) async fn weighed(db: &DbState, request: &ScanRequest) -> Result<Vec<ScanPlan>> {
     let plans = candidates(request);
-    let mut plans = if plans.len() <= 1 {
-        plans
-    } else {
-        estimate_plans(db, request, plans).await?
-    };
-    let cost = |plan: &ScanPlan| plan.estimate.as_ref().map_or(0.0, |e| e.cost_us);
-    plans.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
-    Ok(plans)
+    if plans.len() <= 1 {
+        return Ok(plans);
+    }
+    Ok(by_cost(estimate_plans(db, request, plans).await?))
 }
 
 /// Every plan of `plans` with its estimate: the key ranges of each estimated from the gathered
@@ -206,14 +203,7 @@ impl PlanningFacts {
 
     /// `plan` estimated from the statistics alone (no dives).
     fn estimated(&self, plan: &ScanPlan) -> Option<ScanPlan> {
-        let counts: Vec<Count> = plan
-            .probe_estimates(&self.statistics, self.rows)
-            .into_iter()
-            .map(|estimate| Count {
-                estimate: estimate.map(|e| e.entries as u64),
-                ..Count::default()
-            })
-            .collect();
+        let counts = statistics_counts(plan, &self.statistics, self.rows);
         estimate_all(vec![plan.clone()], &[counts], self.rows, self.costs).pop()
     }
 

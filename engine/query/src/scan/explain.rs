@@ -51,14 +51,23 @@ pub(crate) fn actual_line(rows: u64, counts: ReadCounts, elapsed: Option<Duratio
         counts.pages
     );
     if let Some(elapsed) = elapsed {
-        line.push_str(&format!(" time={:.3}ms", elapsed.as_secs_f64() * 1000.0));
+        line.push_str(&format!(" time={}", millis(elapsed)));
     }
     line
 }
 
+/// `total: rows=.. time=..ms`: the rows and time of a whole statement run under ANALYZE.
+pub(crate) fn total_line(rows: usize, elapsed: Duration) -> String {
+    format!("total: rows={rows} time={}", millis(elapsed))
+}
+
+fn millis(elapsed: Duration) -> String {
+    format!("{:.3}ms", elapsed.as_secs_f64() * 1000.0)
+}
+
 /// The VERBOSE lines of the candidates for one scan, cheapest first (as weighed, see
-/// `choose::weighed`), the chosen one marked `*`; none when there was no choice. A path not among them (an ordered index scan
-/// chosen for a LIMIT, or a hint) is said to be so.
+/// `choose::weighed`), the chosen one marked `*`; none when there was no choice. A path not
+/// among them (an ordered index scan chosen for a LIMIT, or a hint) is said to be so.
 pub(crate) fn candidate_lines(chosen: &ScanPlan, weighed: &[ScanPlan]) -> Vec<String> {
     if weighed.len() < 2 {
         // No choice was made: nothing to show beside the path.

@@ -267,9 +267,10 @@ fn lookup_rows(
 /// rows looked up unless the primary key is all the query reads.
 ///
 /// An input whose entries are not in primary-key order is buffered and sorted first, within
-/// `budget` bytes (the database's memory budget, shared by the inputs of one intersection). An input that outgrows it (an estimate was wrong, or a hint forced the plan)
-/// is dropped from the merge and becomes a filter on the looked-up rows: a row passes when its
-/// entry in that index falls in the input's ranges, which is exactly membership in the input.
+/// `budget` bytes (the database's memory budget, shared by the inputs of one intersection).
+/// An input that outgrows it (an estimate was wrong, or a hint forced the plan) is dropped from
+/// the merge and becomes a filter on the looked-up rows: a row passes when its entry in that
+/// index falls in the input's ranges, which is exactly membership in the input.
 /// When no input is left to merge, the table is read in primary-key order with every input as
 /// such a filter. Either way memory stays within the budget and the order is kept.
 fn intersection_rows(
@@ -437,19 +438,16 @@ async fn pk_input(
     let ranges: Vec<KeyRange> = ranges.into_iter().map(|(range, _)| range).collect();
     let mut entries = ranges_in_order(reader, ranges, Direction::Forward, MAX_PAGE);
     let mut pks: Vec<Vec<u8>> = Vec::new();
+    let mut held = 0;
     while let Some((key, _)) = entries.try_next().await? {
         let pk = key[layout::pk_offset(index, &key)?..].to_vec();
-        let held = pk.len() + HELD_KEY_OVERHEAD;
+        held += pk.len() + HELD_KEY_OVERHEAD;
         if held > *budget {
-            *budget += pks
-                .iter()
-                .map(|pk| pk.len() + HELD_KEY_OVERHEAD)
-                .sum::<usize>();
             return Ok(None);
         }
-        *budget -= held;
         pks.push(pk);
     }
+    *budget -= held;
     pks.sort_unstable();
     pks.dedup();
     Ok(Some(PkInput::Sorted(pks)))

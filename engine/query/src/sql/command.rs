@@ -77,6 +77,11 @@ pub(crate) fn parse_command(
             .parse_object_name(false)
             .map(|name| object_name(&name).unwrap_or_else(|_| name.to_string()))
     };
+    // A name ending the statement, or none when the statement ends here.
+    let optional_name = |parser: &mut Parser<'_>| match parser.peek_token().token {
+        Token::EOF | Token::SemiColon => Ok(None),
+        _ => name(parser).map(Some),
+    };
     match (first.as_str(), second.as_str()) {
         ("SHOW", "INDEX" | "INDEXES" | "KEYS") => {
             parser.next_token();
@@ -156,14 +161,7 @@ pub(crate) fn parse_command(
             if second == "TABLE" {
                 parser.next_token();
             }
-            let table = match parser.peek_token().token {
-                Token::EOF | Token::SemiColon => None,
-                _ => match name(parser) {
-                    Ok(table) => Some(table),
-                    Err(e) => return Some(Err(e)),
-                },
-            };
-            Some(Ok(Command::Analyze { table }))
+            Some(optional_name(parser).map(|table| Command::Analyze { table }))
         }
         ("SHOW", "STATISTICS" | "STATS") => {
             parser.next_token();
@@ -175,14 +173,7 @@ pub(crate) fn parse_command(
         }
         ("REINDEX", _) => {
             parser.next_token();
-            let target = match parser.peek_token().token {
-                Token::EOF | Token::SemiColon => None,
-                _ => match name(parser) {
-                    Ok(target) => Some(target),
-                    Err(e) => return Some(Err(e)),
-                },
-            };
-            Some(Ok(Command::Reindex { target }))
+            Some(optional_name(parser).map(|target| Command::Reindex { target }))
         }
         _ => None,
     }
