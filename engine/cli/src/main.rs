@@ -100,6 +100,7 @@ async fn run(args: Args) -> ExitCode {
         }
         None => repl::run(&db, &session, args.format.unwrap_or(Format::Table)).await,
     };
+    // Durable now; dropping the database then trims the journal for the next open.
     if let Err(e) = db.flush().await {
         eprintln!("error: flushing to disk failed: {e}");
         return ExitCode::FAILURE;

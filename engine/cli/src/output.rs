@@ -6,7 +6,7 @@ use std::time::Duration;
 use rowdex::Output;
 use rowdex::arrow::array::Array;
 use rowdex::arrow::datatypes::DataType;
-use rowdex::format::cell_text;
+use rowdex::format::column_texts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -16,11 +16,12 @@ pub enum Format {
     Json,
 }
 
-/// Prints one statement's output to stdout. `elapsed` adds the status line.
+/// Prints one statement's output to stdout, in one write. `elapsed` adds the status line.
 pub fn print_output(output: &Output, format: Format, elapsed: Option<Duration>) {
-    let mut out = std::io::stdout().lock();
+    let mut text = Vec::new();
+    let _ = write_output(&mut text, output, format, elapsed);
     // A closed stdout (e.g. piped into `head`) is not an error worth reporting.
-    let _ = write_output(&mut out, output, format, elapsed);
+    let _ = std::io::stdout().lock().write_all(&text);
 }
 
 fn write_output(
@@ -38,14 +39,13 @@ fn write_output(
                 for (i, column) in batch.columns().iter().enumerate() {
                     numeric[i] = is_numeric(column.data_type());
                 }
-                for row in 0..batch.num_rows() {
-                    rows.push(
-                        batch
-                            .columns()
-                            .iter()
-                            .map(|c| cell_text(c.as_ref(), row))
-                            .collect(),
-                    );
+                let mut columns: Vec<_> = batch
+                    .columns()
+                    .iter()
+                    .map(|c| column_texts(c.as_ref()).into_iter())
+                    .collect();
+                for _ in 0..batch.num_rows() {
+                    rows.push(columns.iter_mut().map(|c| c.next().flatten()).collect());
                 }
             }
             match format {

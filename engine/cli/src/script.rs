@@ -18,26 +18,34 @@ pub(crate) async fn run_script(session: &Session, script: &str, format: Format) 
 
 /// Runs every statement of `text`, printing results (and, when `timing`, a status line with the
 /// elapsed time). Returns false after the first error, which goes to stderr.
+///
+/// The text is split at its semicolons and each statement runs as it comes: a query the
+/// compiled-query cache knows (the same text but for its literals) is neither parsed nor
+/// planned again.
 pub(crate) async fn execute_text(
     session: &Session,
     text: &str,
     format: Format,
     timing: bool,
 ) -> bool {
-    let (statements, parse_error) = rowdex::parse_script(text);
+    let statements = match rowdex::script_statements(text) {
+        Ok(statements) => statements,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     for statement in &statements {
         let started = Instant::now();
-        match session.run(statement).await {
+        match session.run_script_statement(statement).await {
             Ok(output) => {
                 print_output(&output, format, timing.then(|| started.elapsed()));
                 // Advice goes to stderr, so a script's CSV output stays clean; SHOW WARNINGS
                 // has just printed it.
-                let shown = matches!(
-                    statement,
-                    rowdex::ParsedStatement::Command(rowdex::Command::ShowWarnings)
-                );
-                for warning in session.warnings().into_iter().filter(|_| !shown) {
-                    eprintln!("warning: {warning}");
+                if !statement.is_show_warnings() {
+                    for warning in session.warnings() {
+                        eprintln!("warning: {warning}");
+                    }
                 }
             }
             Err(e) => {
@@ -45,10 +53,6 @@ pub(crate) async fn execute_text(
                 return false;
             }
         }
-    }
-    if let Some(e) = parse_error {
-        eprintln!("error: {e}");
-        return false;
     }
     true
 }

@@ -35,7 +35,9 @@ use crate::session::{Executor, Session};
 use crate::sql::command::Command;
 use crate::sql::literals::Lifted;
 use crate::sql::names::{object_name, statement_kind};
-use crate::sql::parse::{ParsedStatement, parse_with_parameters, split_statements};
+use crate::sql::parse::{
+    ParsedStatement, ScriptStatement, parse_with_parameters, split_statements,
+};
 use crate::write::WRITE_ATTEMPTS;
 
 impl Session {
@@ -52,6 +54,19 @@ impl Session {
         Ok(outputs)
     }
 
+    /// Runs one statement of a script (see [`crate::script_statements`]): through the
+    /// compiled-query cache when it is a native query, as [`Session::execute`] runs a single
+    /// statement, and otherwise parsed and run by [`Session::run`].
+    pub async fn run_script_statement(&self, statement: &ScriptStatement) -> Result<Output> {
+        if self.executor == Executor::Auto
+            && let Some(lifted) = Lifted::from_script_statement(statement)
+            && let Some(output) = self.run_lifted(lifted).await?
+        {
+            return Ok(output);
+        }
+        self.run(&statement.parse()?).await
+    }
+
     /// Runs `sql` through the compiled-query cache when it is one native query: compiled on
     /// the first run of its text (literals aside), bound and run after that. None leaves the
     /// text to the normal path.
@@ -62,6 +77,11 @@ impl Session {
         let Some(lifted) = Lifted::from_sql(sql) else {
             return Ok(None);
         };
+        self.run_lifted(lifted).await
+    }
+
+    /// The cache's part of [`Session::run_cached`], for a statement with its literals lifted.
+    async fn run_lifted(&self, lifted: Lifted) -> Result<Option<Output>> {
         let entry = match self.query_cache.get(&lifted.key) {
             Some(entry) if entry.query.is_current(&self.db) => entry,
             _ => {
@@ -91,6 +111,7 @@ impl Session {
                 entry
             }
         };
+        self.set_warnings(Vec::new());
         let txn = self.open_txn();
         native::run(
             &self.db,
@@ -298,5 +319,9 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         Command::Purge { table } => purge::purge(session, table).await,
         Command::Analyze { table } => statistics::analyze_tables(session, table.as_deref()).await,
         Command::ShowStatistics { table } => statistics::show_statistics(session, table).await,
+        Command::Checkpoint => {
+            session.db.store.checkpoint().await?;
+            Ok(Output::Done)
+        }
     }
 }

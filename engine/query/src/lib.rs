@@ -66,7 +66,10 @@ pub use rowdex_codec::Datum;
 pub use session::{Executor, ProgressFn, Session};
 pub use sql::command::Command;
 pub use sql::hints::QueryHints;
-pub use sql::parse::{ParsedStatement, parse_script, split_statements, statement_ends};
+pub use sql::parse::{
+    ParsedStatement, ScriptStatement, parse_script, script_statements, split_statements,
+    statement_ends,
+};
 
 pub use datafusion;
 pub use datafusion::arrow;

@@ -23,6 +23,21 @@ pub enum StoreError {
         source: fjall::Error,
     },
 
+    /// Reading the database directory failed (the journal's size, at a checkpoint).
+    #[error("cannot read the database directory: {source}")]
+    Io {
+        /// The operating system's error.
+        #[from]
+        source: std::io::Error,
+    },
+
+    /// The store could not finish a maintenance task in time; nothing was lost.
+    #[error("store busy: {what}")]
+    Busy {
+        /// What did not finish.
+        what: &'static str,
+    },
+
     /// The store has been shut down. Reserved for backends with an explicit shutdown; the
     /// current backends live as long as any handle to them and never report it.
     #[error("store is closed")]

@@ -4,19 +4,28 @@
 //! single sequence number, then persisted to the [`Durability`] chosen at open before the write
 //! is acknowledged. Every read goes through a fjall snapshot, so a multi-key read or a scan page
 //! never observes half of a batch.
+//!
+//! A [`checkpoint`](crate::KvStore::checkpoint), and the drop of the last handle, flush the
+//! memtable and keep the journal short (`journal`), so that the next open is quick.
+
+mod journal;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot};
+use fjall::{
+    CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot,
+};
 
 use crate::api::{AccessCosts, Capabilities, KvRead};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
 use crate::range::{CountPage, Direction, KeyRange, ScanPage, collect_page, count_keys};
+
+pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
 
 /// Name of the single keyspace holding all data.
 const DATA_KEYSPACE: &str = "data";
@@ -58,6 +67,11 @@ pub const INGEST_MIN_MUTATIONS: usize = 16_384;
 /// verifies its checksum, which profiled at 90 % of a point get on a million-row table.
 pub const DEFAULT_FJALL_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// The journal size past which fjall flushes memtables so that old journals can be deleted:
+/// what a crash leaves to replay is bounded by about this plus one memtable. fjall's minimum
+/// (its default is 512 MiB).
+const MAX_JOURNALING_BYTES: u64 = 64 * 1024 * 1024;
+
 /// A store kept in a fjall database directory.
 pub type FjallStore = Store<FjallBackend>;
 
@@ -79,11 +93,18 @@ impl Store<FjallBackend> {
         let db = Database::builder(dir)
             .cache_size(cache_bytes)
             .worker_threads(1)
+            .max_journaling_size(MAX_JOURNALING_BYTES)
+            // Uncompressed, so that the journal's padding (see `journal`) counts in full.
+            // Only values over 4 KiB were compressed, and a journal now lives briefly.
+            .journal_compression(CompressionType::None)
             .open()?;
         let data = db.keyspace(DATA_KEYSPACE, KeyspaceCreateOptions::default)?;
+        let padding = db.keyspace(journal::JOURNAL_KEYSPACE, KeyspaceCreateOptions::default)?;
         Ok(Store::with_backend(FjallBackend {
             db,
+            dir: dir.to_path_buf(),
             data,
+            padding,
             persist: durability.persist_mode(),
         }))
     }
@@ -92,7 +113,10 @@ impl Store<FjallBackend> {
 /// The fjall database behind a [`FjallStore`].
 pub struct FjallBackend {
     db: Database,
+    dir: PathBuf,
     data: Keyspace,
+    /// The keyspace `journal` pads the journal through.
+    padding: Keyspace,
     persist: PersistMode,
 }
 
@@ -113,7 +137,7 @@ impl FjallBackend {
             }
         }
         ingestion.finish()?;
-        Ok(())
+        journal::seal_if_long(&self.dir, &self.padding)
     }
 
     fn view(&self) -> FjallView {
@@ -182,6 +206,16 @@ impl Backend for FjallBackend {
         Ok(())
     }
 
+    fn checkpoint(&self) -> Result<()> {
+        let keyspaces = (&self.data, &self.padding);
+        if !journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CHECKPOINT_WAIT)? {
+            return Err(StoreError::Busy {
+                what: "the journal could not be trimmed: fjall's worker did not flush in time",
+            });
+        }
+        self.persist()
+    }
+
     fn snapshot(&self) -> Arc<dyn KvRead> {
         Arc::new(self.view())
     }
@@ -219,6 +253,18 @@ impl Backend for FjallBackend {
         }
         out.commit()?;
         Ok(())
+    }
+}
+
+impl Drop for FjallBackend {
+    /// A clean close: the next open need not replay what this process wrote, unless fjall's
+    /// worker was too busy compacting to flush it within `journal::CLOSE_WAIT`. An error here
+    /// loses nothing (the journal still holds every acknowledged write); it only leaves the
+    /// next open slower.
+    fn drop(&mut self) {
+        let keyspaces = (&self.data, &self.padding);
+        let _ = journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CLOSE_WAIT);
+        let _ = self.persist();
     }
 }
 

@@ -98,6 +98,10 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     async fn flush(&self) -> Result<()> {
         self.inner.flush().await
     }
+
+    async fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint().await
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

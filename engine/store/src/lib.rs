@@ -32,7 +32,9 @@ mod stream;
 pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Savepoint, Transaction};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
-pub use fjall_store::{DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS};
+pub use fjall_store::{
+    DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES,
+};
 pub use memory::MemoryStore;
 pub use optimistic::Store;
 pub use range::{CountPage, Direction, KeyRange, ScanPage};

@@ -190,6 +190,10 @@ impl KvStore for MeteredStore {
     async fn flush(&self) -> Result<()> {
         self.inner.flush().await
     }
+
+    async fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint().await
+    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,12 @@ pub trait Backend: KvRead + 'static {
 
     /// Makes every applied batch durable (see [`KvStore::flush`]).
     fn persist(&self) -> Result<()>;
+
+    /// Leaves the backend so that the next open is quick (see [`KvStore::checkpoint`]);
+    /// by default, [`Backend::persist`].
+    fn checkpoint(&self) -> Result<()> {
+        self.persist()
+    }
 }
 
 /// A store over one backend: [`crate::FjallStore`] and [`crate::MemoryStore`] are this.
@@ -126,6 +132,10 @@ impl<B: Backend> KvStore for Store<B> {
 
     async fn flush(&self) -> Result<()> {
         self.backend().persist()
+    }
+
+    async fn checkpoint(&self) -> Result<()> {
+        self.backend().checkpoint()
     }
 }
 

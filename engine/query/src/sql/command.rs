@@ -1,6 +1,6 @@
 //! rowdex's own statements, which the SQL parser does not know (`SHOW INDEXES`, `CHECK INDEX`,
 //! `REPAIR TABLE`, `REINDEX`, `EXPLAIN KEY`, `SHOW KEY SPREAD`, `SHOW WARNINGS`, `PURGE`,
-//! `ANALYZE`, `SHOW STATISTICS`):
+//! `ANALYZE`, `SHOW STATISTICS`, `CHECKPOINT`):
 //! recognised by their leading words between the standard statements of a script.
 
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -34,6 +34,9 @@ pub enum Command {
     Analyze { table: Option<String> },
     /// `SHOW STATISTICS [FROM|FOR] t`: the row count and the gathered statistics of a table.
     ShowStatistics { table: String },
+    /// `CHECKPOINT`: make every write durable and move what the next open would replay into
+    /// the store's tables (PostgreSQL's statement of that name).
+    Checkpoint,
 }
 
 impl std::fmt::Display for Command {
@@ -55,6 +58,7 @@ impl std::fmt::Display for Command {
             Command::Analyze { table: None } => f.write_str("ANALYZE"),
             Command::Analyze { table: Some(t) } => write!(f, "ANALYZE {t}"),
             Command::ShowStatistics { table } => write!(f, "SHOW STATISTICS {table}"),
+            Command::Checkpoint => f.write_str("CHECKPOINT"),
         }
     }
 }
@@ -170,6 +174,10 @@ pub(crate) fn parse_command(
                 parser.next_token();
             }
             Some(name(parser).map(|table| Command::ShowStatistics { table }))
+        }
+        ("CHECKPOINT", _) => {
+            parser.next_token();
+            Some(Ok(Command::Checkpoint))
         }
         ("REINDEX", _) => {
             parser.next_token();

@@ -12,6 +12,7 @@
 //!
 //! DataFusion's own literals (`ScalarValue`s in filters) are read by `values::datum_from_scalar`.
 
+use std::fmt::Write;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -19,12 +20,13 @@ use datafusion::sql::sqlparser::ast::{
     UnaryOperator, Value, visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::Parser;
-use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 use rowdex_codec::Datum;
 
 use crate::error::{Error, Result};
-use crate::sql::parse::ParsedStatement;
+use crate::sql::parse::{ParsedStatement, ScriptStatement};
 
 /// A constant as an INSERT stores it (the SQLite rule): NULL, a boolean, a string, or a number
 /// with an optional minus; None for anything that needs evaluating.
@@ -150,10 +152,30 @@ impl Lifted {
     /// the exact rule does not read, a tokenizer error, which the normal path reports).
     pub(crate) fn from_sql(sql: &str) -> Option<Lifted> {
         let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
-        let mut key = String::with_capacity(sql.len());
+        Lifted::from_tokens(tokens.iter())
+    }
+
+    /// [`Lifted::from_sql`] over a statement already tokenized (a script's statement).
+    pub(crate) fn from_script_statement(statement: &ScriptStatement) -> Option<Lifted> {
+        Lifted::from_tokens(statement.tokens().iter().map(|t| &t.token))
+    }
+
+    fn from_tokens<'a>(tokens: impl Iterator<Item = &'a Token>) -> Option<Lifted> {
+        let mut tokens = tokens.peekable();
+        // Only a query can be a cached native query: anything else (an INSERT of a script)
+        // is not lifted, so it is parsed once, by the normal path.
+        while let Some(Token::Whitespace(_)) = tokens.peek() {
+            tokens.next();
+        }
+        match tokens.peek() {
+            Some(Token::Word(word)) if matches!(word.keyword, Keyword::SELECT | Keyword::WITH) => {}
+            Some(Token::LParen) => {}
+            _ => return None,
+        }
+        let mut key = String::new();
         let mut literals = Vec::new();
         let mut ended = false;
-        for token in &tokens {
+        for token in tokens {
             if ended && !matches!(token, Token::Whitespace(_) | Token::SemiColon) {
                 return None;
             }
@@ -162,18 +184,22 @@ impl Lifted {
                 Token::Placeholder(_) => return None,
                 Token::Number(text, false) => {
                     literals.push(number_exact(text)?);
-                    key.push_str(&format!("${}", literals.len()));
-                    continue;
+                    let _ = write!(key, "${}", literals.len());
                 }
                 Token::SingleQuotedString(text) => {
                     literals.push(Datum::Text(text.clone()));
-                    key.push_str(&format!("${}", literals.len()));
-                    continue;
+                    let _ = write!(key, "${}", literals.len());
                 }
-                _ => {}
+                // Line breaks and spaces around the statement do not change it.
+                Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab)
+                    if key.is_empty() || ended => {}
+                _ => {
+                    let _ = write!(key, "{token}");
+                }
             }
-            key.push_str(&token.to_string());
         }
+        let kept = key.trim_end().len();
+        key.truncate(kept);
         Some(Lifted { key, literals })
     }
 }
@@ -289,6 +315,8 @@ mod tests {
         assert_eq!(a.literals, vec![Datum::Int(7), Datum::Text("x".into())]);
         // Placeholders of its own, two statements, or a literal the exact rule does not read.
         assert!(Lifted::from_sql("SELECT v FROM t WHERE k = $1").is_none());
+        assert!(Lifted::from_sql("INSERT INTO t VALUES (1)").is_none());
+        assert!(Lifted::from_sql(" /*+ NO_INDEX */ SELECT 1").is_some());
         assert!(Lifted::from_sql("SELECT 1; SELECT 2").is_none());
         assert!(Lifted::from_sql("SELECT 99999999999999999999").is_none());
     }

@@ -30,9 +30,11 @@ const PARSER_RECURSION_LIMIT: usize = 1000;
 /// planning, dropping) walks trees recursively.
 pub const MAX_EXPR_DEPTH: usize = 1000;
 
-/// Statements at least this long are parsed, measured and (when refused) dropped on a thread of
-/// their own with a large stack: only a text this long can hold a tree deep enough to need it.
-const DEEP_PARSE_MIN_BYTES: usize = 8 * 1024;
+/// Statements of at least this many tokens are parsed, measured and (when refused) dropped on a
+/// thread of their own with a large stack: a level of nesting takes at least two tokens (`(`
+/// and `)`, or an operand and an operator), so only a statement this long can hold a tree deep
+/// enough to need it.
+const DEEP_PARSE_MIN_TOKENS: usize = 8 * 1024;
 
 /// The stack of that thread. Reserved, not committed: only the pages a deep tree touches are.
 const DEEP_PARSE_STACK_BYTES: usize = 256 << 20;
@@ -83,18 +85,87 @@ pub fn split_statements(sql: &str) -> Result<Vec<ParsedStatement>> {
 /// Parses statements until the first syntax error; returns those before it and the error.
 pub fn parse_script(sql: &str) -> (Vec<ParsedStatement>, Option<Error>) {
     match tokenize(sql) {
-        Ok(tokens) => parse_bounded(tokens, sql.len()),
+        Ok(tokens) => parse_bounded(tokens),
         Err(error) => (Vec::new(), Some(error)),
+    }
+}
+
+/// One statement of a script, tokenized but not parsed, its tokens keeping their positions in
+/// the script (so that a syntax error points into the script). [`Session::run_script_statement`]
+/// (crate::Session::run_script_statement) runs it.
+#[derive(Debug, Clone)]
+pub struct ScriptStatement {
+    tokens: Vec<TokenWithSpan>,
+}
+
+impl ScriptStatement {
+    pub(crate) fn tokens(&self) -> &[TokenWithSpan] {
+        &self.tokens
+    }
+
+    /// Parses the statement.
+    pub fn parse(&self) -> Result<ParsedStatement> {
+        let (mut statements, error) = parse_bounded(self.tokens.clone());
+        if let Some(error) = error {
+            return Err(error);
+        }
+        match (statements.pop(), statements.is_empty()) {
+            (Some(statement), true) => Ok(statement),
+            _ => Err(Error::Parse {
+                message: "expected one statement".to_string(),
+            }),
+        }
+    }
+
+    /// Whether this is `SHOW WARNINGS` (after which a shell need not repeat the warnings).
+    pub fn is_show_warnings(&self) -> bool {
+        let mut words = self.tokens.iter().filter_map(|t| match &t.token {
+            Token::Whitespace(_) => None,
+            Token::Word(word) if word.quote_style.is_none() => Some(word.value.to_uppercase()),
+            _ => Some(String::new()),
+        });
+        matches!(
+            (
+                words.next().as_deref(),
+                words.next().as_deref(),
+                words.next()
+            ),
+            (Some("SHOW"), Some("WARNINGS"), None)
+        )
+    }
+}
+
+/// Splits a script at its semicolons into statements, tokenizing it once and parsing nothing:
+/// a shell runs each as it comes (through the compiled-query cache when it can). Text that is
+/// only whitespace and comments is no statement. Fails only when the script cannot be
+/// tokenized (an unterminated string or comment).
+pub fn script_statements(sql: &str) -> Result<Vec<ScriptStatement>> {
+    let mut statements = Vec::new();
+    let mut current = Vec::new();
+    for token in tokenize(sql)? {
+        if token.token == Token::SemiColon {
+            push_statement(&mut statements, std::mem::take(&mut current));
+        } else {
+            current.push(token);
+        }
+    }
+    push_statement(&mut statements, current);
+    Ok(statements)
+}
+
+fn push_statement(statements: &mut Vec<ScriptStatement>, tokens: Vec<TokenWithSpan>) {
+    if tokens
+        .iter()
+        .any(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+    {
+        statements.push(ScriptStatement { tokens });
     }
 }
 
 /// [`parse_tokens`], then refuses the first statement whose expressions nest deeper than
 /// [`MAX_EXPR_DEPTH`] (keeping the ones before it, like a syntax error would).
-fn parse_bounded(
-    tokens: Vec<TokenWithSpan>,
-    text_len: usize,
-) -> (Vec<ParsedStatement>, Option<Error>) {
-    if text_len < DEEP_PARSE_MIN_BYTES {
+fn parse_bounded(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    if tokens.len() < DEEP_PARSE_MIN_TOKENS {
         return parse_and_measure(tokens);
     }
     let spawned = std::thread::scope(|scope| {
@@ -176,7 +247,7 @@ fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
 pub(crate) fn parse_with_parameters(sql: &str) -> Result<(ParsedStatement, usize)> {
     let mut tokens = tokenize(sql)?;
     let count = number_placeholders(&mut tokens)?;
-    let (mut statements, error) = parse_bounded(tokens, sql.len());
+    let (mut statements, error) = parse_bounded(tokens);
     if let Some(error) = error {
         return Err(error);
     }
@@ -266,6 +337,25 @@ pub fn statement_ends(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_splits_at_its_semicolons_and_keeps_positions() -> Result<()> {
+        let statements = script_statements(
+            "SELECT 1;\n -- a comment\n; SELECT 'a;b' /* ; */ ;\nSHOW warnings;\nSELEC 2;",
+        )?;
+        assert_eq!(statements.len(), 4);
+        assert_eq!(statements[1].parse()?.to_string(), "SELECT 'a;b'");
+        assert!(statements[2].is_show_warnings());
+        assert!(!statements[0].is_show_warnings());
+        let error = statements[3].parse().err().map(|e| e.to_string());
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains("Line: 5")),
+            "{error:?}"
+        );
+        assert!(script_statements("SELECT 'open").is_err());
+        assert!(script_statements(" ;; -- nothing").map(|s| s.is_empty())?);
+        Ok(())
+    }
 
     #[test]
     fn hints_attach_to_their_statement() -> Result<()> {

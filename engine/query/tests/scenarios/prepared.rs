@@ -364,3 +364,44 @@ async fn a_prepared_query_keeps_its_plan_choice_until_the_statistics_move() -> T
     );
     Ok(())
 }
+
+/// A shell's script, run statement by statement through `run_script_statement` (the
+/// compiled-query cache first), reads and writes exactly as `execute` does; a syntax error
+/// points into the script and stops it there.
+#[tokio::test]
+async fn a_script_statement_by_statement_matches_execute() -> TestResult {
+    let script = "
+        SELECT name FROM u WHERE id = 1;
+        SELECT name FROM u WHERE id = 2 ;
+        BEGIN; UPDATE u SET name = 'b2' WHERE id = 2; SELECT name FROM u WHERE id = 2; ROLLBACK;
+        SELECT name FROM u WHERE id = 2;
+        /* a comment */ ;
+        DROP TABLE u; CREATE TABLE u (id INT PRIMARY KEY, name TEXT);
+        INSERT INTO u VALUES (2, 'new');
+        SELECT name FROM u WHERE id = 2;
+        SELECT count(*) FROM u;";
+    let by_statement = users().await?;
+    let mut got = Vec::new();
+    for statement in rowdex::script_statements(script)? {
+        if let Output::Rows { batches, .. } = by_statement.run_script_statement(&statement).await? {
+            got.push(cells(&batches));
+        }
+    }
+    let whole = users().await?;
+    let mut expected = Vec::new();
+    for output in whole.execute(script).await? {
+        if let Output::Rows { batches, .. } = output {
+            expected.push(cells(&batches));
+        }
+    }
+    assert_eq!(got, expected);
+    assert_eq!(got[3], table(&[&["bob"]]));
+    assert_eq!(got[4], table(&[&["new"]]));
+
+    let statements = rowdex::script_statements("SELECT 1;\n\nSELEC 2; SELECT 3")?;
+    assert_eq!(statements.len(), 3);
+    let error = by_statement.run_script_statement(&statements[1]).await;
+    let message = error.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("Line: 3"), "{message}");
+    Ok(())
+}

@@ -1,9 +1,11 @@
 //! Behaviour specific to the on-disk store (not part of the shared suite): persistence across
-//! reopen and directory locking.
+//! reopen, directory locking, and the journal a clean close leaves behind.
+
+use std::path::Path;
 
 use rowdex_store::{
-    Direction, Durability, FjallStore, INGEST_MIN_MUTATIONS, KeyRange, KvRead, KvStore, Result,
-    StoreError, WriteBatch,
+    Direction, Durability, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES, KeyRange,
+    KvRead, KvStore, Result, StoreError, WriteBatch,
 };
 
 async fn write_sample(store: &FjallStore) -> Result<()> {
@@ -118,6 +120,79 @@ async fn ingested_batches_behave_like_journaled_ones() -> Result<()> {
     );
     let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
     assert_eq!(counted.entries, total as u64 - 1);
+    Ok(())
+}
+
+/// Bytes the file system holds for the directory's journals (`*.jnl`): what an open replays.
+/// fjall sizes a new journal to 64 MiB without writing it, so the length would overstate it.
+fn journal_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let entries = std::fs::read_dir(dir).expect("read the database directory");
+    entries
+        .map(|entry| entry.expect("read a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jnl"))
+        .map(|path| std::fs::metadata(&path).expect("stat a journal").blocks() * 512)
+        .sum()
+}
+
+/// Journaled writes (small transactions) of about `bytes`, keys `j00000000`...
+async fn journal_writes(store: &FjallStore, bytes: usize) -> Result<usize> {
+    let per_batch = 100;
+    let value = vec![7u8; 200];
+    let batches = bytes / (per_batch * (value.len() + 9));
+    for b in 0..batches {
+        let mut batch = WriteBatch::new();
+        for i in 0..per_batch {
+            batch.put(
+                format!("j{:08}", b * per_batch + i).into_bytes(),
+                value.clone(),
+            );
+        }
+        store.write(batch).await?;
+    }
+    Ok(batches * per_batch)
+}
+
+/// A clean close (dropping the store) must leave no long journal for the next open to replay,
+/// and lose nothing; the same holds after an explicit checkpoint on an open store, which
+/// stays usable. Without the trim, the journal would keep every byte written.
+#[tokio::test]
+async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let written = {
+        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        let written = journal_writes(&store, 3 * 1024 * 1024).await?;
+        assert!(
+            journal_bytes(dir.path()) > 2 * JOURNAL_TRIM_MIN_BYTES,
+            "the writes are journaled"
+        );
+        written
+    };
+    assert!(
+        journal_bytes(dir.path()) <= JOURNAL_TRIM_MIN_BYTES,
+        "a clean close left {} journal bytes",
+        journal_bytes(dir.path())
+    );
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
+    assert_eq!(counted.entries, written as u64);
+    // Writes after the reopen must win over the flushed ones (sequence numbers carried on).
+    let mut batch = WriteBatch::new();
+    batch.put(b"j00000000".to_vec(), b"new".to_vec());
+    store.write(batch).await?;
+    assert_eq!(store.get(b"j00000000").await?, Some(b"new".to_vec()));
+    journal_writes(&store, 2 * 1024 * 1024).await?;
+    store.checkpoint().await?;
+    assert!(journal_bytes(dir.path()) <= JOURNAL_TRIM_MIN_BYTES);
+    let mut batch = WriteBatch::new();
+    batch.put(b"j00000001".to_vec(), b"after".to_vec());
+    store.write(batch).await?;
+    drop(store);
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    assert_eq!(store.get(b"j00000000").await?, Some(vec![7u8; 200]));
+    assert_eq!(store.get(b"j00000001").await?, Some(b"after".to_vec()));
+    let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
+    assert_eq!(counted.entries, written as u64);
     Ok(())
 }
 
