@@ -1,0 +1,94 @@
+//! The `rowdex` binary as a user runs it: scripts through `-f` and stdin, their output and exit
+//! status, and what a process leaves for the next one to open.
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn rowdex(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rowdex"))
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rowdex");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("run rowdex")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// Bytes the file system holds for the directory's journals: what the next open replays.
+fn journal_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("read the database directory")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jnl"))
+        .map(|path| std::fs::metadata(&path).expect("stat a journal").blocks() * 512)
+        .sum()
+}
+
+#[test]
+fn a_script_runs_statement_by_statement_and_stops_at_its_first_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("script.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE t (id INT PRIMARY KEY, v TEXT);\n\
+         INSERT INTO t VALUES (1, 'a'), (2, NULL);\n\
+         SELECT v FROM t WHERE id = 1;\n\
+         SELECT v FROM t WHERE id = 2; SELECT count(*) FROM t;\n\
+         SELEC 3;\n\
+         INSERT INTO t VALUES (3, 'never');\n",
+    )
+    .expect("write the script");
+    let db = dir.path().join("db");
+    let script_arg = script.display().to_string();
+    let out = rowdex(&db, &["-f", &script_arg], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "v\na\nv\n\ncount(*)\n2\n");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("Line: 5"), "{stderr}");
+    // The statements before the error stay applied, the ones after it never ran.
+    let out = rowdex(&db, &[], Some("SELECT id FROM t ORDER BY id;"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "id\n1\n2\n");
+}
+
+/// A process that journaled more than a megabyte leaves, after a clean exit, a journal the
+/// next open does not have to replay; nothing is lost.
+#[test]
+fn a_clean_exit_leaves_a_short_journal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db");
+    let pad = "x".repeat(2000);
+    let mut script = String::from("CREATE TABLE t (id INT PRIMARY KEY, pad TEXT);\n");
+    for id in 0..1500 {
+        script.push_str(&format!("INSERT INTO t VALUES ({id}, '{pad}');\n"));
+    }
+    let out = rowdex(&db, &[], Some(&script));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        journal_bytes(&db) <= 1024 * 1024,
+        "a clean exit left {} journal bytes",
+        journal_bytes(&db)
+    );
+    let out = rowdex(
+        &db,
+        &["-c", "SELECT count(*), sum(length(pad)) FROM t"],
+        None,
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "count(*),sum(length(t.pad))\n1500,3000000\n"
+    );
+}
