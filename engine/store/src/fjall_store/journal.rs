@@ -13,10 +13,10 @@
 //! keyspace of its own (overwritten with an empty value at once, so that no table keeps it) and
 //! flushes that keyspace: fjall seals the journal, writes the tiny memtable, and deletes the
 //! sealed journal. The padding costs a sequential write of at most 64 MB (copied three times on
-//! its way into the page cache) and the fsync of the sealed journal: 0.2-0.4 s on the 2-core
+//! its way into the page cache) and the fsync of the sealed journal: 0.2-0.6 s on the 2-core
 //! machine, paid once per [`TRIM_MIN_BYTES`] or more of journaled writes (a thousand rows or
 //! so, which took longer to write), by the close or checkpoint that follows them. A shorter
-//! journal is left for the next open to replay (at most about 40 ms). [`seal_if_long`] asks
+//! journal is left for the next open to replay (at most 40-80 ms). [`seal_if_long`] asks
 //! for the same seal without padding once a journal is past the mark, after a bulk ingestion.
 //!
 //! These are fjall 3.1.13's private rules (the workspace pins that version); the store's test
@@ -40,7 +40,7 @@ const PAD_KEY: &[u8] = b"pad";
 /// write position with this number).
 const SEAL_PAST_BYTES: u64 = 64_000_000;
 
-/// A checkpoint leaves a journal up to this long in place: replaying it costs about 40 ms, and
+/// A checkpoint leaves a journal up to this long in place: replaying it costs 40-80 ms, and
 /// trimming it costs more than that.
 pub const TRIM_MIN_BYTES: u64 = 1024 * 1024;
 
