@@ -195,6 +195,7 @@ fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> Sc
         limit: request.limit,
         estimate: None,
         resume_after: None,
+        partition: None,
         needed: request.needed.clone(),
     }
 }

@@ -22,7 +22,7 @@ mod selectivity;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
 pub use cost::{Count, by_cost, cheapest, cheapest_in_order, estimate_all, statistics_counts};
-pub use path::{AccessPath, Estimate, IndexInput, KeyBound, ScanPlan};
+pub use path::{AccessPath, Estimate, IndexInput, KeyBound, KeySpan, ScanPlan};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;
 pub use rowdex_store::Direction;

@@ -170,6 +170,43 @@ pub struct ScanPlan {
     /// The columns the consumer reads (None = all). A table with column families reads only
     /// the families of these and of the residual filter.
     pub needed: Option<Vec<usize>>,
+    /// One partition of a read by key ranges: only the rows whose encoded primary key lies in
+    /// this span are read (see [`KeySpan`]). None reads every row the path selects.
+    pub partition: Option<KeySpan>,
+}
+
+/// A span of encoded primary keys (without the table's header), `from` included and `to`
+/// excluded; an open end is unbounded. Parallel scans read one span each.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeySpan {
+    pub from: Option<Vec<u8>>,
+    pub to: Option<Vec<u8>>,
+}
+
+impl KeySpan {
+    /// `ranges` (under `prefix`, a bucket's header) narrowed to the keys of the span; ranges
+    /// left empty are dropped.
+    fn clip(&self, prefix: &[u8], ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+        let from = self.from.as_ref().map(|from| [prefix, from].concat());
+        let to = self.to.as_ref().map(|to| [prefix, to].concat());
+        ranges
+            .into_iter()
+            .filter_map(|mut range| {
+                if let Some(from) = &from
+                    && range.start < *from
+                {
+                    range.start = from.clone();
+                }
+                if let Some(to) = &to
+                    && range.end.as_ref().is_none_or(|end| end > to)
+                {
+                    range.end = Some(to.clone());
+                }
+                let empty = range.end.as_ref().is_some_and(|end| *end <= range.start);
+                (!empty).then_some(range)
+            })
+            .collect()
+    }
 }
 
 /// The cost model's view of a plan.
@@ -346,6 +383,9 @@ impl ScanPlan {
                     // Each bucket holds its keys in primary-key order, as the merge compares.
                     let position = [prefix.as_slice(), after].concat();
                     ranges = cut_ranges(ranges, &position, self.direction);
+                }
+                if let Some(span) = &self.partition {
+                    ranges = span.clip(&prefix, ranges);
                 }
                 (prefix, ranges)
             })

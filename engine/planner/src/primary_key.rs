@@ -64,6 +64,7 @@ pub fn plan_scan(
         limit,
         estimate: None,
         resume_after: None,
+        partition: None,
         needed: None,
     }
 }

@@ -323,5 +323,9 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
             session.db.store.checkpoint().await?;
             Ok(Output::Done)
         }
+        Command::Vacuum => {
+            session.db.store.compact().await?;
+            Ok(Output::Done)
+        }
     }
 }

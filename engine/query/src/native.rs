@@ -39,9 +39,9 @@ use crate::native::compile::{NativeQuery, OrderItem, Slot};
 use crate::native::sort::SortAfter;
 use crate::output::Output;
 use crate::scan::choose::{choose_among, ordered_if_cheaper, weighed};
-use crate::scan::columnar::BatchDecoder;
+use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
-use crate::scan::read::{offset_limit, row_entries, scan_rows};
+use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
 use crate::values::{exact_value, rows_to_batch};
 
@@ -379,6 +379,25 @@ impl NativeQuery {
             budget,
         } = plan;
         let (offset, limit) = (scan.offset, scan.limit);
+        if sort.is_none()
+            && let Some(ranges) = lendable_ranges(&scan)
+        {
+            // Every entry is a result row, lent by the store: decode only the selected
+            // columns, in place, into the batch.
+            let decoder = BatchDecoder::new(self.table.clone(), &self.columns, schema.clone());
+            let scan = LentScan {
+                reader: snapshot,
+                ranges,
+                direction: scan.direction,
+                cutoff,
+                offset,
+                limit,
+            };
+            let batches = lent_batches(scan, decoder, usize::MAX)
+                .try_collect()
+                .await?;
+            return Ok(Output::Rows { schema, batches });
+        }
         if sort.is_none()
             && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff)
         {

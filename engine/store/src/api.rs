@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::range::EntryVisitor;
 use crate::{CountPage, Direction, KeyRange, Result, ScanPage, WriteBatch};
 
 /// What a backend can do, so callers can pick strategies (e.g. whether reverse scans are cheap).
@@ -55,6 +56,24 @@ pub trait KvRead: Send + Sync {
         limit: usize,
     ) -> Result<ScanPage>;
 
+    /// [`KvRead::scan_page`] without a copy per entry: each of at most `limit` entries of
+    /// `range` in `direction` is handed to `visit`, in scan order, as borrowed bytes. Returns
+    /// the page's `resume` (as `scan_page` does). Backends lend their own data in place (the
+    /// default reads a page of copies); a reader that keeps an entry copies it itself.
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        let page = self.scan_page(range, direction, limit).await?;
+        for (key, value) in &page.entries {
+            visit(key, value);
+        }
+        Ok(page.resume)
+    }
+
     /// Counts the entries of `range`, at most `cap` of them, without returning them; the
     /// page's `resume` is what is left of the range when the cap stopped the count. Backends
     /// count in place, without copying entries out (the default reads a page).
@@ -107,6 +126,14 @@ pub trait KvStore: KvRead {
     /// and deleted). The store stays usable. Dropping the last handle to a store does the same.
     async fn checkpoint(&self) -> Result<()> {
         self.flush().await
+    }
+
+    /// Rewrites the store's tables into as few as it can, waiting until that is done: after a
+    /// bulk load, a read then consults one table per key instead of one per loaded batch
+    /// (fjall: a major compaction). It costs a rewrite of every stored byte. A no-op in
+    /// memory.
+    async fn compact(&self) -> Result<()> {
+        Ok(())
     }
 }
 

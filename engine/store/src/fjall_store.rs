@@ -23,7 +23,9 @@ use crate::api::{AccessCosts, Capabilities, KvRead};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
-use crate::range::{CountPage, Direction, KeyRange, ScanPage, collect_page, count_keys};
+use crate::range::{
+    CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, visit_entries,
+};
 
 pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
 
@@ -81,6 +83,12 @@ impl Store<FjallBackend> {
     /// Only one `FjallStore` may have a directory open at a time; fjall locks it.
     pub fn open(dir: &Path, durability: Durability) -> Result<Self> {
         Self::open_with_cache(dir, durability, DEFAULT_FJALL_CACHE_BYTES)
+    }
+
+    /// The tables of the LSM tree holding the data (a read consults those whose key range
+    /// covers it): one per ingested batch after a bulk load, until compaction merges them.
+    pub fn table_count(&self) -> usize {
+        self.backend().data.table_count()
     }
 
     /// Like [`FjallStore::open`], with a block cache of `cache_bytes` (filled as blocks are
@@ -167,6 +175,16 @@ impl KvRead for FjallBackend {
         self.view().scan(range, direction, limit)
     }
 
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        self.view().visit(range, direction, limit, visit)
+    }
+
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         self.view().count(range, cap)
     }
@@ -218,6 +236,14 @@ impl Backend for FjallBackend {
 
     fn snapshot(&self) -> Arc<dyn KvRead> {
         Arc::new(self.view())
+    }
+
+    /// A major compaction of the data keyspace: every run of level 0 (a bulk load leaves one
+    /// per ingested batch, each spanning the table and its indexes) merged into the last
+    /// level, so a read seeks one table per key range instead of one per run.
+    fn compact(&self) -> Result<()> {
+        self.data.major_compact()?;
+        Ok(())
     }
 
     fn apply(&self, batch: &WriteBatch) -> Result<()> {
@@ -328,6 +354,29 @@ impl FjallView {
     }
 }
 
+impl FjallView {
+    /// [`FjallView::scan`], lending the entries fjall materialized instead of copying them.
+    fn visit(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        let Some(bounds) = engine_bounds(range) else {
+            return Ok(None);
+        };
+        let entries = self
+            .snapshot
+            .range::<&[u8], _>(&self.data, bounds)
+            .map(|guard| Ok(guard.into_inner()?));
+        match direction {
+            Direction::Forward => visit_entries(entries, range, direction, limit, visit),
+            Direction::Reverse => visit_entries(entries.rev(), range, direction, limit, visit),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl KvRead for FjallView {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -345,6 +394,16 @@ impl KvRead for FjallView {
         limit: usize,
     ) -> Result<ScanPage> {
         self.scan(range, direction, limit)
+    }
+
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        self.visit(range, direction, limit, visit)
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {

@@ -102,6 +102,10 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     async fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint().await
     }
+
+    async fn compact(&self) -> Result<()> {
+        self.inner.compact().await
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

@@ -37,5 +37,5 @@ pub use fjall_store::{
 };
 pub use memory::MemoryStore;
 pub use optimistic::Store;
-pub use range::{CountPage, Direction, KeyRange, ScanPage};
+pub use range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 pub use stream::scan_stream;

@@ -17,7 +17,7 @@ use crate::api::{AccessCosts, Capabilities, KvRead};
 use crate::batch::WriteBatch;
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
-use crate::range::{CountPage, Direction, KeyRange, ScanPage};
+use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 use mvcc::MvccState;
 
 type Shared = Arc<RwLock<MvccState>>;
@@ -98,6 +98,16 @@ fn contains_at(state: &RwLock<MvccState>, at: At, keys: &[Vec<u8>]) -> Result<Ve
     Ok(keys.iter().map(|key| state.contains(key, seq)).collect())
 }
 
+fn visit_at(
+    state: &RwLock<MvccState>,
+    at: At,
+    (range, direction, limit): (&KeyRange, Direction, usize),
+    visit: &mut EntryVisitor<'_>,
+) -> Result<Option<KeyRange>> {
+    let state = read(state)?;
+    state.visit(range, direction, limit, at.resolve(&state), visit)
+}
+
 fn scan_at(
     state: &RwLock<MvccState>,
     at: At,
@@ -126,6 +136,16 @@ impl KvRead for MemoryBackend {
         limit: usize,
     ) -> Result<ScanPage> {
         scan_at(&self.state, At::Latest, range, direction, limit)
+    }
+
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        visit_at(&self.state, At::Latest, (range, direction, limit), visit)
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
@@ -201,6 +221,21 @@ impl KvRead for MemorySnapshot {
         limit: usize,
     ) -> Result<ScanPage> {
         scan_at(&self.state, At::Seq(self.seq), range, direction, limit)
+    }
+
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        visit_at(
+            &self.state,
+            At::Seq(self.seq),
+            (range, direction, limit),
+            visit,
+        )
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {

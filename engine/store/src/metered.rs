@@ -194,6 +194,10 @@ impl KvStore for MeteredStore {
     async fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint().await
     }
+
+    async fn compact(&self) -> Result<()> {
+        self.inner.compact().await
+    }
 }
 
 #[cfg(test)]

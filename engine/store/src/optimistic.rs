@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::api::{Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::WriteBatch;
 use crate::error::Result;
-use crate::range::{CountPage, Direction, KeyRange, ScanPage};
+use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 use read_set::ReadSet;
 use transaction::{Committer, OptimisticTx};
 
@@ -58,6 +58,12 @@ pub trait Backend: KvRead + 'static {
     /// by default, [`Backend::persist`].
     fn checkpoint(&self) -> Result<()> {
         self.persist()
+    }
+
+    /// Rewrites the backend's tables into as few as it can (see [`KvStore::compact`]); by
+    /// default nothing.
+    fn compact(&self) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -103,6 +109,18 @@ impl<B: Backend> KvRead for Store<B> {
         self.backend().scan_page(range, direction, limit).await
     }
 
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        self.backend()
+            .visit_page(range, direction, limit, visit)
+            .await
+    }
+
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         self.backend().count_page(range, cap).await
     }
@@ -136,6 +154,10 @@ impl<B: Backend> KvStore for Store<B> {
 
     async fn checkpoint(&self) -> Result<()> {
         self.backend().checkpoint()
+    }
+
+    async fn compact(&self) -> Result<()> {
+        self.backend().compact()
     }
 }
 

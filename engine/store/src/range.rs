@@ -163,6 +163,39 @@ where
     })
 }
 
+/// What [`crate::KvRead::visit_page`] hands each entry to: its key and value bytes, borrowed
+/// from the store's own blocks or nodes and valid only for the call.
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) + Send + 'a;
+
+/// Hands at most `limit` of `entries` (the range's entries in `direction` order) to `visit`,
+/// reading one past the limit as [`collect_page`] does; returns the page's `resume`.
+pub(crate) fn visit_entries<K, V, I>(
+    entries: I,
+    range: &KeyRange,
+    direction: Direction,
+    limit: usize,
+    visit: &mut EntryVisitor<'_>,
+) -> Result<Option<KeyRange>>
+where
+    K: AsRef<[u8]>,
+    V: AsRef<[u8]>,
+    I: Iterator<Item = Result<(K, V)>>,
+{
+    let mut last: Option<K> = None;
+    for (visited, entry) in entries.enumerate() {
+        let (key, value) = entry?;
+        if visited == limit {
+            return Ok(Some(match &last {
+                Some(last) => range.remainder_after(last.as_ref(), direction),
+                None => range.clone(),
+            }));
+        }
+        visit(key.as_ref(), value.as_ref());
+        last = Some(key);
+    }
+    Ok(None)
+}
+
 /// Builds a page from `entries`, which must yield the range's entries in `direction` order.
 ///
 /// Reads one entry past `limit` so that `resume` is `None` precisely when the range is

@@ -2,6 +2,7 @@
 //! plus the residual select exactly the rows the predicates select.
 
 use super::*;
+use crate::path::KeySpan;
 use proptest::prelude::*;
 use rowdex_catalog::{ColumnDef, DataType};
 
@@ -212,6 +213,56 @@ proptest! {
             let selected = on_path && plan.residual.iter().all(|p| p.matches(row));
             let expected = predicates.iter().all(|p| p.matches(row));
             prop_assert_eq!(selected, expected, "row {:?} plan {}", row, plan);
+        }
+    }
+}
+
+proptest! {
+    /// Splitting a key scan into partitions at any primary-key positions (as a parallel scan
+    /// does, at the statistics' samples) reads every row of the whole scan in exactly one
+    /// partition, salted or not.
+    #[test]
+    fn partitions_read_each_row_of_the_scan_once(
+        rows in prop::collection::vec(arb_row(), 0..30),
+        predicates in prop::collection::vec(arb_predicate(), 0..3),
+        cuts in prop::collection::vec((0usize..30, 0usize..12), 0..4),
+        salt in prop::sample::select(vec![0u16, 4]),
+    ) {
+        let table = table(false, salt);
+        let whole = plan_scan(table.clone(), predicates, Direction::Forward, 0, None);
+        prop_assume!(whole.point_keys().is_none());
+        let header = table.family_bucket_prefix(0, 0).len();
+        // Split points: prefixes of the rows' encoded primary keys.
+        let mut splits: Vec<Vec<u8>> = cuts
+            .iter()
+            .filter_map(|(row, len)| {
+                let key = table.row_key_of(rows.get(*row)?);
+                let pk = key.get(header..)?;
+                Some(pk[..(*len).min(pk.len())].to_vec())
+            })
+            .collect();
+        splits.sort();
+        splits.dedup();
+        let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
+        bounds.extend(splits.into_iter().map(Some));
+        bounds.push(None);
+        let partitions: Vec<ScanPlan> = bounds
+            .windows(2)
+            .map(|pair| ScanPlan {
+                partition: Some(KeySpan { from: pair[0].clone(), to: pair[1].clone() }),
+                ..whole.clone()
+            })
+            .collect();
+        let in_ranges = |plan: &ScanPlan, key: &[u8]| {
+            plan.bucket_ranges()
+                .into_iter()
+                .flat_map(|(_, ranges)| ranges)
+                .any(|range| range.contains(key))
+        };
+        for row in &rows {
+            let key = table.row_key_of(row);
+            let readers = partitions.iter().filter(|p| in_ranges(p, &key)).count();
+            prop_assert_eq!(readers, usize::from(in_ranges(&whole, &key)), "row {:?}", row);
         }
     }
 }

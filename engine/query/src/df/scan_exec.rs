@@ -2,8 +2,10 @@
 //! access path.
 //!
 //! It declares the key order it produces (so DataFusion drops a sort along the key), accepts a
-//! sort request for the reverse order by flipping to a reverse scan, and accepts a LIMIT. Its
-//! display is the access path, the same text as the plain EXPLAIN.
+//! sort request for the reverse order by flipping to a reverse scan, and accepts a LIMIT. A
+//! large read by key ranges is split into partitions (`scan::partition`) that DataFusion runs
+//! in parallel, all reading one snapshot. Its display is the access path, the same text as the
+//! plain EXPLAIN.
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,16 +30,17 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, TryStreamExt};
 use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_planner::{
-    AccessPath, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
+    AccessPath, Direction, IndexHint, KeySpan, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
 use rowdex_store::metered::metered;
 use rowdex_store::{KvRead, KvStore};
 
 use crate::db::txn::SessionTxn;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
-use crate::scan::columnar::BatchDecoder;
+use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
 use crate::scan::explain::{AnalyzeReads, ScanReads};
-use crate::scan::read::{offset_limit, row_entries, scan_rows};
+use crate::scan::partition::{SharedRead, partition_spans, scan_parallelism};
+use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::values::rows_to_batch;
 
 pub struct RowdexScanExec {
@@ -64,6 +67,10 @@ pub struct RowdexScanExec {
     /// What the scan read and yielded, counted under EXPLAIN ANALYZE; shared with the scans
     /// made from this one (re-plans, the source of its own sort).
     reads: Arc<ScanReads>,
+    /// The key spans of its partitions, in key order; empty when it is read whole.
+    spans: Arc<Vec<KeySpan>>,
+    /// The read view its partitions share.
+    shared_read: Arc<SharedRead>,
     properties: Arc<PlanProperties>,
 }
 
@@ -119,9 +126,15 @@ impl RowdexScanExec {
         // Constants only refine what DataFusion knows; failing to add them loses a sort
         // elimination, never correctness.
         let _ = equivalence.add_constants(constants);
+        // A scan that sorts its rows itself reads its source whole.
+        let spans = match pending_order {
+            None => partition_spans(&plan, facts.as_deref(), scan_parallelism()),
+            Some(_) => Vec::new(),
+        };
         let properties = PlanProperties::new(
             equivalence,
-            Partitioning::UnknownPartitioning(1),
+            // Each partition yields its rows in key order.
+            Partitioning::UnknownPartitioning(spans.len().max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
@@ -137,8 +150,24 @@ impl RowdexScanExec {
             facts,
             budget,
             reads: Arc::default(),
+            spans: Arc::new(spans),
+            shared_read: Arc::default(),
             properties: Arc::new(properties),
         }
+    }
+
+    /// This scan read whole, in one partition.
+    fn whole(mut self) -> Self {
+        if !self.spans.is_empty() {
+            self.spans = Arc::default();
+            let properties = self
+                .properties
+                .as_ref()
+                .clone()
+                .with_partitioning(Partitioning::UnknownPartitioning(1));
+            self.properties = Arc::new(properties);
+        }
+        self
     }
 
     pub fn plan(&self) -> &ScanPlan {
@@ -158,6 +187,9 @@ impl RowdexScanExec {
                 ""
             };
             text.push_str(&format!(" then sorted by index {}{reverse}", index.name));
+        }
+        if !self.spans.is_empty() {
+            text.push_str(&format!(" in {} partitions", self.spans.len()));
         }
         text
     }
@@ -216,7 +248,7 @@ impl RowdexScanExec {
         let mut unlimited = (*self.plan).clone();
         unlimited.offset = 0;
         unlimited.limit = None;
-        let source = Arc::new(self.with_plans(unlimited, None));
+        let source = Arc::new(self.with_plans(unlimited, None).whole());
         let ordering = LexOrdering::new(key_ordering(order, &self.projection, &self.schema))
             .ok_or_else(|| {
                 DataFusionError::Internal("a promised order without sort keys".into())
@@ -237,9 +269,11 @@ impl RowdexScanExec {
 
     /// Lets the scan weigh an ordered index against a sort by these facts once DataFusion
     /// hands it a LIMIT.
+    /// The partitions of a large scan are cut at the statistics' samples, so they are
+    /// decided here.
     pub(crate) fn with_planning_facts(mut self, facts: Option<PlanningFacts>) -> Self {
         self.facts = facts.map(Arc::new);
-        self
+        self.with_plans((*self.plan).clone(), self.pending_order.clone())
     }
 }
 
@@ -335,34 +369,67 @@ impl ExecutionPlan for RowdexScanExec {
 
     fn execute(
         &self,
-        _partition: usize,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         if let Some(order) = &self.pending_order {
             return self.sorted(order, context);
         }
+        let plan = match self.spans.get(partition) {
+            Some(span) => {
+                let mut plan = (*self.plan).clone();
+                plan.partition = Some(span.clone());
+                Arc::new(plan)
+            }
+            None if partition == 0 => self.plan.clone(),
+            None => {
+                return Err(DataFusionError::Internal(format!(
+                    "partition {partition} of a scan with {} partitions",
+                    self.spans.len().max(1)
+                )));
+            }
+        };
         let config = context.session_config();
         let batch_size = config.batch_size().max(1);
-        // One snapshot for the whole scan, so every page sees the same state; inside a session
-        // transaction, the transaction (its snapshot with its own writes).
-        let mut snapshot: Arc<dyn KvRead> = match config.get_extension::<SessionTxn>() {
-            Some(txn) => txn,
-            None => self.store.snapshot(),
-        };
+        // One snapshot for the whole scan, so every page of every partition sees the same
+        // state; inside a session transaction, the transaction (its snapshot with its own
+        // writes).
+        let mut snapshot = self.shared_read.take(self.spans.len(), || {
+            match config.get_extension::<SessionTxn>() {
+                Some(txn) => txn as Arc<dyn KvRead>,
+                None => self.store.snapshot(),
+            }
+        });
         let analyzing = config.get_extension::<AnalyzeReads>().is_some();
         if analyzing {
             snapshot = metered(snapshot, self.reads.meter.clone());
         }
-        let batches = if let Some(entries) = row_entries(&self.plan, snapshot.clone(), self.cutoff)
-        {
-            // Every entry is a result row: decode only the projected columns, straight
-            // into the batch's arrays.
-            let decoder = BatchDecoder::new(
+        let decoder = || {
+            BatchDecoder::new(
                 self.plan.table.clone(),
                 &self.projection,
                 self.schema.clone(),
-            );
-            offset_limit(entries, self.plan.offset, self.plan.limit)
+            )
+        };
+        let batches = if let Some(ranges) = lendable_ranges(&plan) {
+            // Every entry is a result row, lent by the store: decode only the projected
+            // columns, in place, straight into the batch's arrays.
+            let scan = LentScan {
+                reader: snapshot,
+                ranges,
+                direction: plan.direction,
+                cutoff: self.cutoff,
+                offset: plan.offset,
+                limit: plan.limit,
+            };
+            lent_batches(scan, decoder(), batch_size)
+                .map_err(DataFusionError::from)
+                .boxed()
+        } else if let Some(entries) = row_entries(&plan, snapshot.clone(), self.cutoff) {
+            // Every entry is a result row: decode only the projected columns, straight
+            // into the batch's arrays.
+            let decoder = decoder();
+            offset_limit(entries, plan.offset, plan.limit)
                 .try_chunks(batch_size)
                 .map_err(|e| e.1)
                 .and_then(move |chunk| futures::future::ready(decoder.decode(&chunk)))
@@ -370,9 +437,9 @@ impl ExecutionPlan for RowdexScanExec {
                 .boxed()
         } else {
             let rows = offset_limit(
-                scan_rows(self.plan.clone(), snapshot, self.cutoff, self.budget),
-                self.plan.offset,
-                self.plan.limit,
+                scan_rows(plan.clone(), snapshot, self.cutoff, self.budget),
+                plan.offset,
+                plan.limit,
             );
             let table = self.plan.table.clone();
             let schema = self.schema.clone();

@@ -201,6 +201,12 @@ impl PlanningFacts {
         })
     }
 
+    /// The table's rows, and the primary key's samples (its leading column's encoded value at
+    /// evenly spaced rows).
+    pub(crate) fn primary_samples(&self) -> (u64, &[Vec<u8>]) {
+        (self.rows, &self.statistics.primary.samples)
+    }
+
     /// `plan` estimated from the statistics alone (no dives).
     fn estimated(&self, plan: &ScanPlan) -> Option<ScanPlan> {
         let counts = statistics_counts(plan, &self.statistics, self.rows);

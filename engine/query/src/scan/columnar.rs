@@ -5,8 +5,10 @@
 //!
 //! The row path (`values::rows_to_batch` over decoded rows) gives the same batches;
 //! a scan uses this one when it can, because a full-table aggregate spends most of its time
-//! turning bytes into values.
+//! turning bytes into values. Where the store can lend its entries ([`lent_batches`]), they
+//! are decoded in place, without a copy of each key and value either.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -14,9 +16,11 @@ use datafusion::arrow::array::{
     Int64Builder, RecordBatch, RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::datatypes::SchemaRef;
+use futures::stream::{self, BoxStream, StreamExt};
 use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::row::{CellValue, cells};
 use rowdex_codec::{SortOrder, key};
+use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::Result;
 use crate::values::column_type;
@@ -81,52 +85,217 @@ impl BatchDecoder {
 
     /// The batch of `entries`, in their order.
     pub fn decode(&self, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<RecordBatch> {
-        let mut builders: Vec<ColumnBuilder> = self
-            .decoded
-            .iter()
-            .map(|&column| ColumnBuilder::new(&self.table, column, entries.len()))
-            .collect();
-        let mut filled = vec![false; builders.len()];
+        let mut batch = self.batch(entries.len());
         for (row_key, value) in entries {
-            filled.fill(false);
-            if !self.key_columns.is_empty() {
-                let key_values =
-                    key::decode_key(self.table.pk_bytes(row_key), &self.key_orders, true)?;
-                for &(key_position, position) in &self.key_columns {
-                    if let Some(datum) = key_values.get(key_position) {
-                        builders[position].append(CellValue::from(datum));
-                        filled[position] = true;
-                    }
-                }
-            }
-            let (_, row_cells) = cells(value)?;
-            for cell in row_cells {
-                let (id, cell) = cell?;
-                let position = usize::try_from(id)
-                    .ok()
-                    .and_then(|id| self.decoded_of_id.get(id).copied().flatten());
-                // A column id met twice (only in damaged data) keeps its first value, so
-                // every array gets exactly one value per row.
-                if let Some(position) = position.filter(|&position| !filled[position]) {
-                    builders[position].append(cell);
+            batch.append(row_key, value)?;
+        }
+        batch.finish()
+    }
+
+    /// An empty batch to append entries to, with room for `rows` of them.
+    pub fn batch(&self, rows: usize) -> BatchBuilder<'_> {
+        BatchBuilder {
+            builders: self
+                .decoded
+                .iter()
+                .map(|&column| ColumnBuilder::new(&self.table, column, rows))
+                .collect(),
+            filled: vec![false; self.decoded.len()],
+            rows: 0,
+            decoder: self,
+        }
+    }
+}
+
+/// A batch being decoded, entry by entry (see [`BatchDecoder::batch`]).
+pub struct BatchBuilder<'a> {
+    decoder: &'a BatchDecoder,
+    builders: Vec<ColumnBuilder>,
+    /// Which decoded columns the current row has a value for.
+    filled: Vec<bool>,
+    rows: usize,
+}
+
+impl BatchBuilder<'_> {
+    /// Rows appended so far.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Decodes one stored row (its row key and value) into the batch. On an error (damaged
+    /// data) the batch is left unusable, and so is dropped by the caller.
+    pub fn append(&mut self, row_key: &[u8], value: &[u8]) -> Result<()> {
+        let decoder = self.decoder;
+        let (builders, filled) = (&mut self.builders, &mut self.filled);
+        filled.fill(false);
+        if !decoder.key_columns.is_empty() {
+            let table = &decoder.table;
+            let key_values = key::decode_key(table.pk_bytes(row_key), &decoder.key_orders, true)?;
+            for &(key_position, position) in &decoder.key_columns {
+                if let Some(datum) = key_values.get(key_position) {
+                    builders[position].append(CellValue::from(datum));
                     filled[position] = true;
                 }
             }
-            // Columns without a cell (NULL, or added after the row was written).
-            for (builder, filled) in builders.iter_mut().zip(&filled) {
-                if !filled {
-                    builder.append(CellValue::Null);
-                }
+        }
+        let (_, row_cells) = cells(value)?;
+        for cell in row_cells {
+            let (id, cell) = cell?;
+            let position = usize::try_from(id)
+                .ok()
+                .and_then(|id| decoder.decoded_of_id.get(id).copied().flatten());
+            // A column id met twice (only in damaged data) keeps its first value, so
+            // every array gets exactly one value per row.
+            if let Some(position) = position.filter(|&position| !filled[position]) {
+                builders[position].append(cell);
+                filled[position] = true;
             }
         }
-        let decoded: Vec<ArrayRef> = builders.into_iter().map(ColumnBuilder::finish).collect();
-        let arrays: Vec<ArrayRef> = self.outputs.iter().map(|&i| decoded[i].clone()).collect();
-        let options = RecordBatchOptions::new().with_row_count(Some(entries.len()));
+        // Columns without a cell (NULL, or added after the row was written).
+        for (builder, filled) in builders.iter_mut().zip(filled.iter()) {
+            if !filled {
+                builder.append(CellValue::Null);
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The record batch of the rows appended.
+    pub fn finish(self) -> Result<RecordBatch> {
+        let decoder = self.decoder;
+        let decoded: Vec<ArrayRef> = self
+            .builders
+            .into_iter()
+            .map(ColumnBuilder::finish)
+            .collect();
+        let arrays: Vec<ArrayRef> = decoder
+            .outputs
+            .iter()
+            .map(|&i| decoded[i].clone())
+            .collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         Ok(RecordBatch::try_new_with_options(
-            self.schema.clone(),
+            decoder.schema.clone(),
             arrays,
             &options,
         )?)
+    }
+}
+
+/// What a scan read in place covers: key ranges of one table's row entries, each entry a
+/// result row (see `read::lendable_ranges`), read in `direction`, with its OFFSET and LIMIT.
+pub struct LentScan {
+    pub reader: Arc<dyn KvRead>,
+    /// In ascending key order.
+    pub ranges: Vec<KeyRange>,
+    pub direction: Direction,
+    /// The table's expiry cutoff (rows written at or before it are left out).
+    pub cutoff: Option<i64>,
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+/// Most entries lent in one store call.
+const MAX_LENT_PAGE: usize = 1024;
+
+/// The rows of `scan`, in batches of at most `batch_size` rows: each entry is decoded from the
+/// store's own bytes as it is lent ([`KvRead::visit_page`]), without a copy of it.
+pub fn lent_batches(
+    scan: LentScan,
+    decoder: BatchDecoder,
+    batch_size: usize,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let mut ranges: VecDeque<KeyRange> = scan.ranges.iter().cloned().collect();
+    if scan.direction == Direction::Reverse {
+        ranges = ranges.into_iter().rev().collect();
+    }
+    let state = Lending {
+        ranges,
+        skip: scan.offset,
+        left: scan.limit,
+        scan,
+        decoder,
+        batch_size: batch_size.max(1),
+    };
+    stream::try_unfold(state, |mut state| async move {
+        let batch = state.next_batch().await?;
+        Ok(batch.map(|batch| (batch, state)))
+    })
+    .boxed()
+}
+
+/// Where a [`lent_batches`] stream stands.
+struct Lending {
+    scan: LentScan,
+    /// What is left to read, in reading order.
+    ranges: VecDeque<KeyRange>,
+    /// Rows of the OFFSET still to skip, and of the LIMIT still to return.
+    skip: usize,
+    left: Option<usize>,
+    decoder: BatchDecoder,
+    batch_size: usize,
+}
+
+impl Lending {
+    /// The next batch, or None when the scan is done.
+    async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let table = self.decoder.table.clone();
+        let cutoff = self.scan.cutoff;
+        let mut batch = self.decoder.batch(self.batch_size.min(MAX_LENT_PAGE));
+        while batch.len() < self.batch_size && self.left != Some(0) {
+            let Some(range) = self.ranges.front() else {
+                break;
+            };
+            let room = self.batch_size - batch.len();
+            let wanted = self.left.map_or(room, |left| left.min(room));
+            let page = wanted.saturating_add(self.skip).clamp(1, MAX_LENT_PAGE);
+            let (skip, mut appended, mut failed) = (&mut self.skip, 0, None);
+            let resume = self
+                .scan
+                .reader
+                .visit_page(range, self.scan.direction, page, &mut |key, value| {
+                    // Nothing is appended past a damaged entry. (The page holds at most the
+                    // OFFSET left plus `wanted` entries, so every row lent is taken.)
+                    if failed.is_some() {
+                        return;
+                    }
+                    match table.is_value_live(value, cutoff) {
+                        Ok(true) if *skip > 0 => *skip -= 1,
+                        Ok(true) => match batch.append(key, value) {
+                            Ok(()) => appended += 1,
+                            Err(error) => failed = Some(error),
+                        },
+                        Ok(false) => {}
+                        Err(error) => failed = Some(error.into()),
+                    }
+                })
+                .await?;
+            if let Some(error) = failed {
+                return Err(error);
+            }
+            if let Some(left) = &mut self.left {
+                *left -= appended;
+            }
+            match resume {
+                Some(rest) => {
+                    if let Some(front) = self.ranges.front_mut() {
+                        *front = rest;
+                    }
+                }
+                None => {
+                    self.ranges.pop_front();
+                }
+            }
+        }
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        batch.finish().map(Some)
     }
 }
 

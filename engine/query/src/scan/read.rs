@@ -96,6 +96,28 @@ pub fn row_entries(
     )
 }
 
+/// The key ranges of a plan whose entries are its result rows as they stand (as for
+/// [`row_entries`]), when they can be read page by page in place: the plan reads ranges (not
+/// point keys) of one bucket. In ascending key order.
+pub fn lendable_ranges(plan: &ScanPlan) -> Option<Vec<KeyRange>> {
+    let by_index = matches!(
+        plan.path,
+        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
+    );
+    let families = plan.families_read();
+    let ([family], false, true) = (families.as_slice(), by_index, plan.residual.is_empty()) else {
+        return None;
+    };
+    if plan.family_point_keys(*family).is_some() {
+        return None;
+    }
+    let mut buckets = plan.family_bucket_ranges(*family);
+    match buckets.pop() {
+        Some((_, ranges)) if buckets.is_empty() => Some(ranges),
+        _ => None,
+    }
+}
+
 /// The entries of column family `family` (0: the row entries) of a plan that reads the
 /// table by key: its point keys, or its key ranges.
 fn key_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {

@@ -37,6 +37,9 @@ pub enum Command {
     /// `CHECKPOINT`: make every write durable and move what the next open would replay into
     /// the store's tables (PostgreSQL's statement of that name).
     Checkpoint,
+    /// `VACUUM`: rewrite the store's tables into as few as it can (after a bulk load, reads
+    /// then consult one table per key), waiting until it is done.
+    Vacuum,
 }
 
 impl std::fmt::Display for Command {
@@ -59,6 +62,7 @@ impl std::fmt::Display for Command {
             Command::Analyze { table: Some(t) } => write!(f, "ANALYZE {t}"),
             Command::ShowStatistics { table } => write!(f, "SHOW STATISTICS {table}"),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
+            Command::Vacuum => f.write_str("VACUUM"),
         }
     }
 }
@@ -178,6 +182,10 @@ pub(crate) fn parse_command(
         ("CHECKPOINT", _) => {
             parser.next_token();
             Some(Ok(Command::Checkpoint))
+        }
+        ("VACUUM", _) => {
+            parser.next_token();
+            Some(Ok(Command::Vacuum))
         }
         ("REINDEX", _) => {
             parser.next_token();

@@ -123,6 +123,26 @@ async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> 
         assert_eq!(rows(&s, sql).await?, rows(&s, hinted).await?, "{sql}");
     }
 
+    // A read of the whole table is split into partitions, one per core, read in parallel:
+    // every row counted once, in the group its values give.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let sql = "SELECT a, count(*), sum(b) FROM t GROUP BY a ORDER BY a";
+    let explained = format!("{:?}", rows(&s, &format!("EXPLAIN {sql}")).await?);
+    let split = format!("FULL SCAN t in {cores} partitions");
+    assert_eq!(explained.contains(&split), cores > 1, "{explained}");
+    let mut expected = vec![(0i64, 0i64); 200];
+    for id in 0..ROWS {
+        let group = &mut expected[(id % 200) as usize];
+        group.0 += 1;
+        group.1 += (id * 7919) % ROWS;
+    }
+    let expected: Vec<Vec<String>> = expected
+        .iter()
+        .enumerate()
+        .map(|(a, (count, sum))| vec![a.to_string(), count.to_string(), sum.to_string()])
+        .collect();
+    assert_eq!(rows(&s, sql).await?, expected);
+
     // Cause 6: a sort under a LIMIT is a top-k (and answers as a full sort would).
     let top = rows(&s, "SELECT id, pad FROM t ORDER BY pad DESC LIMIT 3").await?;
     let expected: Vec<Vec<String>> = (ROWS - 3..ROWS)

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::range::{collect_page, count_keys};
+use crate::range::{EntryVisitor, collect_page, count_keys, visit_entries};
 use crate::{CountPage, Direction, KeyRange, Mutation, Result, ScanPage, WriteBatch};
 
 #[derive(Debug)]
@@ -86,6 +86,30 @@ impl MvccState {
         match direction {
             Direction::Forward => collect_page(entries, range, direction, limit),
             Direction::Reverse => collect_page(entries.rev(), range, direction, limit),
+        }
+    }
+
+    /// [`MvccState::scan`], handing the entries to `visit` in place.
+    pub(super) fn visit(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        at: u64,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        if range.is_empty() {
+            return Ok(None);
+        }
+        let entries =
+            self.versions
+                .range::<[u8], _>(range.bounds())
+                .filter_map(move |(key, versions)| {
+                    visible(versions, at).map(|value| Ok((key.as_slice(), value)))
+                });
+        match direction {
+            Direction::Forward => visit_entries(entries, range, direction, limit, visit),
+            Direction::Reverse => visit_entries(entries.rev(), range, direction, limit, visit),
         }
     }
 

@@ -74,6 +74,7 @@ macro_rules! backend_suite {
                 scan::deleted_keys_are_not_scanned,
                 scan::stream_reads_whole_range,
                 scan::counts_match_scans,
+                scan::visits_match_scans,
                 scan::contains_answers_presence,
                 snapshot::snapshot_ignores_later_writes,
                 snapshot::snapshot_pages_stay_consistent,

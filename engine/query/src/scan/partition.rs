@@ -1,0 +1,150 @@
+//! Splitting a read of a table by key ranges into partitions that DataFusion runs in
+//! parallel (an aggregate over a large table on every core). Each partition reads the rows of
+//! one span of primary keys; the spans are cut at the statistics' samples of the key's leading
+//! column, so that they hold about as many rows each, and each partition yields its rows in key
+//! order. All partitions of one execution read one view of the store ([`SharedRead`]).
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rowdex_planner::{AccessPath, KeySpan, ScanPlan};
+use rowdex_store::KvRead;
+
+use crate::scan::choose::PlanningFacts;
+
+/// Estimated rows below which a scan stays in one partition: a partition costs a task and a
+/// merge of its partial results, about what reading a few thousand rows does; split at 100 000
+/// rows, each partition still reads for tens of milliseconds.
+pub(crate) const PARALLEL_MIN_ROWS: u64 = 100_000;
+
+/// Most partitions a scan is split into.
+const MAX_PARTITIONS: usize = 8;
+
+/// Partitions a large scan is split into: one per core the process may use, at most
+/// [`MAX_PARTITIONS`].
+pub(crate) fn scan_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARTITIONS))
+}
+
+/// The spans `plan` is read in, one per partition in key order, or none when it is read
+/// whole: only an unlimited read by key ranges (no OFFSET, LIMIT or resume position, whose
+/// counts run across the whole scan) of at least [`PARALLEL_MIN_ROWS`] estimated rows is
+/// split, into at most `parallelism` spans.
+pub(crate) fn partition_spans(
+    plan: &ScanPlan,
+    facts: Option<&PlanningFacts>,
+    parallelism: usize,
+) -> Vec<KeySpan> {
+    let by_ranges = matches!(
+        plan.path,
+        AccessPath::FullScan | AccessPath::RangeScan { .. }
+    );
+    let whole = plan.offset == 0
+        && plan.limit.is_none()
+        && plan.resume_after.is_none()
+        && plan.partition.is_none();
+    let Some(facts) = facts.filter(|_| by_ranges && whole && parallelism > 1) else {
+        return Vec::new();
+    };
+    let (rows, samples) = facts.primary_samples();
+    if samples.is_empty() {
+        return Vec::new();
+    }
+    // The samples inside the plan's ranges (in any bucket it visits), in key order.
+    let buckets = plan.bucket_ranges();
+    let mut inside: Vec<&[u8]> = samples
+        .iter()
+        .map(Vec::as_slice)
+        .filter(|sample| {
+            buckets.iter().any(|(prefix, ranges)| {
+                let key = [prefix.as_slice(), sample].concat();
+                ranges.iter().any(|range| range.contains(&key))
+            })
+        })
+        .collect();
+    inside.sort_unstable();
+    let estimated_rows = inside.len() as u64 * rows / samples.len() as u64;
+    if estimated_rows < PARALLEL_MIN_ROWS {
+        return Vec::new();
+    }
+    // Cut at evenly spaced samples; a value that fills several shares is cut at once.
+    let mut cuts: Vec<&[u8]> = (1..parallelism)
+        .filter_map(|k| inside.get(k * inside.len() / parallelism).copied())
+        .collect();
+    cuts.dedup();
+    // A cut at the first sample would leave a partition of less than one sample's share.
+    cuts.retain(|cut| inside.first().is_some_and(|first| cut > first));
+    if cuts.is_empty() {
+        return Vec::new();
+    }
+    let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
+    bounds.extend(cuts.into_iter().map(|cut| Some(cut.to_vec())));
+    bounds.push(None);
+    bounds
+        .windows(2)
+        .map(|pair| KeySpan {
+            from: pair[0].clone(),
+            to: pair[1].clone(),
+        })
+        .collect()
+}
+
+/// The one read view every partition of a scan reads, so that together they see one state of
+/// the store: opened by the first partition executed, handed to the others, and let go once
+/// each has it (a later execution of the plan opens a new one).
+#[derive(Default)]
+pub(crate) struct SharedRead {
+    view: Mutex<Option<(Arc<dyn KvRead>, usize)>>,
+}
+
+impl SharedRead {
+    /// The view for one of `partitions` partitions, opened by `open` for the first.
+    pub(crate) fn take(
+        &self,
+        partitions: usize,
+        open: impl FnOnce() -> Arc<dyn KvRead>,
+    ) -> Arc<dyn KvRead> {
+        if partitions <= 1 {
+            return open();
+        }
+        // The slot holds a view and a count, consistent at every step: a panic elsewhere
+        // cannot leave it half-updated.
+        let mut slot = self.view.lock().unwrap_or_else(PoisonError::into_inner);
+        let (view, handed) = slot.get_or_insert_with(|| (open(), 0));
+        let view = view.clone();
+        *handed += 1;
+        if *handed >= partitions {
+            *slot = None;
+        }
+        view
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rowdex_store::{KvStore, MemoryStore};
+
+    #[test]
+    fn the_partitions_of_one_execution_share_one_view() {
+        let store = MemoryStore::new();
+        let shared = SharedRead::default();
+        let mut opened = 0;
+        let mut take = |shared: &SharedRead| {
+            shared.take(2, || {
+                opened += 1;
+                store.snapshot()
+            })
+        };
+        let (first, second) = (take(&shared), take(&shared));
+        assert!(
+            Arc::ptr_eq(&first, &second),
+            "both partitions read one view"
+        );
+        let third = take(&shared);
+        assert!(
+            !Arc::ptr_eq(&first, &third),
+            "the next execution opens its own"
+        );
+        assert_eq!(opened, 2);
+    }
+}
