@@ -59,6 +59,7 @@ impl Session {
     /// statement, and otherwise parsed and run by [`Session::run`].
     pub async fn run_script_statement(&self, statement: &ScriptStatement) -> Result<Output> {
         if self.executor == Executor::Auto
+            && self.query_cache_enabled
             && let Some(lifted) = Lifted::from_script_statement(statement)
             && let Some(output) = self.run_lifted(lifted).await?
         {
@@ -69,9 +70,9 @@ impl Session {
 
     /// Runs `sql` through the compiled-query cache when it is one native query: compiled on
     /// the first run of its text (literals aside), bound and run after that. None leaves the
-    /// text to the normal path.
+    /// text to the normal path, as it does when the session's cache is off.
     async fn run_cached(&self, sql: &str) -> Result<Option<Output>> {
-        if self.executor != Executor::Auto {
+        if self.executor != Executor::Auto || !self.query_cache_enabled {
             return Ok(None);
         }
         let Some(lifted) = Lifted::from_sql(sql) else {

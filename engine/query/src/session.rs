@@ -36,6 +36,9 @@ pub struct Session {
     pub(crate) query_cache: Arc<QueryCache>,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) executor: Executor,
+    /// Whether SQL text goes through the compiled-query cache (true unless
+    /// [`Session::set_query_cache`] turned it off).
+    pub(crate) query_cache_enabled: bool,
     /// The transaction BEGIN opened, until COMMIT or ROLLBACK.
     txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
     /// What the last statement warned about (the row-key advisor's findings).
@@ -55,6 +58,7 @@ impl Session {
             query_cache,
             progress: None,
             executor: Executor::Auto,
+            query_cache_enabled: true,
             txn: Arc::default(),
             warnings: Arc::default(),
         }
@@ -72,6 +76,14 @@ impl Session {
 
     pub fn executor(&self) -> Executor {
         self.executor
+    }
+
+    /// Turns the compiled-query cache on or off for this session (on by default). Off, every
+    /// statement's text is parsed and compiled on each run, literals and all, as if it had never
+    /// been seen; prepared statements are not affected. Benchmarks use it to measure what the
+    /// cache saves.
+    pub fn set_query_cache(&mut self, enabled: bool) {
+        self.query_cache_enabled = enabled;
     }
 
     /// The warnings of the last statement: CREATE TABLE and CREATE INDEX report key designs
