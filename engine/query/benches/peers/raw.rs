@@ -189,6 +189,10 @@ impl Engine for Raw {
         self.load_rows(Raw::pair_and_action_entries).await
     }
 
+    async fn settle(&mut self) -> BenchResult<()> {
+        Ok(self.store.compact().await?)
+    }
+
     async fn point_get(&mut self, id: u64) -> BenchResult<usize> {
         let value = self.store.get(&key(&[&[ORDER], &id.to_be_bytes()])).await?;
         Ok(usize::from(value.is_some()))

@@ -132,6 +132,11 @@ impl Engine for Rowdex {
         Ok(())
     }
 
+    async fn settle(&mut self) -> BenchResult<()> {
+        self.session.execute("VACUUM").await?;
+        Ok(())
+    }
+
     async fn point_get(&mut self, id: u64) -> BenchResult<usize> {
         Self::run(&self.statements()?.point_get, &[int(id)]).await
     }
