@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use crate::BenchResult;
+/// What every step of the bench returns.
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 pub const COUNTRIES: u64 = 50;
 pub const ROWS_PER_USER: u64 = 10;

@@ -71,15 +71,13 @@ use std::sync::Arc;
 use rowdex::Database;
 use rowdex_store::{Durability, FjallStore, MemoryStore};
 
-use crate::data::Data;
+use crate::data::{BenchResult, Data};
 use crate::measure::{Reps, run_engine};
 use crate::postgres::Postgres;
 use crate::raw::Raw;
 use crate::rowdex_sql::Rowdex;
 use crate::sqlite::Sqlite;
 use crate::summary::Results;
-
-pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 const ENGINES: [&str; 6] = [
     "rowdex-memory",

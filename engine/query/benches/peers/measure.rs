@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::BenchResult;
-use crate::data::{A_VALUES, ACTION_TS_STEP, ACTIONS_PER_USER, B_VALUES, C_VALUES, Data};
+use crate::data::{
+    A_VALUES, ACTION_TS_STEP, ACTIONS_PER_USER, B_VALUES, BenchResult, C_VALUES, Data,
+};
 use crate::data::{FIRST_ACTION_TS, PairCounts, ROWS_PER_USER, mix, write_orders_csv};
 
 /// The tables every engine loads.

@@ -15,8 +15,7 @@ use tempfile::TempDir;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, CopyInSink, NoTls, Statement};
 
-use crate::BenchResult;
-use crate::data::{Data, write_actions_csv, write_pairs_csv};
+use crate::data::{BenchResult, Data, write_actions_csv, write_pairs_csv};
 use crate::measure::{Engine, TABLES};
 use crate::queries;
 

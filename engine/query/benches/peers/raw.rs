@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch};
 
-use crate::BenchResult;
-use crate::data::{Data, pad};
+use crate::data::{BenchResult, Data, pad};
 use crate::measure::Engine;
 
 /// `orders` rows: `o ‖ id` → `user ‖ country length ‖ country ‖ amount ‖ note`.

@@ -7,8 +7,7 @@ use rowdex::arrow::array::{Array, Int64Array};
 use rowdex::arrow::record_batch::RecordBatch;
 use rowdex::{Database, Datum, Prepared, Session};
 
-use crate::BenchResult;
-use crate::data::{Data, write_actions_csv, write_pairs_csv};
+use crate::data::{BenchResult, Data, write_actions_csv, write_pairs_csv};
 use crate::measure::{Engine, TABLES};
 use crate::queries;
 

@@ -5,8 +5,7 @@ use std::path::Path;
 
 use rowdex_store::DEFAULT_FJALL_CACHE_BYTES;
 
-use crate::BenchResult;
-use crate::data::{Data, pad};
+use crate::data::{BenchResult, Data, pad};
 use crate::measure::{Engine, TABLES};
 use crate::queries;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::BenchResult;
+use crate::data::BenchResult;
 
 /// Each row of the table: the case's `RESULT` name and its label.
 const CASES: [(&str, &str); 15] = [
