@@ -206,16 +206,17 @@ const MAX_LENT_PAGE: usize = 1024;
 /// The rows of `scan`, in batches of at most `batch_size` rows: each entry is decoded from the
 /// store's own bytes as it is lent ([`KvRead::visit_page`]), without a copy of it.
 pub fn lent_batches(
-    scan: LentScan,
+    mut scan: LentScan,
     decoder: BatchDecoder,
     batch_size: usize,
 ) -> BoxStream<'static, Result<RecordBatch>> {
-    let mut ranges: VecDeque<KeyRange> = scan.ranges.iter().cloned().collect();
+    // The stream keeps what is left of the ranges, in reading order.
+    let mut ranges = std::mem::take(&mut scan.ranges);
     if scan.direction == Direction::Reverse {
-        ranges = ranges.into_iter().rev().collect();
+        ranges.reverse();
     }
     let state = Lending {
-        ranges,
+        ranges: VecDeque::from(ranges),
         skip: scan.offset,
         left: scan.limit,
         scan,

@@ -71,17 +71,8 @@ pub fn row_entries(
     reader: Arc<dyn KvRead>,
     cutoff: Option<i64>,
 ) -> Option<EntryStream> {
-    let by_index = matches!(
-        plan.path,
-        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
-    );
-    // With column families, an entry holds its family's columns (and the key): whole rows
-    // of the query only when it reads one family.
-    let families = plan.families_read();
-    let ([family], false, true) = (families.as_slice(), by_index, plan.residual.is_empty()) else {
-        return None;
-    };
-    let entries = key_entries(plan, reader, *family);
+    let family = row_family(plan)?;
+    let entries = key_entries(plan, reader, family);
     if cutoff.is_none() {
         return Some(entries);
     }
@@ -100,20 +91,29 @@ pub fn row_entries(
 /// [`row_entries`]), when they can be read page by page in place: the plan reads ranges (not
 /// point keys) of one bucket. In ascending key order.
 pub fn lendable_ranges(plan: &ScanPlan) -> Option<Vec<KeyRange>> {
+    let family = row_family(plan)?;
+    if plan.family_point_keys(family).is_some() {
+        return None;
+    }
+    let mut buckets = plan.family_bucket_ranges(family);
+    match buckets.pop() {
+        Some((_, ranges)) if buckets.is_empty() => Some(ranges),
+        _ => None,
+    }
+}
+
+/// The column family whose entries are the plan's result rows as they stand: the plan reads
+/// the table by key (not through an index), one family, and has no residual predicate.
+fn row_family(plan: &ScanPlan) -> Option<u8> {
     let by_index = matches!(
         plan.path,
         AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
     );
+    // With column families, an entry holds its family's columns (and the key): whole rows
+    // of the query only when it reads one family.
     let families = plan.families_read();
-    let ([family], false, true) = (families.as_slice(), by_index, plan.residual.is_empty()) else {
-        return None;
-    };
-    if plan.family_point_keys(*family).is_some() {
-        return None;
-    }
-    let mut buckets = plan.family_bucket_ranges(*family);
-    match buckets.pop() {
-        Some((_, ranges)) if buckets.is_empty() => Some(ranges),
+    match (families.as_slice(), by_index, plan.residual.is_empty()) {
+        ([family], false, true) => Some(*family),
         _ => None,
     }
 }
