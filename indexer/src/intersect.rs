@@ -117,6 +117,9 @@ pub struct Intersection {
     batch: usize,
     /// Entry keys looked up so far.
     checked: u64,
+    /// The entry keys of the last check, kept so that the next check refills their buffers
+    /// instead of allocating a key per candidate.
+    probes: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Intersection {
@@ -147,6 +150,7 @@ impl Intersection {
             ready: VecDeque::new(),
             batch: FIRST_CHECK_BATCH,
             checked: 0,
+            probes: Vec::new(),
         }
     }
 
@@ -184,12 +188,9 @@ impl Intersection {
             }
             self.batch = (self.batch * 2).min(MAX_CHECK_BATCH);
             for parts in &self.checks {
-                let keys: Vec<Vec<u8>> = batch
-                    .iter()
-                    .flat_map(|pk| parts.iter().map(move |part| [part.as_slice(), pk].concat()))
-                    .collect();
+                let keys = probe_keys(&mut self.probes, parts, &batch);
                 self.checked += keys.len() as u64;
-                let present = self.reader.contains(&keys).await?;
+                let present = self.reader.contains(keys).await?;
                 let mut present = present.chunks(parts.len());
                 batch.retain(|_| present.next().is_some_and(|hits| hits.contains(&true)));
                 if batch.is_empty() {
@@ -252,6 +253,28 @@ impl Intersection {
         }
         stats
     }
+}
+
+/// The entry keys `part ‖ pk` of every candidate in `pks` (each part in turn), written into
+/// the buffers of `probes` (grown as needed, never shrunk).
+fn probe_keys<'a>(
+    probes: &'a mut Vec<Vec<u8>>,
+    parts: &[Vec<u8>],
+    pks: &[Vec<u8>],
+) -> &'a [Vec<u8>] {
+    let wanted = pks.len() * parts.len();
+    if probes.len() < wanted {
+        probes.resize_with(wanted, Vec::new);
+    }
+    let keys = pks
+        .iter()
+        .flat_map(|pk| parts.iter().map(move |part| (part, pk)));
+    for (probe, (part, pk)) in probes.iter_mut().zip(keys) {
+        probe.clear();
+        probe.extend_from_slice(part);
+        probe.extend_from_slice(pk);
+    }
+    &probes[..wanted]
 }
 
 /// Overwrites `buf` with `bytes`, keeping its allocation.

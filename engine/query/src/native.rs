@@ -399,7 +399,7 @@ impl NativeQuery {
             return Ok(Output::Rows { schema, batches });
         }
         if sort.is_none()
-            && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff)
+            && let Some(entries) = row_entries(&scan, snapshot.clone(), cutoff, budget)
         {
             // Every entry is a result row: decode only the selected columns into the batch.
             let entries: Vec<(Vec<u8>, Vec<u8>)> =

@@ -1,12 +1,14 @@
 //! Reading an access path, for both executors: choosing the plan, with the index dives that
-//! cost it ([`choose`]), reading its rows or entries from the store ([`read`], salted buckets merged by [`merge`]), and decoding
-//! entries straight into Arrow when every entry is a result row ([`columnar`]), splitting a large
-//! read by key into partitions read in parallel ([`partition`]), and what EXPLAIN ANALYZE and
+//! cost it ([`choose`]), reading its rows or entries from the store ([`read`]; salted buckets
+//! merged by [`merge`], an intersection's primary keys from [`intersection`]), decoding entries
+//! straight into Arrow when every entry is a result row ([`columnar`]), splitting a large read
+//! by key into partitions read in parallel ([`partition`]), and what EXPLAIN ANALYZE and
 //! VERBOSE add under a path ([`explain`]).
 
 pub(crate) mod choose;
 pub(crate) mod columnar;
 pub(crate) mod explain;
+pub(crate) mod intersection;
 pub(crate) mod merge;
 pub(crate) mod partition;
 pub(crate) mod read;

@@ -73,6 +73,12 @@ impl WriteBatch {
         &self.mutations
     }
 
+    /// The mutations in the order they were added, taken out of the batch (a backend keeps
+    /// the keys and values it is given without copying them).
+    pub fn into_mutations(self) -> Vec<Mutation> {
+        self.mutations
+    }
+
     /// Checks every mutation against the size limits shared by all backends.
     ///
     /// Done before anything is applied so an oversized entry rejects the whole batch instead

@@ -24,7 +24,8 @@ use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
 use crate::range::{
-    CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, visit_entries,
+    CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, in_key_order,
+    visit_entries,
 };
 
 pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
@@ -246,7 +247,7 @@ impl Backend for FjallBackend {
         Ok(())
     }
 
-    fn apply(&self, batch: &WriteBatch) -> Result<()> {
+    fn apply(&self, batch: WriteBatch) -> Result<()> {
         // fjall gives every item of a batch the same sequence number, and its API does not
         // promise which of two items for one key wins (in memory or on journal replay); keep
         // only the last operation per key ourselves.
@@ -310,18 +311,16 @@ impl FjallView {
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        keys.iter().map(|key| self.get(key)).collect()
+        in_key_order(keys, |key| self.get(key))
     }
 
     fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
-        keys.iter()
-            .map(|key| {
-                if !storable(key) {
-                    return Ok(false);
-                }
-                Ok(self.snapshot.contains_key(&self.data, key)?)
-            })
-            .collect()
+        in_key_order(keys, |key| {
+            if !storable(key) {
+                return Ok(false);
+            }
+            Ok(self.snapshot.contains_key(&self.data, key)?)
+        })
     }
 
     fn count(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {

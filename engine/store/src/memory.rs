@@ -17,7 +17,7 @@ use crate::api::{AccessCosts, Capabilities, KvRead};
 use crate::batch::WriteBatch;
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
-use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage, in_key_order};
 use mvcc::MvccState;
 
 type Shared = Arc<RwLock<MvccState>>;
@@ -84,7 +84,7 @@ fn multi_get_at(
     // One guard for all keys, so they come from the same committed state.
     let state = read(state)?;
     let seq = at.resolve(&state);
-    Ok(keys.iter().map(|key| state.get(key, seq)).collect())
+    in_key_order(keys, |key| Ok(state.get(key, seq)))
 }
 
 fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Result<CountPage> {
@@ -95,7 +95,7 @@ fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Re
 fn contains_at(state: &RwLock<MvccState>, at: At, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
     let state = read(state)?;
     let seq = at.resolve(&state);
-    Ok(keys.iter().map(|key| state.contains(key, seq)).collect())
+    in_key_order(keys, |key| Ok(state.contains(key, seq)))
 }
 
 fn visit_at(
@@ -197,7 +197,7 @@ impl Backend for MemoryBackend {
         })
     }
 
-    fn apply(&self, batch: &WriteBatch) -> Result<()> {
+    fn apply(&self, batch: WriteBatch) -> Result<()> {
         let mut state = self.state.write().map_err(|_| StoreError::LockPoisoned)?;
         state.apply(batch);
         Ok(())

@@ -49,7 +49,7 @@ pub trait Backend: KvRead + 'static {
 
     /// Applies a validated batch atomically (all visible at once, later ops on a key win).
     /// Only called with the commit lock held.
-    fn apply(&self, batch: &WriteBatch) -> Result<()>;
+    fn apply(&self, batch: WriteBatch) -> Result<()>;
 
     /// Makes every applied batch durable (see [`KvStore::flush`]).
     fn persist(&self) -> Result<()>;
@@ -137,7 +137,7 @@ impl<B: Backend> KvStore for Store<B> {
     }
 
     async fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.core.write(&batch).await
+        self.core.write(batch).await
     }
 
     fn snapshot(&self) -> Arc<dyn KvRead> {
@@ -181,7 +181,7 @@ impl<B: Backend> Core<B> {
     }
 
     /// Applies a batch, ordered with respect to transaction commits.
-    pub(crate) async fn write(&self, batch: &WriteBatch) -> Result<()> {
+    pub(crate) async fn write(&self, batch: WriteBatch) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -200,7 +200,7 @@ impl<B: Backend> Core<B> {
 #[async_trait::async_trait]
 impl<B: Backend> Committer for Core<B> {
     /// Validates `reads` against the latest state and applies `batch` if nothing changed.
-    async fn commit(&self, reads: &ReadSet, batch: &WriteBatch) -> Result<()> {
+    async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()> {
         // Reject malformed writes before queueing for the lock; they could never succeed.
         batch.validate()?;
         let _commit = self.commit_lock.lock().await;

@@ -230,6 +230,27 @@ where
     })
 }
 
+/// Answers one question per key (a get, a presence check) in ascending key order, and returns
+/// the answers in the order of `keys`. Neighbouring keys share the blocks and tree nodes a
+/// lookup walks, so a batch in key order finds them in the CPU cache (and, on disk, in the
+/// block cache) far more often than one in arrival order, such as an index's.
+pub(crate) fn in_key_order<T>(
+    keys: &[Vec<u8>],
+    mut answer: impl FnMut(&[u8]) -> Result<T>,
+) -> Result<Vec<T>> {
+    if keys.windows(2).all(|pair| pair[0] <= pair[1]) {
+        return keys.iter().map(|key| answer(key)).collect();
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+    let mut answers: Vec<Option<T>> = std::iter::repeat_with(|| None).take(keys.len()).collect();
+    for position in order {
+        answers[position] = Some(answer(&keys[position])?);
+    }
+    // Every position was answered above.
+    Ok(answers.into_iter().flatten().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -425,7 +425,8 @@ impl ExecutionPlan for RowdexScanExec {
             lent_batches(scan, decoder(), batch_size)
                 .map_err(DataFusionError::from)
                 .boxed()
-        } else if let Some(entries) = row_entries(&plan, snapshot.clone(), self.cutoff) {
+        } else if let Some(entries) = row_entries(&plan, snapshot.clone(), self.cutoff, self.budget)
+        {
             // Every entry is a result row: decode only the projected columns, straight
             // into the batch's arrays.
             let decoder = decoder();

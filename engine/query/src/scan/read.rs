@@ -13,13 +13,12 @@ use std::sync::Arc;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
-use rowdex_indexer::intersect::{Intersection, PkInput};
 use rowdex_indexer::{layout, rows};
-use rowdex_planner::budget::HELD_KEY_OVERHEAD;
 use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::error::{Error, Result};
+use crate::scan::intersection::{IntersectionSource, PkStream, intersection_source};
 
 pub use crate::scan::merge::EntryStream;
 use crate::scan::merge::{Entry, merge_sorted};
@@ -44,12 +43,10 @@ pub fn scan_rows(
     let rows = match &plan.path {
         AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
         AccessPath::IndexIntersection {
-            inputs,
-            checked,
-            covering,
+            inputs, checked, ..
         } => {
             // Primary keys alone carry no write time: an expiring table looks its rows up.
-            let covering = *covering && cutoff.is_none();
+            let covering = !intersection_looks_up(&plan.path, cutoff);
             intersection_rows(&plan, (inputs, checked), covering, reader, budget)
         }
         _ => key_rows(&plan, reader),
@@ -62,17 +59,35 @@ pub fn scan_rows(
 }
 
 /// The stored (row key, value) entries the plan selects, when each one is a row of its
-/// result as it stands: the plan reads the table by key (not through an index), reads one
-/// column family and has no residual predicate; expired rows are left out (see
-/// [`scan_rows`]). Such a scan can be
-/// decoded by whoever consumes it, column by column.
+/// result as it stands: the plan reads one column family and has no residual predicate, and
+/// reads the table by key, or looks its rows up from an index scan or an intersection (not
+/// one answered from the indexes alone); expired rows are left out (see [`scan_rows`]).
+/// Such a read can be decoded by whoever consumes it, column by column. `budget` is what
+/// an intersection may buffer.
 pub fn row_entries(
     plan: &ScanPlan,
     reader: Arc<dyn KvRead>,
     cutoff: Option<i64>,
+    budget: usize,
 ) -> Option<EntryStream> {
-    let family = row_family(plan)?;
-    let entries = key_entries(plan, reader, family);
+    let family = result_family(plan)?;
+    let entries = match &plan.path {
+        AccessPath::IndexScan {
+            input,
+            covering: false,
+        } => {
+            let index = plan.table.indexes.get(input.index)?.clone();
+            let pks = entry_pks(index_entries(plan, input, &index, reader.clone()), index);
+            lookup_entries(plan, pks, reader, family)
+        }
+        AccessPath::IndexIntersection {
+            inputs, checked, ..
+        } if !plan.table.has_families() && intersection_looks_up(&plan.path, cutoff) => {
+            intersection_entries(plan, (inputs, checked), reader, family, budget)
+        }
+        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. } => return None,
+        _ => key_entries(plan, reader, family),
+    };
     if cutoff.is_none() {
         return Some(entries);
     }
@@ -85,6 +100,15 @@ pub fn row_entries(
             })
             .boxed(),
     )
+}
+
+/// Whether an intersection looks its rows up: it is not covering, or primary keys alone cannot
+/// tell whether a row expired.
+fn intersection_looks_up(path: &AccessPath, cutoff: Option<i64>) -> bool {
+    match path {
+        AccessPath::IndexIntersection { covering, .. } => !covering || cutoff.is_some(),
+        _ => false,
+    }
 }
 
 /// The key ranges of a plan whose entries are its result rows as they stand (as for
@@ -105,15 +129,18 @@ pub fn lendable_ranges(plan: &ScanPlan) -> Option<Vec<KeyRange>> {
 /// The column family whose entries are the plan's result rows as they stand: the plan reads
 /// the table by key (not through an index), one family, and has no residual predicate.
 fn row_family(plan: &ScanPlan) -> Option<u8> {
-    let by_index = matches!(
-        plan.path,
-        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. }
-    );
-    // With column families, an entry holds its family's columns (and the key): whole rows
-    // of the query only when it reads one family.
-    let families = plan.families_read();
-    match (families.as_slice(), by_index, plan.residual.is_empty()) {
-        ([family], false, true) => Some(*family),
+    match plan.path {
+        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. } => None,
+        _ => result_family(plan),
+    }
+}
+
+/// The one column family the plan reads, when it has no residual predicate: then the entries
+/// of that family (read or looked up) are the result rows. With column families, an entry
+/// holds its family's columns (and the key): whole rows of the query only when it reads one.
+fn result_family(plan: &ScanPlan) -> Option<u8> {
+    match plan.families_read().as_slice() {
+        [family] if plan.residual.is_empty() => Some(*family),
         _ => None,
     }
 }
@@ -212,56 +239,106 @@ fn index_rows(
     let Some(index) = table.indexes.get(input.index).cloned() else {
         return stream::empty().boxed();
     };
-    let ranges = plan.index_scan_ranges(input);
-    let entries = if index.is_salted() {
-        // Each bucket is in index order; merging them on the key after the salt restores it.
-        let mut buckets: Vec<(u8, Vec<KeyRange>)> = Vec::new();
-        for range in ranges {
-            let bucket = range.start.get(IndexDef::PREFIX_LEN).copied().unwrap_or(0);
-            match buckets.iter_mut().find(|(b, _)| *b == bucket) {
-                Some((_, same)) => same.push(range),
-                None => buckets.push((bucket, vec![range])),
-            }
-        }
-        let page = page_size(plan);
-        let streams = buckets
-            .into_iter()
-            .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, plan.direction, page))
-            .collect();
-        merge_sorted(streams, index.header_len(), plan.direction)
-    } else {
-        ranges_in_order(reader.clone(), ranges, plan.direction, page_size(plan))
-    };
-    let decode_table = table.clone();
-    let decoded = entries.and_then(move |(key, value)| {
-        let decoded =
-            layout::decode_entry(&decode_table, &index, &key, &value).map_err(Error::from);
-        futures::future::ready(decoded)
-    });
+    let entries = index_entries(plan, input, &index, reader.clone());
     if covering {
-        return decoded.map_ok(|(row, _)| row).boxed();
+        return entries
+            .and_then(move |(key, value)| {
+                let decoded = layout::decode_entry(&table, &index, &key, &value);
+                futures::future::ready(decoded.map(|(row, _)| row).map_err(Error::from))
+            })
+            .boxed();
     }
-    let pks = decoded.map_ok(|(_, pk)| pk).boxed();
-    lookup_rows(plan, pks, reader)
+    lookup_rows(plan, entry_pks(entries, index), reader)
+}
+
+/// The entries of an index range in index order (or its reverse).
+fn index_entries(
+    plan: &ScanPlan,
+    input: &IndexInput,
+    index: &IndexDef,
+    reader: Arc<dyn KvRead>,
+) -> EntryStream {
+    let ranges = plan.index_scan_ranges(input);
+    if !index.is_salted() {
+        return ranges_in_order(reader, ranges, plan.direction, page_size(plan));
+    }
+    // Each bucket is in index order; merging them on the key after the salt restores it.
+    let mut buckets: Vec<(u8, Vec<KeyRange>)> = Vec::new();
+    for range in ranges {
+        let bucket = range.start.get(IndexDef::PREFIX_LEN).copied().unwrap_or(0);
+        match buckets.iter_mut().find(|(b, _)| *b == bucket) {
+            Some((_, same)) => same.push(range),
+            None => buckets.push((bucket, vec![range])),
+        }
+    }
+    let page = page_size(plan);
+    let streams = buckets
+        .into_iter()
+        .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, plan.direction, page))
+        .collect();
+    merge_sorted(streams, index.header_len(), plan.direction)
+}
+
+/// The encoded primary keys of index entries, in their order.
+fn entry_pks(entries: EntryStream, index: IndexDef) -> PkStream {
+    entries
+        .and_then(move |(mut key, _)| {
+            let pk = layout::pk_offset(&index, &key).map(|offset| key.split_off(offset));
+            futures::future::ready(pk.map_err(Error::from))
+        })
+        .boxed()
+}
+
+/// The entries of column family `family` of the rows whose encoded primary keys `pks`
+/// streams, looked up in batches and kept in the order of `pks`. An index entry without its
+/// row can only be a damaged index (CHECK INDEX reports it); the row is what counts, so such
+/// an entry is skipped.
+fn lookup_entries(
+    plan: &ScanPlan,
+    pks: PkStream,
+    reader: Arc<dyn KvRead>,
+    family: u8,
+) -> EntryStream {
+    let table = plan.table.clone();
+    pks.try_chunks(lookup_chunk(plan))
+        .map_err(|e| e.1)
+        .and_then(move |pks| {
+            let (reader, table) = (reader.clone(), table.clone());
+            async move {
+                let keys: Vec<Vec<u8>> = pks
+                    .iter()
+                    .map(|pk| table.family_row_key(family, pk))
+                    .collect();
+                let values = reader.multi_get(&keys).await?;
+                let found: Vec<Result<Entry>> = keys
+                    .into_iter()
+                    .zip(values)
+                    .filter_map(|(key, value)| value.map(|value| Ok((key, value))))
+                    .collect();
+                Ok::<_, Error>(stream::iter(found))
+            }
+        })
+        .try_flatten()
+        .boxed()
 }
 
 /// Looks up the rows of a stream of encoded primary keys, keeping its order: the entries of
 /// the families the plan reads (the row entries of a table without families).
-fn lookup_rows(
-    plan: &ScanPlan,
-    pks: BoxStream<'static, Result<Vec<u8>>>,
-    reader: Arc<dyn KvRead>,
-) -> RowStream {
+fn lookup_rows(plan: &ScanPlan, pks: PkStream, reader: Arc<dyn KvRead>) -> RowStream {
     let table = plan.table.clone();
     let families = plan.families_read();
+    let Some((&driving, others)) = families.split_first() else {
+        return stream::empty().boxed();
+    };
+    if others.is_empty() {
+        return decode_rows(table, lookup_entries(plan, pks, reader, driving));
+    }
+    let others = others.to_vec();
     pks.try_chunks(lookup_chunk(plan))
         .map_err(|e| e.1)
         .and_then(move |pks| {
-            let (reader, table, families) = (reader.clone(), table.clone(), families.clone());
+            let (reader, table, others) = (reader.clone(), table.clone(), others.clone());
             async move {
-                let Some((&driving, others)) = families.split_first() else {
-                    return Ok(stream::iter(Vec::new()));
-                };
                 let keys: Vec<Vec<u8>> = pks
                     .iter()
                     .map(|pk| table.family_row_key(driving, pk))
@@ -269,15 +346,15 @@ fn lookup_rows(
                 let values = reader.multi_get(&keys).await?;
                 let mut found_pks = Vec::with_capacity(keys.len());
                 let mut rows = Vec::with_capacity(keys.len());
-                // An entry without its row can only be a damaged index (CHECK INDEX reports
-                // it); the row is what counts, so such an entry is skipped.
+                // As in `lookup_entries`, a pk without its row is skipped.
                 for ((key, value), pk) in keys.iter().zip(values).zip(pks) {
                     if let Some(value) = value {
                         rows.push(table.decode_row(key, &value)?);
                         found_pks.push(pk);
                     }
                 }
-                rows::complete_rows(reader.as_ref(), &table, &found_pks, &mut rows, others).await?;
+                rows::complete_rows(reader.as_ref(), &table, &found_pks, &mut rows, &others)
+                    .await?;
                 Ok::<_, Error>(stream::iter(rows.into_iter().map(Ok).collect::<Vec<_>>()))
             }
         })
@@ -285,77 +362,65 @@ fn lookup_rows(
         .boxed()
 }
 
-/// The primary keys present in every input, merged by the leapfrog join, in primary-key order;
-/// rows looked up unless the primary key is all the query reads.
-///
-/// An input whose entries are not in primary-key order is buffered and sorted first, within
-/// `budget` bytes (the database's memory budget, shared by the inputs of one intersection).
-/// An input that outgrows it (an estimate was wrong, or a hint forced the plan) is dropped from
-/// the merge and becomes a filter on the looked-up rows: a row passes when its entry in that
-/// index falls in the input's ranges, which is exactly membership in the input.
-/// When no input is left to merge, the table is read in primary-key order with every input as
-/// such a filter. Either way memory stays within the budget and the order is kept.
+/// The rows of an intersection (see [`intersection_source`]), in primary-key order: decoded
+/// from the primary keys alone when the indexes cover the query and no input became a filter,
+/// looked up otherwise.
 fn intersection_rows(
     plan: &ScanPlan,
-    (inputs, checked): (&[IndexInput], &[IndexInput]),
+    inputs: (&[IndexInput], &[IndexInput]),
     covering: bool,
     reader: Arc<dyn KvRead>,
-    mut budget: usize,
+    budget: usize,
 ) -> RowStream {
     let plan = plan.clone();
-    let mut inputs = inputs.to_vec();
-    let mut checked = checked.to_vec();
-    let mut checks = Vec::with_capacity(checked.len());
-    checked.retain(|input| match check_parts(&plan.table, input) {
-        Some(parts) => {
-            checks.push(parts);
-            true
-        }
-        // Not checkable after all (the planner only checks checkable inputs): merge it.
-        None => {
-            inputs.push(input.clone());
-            false
-        }
-    });
+    let (inputs, checked) = (inputs.0.to_vec(), inputs.1.to_vec());
     let rows = async move {
-        let table = plan.table.clone();
-        let mut merged = Vec::with_capacity(inputs.len());
-        let mut filtered = Vec::new();
-        for input in inputs {
-            match pk_input(&table, &input, reader.clone(), &mut budget).await? {
-                Some(pk_input) => merged.push(pk_input),
-                None => filtered.push(input),
+        let source = intersection_source(&plan, (&inputs, &checked), reader.clone(), budget);
+        Ok::<_, Error>(match source.await? {
+            IntersectionSource::TableScan { scan, filter } => filter.apply(key_rows(&scan, reader)),
+            IntersectionSource::Pks { pks, filter, .. } if covering && filter.is_empty() => {
+                pk_rows(plan.table.clone(), pks)
             }
-        }
-        if merged.is_empty() {
-            // Every input outgrew the budget: the table in key order, every input a filter.
-            filtered.extend(checked);
-            let mut scan = reading_filtered(&plan, &filtered);
-            scan.path = AccessPath::FullScan;
-            scan.residual.clear();
-            scan.limit = None;
-            let filter = RangeFilter::new(&table, &filtered);
-            return Ok::<_, Error>(filter.apply(key_rows(&scan, reader)));
-        }
-        let intersection = Intersection::new(reader.clone(), merged).with_checks(checks);
-        let pks = stream::try_unfold(intersection, |mut intersection| async move {
-            let next = intersection.next().await?;
-            Ok::<_, Error>(next.map(|pk| (pk, intersection)))
+            IntersectionSource::Pks {
+                pks,
+                lookups,
+                filter,
+            } => filter.apply(lookup_rows(&lookups, pks, reader)),
         })
-        .boxed();
-        if covering && filtered.is_empty() {
-            return Ok(pk_rows(table, pks));
-        }
-        let filter = RangeFilter::new(&table, &filtered);
-        let lookups = reading_filtered(&plan, &filtered);
-        Ok(filter.apply(lookup_rows(&lookups, pks, reader)))
     };
     stream::once(rows).try_flatten().boxed()
 }
 
+/// The row entries of `family` of an intersection whose looked-up rows are its result rows
+/// (a table without column families), in primary-key order.
+fn intersection_entries(
+    plan: &ScanPlan,
+    inputs: (&[IndexInput], &[IndexInput]),
+    reader: Arc<dyn KvRead>,
+    family: u8,
+    budget: usize,
+) -> EntryStream {
+    let plan = plan.clone();
+    let (inputs, checked) = (inputs.0.to_vec(), inputs.1.to_vec());
+    let entries = async move {
+        let source = intersection_source(&plan, (&inputs, &checked), reader.clone(), budget);
+        Ok::<_, Error>(match source.await? {
+            IntersectionSource::TableScan { scan, filter } => {
+                filter.apply_to_entries(key_entries(&scan, reader, family))
+            }
+            IntersectionSource::Pks {
+                pks,
+                lookups,
+                filter,
+            } => filter.apply_to_entries(lookup_entries(&lookups, pks, reader, family)),
+        })
+    };
+    stream::once(entries).try_flatten().boxed()
+}
+
 /// Rows of a table holding only their primary-key columns (the others NULL), decoded from
 /// encoded primary keys.
-fn pk_rows(table: Arc<TableDef>, pks: BoxStream<'static, Result<Vec<u8>>>) -> RowStream {
+fn pk_rows(table: Arc<TableDef>, pks: PkStream) -> RowStream {
     let orders = table.key_orders();
     pks.and_then(move |pk| {
         let mut row = vec![Datum::Null; table.columns.len()];
@@ -368,111 +433,6 @@ fn pk_rows(table: Arc<TableDef>, pks: BoxStream<'static, Result<Vec<u8>>>) -> Ro
         futures::future::ready(decoded.map_err(Error::from))
     })
     .boxed()
-}
-
-/// `plan`, reading also the indexed columns of `filtered` (with column families, a row is read
-/// only in the families of the columns its consumer needs).
-fn reading_filtered(plan: &ScanPlan, filtered: &[IndexInput]) -> ScanPlan {
-    let mut plan = plan.clone();
-    if let Some(needed) = &mut plan.needed {
-        for input in filtered {
-            if let Some(index) = plan.table.indexes.get(input.index) {
-                needed.extend(index.columns.iter().map(|column| column.column));
-            }
-        }
-    }
-    plan
-}
-
-/// Intersection inputs applied to whole rows: a row passes when, for every input, its entry in
-/// that input's index lies in one of the input's ranges.
-struct RangeFilter {
-    table: Arc<TableDef>,
-    inputs: Vec<(IndexDef, Vec<KeyRange>)>,
-}
-
-impl RangeFilter {
-    fn new(table: &Arc<TableDef>, inputs: &[IndexInput]) -> RangeFilter {
-        let inputs = inputs
-            .iter()
-            .filter_map(|input| {
-                let index = table.indexes.get(input.index)?.clone();
-                let ranges = input.ranges(table).into_iter().map(|(r, _)| r).collect();
-                Some((index, ranges))
-            })
-            .collect();
-        RangeFilter {
-            table: table.clone(),
-            inputs,
-        }
-    }
-
-    fn passes(&self, row: &[Datum]) -> bool {
-        self.inputs.iter().all(|(index, ranges)| {
-            let key = layout::entry_key(&self.table, index, row);
-            ranges.iter().any(|range| range.contains(&key))
-        })
-    }
-
-    fn apply(self, rows: RowStream) -> RowStream {
-        if self.inputs.is_empty() {
-            return rows;
-        }
-        rows.try_filter(move |row| futures::future::ready(self.passes(row)))
-            .boxed()
-    }
-}
-
-/// The fixed entry-key parts of a checked input (its entries are `part ‖ pk`), or `None` when
-/// the input is not checkable.
-fn check_parts(table: &TableDef, input: &IndexInput) -> Option<Vec<Vec<u8>>> {
-    let index = table.indexes.get(input.index)?;
-    if !input.checkable(index) {
-        return None;
-    }
-    input
-        .ranges(table)
-        .into_iter()
-        .map(|(range, pk_offset)| (pk_offset == Some(range.start.len())).then_some(range.start))
-        .collect()
-}
-
-/// One intersection input: streamed when its entries come out in primary-key order, otherwise
-/// read, sorted and deduplicated (a range on an indexed column) while what it holds fits in
-/// `budget` bytes, which it draws down; `None` when it does not fit.
-async fn pk_input(
-    table: &TableDef,
-    input: &IndexInput,
-    reader: Arc<dyn KvRead>,
-    budget: &mut usize,
-) -> Result<Option<PkInput>> {
-    let ranges = input.ranges(table);
-    let streamed: Option<Vec<(KeyRange, usize)>> = ranges
-        .iter()
-        .map(|(range, offset)| offset.map(|o| (range.clone(), o)))
-        .collect();
-    if let Some(streamed) = streamed {
-        return Ok(Some(PkInput::Ranges(streamed)));
-    }
-    let Some(index) = table.indexes.get(input.index) else {
-        return Ok(Some(PkInput::Sorted(Vec::new())));
-    };
-    let ranges: Vec<KeyRange> = ranges.into_iter().map(|(range, _)| range).collect();
-    let mut entries = ranges_in_order(reader, ranges, Direction::Forward, MAX_PAGE);
-    let mut pks: Vec<Vec<u8>> = Vec::new();
-    let mut held = 0;
-    while let Some((key, _)) = entries.try_next().await? {
-        let pk = key[layout::pk_offset(index, &key)?..].to_vec();
-        held += pk.len() + HELD_KEY_OVERHEAD;
-        if held > *budget {
-            return Ok(None);
-        }
-        pks.push(pk);
-    }
-    *budget -= held;
-    pks.sort_unstable();
-    pks.dedup();
-    Ok(Some(PkInput::Sorted(pks)))
 }
 
 /// Applies OFFSET and LIMIT to a row stream.

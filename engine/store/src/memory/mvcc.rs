@@ -10,6 +10,7 @@
 //! history (tracked in a set, so the sweep does not walk the whole map) whenever the horizon
 //! advances because the oldest snapshot was released.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::range::{EntryVisitor, collect_page, count_keys, visit_entries};
@@ -113,28 +114,57 @@ impl MvccState {
         }
     }
 
-    /// Commits `batch` as one new sequence number.
-    pub(super) fn apply(&mut self, batch: &WriteBatch) {
+    /// Commits `batch` as one new sequence number, keeping its keys and values without a copy.
+    ///
+    /// Each key is found once: its new version goes in and its old versions are pruned in
+    /// the same step (a bulk load of new keys costs one B-tree insertion per key).
+    pub(super) fn apply(&mut self, batch: WriteBatch) {
         let seq = self.committed + 1;
-        for mutation in batch.mutations() {
+        // The new versions carry a sequence no reader has yet: the horizon after this commit
+        // is the oldest pinned snapshot, or this commit when nothing is pinned.
+        let horizon = self
+            .pinned
+            .first_key_value()
+            .map_or(seq, |(&pinned, _)| pinned);
+        for mutation in batch.into_mutations() {
             let (key, value) = match mutation {
-                Mutation::Put { key, value } => (key, Some(value.clone())),
+                Mutation::Put { key, value } => (key, Some(value)),
                 Mutation::Delete { key } => (key, None),
             };
-            let versions = self.versions.entry(key.clone()).or_default();
+            let mut occupied = match self.versions.entry(key) {
+                Entry::Vacant(vacant) => {
+                    // A key no reader can see: a delete leaves nothing, a put its one version
+                    // (no history: readers before `seq` see the key absent).
+                    if value.is_some() {
+                        vacant.insert(vec![Version { seq, value }]);
+                    }
+                    continue;
+                }
+                Entry::Occupied(occupied) => occupied,
+            };
+            let versions = occupied.get_mut();
             match versions.last_mut() {
                 // The same key earlier in this batch: the later operation replaces it.
                 Some(last) if last.seq == seq => last.value = value,
                 _ => versions.push(Version { seq, value }),
             }
+            match prune_versions(versions, horizon) {
+                Kept::Nothing => {
+                    let (key, _) = occupied.remove_entry();
+                    self.history.remove(&key);
+                }
+                Kept::History => {
+                    if !self.history.contains(occupied.key()) {
+                        self.history.insert(occupied.key().clone());
+                    }
+                }
+                Kept::OneValue => {
+                    self.history.remove(occupied.key());
+                }
+            }
         }
-        // The new versions carry a sequence no reader has yet; bumping `committed` is what
-        // makes the whole batch visible at once.
+        // Bumping `committed` is what makes the whole batch visible at once.
         self.committed = seq;
-        let horizon = self.horizon();
-        for mutation in batch.mutations() {
-            self.prune(mutation.key(), horizon);
-        }
     }
 
     /// Registers a snapshot of the latest state and returns its sequence.
@@ -169,28 +199,23 @@ impl MvccState {
 
     /// Drops versions of `key` that no reader at or after `horizon` can see.
     fn prune(&mut self, key: &[u8], horizon: u64) {
-        let Some(versions) = self.versions.get_mut(key) else {
-            self.history.remove(key);
-            return;
+        let kept = match self.versions.get_mut(key) {
+            Some(versions) => prune_versions(versions, horizon),
+            None => Kept::Nothing,
         };
-        if let Some(oldest_needed) = versions.iter().rposition(|v| v.seq <= horizon) {
-            versions.drain(..oldest_needed);
-        }
-        let dead =
-            matches!(versions.as_slice(), [only] if only.value.is_none() && only.seq <= horizon);
-        let has_history = match versions.as_slice() {
-            [only] => only.value.is_none(),
-            other => other.len() > 1,
-        };
-        if dead {
-            self.versions.remove(key);
-            self.history.remove(key);
-        } else if has_history {
-            if !self.history.contains(key) {
-                self.history.insert(key.to_vec());
+        match kept {
+            Kept::Nothing => {
+                self.versions.remove(key);
+                self.history.remove(key);
             }
-        } else {
-            self.history.remove(key);
+            Kept::History => {
+                if !self.history.contains(key) {
+                    self.history.insert(key.to_vec());
+                }
+            }
+            Kept::OneValue => {
+                self.history.remove(key);
+            }
         }
     }
 
@@ -198,6 +223,29 @@ impl MvccState {
     #[cfg(test)]
     pub(super) fn version_count(&self) -> usize {
         self.versions.values().map(Vec::len).sum()
+    }
+}
+
+/// What a key holds after [`prune_versions`].
+enum Kept {
+    /// Nothing anyone can read: the key goes.
+    Nothing,
+    /// Old versions some snapshot may read, or a delete marker: the key carries history.
+    History,
+    /// Its one live value.
+    OneValue,
+}
+
+/// Drops the versions no reader at or after `horizon` can see.
+fn prune_versions(versions: &mut Vec<Version>, horizon: u64) -> Kept {
+    if let Some(oldest_needed) = versions.iter().rposition(|v| v.seq <= horizon) {
+        versions.drain(..oldest_needed);
+    }
+    match versions.as_slice() {
+        [] => Kept::Nothing,
+        [only] if only.value.is_none() && only.seq <= horizon => Kept::Nothing,
+        [only] if only.value.is_some() => Kept::OneValue,
+        _ => Kept::History,
     }
 }
 
@@ -228,10 +276,10 @@ mod tests {
     #[test]
     fn old_versions_live_exactly_as_long_as_their_snapshot() {
         let mut s = MvccState::default();
-        s.apply(&batch(&[(b"a", Some(b"1"))]));
+        s.apply(batch(&[(b"a", Some(b"1"))]));
         let snap = s.pin();
-        s.apply(&batch(&[(b"a", Some(b"2"))]));
-        s.apply(&batch(&[(b"a", None), (b"b", Some(b"x"))]));
+        s.apply(batch(&[(b"a", Some(b"2"))]));
+        s.apply(batch(&[(b"a", None), (b"b", Some(b"x"))]));
         assert_eq!(s.get(b"a", snap), Some(b"1".to_vec()));
         assert_eq!(s.get(b"a", s.committed()), None);
         // a: v1 (pinned), v2 (unreachable but not yet swept), tombstone; b: one version.
@@ -245,9 +293,9 @@ mod tests {
     fn unpinned_writes_keep_a_single_version() {
         let mut s = MvccState::default();
         for i in 0..10u8 {
-            s.apply(&batch(&[(b"k", Some(&[i]))]));
+            s.apply(batch(&[(b"k", Some(&[i]))]));
         }
-        s.apply(&batch(&[(b"gone", Some(b"x")), (b"gone", None)]));
+        s.apply(batch(&[(b"gone", Some(b"x")), (b"gone", None)]));
         assert_eq!(s.version_count(), 1);
         assert_eq!(s.get(b"k", s.committed()), Some(vec![9]));
     }

@@ -14,7 +14,7 @@ use crate::range::{Direction, KeyRange, ScanPage};
 #[async_trait::async_trait]
 pub(super) trait Committer: Send + Sync + 'static {
     /// Validates `reads` and applies `batch` atomically, or fails with a conflict.
-    async fn commit(&self, reads: &ReadSet, batch: &WriteBatch) -> Result<()>;
+    async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()>;
 }
 
 pub(super) struct OptimisticTx<C> {
@@ -182,6 +182,6 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
                 None => Mutation::Delete { key },
             })
             .collect();
-        core.commit(&reads.into_inner(), &batch).await
+        core.commit(&reads.into_inner(), batch).await
     }
 }
