@@ -84,7 +84,8 @@ fn multi_get_at(
     // One guard for all keys, so they come from the same committed state.
     let state = read(state)?;
     let seq = at.resolve(&state);
-    in_key_order(keys, |key| Ok(state.get(key, seq)))
+    let mut lookup = state.ascending_lookup(seq);
+    in_key_order(keys, |key| Ok(lookup.get(key).map(<[u8]>::to_vec)))
 }
 
 fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Result<CountPage> {
@@ -95,7 +96,8 @@ fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Re
 fn contains_at(state: &RwLock<MvccState>, at: At, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
     let state = read(state)?;
     let seq = at.resolve(&state);
-    in_key_order(keys, |key| Ok(state.contains(key, seq)))
+    let mut lookup = state.ascending_lookup(seq);
+    in_key_order(keys, |key| Ok(lookup.get(key).is_some()))
 }
 
 fn visit_at(
