@@ -18,7 +18,8 @@ use rowdex_planner::{AccessPath, Direction, IndexHint};
 use crate::db::txn::read_view;
 use crate::error::{Error, Result};
 use crate::native::compile::NativeQuery;
-use crate::scan::read::{offset_limit, scan_rows};
+use crate::scan::columnar::BatchDecoder;
+use crate::scan::read::{offset_limit, row_entries, scan_rows};
 use crate::session::Session;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::values::rows_to_batch;
@@ -241,35 +242,53 @@ async fn query_page(
     }
     let direction = scan.direction;
     let snapshot = read_view(&session.db, session.open_txn().as_ref());
-    let rows: Vec<Vec<Datum>> = offset_limit(
-        scan_rows(Arc::new(scan), snapshot, cutoff, plan_budget),
-        0,
-        Some(page_size),
-    )
-    .try_collect()
-    .await?;
-    let next = if rows.len() == page_size {
-        rows.last().map(|last| {
-            let after = match &index {
-                Some(index) => layout::entry_position(&table, index, last),
-                None => {
-                    let key: Vec<&Datum> = table.key.iter().map(|k| &last[k.column]).collect();
-                    table.encode_key_values(&key)
-                }
-            };
-            Cursor {
-                fingerprint,
-                index: index.as_ref().map(|i| i.id),
-                direction,
-                after,
-            }
-            .encode()
-        })
-    } else {
-        None
-    };
     let schema = native.schema();
-    let batch = rows_to_batch(&table, &schema, &native.columns, &rows)?;
+    let (batch, last) = match row_entries(&scan, snapshot.clone(), cutoff, plan_budget) {
+        Some(entries) => {
+            // Every entry is a result row: decode only the selected columns into the batch,
+            // and the whole row of the last one, for the cursor.
+            let entries: Vec<(Vec<u8>, Vec<u8>)> = offset_limit(entries, 0, Some(page_size))
+                .try_collect()
+                .await?;
+            let decoder = BatchDecoder::new(table.clone(), &native.columns, schema.clone());
+            let last = match entries.last() {
+                Some((key, value)) if entries.len() == page_size => {
+                    Some(table.decode_row(key, value)?)
+                }
+                _ => None,
+            };
+            (decoder.decode(&entries)?, last)
+        }
+        None => {
+            let rows: Vec<Vec<Datum>> = offset_limit(
+                scan_rows(Arc::new(scan), snapshot, cutoff, plan_budget),
+                0,
+                Some(page_size),
+            )
+            .try_collect()
+            .await?;
+            let batch = rows_to_batch(&table, &schema, &native.columns, &rows)?;
+            let last = rows.into_iter().nth(page_size.saturating_sub(1));
+            (batch, last)
+        }
+    };
+    // A full page has a next one (possibly empty); a short page is the last.
+    let next = last.map(|last| {
+        let after = match &index {
+            Some(index) => layout::entry_position(&table, index, &last),
+            None => {
+                let key: Vec<&Datum> = table.key.iter().map(|k| &last[k.column]).collect();
+                table.encode_key_values(&key)
+            }
+        };
+        Cursor {
+            fingerprint,
+            index: index.as_ref().map(|i| i.id),
+            direction,
+            after,
+        }
+        .encode()
+    });
     Ok(Page {
         schema,
         batches: vec![batch],

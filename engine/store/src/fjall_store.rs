@@ -15,6 +15,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fjall::config::{HashRatioPolicy, PartitioningPolicy, PinningPolicy};
 use fjall::{
     CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot,
 };
@@ -78,6 +79,32 @@ const MAX_JOURNALING_BYTES: u64 = 64 * 1024 * 1024;
 /// A store kept in a fjall database directory.
 pub type FjallStore = Store<FjallBackend>;
 
+/// How the data keyspace lays out its tables, fixed when the keyspace is created (a database
+/// created before keeps the options it was created with).
+///
+/// Point reads are most of an index query's work (row lookups, presence checks), so every
+/// table keeps its whole index block and bloom filter in memory (pinned, not partitioned, as
+/// RocksDB keeps a table reader's index and filter by default): a read checks the filter,
+/// binary-searches the index and loads one data block. fjall's defaults pin only the upper
+/// levels and partition the last ones, so a read in a compacted tree first searched a
+/// top-level index and fetched a filter partition and an index partition through the block
+/// cache (1.2 µs for a presence check, 5 µs for a get in the peers bench's profile). Data
+/// blocks carry a hash index, so a point read finds its entry without a binary search.
+/// Pinned filters cost about 1.25 bytes per key (10 bits), index blocks about one key per
+/// 4 KiB data block.
+fn data_keyspace_options() -> KeyspaceCreateOptions {
+    KeyspaceCreateOptions::default()
+        .filter_block_pinning_policy(PinningPolicy::all(true))
+        .index_block_pinning_policy(PinningPolicy::all(true))
+        .filter_block_partitioning_policy(PartitioningPolicy::all(false))
+        .index_block_partitioning_policy(PartitioningPolicy::all(false))
+        .data_block_hash_ratio_policy(HashRatioPolicy::all(DATA_BLOCK_HASH_RATIO))
+}
+
+/// Hash index slots per entry of a data block (the hash index of RocksDB's data blocks uses
+/// 0.75 by default).
+const DATA_BLOCK_HASH_RATIO: f32 = 0.75;
+
 impl Store<FjallBackend> {
     /// Opens (creating if needed) the database in `dir`.
     ///
@@ -107,7 +134,7 @@ impl Store<FjallBackend> {
             // Only values over 4 KiB were compressed, and a journal now lives briefly.
             .journal_compression(CompressionType::None)
             .open()?;
-        let data = db.keyspace(DATA_KEYSPACE, KeyspaceCreateOptions::default)?;
+        let data = db.keyspace(DATA_KEYSPACE, data_keyspace_options)?;
         let padding = db.keyspace(journal::JOURNAL_KEYSPACE, KeyspaceCreateOptions::default)?;
         Ok(Store::with_backend(FjallBackend {
             db,

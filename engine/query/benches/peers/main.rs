@@ -51,7 +51,9 @@
 //! exits non-zero), so leave it out with `--engines` on such a machine.
 //!
 //! Run: `cargo bench -p rowdex --bench peers [-- --quick] [--rows N]
-//! [--engines rowdex-fjall,sqlite,...] [--cases point,intersect,...]`. On the 2-core
+//! [--engines rowdex-fjall,sqlite,...] [--cases point,intersect,...] [--repeat N]`
+//! (`--repeat` runs each timed case's calls N times over, so that a profiler attached at a
+//! case's `CASE` line has time to sample it). On the 2-core
 //! development machine `--quick` takes about 20 s for all six engines (a few seconds each); the
 //! full run on 1 000 000 rows took about 4.5 minutes before PostgreSQL and the added cases, so
 //! expect 6 to 8 minutes now (an estimate, not yet timed).
@@ -96,6 +98,8 @@ struct Args {
     engines: Vec<String>,
     /// Set in a child: the engine it measures.
     child: Option<String>,
+    /// Each timed case's calls, this many times over.
+    repeat: u64,
 }
 
 fn comma_list(list: &str) -> Vec<String> {
@@ -127,6 +131,7 @@ impl Args {
             cases: value_of("--cases").map(|list| comma_list(&list)),
             engines,
             child: value_of("--child"),
+            repeat: value_of("--repeat").map_or(Ok(1), |n| n.parse())?.max(1),
         })
     }
 
@@ -139,6 +144,7 @@ impl Args {
                 lookup: 1_000,
                 intersect: 20,
                 aggregate: 1,
+                repeat: self.repeat,
             }
         } else {
             Reps {
@@ -147,6 +153,7 @@ impl Args {
                 lookup: 5_000,
                 intersect: 100,
                 aggregate: 3,
+                repeat: self.repeat,
             }
         }
     }
@@ -158,6 +165,7 @@ impl Args {
         if self.quick {
             command.arg("--quick");
         }
+        command.args(["--repeat", &self.repeat.to_string()]);
         if let Some(cases) = &self.cases {
             command.args(["--cases", &cases.join(",")]);
         }

@@ -8,6 +8,7 @@
 //! entries are not in primary-key order, a range on the indexed column, is buffered and sorted,
 //! within the memory budget: past it, the input filters the looked-up rows instead).
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -77,7 +78,7 @@ pub fn row_entries(
             covering: false,
         } => {
             let index = plan.table.indexes.get(input.index)?.clone();
-            let pks = entry_pks(index_entries(plan, input, &index, reader.clone()), index);
+            let pks = index_pks(plan, input, index, reader.clone());
             lookup_entries(plan, pks, reader, family)
         }
         AccessPath::IndexIntersection {
@@ -239,16 +240,15 @@ fn index_rows(
     let Some(index) = table.indexes.get(input.index).cloned() else {
         return stream::empty().boxed();
     };
-    let entries = index_entries(plan, input, &index, reader.clone());
     if covering {
-        return entries
+        return index_entries(plan, input, &index, reader)
             .and_then(move |(key, value)| {
                 let decoded = layout::decode_entry(&table, &index, &key, &value);
                 futures::future::ready(decoded.map(|(row, _)| row).map_err(Error::from))
             })
             .boxed();
     }
-    lookup_rows(plan, entry_pks(entries, index), reader)
+    lookup_rows(plan, index_pks(plan, input, index, reader.clone()), reader)
 }
 
 /// The entries of an index range in index order (or its reverse).
@@ -277,6 +277,60 @@ fn index_entries(
         .map(|(_, ranges)| ranges_in_order(reader.clone(), ranges, plan.direction, page))
         .collect();
     merge_sorted(streams, index.header_len(), plan.direction)
+}
+
+/// The encoded primary keys of an index range's entries, in index order (or its reverse).
+/// An unsalted index is read in place: the store lends each entry and only its primary key is
+/// copied out. A salted one is read as entries, to merge its buckets on the entry key.
+fn index_pks(
+    plan: &ScanPlan,
+    input: &IndexInput,
+    index: IndexDef,
+    reader: Arc<dyn KvRead>,
+) -> PkStream {
+    if index.is_salted() {
+        return entry_pks(index_entries(plan, input, &index, reader), index);
+    }
+    let mut ranges = plan.index_scan_ranges(input);
+    if plan.direction == Direction::Reverse {
+        ranges.reverse();
+    }
+    let (direction, page) = (plan.direction, page_size(plan));
+    let state = (VecDeque::from(ranges), reader, index);
+    stream::try_unfold(state, move |(mut ranges, reader, index)| async move {
+        while let Some(range) = ranges.front() {
+            let (mut pks, mut damaged) = (Vec::new(), None);
+            let rest = reader
+                .visit_page(
+                    range,
+                    direction,
+                    page,
+                    &mut |key, _| match layout::pk_offset(&index, key) {
+                        Ok(offset) if damaged.is_none() => pks.push(Ok(key[offset..].to_vec())),
+                        Ok(_) => {}
+                        Err(error) => {
+                            damaged.get_or_insert(error);
+                        }
+                    },
+                )
+                .await?;
+            if let Some(error) = damaged {
+                return Err(Error::from(error));
+            }
+            match rest {
+                Some(rest) => ranges[0] = rest,
+                None => {
+                    ranges.pop_front();
+                }
+            }
+            if !pks.is_empty() {
+                return Ok(Some((stream::iter(pks), (ranges, reader, index))));
+            }
+        }
+        Ok(None)
+    })
+    .try_flatten()
+    .boxed()
 }
 
 /// The encoded primary keys of index entries, in their order.
