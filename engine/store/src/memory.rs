@@ -84,8 +84,7 @@ fn multi_get_at(
     // One guard for all keys, so they come from the same committed state.
     let state = read(state)?;
     let seq = at.resolve(&state);
-    let mut lookup = state.ascending_lookup(seq);
-    in_key_order(keys, |key| Ok(lookup.get(key).map(<[u8]>::to_vec)))
+    in_key_order(keys, |key| Ok(state.get(key, seq)))
 }
 
 fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Result<CountPage> {
@@ -96,8 +95,7 @@ fn count_at(state: &RwLock<MvccState>, at: At, range: &KeyRange, cap: u64) -> Re
 fn contains_at(state: &RwLock<MvccState>, at: At, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
     let state = read(state)?;
     let seq = at.resolve(&state);
-    let mut lookup = state.ascending_lookup(seq);
-    in_key_order(keys, |key| Ok(lookup.get(key).is_some()))
+    in_key_order(keys, |key| Ok(state.contains(key, seq)))
 }
 
 fn visit_at(

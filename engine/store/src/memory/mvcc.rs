@@ -10,11 +10,8 @@
 //! history (tracked in a set, so the sweep does not walk the whole map) whenever the horizon
 //! advances because the oldest snapshot was released.
 
-use std::cmp::Ordering;
-use std::collections::btree_map::{self, Entry};
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
-use std::iter::Peekable;
-use std::ops::Bound;
 
 use crate::range::{EntryVisitor, collect_page, count_keys, visit_entries};
 use crate::{CountPage, Direction, KeyRange, Mutation, Result, ScanPage, WriteBatch};
@@ -49,13 +46,11 @@ impl MvccState {
             .map(<[u8]>::to_vec)
     }
 
-    /// A reader of keys in ascending order as of sequence `at` (see [`AscendingLookup`]).
-    pub(super) fn ascending_lookup(&self, at: u64) -> AscendingLookup<'_> {
-        AscendingLookup {
-            state: self,
-            at,
-            cursor: None,
-        }
+    /// Whether `key` holds a value as of sequence `at`.
+    pub(super) fn contains(&self, key: &[u8], at: u64) -> bool {
+        self.versions
+            .get(key)
+            .is_some_and(|versions| visible(versions, at).is_some())
     }
 
     /// Counts up to `cap` entries of `range` as of sequence `at`.
@@ -231,57 +226,6 @@ impl MvccState {
     }
 }
 
-/// Entries an [`AscendingLookup`] steps over before it searches the tree afresh: stepping to a
-/// neighbouring entry costs a comparison, a search some fifty (each a key on the heap).
-const LOOKUP_STEPS: usize = 32;
-
-/// Looks up keys given in ascending order: from the entry the last lookup found, a key a few
-/// entries further on is reached by stepping along the tree's leaves instead of searching
-/// from the root (a batch of presence checks on one index value lands every few entries).
-pub(super) struct AscendingLookup<'a> {
-    state: &'a MvccState,
-    at: u64,
-    /// The entries from the last key looked up on.
-    cursor: Option<Peekable<btree_map::Range<'a, Vec<u8>, Vec<Version>>>>,
-}
-
-impl<'a> AscendingLookup<'a> {
-    /// The value of `key` (not below any key looked up before).
-    pub(super) fn get(&mut self, key: &[u8]) -> Option<&'a [u8]> {
-        self.versions(key)
-            .and_then(|versions| visible(versions, self.at))
-    }
-
-    fn versions(&mut self, key: &[u8]) -> Option<&'a [Version]> {
-        if let Some(cursor) = &mut self.cursor {
-            for _ in 0..LOOKUP_STEPS {
-                let Some((next, versions)) = cursor.peek() else {
-                    // Nothing at or after the previous key, so nothing at `key` either.
-                    return None;
-                };
-                match next.as_slice().cmp(key) {
-                    Ordering::Less => {
-                        cursor.next();
-                    }
-                    Ordering::Equal => return Some(versions.as_slice()),
-                    Ordering::Greater => return None,
-                }
-            }
-        }
-        let mut cursor = self
-            .state
-            .versions
-            .range::<[u8], _>((Bound::Included(key), Bound::Unbounded))
-            .peekable();
-        let found = match cursor.peek() {
-            Some((next, versions)) if next.as_slice() == key => Some(versions.as_slice()),
-            _ => None,
-        };
-        self.cursor = Some(cursor);
-        found
-    }
-}
-
 /// What a key holds after [`prune_versions`].
 enum Kept {
     /// Nothing anyone can read: the key goes.
@@ -317,43 +261,6 @@ fn visible(versions: &[Version], at: u64) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ascending_lookups_answer_like_gets_near_and_far() {
-        let mut s = MvccState::default();
-        // Even keys 0..2000; every tenth one deleted afterwards.
-        let key = |i: u32| i.to_be_bytes().to_vec();
-        let mut puts = WriteBatch::new();
-        for i in (0..2000).step_by(2) {
-            puts.put(key(i), i.to_le_bytes().to_vec());
-        }
-        s.apply(puts);
-        let pinned = s.pin();
-        let mut deletes = WriteBatch::new();
-        for i in (0..2000).step_by(20) {
-            deletes.delete(key(i));
-        }
-        s.apply(deletes);
-        // Steps of every size, from neighbours to jumps far past LOOKUP_STEPS, and repeats.
-        let mut probes = Vec::new();
-        let mut i = 0;
-        for step in [1, 1, 0, 3, 2, 13, 20, 0, 7, 500, 1, 64, 65, 66, 0, 900] {
-            i += step;
-            probes.push(i);
-        }
-        probes.push(5000);
-        for at in [pinned, s.committed()] {
-            let mut lookup = s.ascending_lookup(at);
-            for &probe in &probes {
-                let expected = s.get(&key(probe), at);
-                assert_eq!(
-                    lookup.get(&key(probe)).map(<[u8]>::to_vec),
-                    expected,
-                    "{probe}"
-                );
-            }
-        }
-    }
 
     fn batch(ops: &[(&[u8], Option<&[u8]>)]) -> WriteBatch {
         let mut b = WriteBatch::new();
