@@ -155,16 +155,28 @@ fn key_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStr
     }
 }
 
-/// The rows of a plan that reads the table by key. A table with column families is read
-/// through the first family the plan needs, and the rows are completed with the entries of
-/// the other needed families, a batch at a time; families it does not need are never read.
+/// The rows of a plan that reads the table by key (see [`family_rows`]).
 fn key_rows(plan: &ScanPlan, reader: Arc<dyn KvRead>) -> RowStream {
+    family_rows(plan, reader, |driving, reader| {
+        key_entries(plan, reader, driving)
+    })
+}
+
+/// The rows of a plan, from the entries `entries_of` reads of one family. A table with column
+/// families is read through the first family the plan needs, and the rows are completed with
+/// the entries of the other needed families, a batch at a time; families it does not need are
+/// never read.
+fn family_rows(
+    plan: &ScanPlan,
+    reader: Arc<dyn KvRead>,
+    entries_of: impl FnOnce(u8, Arc<dyn KvRead>) -> EntryStream,
+) -> RowStream {
     let table = plan.table.clone();
     let families = plan.families_read();
     let Some((&driving, others)) = families.split_first() else {
         return stream::empty().boxed();
     };
-    let entries = key_entries(plan, reader.clone(), driving);
+    let entries = entries_of(driving, reader.clone());
     if others.is_empty() {
         return decode_rows(table, entries);
     }
@@ -379,41 +391,9 @@ fn lookup_entries(
 /// Looks up the rows of a stream of encoded primary keys, keeping its order: the entries of
 /// the families the plan reads (the row entries of a table without families).
 fn lookup_rows(plan: &ScanPlan, pks: PkStream, reader: Arc<dyn KvRead>) -> RowStream {
-    let table = plan.table.clone();
-    let families = plan.families_read();
-    let Some((&driving, others)) = families.split_first() else {
-        return stream::empty().boxed();
-    };
-    if others.is_empty() {
-        return decode_rows(table, lookup_entries(plan, pks, reader, driving));
-    }
-    let others = others.to_vec();
-    pks.try_chunks(lookup_chunk(plan))
-        .map_err(|e| e.1)
-        .and_then(move |pks| {
-            let (reader, table, others) = (reader.clone(), table.clone(), others.clone());
-            async move {
-                let keys: Vec<Vec<u8>> = pks
-                    .iter()
-                    .map(|pk| table.family_row_key(driving, pk))
-                    .collect();
-                let values = reader.multi_get(&keys).await?;
-                let mut found_pks = Vec::with_capacity(keys.len());
-                let mut rows = Vec::with_capacity(keys.len());
-                // As in `lookup_entries`, a pk without its row is skipped.
-                for ((key, value), pk) in keys.iter().zip(values).zip(pks) {
-                    if let Some(value) = value {
-                        rows.push(table.decode_row(key, &value)?);
-                        found_pks.push(pk);
-                    }
-                }
-                rows::complete_rows(reader.as_ref(), &table, &found_pks, &mut rows, &others)
-                    .await?;
-                Ok::<_, Error>(stream::iter(rows.into_iter().map(Ok).collect::<Vec<_>>()))
-            }
-        })
-        .try_flatten()
-        .boxed()
+    family_rows(plan, reader, |driving, reader| {
+        lookup_entries(plan, pks, reader, driving)
+    })
 }
 
 /// The rows of an intersection (see [`intersection_source`]), in primary-key order: decoded
