@@ -263,19 +263,28 @@ fn probe_keys<'a>(
     parts: &[Vec<u8>],
     pks: &[Vec<u8>],
 ) -> &'a [Vec<u8>] {
-    let wanted = pks.len() * parts.len();
-    if probes.len() < wanted {
-        probes.resize_with(wanted, Vec::new);
-    }
     let keys = pks
         .iter()
         .flat_map(|pk| parts.iter().map(move |part| (part, pk)));
-    for (probe, (part, pk)) in probes.iter_mut().zip(keys) {
-        probe.clear();
+    let mut wanted = 0;
+    for (part, pk) in keys {
+        let probe = reused_buffer(probes, wanted);
         probe.extend_from_slice(part);
         probe.extend_from_slice(pk);
+        wanted += 1;
     }
     &probes[..wanted]
+}
+
+/// The `i`-th of `buffers`, emptied (its allocation kept), growing `buffers` by one when `i`
+/// is just past its end.
+fn reused_buffer(buffers: &mut Vec<Vec<u8>>, i: usize) -> &mut Vec<u8> {
+    if i == buffers.len() {
+        buffers.push(Vec::new());
+    }
+    let buffer = &mut buffers[i];
+    buffer.clear();
+    buffer
 }
 
 /// Overwrites `buf` with `bytes`, keeping its allocation.
@@ -589,12 +598,7 @@ impl RangeCursor {
                         short_key.get_or_insert_with(|| key.to_vec());
                         return;
                     };
-                    if *len == page.len() {
-                        page.push(Vec::new());
-                    }
-                    let buffer = &mut page[*len];
-                    buffer.clear();
-                    buffer.extend_from_slice(pk);
+                    reused_buffer(page, *len).extend_from_slice(pk);
                     *len += 1;
                 })
                 .await?;

@@ -151,16 +151,9 @@ impl MvccState {
             match prune_versions(versions, horizon) {
                 Kept::Nothing => {
                     let (key, _) = occupied.remove_entry();
-                    self.history.remove(&key);
+                    track_history(&mut self.history, &key, Kept::Nothing);
                 }
-                Kept::History => {
-                    if !self.history.contains(occupied.key()) {
-                        self.history.insert(occupied.key().clone());
-                    }
-                }
-                Kept::OneValue => {
-                    self.history.remove(occupied.key());
-                }
+                kept => track_history(&mut self.history, occupied.key(), kept),
             }
         }
         // Bumping `committed` is what makes the whole batch visible at once.
@@ -203,20 +196,10 @@ impl MvccState {
             Some(versions) => prune_versions(versions, horizon),
             None => Kept::Nothing,
         };
-        match kept {
-            Kept::Nothing => {
-                self.versions.remove(key);
-                self.history.remove(key);
-            }
-            Kept::History => {
-                if !self.history.contains(key) {
-                    self.history.insert(key.to_vec());
-                }
-            }
-            Kept::OneValue => {
-                self.history.remove(key);
-            }
+        if let Kept::Nothing = kept {
+            self.versions.remove(key);
         }
+        track_history(&mut self.history, key, kept);
     }
 
     /// Total number of stored versions (for tests of pruning).
@@ -246,6 +229,20 @@ fn prune_versions(versions: &mut Vec<Version>, horizon: u64) -> Kept {
         [only] if only.value.is_none() && only.seq <= horizon => Kept::Nothing,
         [only] if only.value.is_some() => Kept::OneValue,
         _ => Kept::History,
+    }
+}
+
+/// Keeps `key` in the set of keys carrying history exactly when `kept` says it does.
+fn track_history(history: &mut BTreeSet<Vec<u8>>, key: &[u8], kept: Kept) {
+    match kept {
+        Kept::History => {
+            if !history.contains(key) {
+                history.insert(key.to_vec());
+            }
+        }
+        Kept::Nothing | Kept::OneValue => {
+            history.remove(key);
+        }
     }
 }
 
