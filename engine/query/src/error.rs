@@ -132,6 +132,13 @@ pub enum Error {
         loaded: u64,
         source: Box<Error>,
     },
+    #[error("cannot start a thread for {work}: {source}")]
+    ThreadStart {
+        work: &'static str,
+        source: std::io::Error,
+    },
+    #[error("a worker thread stopped while {work} (a bug in rowdex; please report it)")]
+    WorkerStopped { work: &'static str },
     #[error("the statement takes {expected} parameters, {given} were given")]
     ParameterCount { expected: usize, given: usize },
     #[error("a stored row count is corrupt: {0}")]

@@ -173,6 +173,13 @@ impl<H: TransactionHooks> Transaction for HookedTransaction<H> {
         self.inner.delete(key);
     }
 
+    fn put_run(&mut self, ascending: Vec<(Vec<u8>, Vec<u8>)>) {
+        for (key, _) in &ascending {
+            self.hooks.on_write(key);
+        }
+        self.inner.put_run(ascending);
+    }
+
     fn savepoint(&mut self) -> Savepoint {
         self.inner.savepoint()
     }

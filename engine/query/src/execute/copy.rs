@@ -7,7 +7,8 @@
 //! stops: a row that cannot be converted stops the load after every row before it is written,
 //! and a batch that cannot be written is not written at all, so the rows before its first line
 //! are exactly the ones loaded. Either error names the line. The file is read and its records
-//! converted on a thread of its own, a batch ahead of the transaction writing the one before.
+//! converted on a thread of its own, and each batch is encoded (keys, cells, index entries,
+//! sorted) on another, both ahead of the transaction writing the batch before.
 //!
 //! `COPY t TO 'file.csv'` and `COPY (SELECT ...) TO 'file.csv'` write CSV with the same options.
 
@@ -34,7 +35,8 @@ use crate::sql::names::{object_name, target_columns};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::values::full_row;
 use crate::write::WRITE_ATTEMPTS;
-use crate::write::rows::{OnExisting, write_rows};
+use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
+use crate::write::rows::assign_rowids;
 
 /// Rows per load transaction: large enough that commits are a small part of the load and that
 /// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
@@ -227,6 +229,8 @@ async fn copy_from(
         })?;
     let progress_label = format!("loading {} (bytes)", def.name);
     let mut loaded = 0u64;
+    // The batch being encoded on a thread of its own while the one before it is written.
+    let mut encoding: Option<EncodingBatch> = None;
     while let Some(message) = parsed.recv().await {
         match message {
             Parsed::Batch {
@@ -234,19 +238,29 @@ async fn copy_from(
                 first_line,
                 last_line,
             } => {
-                loaded += load_batch(
-                    session, &def, &targets, &mut rows, first_line, last_line, loaded,
-                )
-                .await?;
-                if let Some(progress) = &session.progress {
-                    progress(
-                        &progress_label,
-                        bytes_read.load(Ordering::Relaxed),
-                        total_bytes,
-                    );
+                let lines = BatchLines {
+                    first: first_line,
+                    last: last_line,
+                };
+                if let Err(error) = assign_rowids(db, &def, &mut rows).await {
+                    return Err(lines.failed(loaded, error));
+                }
+                let next = EncodingBatch::start(&def, &targets, rows, db.now_micros(), lines)?;
+                if let Some(before) = encoding.replace(next) {
+                    loaded += load_batch(session, &def, &targets, before, loaded).await?;
+                    if let Some(progress) = &session.progress {
+                        progress(
+                            &progress_label,
+                            bytes_read.load(Ordering::Relaxed),
+                            total_bytes,
+                        );
+                    }
                 }
             }
             Parsed::Failed { line, error } => {
+                if let Some(before) = encoding.take() {
+                    loaded += load_batch(session, &def, &targets, before, loaded).await?;
+                }
                 return Err(Error::CopyRow {
                     line,
                     loaded,
@@ -255,10 +269,63 @@ async fn copy_from(
             }
         }
     }
+    if let Some(last) = encoding.take() {
+        loaded += load_batch(session, &def, &targets, last, loaded).await?;
+    }
     if let Some(progress) = &session.progress {
         progress(&progress_label, total_bytes, total_bytes);
     }
     Ok(Output::Affected { rows: loaded })
+}
+
+/// The lines of the file a batch holds.
+#[derive(Debug, Clone, Copy)]
+struct BatchLines {
+    first: u64,
+    last: u64,
+}
+
+impl BatchLines {
+    /// The error of a batch that could not be written, `loaded` rows having been before it.
+    fn failed(self, loaded: u64, error: Error) -> Error {
+        Error::CopyBatch {
+            first_line: self.first,
+            last_line: self.last,
+            loaded,
+            source: Box::new(error),
+        }
+    }
+}
+
+/// A batch handed to a thread that encodes it (`write::load`), so that on two cores its
+/// encoding overlaps the writing of the batch before.
+struct EncodingBatch {
+    encoded: tokio::sync::oneshot::Receiver<Result<EncodedRows>>,
+    lines: BatchLines,
+}
+
+impl EncodingBatch {
+    fn start(
+        def: &Arc<TableDef>,
+        targets: &[usize],
+        rows: Vec<Vec<Datum>>,
+        now: i64,
+        lines: BatchLines,
+    ) -> Result<EncodingBatch> {
+        let (sender, encoded) = tokio::sync::oneshot::channel();
+        let (def, targets) = (def.clone(), targets.to_vec());
+        std::thread::Builder::new()
+            .name("rowdex-copy-encoder".to_string())
+            .spawn(move || {
+                // Nothing is left to do when the writer has stopped listening.
+                let _ = sender.send(encode_new_rows(&def, &targets, rows, now));
+            })
+            .map_err(|source| Error::ThreadStart {
+                work: "encoding a COPY batch",
+                source,
+            })?;
+        Ok(EncodingBatch { encoded, lines })
+    }
 }
 
 /// What the reading thread of a COPY hands the writing task, in file order.
@@ -338,46 +405,38 @@ impl RecordConverter {
     }
 }
 
-/// Writes one batch in its own transaction (retrying races), emptying it; returns its size.
+/// Writes one batch in its own transaction once it is encoded (retrying races); returns its
+/// size.
 async fn load_batch(
     session: &Session,
     def: &TableDef,
     targets: &[usize],
-    batch: &mut Vec<Vec<Datum>>,
-    first_line: u64,
-    last_line: u64,
+    batch: EncodingBatch,
     loaded_before: u64,
 ) -> Result<u64> {
-    if batch.is_empty() {
+    let lines = batch.lines;
+    let mut encoded = match batch.encoded.await {
+        Ok(Ok(encoded)) => encoded,
+        Ok(Err(error)) => return Err(lines.failed(loaded_before, error)),
+        Err(_) => {
+            let error = Error::WorkerStopped {
+                work: "encoding a COPY batch",
+            };
+            return Err(lines.failed(loaded_before, error));
+        }
+    };
+    if encoded.len() == 0 {
         return Ok(0);
     }
     let mut attempt = 1;
     loop {
-        // A write that fails for any reason writes nothing, so the batch can be offered again.
-        let def = session.db.table_def(&def.name)?;
-        match write_rows(
-            &session.db,
-            None,
-            &def,
-            targets,
-            batch.clone(),
-            OnExisting::Fail,
-        )
-        .await
-        {
-            Ok(written) => {
-                batch.clear();
-                return Ok(written);
-            }
+        // A write that fails for any reason writes nothing, so the batch can be offered again
+        // (row by row, against the definition as it is now).
+        let current = session.db.table_def(&def.name)?;
+        match write_new_rows(&session.db, &current, targets, &mut encoded).await {
+            Ok(written) => return Ok(written),
             Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
-            Err(error) => {
-                return Err(Error::CopyBatch {
-                    first_line,
-                    last_line,
-                    loaded: loaded_before,
-                    source: Box::new(error),
-                });
-            }
+            Err(error) => return Err(lines.failed(loaded_before, error)),
         }
     }
 }

@@ -60,11 +60,21 @@ impl<'a> RowWriter<'a> {
         def: &'a TableDef,
         txn: Option<&Arc<SessionTxn>>,
     ) -> Result<RowWriter<'a>> {
+        Self::begin_at(db, def, txn, db.now_micros()).await
+    }
+
+    /// Like [`RowWriter::begin`], for a statement whose time is `now` (rows encoded before
+    /// the transaction began carry that time).
+    pub(crate) async fn begin_at(
+        db: &'a DbState,
+        def: &'a TableDef,
+        txn: Option<&Arc<SessionTxn>>,
+        now: i64,
+    ) -> Result<RowWriter<'a>> {
         let target = match txn {
             Some(txn) => Target::Joined(txn.clone()),
             None => Target::Own(db.store.begin().await?),
         };
-        let now = db.now_micros();
         let writer = RowWriter {
             db,
             def,
@@ -170,6 +180,28 @@ impl<'a> RowWriter<'a> {
         self.puts.extend(change.puts);
         self.versioned.extend(change.versioned);
         self.unique_probes.extend(change.unique_probes);
+    }
+
+    /// Stages the insert of `rows` new rows whose row and index entries are `ascending` (sorted,
+    /// each key once, none stored: see `write::load`), with the UNIQUE index entries among them
+    /// in `unique_probes`, checked at commit like any other.
+    pub(crate) async fn stage_new_run(
+        &mut self,
+        rows: usize,
+        ascending: Vec<(Vec<u8>, Vec<u8>)>,
+        unique_probes: BTreeSet<(usize, Vec<u8>)>,
+    ) -> Result<()> {
+        self.apply().await?;
+        self.row_delta += i64::try_from(rows).unwrap_or(i64::MAX);
+        self.unique_probes.extend(unique_probes);
+        match &mut self.target {
+            Target::Own(tx) => tx.put_run(ascending),
+            Target::Joined(_) => {
+                self.puts = ascending;
+                self.apply().await?;
+            }
+        }
+        Ok(())
     }
 
     /// Applies what is staged to the transaction: every delete before any put, so that a row

@@ -37,20 +37,10 @@ pub(crate) async fn write_rows(
     mode: OnExisting,
 ) -> Result<u64> {
     let hidden = def.rowid_column();
-    if let Some(rowid_column) = hidden {
-        let first = reserve_rowids(db, def, rows.len()).await?;
-        for (offset, row) in rows.iter_mut().enumerate() {
-            row[rowid_column] = Datum::Int(first + offset as i64);
-        }
-    }
-    // Columns the statement does not set must still satisfy NOT NULL (an UPSERT that updates an
-    // existing row is checked again after merging).
-    for row in &rows {
-        for (i, column) in def.columns.iter().enumerate() {
-            if !targets.contains(&i) && Some(i) != hidden && mode != OnExisting::MergeColumns {
-                assign(def, column, row[i].clone())?;
-            }
-        }
+    assign_rowids(db, def, &mut rows).await?;
+    // An UPSERT that updates an existing row is checked after merging instead.
+    if mode != OnExisting::MergeColumns {
+        check_unset_columns(def, targets, &rows)?;
     }
 
     let mut writer = RowWriter::begin(db, def, txn).await?;
@@ -146,6 +136,40 @@ async fn prefetch_existing(
         return Ok(None);
     }
     Ok(Some(writer.stored_rows(&keys).await?.into_iter()))
+}
+
+/// Gives the rows of a table without a primary key their hidden row ids (fresh ones, so a
+/// row given ids before gets new ones); other tables' rows are left as they are.
+pub(crate) async fn assign_rowids(
+    db: &DbState,
+    def: &TableDef,
+    rows: &mut [Vec<Datum>],
+) -> Result<()> {
+    if let Some(rowid_column) = def.rowid_column() {
+        let first = reserve_rowids(db, def, rows.len()).await?;
+        for (offset, row) in rows.iter_mut().enumerate() {
+            row[rowid_column] = Datum::Int(first + offset as i64);
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the columns a statement does not set (outside `targets`, the hidden row id
+/// aside) may hold the NULL they get: NOT NULL is checked for every row.
+pub(crate) fn check_unset_columns(
+    def: &TableDef,
+    targets: &[usize],
+    rows: &[Vec<Datum>],
+) -> Result<()> {
+    let hidden = def.rowid_column();
+    for row in rows {
+        for (i, column) in def.columns.iter().enumerate() {
+            if !targets.contains(&i) && Some(i) != hidden {
+                assign(def, column, row[i].clone())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_not_null(def: &TableDef, row: &[Datum]) -> Result<()> {

@@ -126,6 +126,23 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
         self.buffer(key, None);
     }
 
+    fn put_run(&mut self, ascending: Vec<(Vec<u8>, Vec<u8>)>) {
+        if self.undo.is_some() || ascending.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
+            // A savepoint needs what each write replaced; an unsorted run gets no shortcut.
+            for (key, value) in ascending {
+                self.buffer(key, Some(value));
+            }
+            return;
+        }
+        // Built from sorted input in one pass, then merged with what is buffered in another
+        // (the run's values win), instead of one tree search and insert per key.
+        let mut run: Writes = ascending
+            .into_iter()
+            .map(|(key, value)| (key, Some(value)))
+            .collect();
+        self.writes.append(&mut run);
+    }
+
     fn savepoint(&mut self) -> Savepoint {
         let savepoint = Savepoint {
             undo_len: self.undo.get_or_insert_with(Vec::new).len(),

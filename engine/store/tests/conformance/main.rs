@@ -92,6 +92,7 @@ macro_rules! backend_suite {
                 txn::rollback_to_savepoint_undoes_later_writes,
                 txn::read_only_commit_succeeds,
                 txn::dropped_transaction_writes_nothing,
+                txn::put_run_is_a_put_of_each,
                 txn::invalid_write_fails_commit,
                 txn::concurrent_increments_are_serialized,
             );

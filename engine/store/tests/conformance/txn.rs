@@ -290,6 +290,45 @@ pub async fn rollback_to_savepoint_undoes_later_writes(store: Arc<dyn KvStore>) 
     Ok(())
 }
 
+/// A run of ascending puts is the same as a put of each: over buffered writes and deletes
+/// (the run's values win), under a savepoint (rolled back with the rest), and unsorted.
+pub async fn put_run_is_a_put_of_each(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("c", "3"), ("e", "5")]).await?;
+    let run = |pairs: &[(&str, &str)]| entries(pairs);
+    let mut tx = store.begin().await?;
+    tx.put(b"b".to_vec(), b"2".to_vec());
+    tx.delete(b"c".to_vec());
+    tx.put(b"f".to_vec(), b"6".to_vec());
+    tx.put_run(run(&[("b", "20"), ("c", "30"), ("d", "40")]));
+    let seen = scan_all(&*tx, &KeyRange::all(), Direction::Forward, 2).await?;
+    let expected = [
+        ("a", "1"),
+        ("b", "20"),
+        ("c", "30"),
+        ("d", "40"),
+        ("e", "5"),
+    ];
+    assert_eq!(
+        seen,
+        entries(&[expected.as_slice(), &[("f", "6")]].concat())
+    );
+    let savepoint = tx.savepoint();
+    tx.put_run(run(&[("a", "10"), ("g", "70")]));
+    // Not ascending: taken key by key, the later value winning.
+    tx.put_run(run(&[("h", "8"), ("g", "71"), ("h", "80")]));
+    assert_eq!(tx.get(b"g").await?, Some(b"71".to_vec()));
+    assert_eq!(tx.get(b"h").await?, Some(b"80".to_vec()));
+    tx.rollback_to(savepoint);
+    tx.release(savepoint);
+    assert_eq!(tx.get(b"a").await?, Some(b"1".to_vec()));
+    assert_eq!(tx.get(b"g").await?, None);
+    tx.put_run(Vec::new());
+    tx.commit().await?;
+    let all = scan_all(&*store, &KeyRange::all(), Direction::Forward, 10).await?;
+    assert_eq!(all, entries(&[expected.as_slice(), &[("f", "6")]].concat()));
+    Ok(())
+}
+
 pub async fn invalid_write_fails_commit(store: Arc<dyn KvStore>) -> Result<()> {
     let mut tx = store.begin().await?;
     tx.put(b"ok".to_vec(), b"1".to_vec());
