@@ -1,10 +1,12 @@
-//! The `rowdex` binary: an interactive SQL shell over a rowdex database, and a script runner
-//! (`-c`, `-f`, or statements piped on stdin).
+//! The `rowdex` binary: an interactive SQL shell over a rowdex database, a script runner
+//! (`-c`, `-f`, or statements piped on stdin), and `rowdex serve`, the PostgreSQL wire-protocol
+//! server.
 
 mod output;
 mod progress;
 mod repl;
 mod script;
+mod serve;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -17,8 +19,15 @@ use crate::output::Format;
 use crate::script::run_script;
 
 #[derive(Parser, Debug)]
-#[command(name = "rowdex", version, about = "SQL over a sorted key-value store")]
+#[command(
+    name = "rowdex",
+    version,
+    about = "SQL over a sorted key-value store",
+    args_conflicts_with_subcommands = true
+)]
 struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
     /// Directory of the durable database (created if missing).
     #[arg(default_value = "./rowdex-data")]
     dir: PathBuf,
@@ -36,6 +45,13 @@ struct Args {
     format: Option<Format>,
 }
 
+#[derive(clap::Subcommand, Debug)]
+enum Action {
+    /// Serve the database to PostgreSQL clients (psql, pgbench, drivers) until SIGTERM or
+    /// Ctrl-C.
+    Serve(serve::ServeArgs),
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -48,7 +64,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(args))
+    match args.action {
+        Some(Action::Serve(serve_args)) => runtime.block_on(serve::serve(serve_args)),
+        None => runtime.block_on(run(args)),
+    }
 }
 
 async fn run(args: Args) -> ExitCode {

@@ -61,7 +61,7 @@ pub use error::{Error, Result};
 pub use execute::copy::COPY_BATCH_ROWS;
 pub use output::Output;
 pub use paging::Page;
-pub use prepared::Prepared;
+pub use prepared::{Description, Prepared};
 pub use rowdex_codec::Datum;
 pub use session::{Executor, ProgressFn, Session};
 pub use sql::command::Command;

@@ -6,12 +6,14 @@
 //! statement as literals and runs as if typed, so it still skips the parsing; DataFusion plans
 //! it afresh each time.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use datafusion::arrow::datatypes::{DataType as ArrowType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_codec::Datum;
 
+use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
 use crate::native;
 use crate::native::compile::NativeQuery;
@@ -27,6 +29,18 @@ impl Session {
     pub fn prepare(&self, sql: &str) -> Result<Prepared> {
         Prepared::new(self.clone(), sql)
     }
+}
+
+/// What a prepared statement takes and gives back, known before it runs (what a wire
+/// protocol's Describe reports).
+#[derive(Debug, Clone)]
+pub struct Description {
+    /// The type of each parameter where the statement fixes it (a comparison with a column,
+    /// an inserted or assigned column, LIMIT); None where any value goes.
+    pub parameters: Vec<Option<ArrowType>>,
+    /// The columns of the rows the statement returns; None for a statement that returns no
+    /// rows, and for a rowdex command (whose rows are known when it runs).
+    pub columns: Option<SchemaRef>,
 }
 
 /// A statement ready to run many times; see [`Session::prepare`].
@@ -85,6 +99,70 @@ impl Prepared {
         }
         let bound = bind_literals(&self.statement, params)?;
         self.session.run(&bound).await
+    }
+
+    /// The statement's parameter types and result columns, without running it where planning
+    /// tells them: a query, INSERT, UPDATE or DELETE is planned by DataFusion with its
+    /// parameters as placeholders. A query DataFusion cannot plan, EXPLAIN and SHOW TABLES run
+    /// once with every parameter NULL to learn their columns.
+    pub async fn describe(&self) -> Result<Description> {
+        let mut parameters = vec![None; self.parameters];
+        let ParsedStatement::Sql {
+            statement,
+            hints,
+            upsert,
+            ..
+        } = &self.statement
+        else {
+            return Ok(Description {
+                parameters,
+                columns: None,
+            });
+        };
+        let plannable = matches!(
+            statement.as_ref(),
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+        );
+        let plan = if plannable && !*upsert {
+            let ctx = self.session.statement_context(hints);
+            plan_statement(&ctx, statement.as_ref().clone()).await.ok()
+        } else {
+            None
+        };
+        if let Some(plan) = &plan {
+            for (name, data_type) in plan.get_parameter_types()? {
+                let index = name
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| n.checked_sub(1));
+                if let Some(slot) = index.and_then(|i| parameters.get_mut(i)) {
+                    *slot = data_type.filter(|t| *t != ArrowType::Null);
+                }
+            }
+        }
+        let columns = match (statement.as_ref(), plan) {
+            (Statement::Query(_), Some(plan)) => Some(Arc::new(plan.schema().as_arrow().clone())),
+            (Statement::Query(_) | Statement::Explain { .. } | Statement::ShowTables { .. }, _) => {
+                self.columns_when_run().await?
+            }
+            _ => None,
+        };
+        Ok(Description {
+            parameters,
+            columns,
+        })
+    }
+
+    /// The columns of the statement's result, learnt by running it with NULL parameters.
+    async fn columns_when_run(&self) -> Result<Option<SchemaRef>> {
+        let nulls = vec![Datum::Null; self.parameters];
+        Ok(match self.execute(&nulls).await? {
+            Output::Rows { schema, .. } => Some(schema),
+            _ => None,
+        })
     }
 
     /// Runs a query and returns its batches.

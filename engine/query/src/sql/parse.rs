@@ -117,21 +117,23 @@ impl ScriptStatement {
         }
     }
 
+    /// The statement's first `n` words, upper-cased (a quoted name or any other token is an
+    /// empty word): what kind of statement it is, without parsing it.
+    pub fn leading_words(&self, n: usize) -> Vec<String> {
+        self.tokens
+            .iter()
+            .filter_map(|t| match &t.token {
+                Token::Whitespace(_) => None,
+                Token::Word(word) if word.quote_style.is_none() => Some(word.value.to_uppercase()),
+                _ => Some(String::new()),
+            })
+            .take(n)
+            .collect()
+    }
+
     /// Whether this is `SHOW WARNINGS` (after which a shell need not repeat the warnings).
     pub fn is_show_warnings(&self) -> bool {
-        let mut words = self.tokens.iter().filter_map(|t| match &t.token {
-            Token::Whitespace(_) => None,
-            Token::Word(word) if word.quote_style.is_none() => Some(word.value.to_uppercase()),
-            _ => Some(String::new()),
-        });
-        matches!(
-            (
-                words.next().as_deref(),
-                words.next().as_deref(),
-                words.next()
-            ),
-            (Some("SHOW"), Some("WARNINGS"), None)
-        )
+        self.leading_words(3) == ["SHOW", "WARNINGS"]
     }
 }
 

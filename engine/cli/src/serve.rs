@@ -1,0 +1,97 @@
+//! `rowdex serve [DIR] [--memory] [--listen ADDR] [--max-connections N]`: opens the database
+//! and serves it over the PostgreSQL wire protocol until SIGTERM or Ctrl-C, then drains the
+//! open connections and flushes the store.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use rowdex::Database;
+use rowdex_server::{ServeOptions, Server};
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Directory of the durable database (created if missing).
+    #[arg(default_value = "./rowdex-data")]
+    dir: PathBuf,
+    /// Serve an in-memory database instead of DIR.
+    #[arg(long)]
+    memory: bool,
+    /// Address to listen on (loopback only: connections are not yet authenticated).
+    #[arg(long, default_value = "127.0.0.1:5432")]
+    listen: SocketAddr,
+    /// Connections served at once; more are refused.
+    #[arg(long, default_value_t = 100)]
+    max_connections: usize,
+    /// Seconds shutdown waits for open connections before closing them.
+    #[arg(long, default_value_t = 10)]
+    drain_seconds: u64,
+}
+
+pub async fn serve(args: ServeArgs) -> ExitCode {
+    let opened = if args.memory {
+        Database::open_memory().await
+    } else {
+        Database::open(&args.dir).await
+    };
+    let db = match opened {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("error: cannot open {}: {e}", args.dir.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = ServeOptions {
+        listen: args.listen,
+        max_connections: args.max_connections,
+        drain: Duration::from_secs(args.drain_seconds),
+    };
+    let server = match Server::bind(options).await {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let database = if args.memory {
+        "an in-memory database".to_string()
+    } else {
+        args.dir.display().to_string()
+    };
+    match server.local_addr() {
+        Ok(addr) => eprintln!("rowdex serve: {database} on {addr}"),
+        Err(e) => eprintln!("rowdex serve: {database} ({e})"),
+    }
+    let served = server.run(&db, stop_signal()).await;
+    let flushed = db.flush().await;
+    match (served, flushed) {
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
+        (Err(e), _) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        (_, Err(e)) => {
+            eprintln!("error: flushing to disk failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Completes on SIGTERM or SIGINT (Ctrl-C).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        // Without a SIGTERM handler, Ctrl-C still stops the server.
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    eprintln!("rowdex serve: stopping");
+}

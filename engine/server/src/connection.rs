@@ -1,0 +1,413 @@
+//! One client connection: pgwire's simple and extended query handlers over the connection's
+//! rowdex [`Session`](rowdex::Session). Each statement runs under the transaction-block rules
+//! of [`SessionState`]; results go out as DataRows in the format the client asked for, with
+//! PostgreSQL's command tags and SQLSTATE codes.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::{Sink, SinkExt, stream};
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{
+    ExtendedQueryHandler, SimpleQueryHandler, send_execution_response, send_query_response,
+    send_ready_for_query,
+};
+use pgwire::api::results::{
+    DescribePortalResponse, DescribeResponse, DescribeStatementResponse, QueryResponse, Response,
+    Tag,
+};
+use pgwire::api::stmt::StoredStatement;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::extendedquery::Execute;
+use pgwire::messages::response::EmptyQueryResponse;
+use pgwire::messages::simplequery::Query;
+use pgwire::messages::startup::ParameterStatus;
+use rowdex::arrow::array::StringArray;
+use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
+use rowdex::arrow::record_batch::RecordBatch;
+use rowdex::{Output, script_statements};
+
+use crate::kind::{KIND_WORDS, Kind};
+use crate::sqlstate::{
+    IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, error_info, pg_error, statement_error,
+};
+use crate::state::SessionState;
+use crate::statement::{StatementParser, WireStatement};
+use crate::types::{data_rows, parameter_datum, row_fields};
+
+/// Parameters whose changes a client is told of (ParameterStatus), as PostgreSQL reports them.
+const REPORTED_PARAMETERS: [&str; 6] = [
+    "application_name",
+    "client_encoding",
+    "DateStyle",
+    "TimeZone",
+    "IntervalStyle",
+    "standard_conforming_strings",
+];
+
+/// What a statement produced and its tag, or the error to send for it.
+type Ran = Result<(Output, Tag), Box<ErrorInfo>>;
+
+/// The handlers of one connection.
+pub struct Connection {
+    state: Arc<SessionState>,
+    parser: Arc<StatementParser>,
+}
+
+impl Connection {
+    pub fn new(state: Arc<SessionState>) -> Self {
+        let parser = Arc::new(StatementParser::new(state.clone()));
+        Connection { state, parser }
+    }
+
+    /// Runs one statement under the transaction-block rules: in a failed block only ROLLBACK
+    /// (or COMMIT, which rolls back) and ROLLBACK TO run; BEGIN in a block and COMMIT or
+    /// ROLLBACK outside one are warnings, as in PostgreSQL; SET and SHOW of a parameter are
+    /// answered here; everything else is `run`. An error inside a block fails the block.
+    async fn run_statement<C, F>(&self, client: &mut C, kind: &Kind, sql: &str, run: F) -> Ran
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        F: Future<Output = rowdex::Result<Output>>,
+    {
+        self.state.adopt_startup(client.metadata());
+        let in_block = self.state.session.in_transaction();
+        if self.state.block_failed() {
+            match kind {
+                Kind::Rollback | Kind::Commit => {
+                    if in_block {
+                        // Ending a failed block cannot fail in a way the client could act on.
+                        let _ = self.state.session.execute("ROLLBACK").await;
+                    }
+                    self.state.set_block_failed(false);
+                    return Ok((Output::Done, Tag::new("ROLLBACK")));
+                }
+                Kind::RollbackTo if in_block => {}
+                _ => {
+                    return Err(Box::new(error_info(
+                        IN_FAILED_TRANSACTION,
+                        "current transaction is aborted, commands ignored until end of transaction block",
+                    )));
+                }
+            }
+        }
+        match kind {
+            Kind::Begin if in_block => {
+                notice(
+                    client,
+                    "25001",
+                    "there is already a transaction in progress",
+                )
+                .await;
+                return Ok((Output::Done, kind.tag(&Output::Done)));
+            }
+            Kind::Commit | Kind::Rollback if !in_block => {
+                notice(client, "25P01", "there is no transaction in progress").await;
+                return Ok((Output::Done, kind.tag(&Output::Done)));
+            }
+            Kind::Set => return self.set(client, sql).await,
+            Kind::ShowParameter(name) => return self.show(name),
+            _ => {}
+        }
+        match run.await {
+            Ok(output) => {
+                if *kind == Kind::RollbackTo {
+                    self.state.set_block_failed(false);
+                }
+                let tag = kind.tag(&output);
+                Ok((output, tag))
+            }
+            Err(error) => {
+                if in_block && *kind != Kind::Commit {
+                    self.state.set_block_failed(true);
+                }
+                Err(Box::new(statement_error(&error, sql)))
+            }
+        }
+    }
+
+    /// `SET name = value`: kept for SHOW, and reported back when clients track it.
+    async fn set<C>(&self, client: &mut C, sql: &str) -> Ran
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+    {
+        let applied = self.state.settings().apply_set(sql);
+        let (name, value) =
+            applied.map_err(|message| Box::new(error_info(INVALID_PARAMETER_VALUE, message)))?;
+        if REPORTED_PARAMETERS.contains(&name.as_str()) {
+            let status = ParameterStatus::new(name, value);
+            // A client gone mid-statement is noticed by the next write of its connection.
+            let _ = client
+                .feed(PgWireBackendMessage::ParameterStatus(status))
+                .await;
+        }
+        Ok((Output::Done, Tag::new("SET")))
+    }
+
+    /// `SHOW name` of a session parameter (or `SHOW ALL`).
+    fn show(&self, name: &str) -> Ran {
+        let settings = self.state.settings();
+        let (column, values) = if name.eq_ignore_ascii_case("all") {
+            ("setting".to_string(), settings.all())
+        } else {
+            settings.show(name).ok_or_else(|| {
+                Box::new(error_info(
+                    "42704",
+                    format!("unrecognized configuration parameter \"{name}\""),
+                ))
+            })?
+        };
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            column.to_lowercase(),
+            ArrowType::Utf8,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))])
+            .map_err(|e| Box::new(error_info("XX000", e.to_string())))?;
+        Ok((
+            Output::Rows {
+                schema,
+                batches: vec![batch],
+            },
+            Tag::new("SHOW"),
+        ))
+    }
+}
+
+/// A WARNING notice (BEGIN inside a transaction, say).
+async fn notice<C>(client: &mut C, code: &str, message: &str)
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+{
+    let mut info = error_info(code, message);
+    info.severity = "WARNING".to_string();
+    // A notice lost with its connection matters to no one.
+    let _ = client
+        .feed(PgWireBackendMessage::NoticeResponse(info.into()))
+        .await;
+}
+
+/// The response for a statement's output: its rows described by `described` (the schema a
+/// client was given by Describe) or by their own schema, in `format`.
+fn response(
+    output: Output,
+    tag: Tag,
+    format: &Format,
+    described: Option<&SchemaRef>,
+) -> PgWireResult<Response> {
+    match output {
+        Output::Rows { schema, batches } => {
+            let fields = Arc::new(row_fields(described.unwrap_or(&schema), format)?);
+            let rows = data_rows(&fields, batches, described)?;
+            let mut response = QueryResponse::new(fields, stream::iter(rows));
+            if matches!(tag, t if t == Tag::new("SHOW")) {
+                response.set_command_tag("SHOW");
+            }
+            Ok(Response::Query(response))
+        }
+        _ => Ok(Response::Execution(tag)),
+    }
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Connection {
+    /// Runs each statement of the text in turn and stops at the first error, as PostgreSQL
+    /// does; ReadyForQuery then reports the transaction state the statements left.
+    async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let responses = SimpleQueryHandler::do_query(self, client, &query.query).await?;
+        if responses.is_empty() {
+            client
+                .feed(PgWireBackendMessage::EmptyQueryResponse(
+                    EmptyQueryResponse::new(),
+                ))
+                .await?;
+        }
+        for response in responses {
+            match response {
+                Response::Query(rows) => send_query_response(client, rows, true).await?,
+                Response::Execution(tag)
+                | Response::TransactionStart(tag)
+                | Response::TransactionEnd(tag) => send_execution_response(client, tag).await?,
+                Response::Error(info) => {
+                    client
+                        .feed(PgWireBackendMessage::ErrorResponse((*info).into()))
+                        .await?;
+                }
+                Response::EmptyQuery => {
+                    client
+                        .feed(PgWireBackendMessage::EmptyQueryResponse(
+                            EmptyQueryResponse::new(),
+                        ))
+                        .await?;
+                }
+                Response::CopyIn(_) | Response::CopyOut(_) | Response::CopyBoth(_) => {}
+            }
+        }
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        let status = self.state.status();
+        client.set_transaction_status(status);
+        send_ready_for_query(client, status).await
+    }
+
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statements = match script_statements(query) {
+            Ok(statements) => statements,
+            Err(error) => {
+                self.state.fail_block_if_open();
+                return Ok(vec![Response::Error(Box::new(statement_error(
+                    &error, query,
+                )))]);
+            }
+        };
+        let mut responses = Vec::with_capacity(statements.len());
+        for statement in statements {
+            let words = statement.leading_words(KIND_WORDS);
+            let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
+            let run = self.state.session.run_script_statement(&statement);
+            match self.run_statement(client, &kind, query, run).await {
+                Ok((output, tag)) => {
+                    responses.push(response(output, tag, &Format::UnifiedText, None)?);
+                }
+                Err(info) => {
+                    responses.push(Response::Error(info));
+                    break;
+                }
+            }
+        }
+        Ok(responses)
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Connection {
+    type Statement = Arc<WireStatement>;
+    type QueryParser = StatementParser;
+
+    fn query_parser(&self) -> Arc<Self::QueryParser> {
+        self.parser.clone()
+    }
+
+    /// pgwire's Execute, then the transaction state this connection tracks (which a failed
+    /// block or a rolled-back COMMIT decides, not the response kind).
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self._on_execute(client, message).await?;
+        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            client.set_transaction_status(self.state.status());
+        }
+        Ok(())
+    }
+
+    async fn do_describe_statement<C>(
+        &self,
+        _client: &mut C,
+        target: &StoredStatement<Self::Statement>,
+    ) -> PgWireResult<DescribeStatementResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statement = &target.statement;
+        let description = statement
+            .description()
+            .await
+            .map_err(|e| pg_error(&e, &statement.sql))?;
+        let parameters = statement.parameter_types(&target.parameter_types, description);
+        let fields = match &description.columns {
+            Some(schema) => row_fields(schema, &Format::UnifiedText)?,
+            None => Vec::new(),
+        };
+        Ok(DescribeStatementResponse::new(parameters, fields))
+    }
+
+    async fn do_describe_portal<C>(
+        &self,
+        _client: &mut C,
+        portal: &Portal<Self::Statement>,
+    ) -> PgWireResult<DescribePortalResponse>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statement = &portal.statement.statement;
+        let description = statement
+            .description()
+            .await
+            .map_err(|e| pg_error(&e, &statement.sql))?;
+        Ok(match &description.columns {
+            Some(schema) => {
+                DescribePortalResponse::new(row_fields(schema, &portal.result_column_format)?)
+            }
+            None => DescribePortalResponse::no_data(),
+        })
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Self::Statement>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statement = &portal.statement.statement;
+        let mut params = Vec::with_capacity(portal.parameter_len());
+        if portal.parameter_len() > 0 {
+            let description = statement
+                .description()
+                .await
+                .map_err(|e| pg_error(&e, &statement.sql))?;
+            let types = statement.parameter_types(&portal.statement.parameter_types, description);
+            for (index, pg_type) in types.iter().enumerate().take(portal.parameter_len()) {
+                params.push(parameter_datum(portal, index, pg_type)?);
+            }
+        }
+        let run = async {
+            match &statement.prepared {
+                Some(prepared) => prepared.execute(&params).await,
+                None => Ok(Output::Done),
+            }
+        };
+        let ran = self
+            .run_statement(client, &statement.kind, &statement.sql, run)
+            .await;
+        // An error leaves the connection's state for pgwire to report at Sync.
+        client.set_transaction_status(self.state.status());
+        let (output, tag) = ran.map_err(PgWireError::UserError)?;
+        let described = statement.described().and_then(|d| d.columns.as_ref());
+        response(output, tag, &portal.result_column_format, described)
+    }
+}

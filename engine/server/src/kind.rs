@@ -1,0 +1,135 @@
+//! What kind of statement a text is, from its first words (without parsing it), and the
+//! CommandComplete tag PostgreSQL clients expect for it (`INSERT 0 3`, `UPDATE 2`,
+//! `CREATE TABLE`, ...).
+
+use pgwire::api::results::Tag;
+use rowdex::Output;
+
+/// Words enough to classify any statement.
+pub const KIND_WORDS: usize = 4;
+
+/// The kinds the server treats apart: transaction control, the session settings it answers
+/// itself, and everything rowdex runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Begin,
+    Commit,
+    /// ROLLBACK (or ABORT) of the whole transaction.
+    Rollback,
+    /// ROLLBACK TO [SAVEPOINT] name.
+    RollbackTo,
+    /// SET of a session parameter (answered by the server).
+    Set,
+    /// SHOW of a session parameter; the name upper-cased.
+    ShowParameter(String),
+    /// Anything rowdex runs; `words` are its first words.
+    Other {
+        words: Vec<String>,
+    },
+}
+
+impl Kind {
+    /// The kind of a statement whose first words are `words` (upper-cased); `is_parameter`
+    /// tells whether a SHOW names a session parameter rather than a rowdex command.
+    pub fn of(words: &[String], is_parameter: impl Fn(&str) -> bool) -> Kind {
+        let word = |i: usize| words.get(i).map_or("", String::as_str);
+        match (word(0), word(1)) {
+            ("BEGIN", _) | ("START", "TRANSACTION") => Kind::Begin,
+            ("COMMIT" | "END", _) => Kind::Commit,
+            ("ROLLBACK", "TO") => Kind::RollbackTo,
+            ("ROLLBACK" | "ABORT", _) => Kind::Rollback,
+            ("SET", _) => Kind::Set,
+            ("SHOW", name) if words.len() == 2 && is_parameter(name) => {
+                Kind::ShowParameter(name.to_string())
+            }
+            _ => Kind::Other {
+                words: words.to_vec(),
+            },
+        }
+    }
+
+    /// The tag of a statement of this kind that produced `output`.
+    pub fn tag(&self, output: &Output) -> Tag {
+        match self {
+            Kind::Begin => Tag::new("BEGIN"),
+            Kind::Commit => Tag::new("COMMIT"),
+            Kind::Rollback | Kind::RollbackTo => Tag::new("ROLLBACK"),
+            Kind::Set => Tag::new("SET"),
+            Kind::ShowParameter(_) => Tag::new("SHOW"),
+            Kind::Other { words } => other_tag(words, output),
+        }
+    }
+}
+
+fn other_tag(words: &[String], output: &Output) -> Tag {
+    let word = |i: usize| words.get(i).map_or("", String::as_str);
+    match output {
+        Output::Rows { .. } => Tag::new("SELECT").with_rows(output.row_count()),
+        Output::Affected { rows } => {
+            let rows = usize::try_from(*rows).unwrap_or(usize::MAX);
+            match word(0) {
+                "INSERT" | "UPSERT" | "REPLACE" => Tag::new("INSERT").with_oid(0).with_rows(rows),
+                "UPDATE" => Tag::new("UPDATE").with_rows(rows),
+                "DELETE" => Tag::new("DELETE").with_rows(rows),
+                "COPY" => Tag::new("COPY").with_rows(rows),
+                "WITH" => Tag::new("INSERT").with_oid(0).with_rows(rows),
+                other => Tag::new(other).with_rows(rows),
+            }
+        }
+        Output::Done => match word(0) {
+            "CREATE" | "DROP" | "ALTER" => {
+                let object = words[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .find(|w| !matches!(*w, "UNIQUE" | "OR" | "REPLACE" | "TEMP" | "TEMPORARY"))
+                    .unwrap_or("");
+                Tag::new(&format!("{} {object}", word(0)))
+            }
+            "SAVEPOINT" => Tag::new("SAVEPOINT"),
+            "RELEASE" => Tag::new("RELEASE"),
+            other => Tag::new(other),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgwire::messages::response::CommandComplete;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_string).collect()
+    }
+
+    fn tag_text(text: &str, output: &Output) -> String {
+        let tag = Kind::of(&words(text), |_| false).tag(output);
+        CommandComplete::from(tag).tag
+    }
+
+    #[test]
+    fn tags_are_postgresql_s() {
+        let affected = Output::Affected { rows: 3 };
+        assert_eq!(tag_text("INSERT INTO t", &affected), "INSERT 0 3");
+        assert_eq!(tag_text("UPSERT INTO t", &affected), "INSERT 0 3");
+        assert_eq!(tag_text("UPDATE t SET", &affected), "UPDATE 3");
+        assert_eq!(tag_text("DELETE FROM t", &affected), "DELETE 3");
+        assert_eq!(
+            tag_text("CREATE UNIQUE INDEX i", &Output::Done),
+            "CREATE INDEX"
+        );
+        assert_eq!(tag_text("DROP TABLE t", &Output::Done), "DROP TABLE");
+        assert_eq!(tag_text("START TRANSACTION", &Output::Done), "BEGIN");
+        assert_eq!(tag_text("END", &Output::Done), "COMMIT");
+        assert_eq!(tag_text("ROLLBACK TO s", &Output::Done), "ROLLBACK");
+    }
+
+    #[test]
+    fn show_is_a_parameter_only_when_named_one() {
+        let kind = Kind::of(&words("SHOW TIMEZONE"), |n| n == "TIMEZONE");
+        assert_eq!(kind, Kind::ShowParameter("TIMEZONE".into()));
+        assert!(matches!(
+            Kind::of(&words("SHOW INDEXES"), |n| n == "TIMEZONE"),
+            Kind::Other { .. }
+        ));
+    }
+}

@@ -1,0 +1,27 @@
+//! rowdex over the PostgreSQL wire protocol (v3): `rowdex serve` lets psql, pgbench and
+//! PostgreSQL drivers use a rowdex database. Built on the `pgwire` crate's protocol handling;
+//! each connection gets its own rowdex [`Session`](rowdex::Session).
+//!
+//! Files, each importing only from those listed before it:
+//! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors);
+//! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `types`
+//!    (Arrow results and parameters on the wire);
+//! 3. `state` (what a connection keeps between statements);
+//! 4. `statement` (extended-protocol statements and their descriptions);
+//! 5. `connection` (the query handlers), `startup` (connection start);
+//! 6. `listener` (accepting connections).
+
+mod connection;
+mod error;
+mod kind;
+mod listener;
+mod settings;
+mod sqlstate;
+mod startup;
+mod state;
+mod statement;
+mod types;
+
+pub use error::{Result, ServerError};
+pub use listener::{ServeOptions, Server};
+pub use settings::SERVER_VERSION;

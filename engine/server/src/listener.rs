@@ -1,0 +1,151 @@
+//! `rowdex serve`: accepts PostgreSQL clients on a TCP address, one task and one rowdex
+//! session per connection, at most `max_connections` at once. On shutdown it stops accepting,
+//! lets open connections finish for a while, then closes the rest (their open transactions are
+//! rolled back, nothing half written stays).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pgwire::api::PgWireServerHandlers;
+use pgwire::api::auth::StartupHandler;
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::tokio::process_socket;
+use rowdex::Database;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::connection::Connection;
+use crate::error::{Result, ServerError};
+use crate::startup::{TooManyConnections, TrustStartup};
+use crate::state::SessionState;
+
+/// How the server listens.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    /// Connections served at once; one more is refused with SQLSTATE 53300.
+    pub max_connections: usize,
+    /// How long shutdown waits for open connections before closing them.
+    pub drain: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 5432)),
+            max_connections: 100,
+            drain: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A bound listener, ready to serve a database.
+pub struct Server {
+    listener: TcpListener,
+    options: ServeOptions,
+}
+
+/// The handlers pgwire asks for, for one connection.
+struct ConnectionHandlers {
+    connection: Arc<Connection>,
+}
+
+impl PgWireServerHandlers for ConnectionHandlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.connection.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.connection.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::new(TrustStartup::default())
+    }
+}
+
+/// The handlers of a connection over the limit: its startup is refused.
+struct RefusedHandlers;
+
+impl PgWireServerHandlers for RefusedHandlers {
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::new(TooManyConnections)
+    }
+}
+
+impl Server {
+    /// Binds `options.listen` (port 0 picks a free port; see [`Server::local_addr`]).
+    pub async fn bind(options: ServeOptions) -> Result<Server> {
+        if !options.listen.ip().is_loopback() {
+            return Err(ServerError::TrustOffLoopback {
+                addr: options.listen,
+            });
+        }
+        let listener =
+            TcpListener::bind(options.listen)
+                .await
+                .map_err(|source| ServerError::Listen {
+                    addr: options.listen,
+                    source,
+                })?;
+        Ok(Server { listener, options })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        self.listener
+            .local_addr()
+            .map_err(|source| ServerError::Listen {
+                addr: self.options.listen,
+                source,
+            })
+    }
+
+    /// Serves `db` until `shutdown` completes, then drains the open connections.
+    pub async fn run(self, db: &Database, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let permits = Arc::new(Semaphore::new(self.options.max_connections));
+        let mut connections = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                accepted = self.listener.accept() => {
+                    // A failed accept (a client gone before it completed) concerns that client
+                    // alone.
+                    let Ok((socket, _peer)) = accepted else { continue };
+                    let _ = socket.set_nodelay(true);
+                    match permits.clone().try_acquire_owned() {
+                        Ok(permit) => {
+                            let state = Arc::new(SessionState::new(db.session()));
+                            let handlers = ConnectionHandlers {
+                                connection: Arc::new(Connection::new(state)),
+                            };
+                            connections.spawn(async move {
+                                // An I/O error ends this connection only.
+                                let _ = process_socket(socket, None, handlers).await;
+                                drop(permit);
+                            });
+                        }
+                        Err(_) => {
+                            connections.spawn(async move {
+                                let _ = process_socket(socket, None, RefusedHandlers).await;
+                            });
+                        }
+                    }
+                }
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        drop(self.listener);
+        let drained = tokio::time::timeout(self.options.drain, async {
+            while connections.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            connections.shutdown().await;
+        }
+        Ok(())
+    }
+}

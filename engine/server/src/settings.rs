@@ -1,0 +1,184 @@
+//! The session parameters a PostgreSQL client reads and sets (client_encoding, DateStyle,
+//! TimeZone, extra_float_digits, application_name, ...): reported at startup, changed by `SET`,
+//! read by `SHOW`. rowdex answers them in the server; none changes how rowdex itself runs, but
+//! drivers send them at connect and refuse a server that rejects them.
+
+use std::collections::BTreeMap;
+
+/// The version reported to clients: PostgreSQL 15's protocol and catalog queries (psql 15
+/// picks its queries by it), and rowdex's own version after it.
+pub const SERVER_VERSION: &str = concat!("15.0 (rowdex ", env!("CARGO_PKG_VERSION"), ")");
+
+/// Parameters and their values at the start of a session. Names are kept in PostgreSQL's
+/// spelling for ParameterStatus; lookups ignore case.
+pub fn defaults() -> Vec<(&'static str, String)> {
+    vec![
+        ("server_version", SERVER_VERSION.to_string()),
+        ("server_encoding", "UTF8".to_string()),
+        ("client_encoding", "UTF8".to_string()),
+        ("DateStyle", "ISO, MDY".to_string()),
+        ("TimeZone", "UTC".to_string()),
+        ("IntervalStyle", "postgres".to_string()),
+        ("integer_datetimes", "on".to_string()),
+        ("standard_conforming_strings", "on".to_string()),
+        ("is_superuser", "on".to_string()),
+        ("application_name", String::new()),
+        ("extra_float_digits", "1".to_string()),
+        ("search_path", "public".to_string()),
+        ("transaction_isolation", "serializable".to_string()),
+        ("default_transaction_isolation", "serializable".to_string()),
+        ("max_identifier_length", "63".to_string()),
+        ("default_transaction_read_only", "off".to_string()),
+        ("in_hot_standby", "off".to_string()),
+    ]
+}
+
+/// One session's parameters.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Lower-cased name -> (name as first spelled, value).
+    values: BTreeMap<String, (String, String)>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let values = defaults()
+            .into_iter()
+            .map(|(name, value)| (name.to_lowercase(), (name.to_string(), value)))
+            .collect();
+        Settings { values }
+    }
+}
+
+impl Settings {
+    /// Whether `name` (any case) is a parameter `SHOW` answers.
+    pub fn knows(&self, name: &str) -> bool {
+        name.eq_ignore_ascii_case("all") || self.values.contains_key(&name.to_lowercase())
+    }
+
+    /// `SHOW name`: (column name, rows of values).
+    pub fn show(&self, name: &str) -> Option<(String, Vec<String>)> {
+        self.values
+            .get(&name.to_lowercase())
+            .map(|(spelled, value)| (spelled.clone(), vec![value.clone()]))
+    }
+
+    /// Every parameter as `name = value` lines (`SHOW ALL`).
+    pub fn all(&self) -> Vec<String> {
+        self.values
+            .values()
+            .map(|(name, value)| format!("{name} = {value}"))
+            .collect()
+    }
+
+    /// Takes a startup parameter's value for a parameter this session knows (others, such as
+    /// `user` and `database`, are not settings).
+    pub fn adopt(&mut self, name: &str, value: &str) {
+        let fixed = [
+            "server_version",
+            "server_encoding",
+            "integer_datetimes",
+            "is_superuser",
+            "in_hot_standby",
+            "max_identifier_length",
+        ];
+        if fixed.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+            return;
+        }
+        if let Some((_, current)) = self.values.get_mut(&name.to_lowercase()) {
+            *current = value.to_string();
+        }
+    }
+
+    /// Applies `SET [SESSION | LOCAL] name {= | TO} value` (or `SET TIME ZONE value`);
+    /// returns the parameter's name and new value, or a message saying what is wrong.
+    pub fn apply_set(&mut self, sql: &str) -> Result<(String, String), String> {
+        let (name, value) = parse_set(sql)?;
+        let key = name.to_lowercase();
+        let spelled = self
+            .values
+            .get(&key)
+            .map_or_else(|| name.clone(), |(spelled, _)| spelled.clone());
+        self.values.insert(key, (spelled.clone(), value.clone()));
+        Ok((spelled, value))
+    }
+}
+
+/// The parameter and value of a SET statement's text.
+fn parse_set(sql: &str) -> Result<(String, String), String> {
+    let text = sql.trim().trim_end_matches(';').trim();
+    let rest = strip_word(text, "SET").ok_or("not a SET statement")?;
+    let rest = strip_word(rest, "SESSION")
+        .or_else(|| strip_word(rest, "LOCAL"))
+        .unwrap_or(rest);
+    if let Some(zone) = strip_word(rest, "TIME").and_then(|r| strip_word(r, "ZONE")) {
+        return Ok(("TimeZone".to_string(), unquote(zone)));
+    }
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '=')
+        .unwrap_or(rest.len());
+    let (name, tail) = rest.split_at(end);
+    let tail = tail.trim_start();
+    let value = tail
+        .strip_prefix('=')
+        .or_else(|| strip_word(tail, "TO"))
+        .ok_or_else(|| format!("SET {name} needs = or TO and a value"))?;
+    if name.is_empty() || value.trim().is_empty() {
+        return Err("SET needs a parameter name and a value".to_string());
+    }
+    Ok((unquote(name), unquote(value)))
+}
+
+/// `text` after its leading `word` (any case) and the whitespace following it.
+fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+    let head = text.get(..word.len())?;
+    let tail = &text[word.len()..];
+    (head.eq_ignore_ascii_case(word) && (tail.is_empty() || tail.starts_with(char::is_whitespace)))
+        .then(|| tail.trim_start())
+}
+
+/// A value as written, without its quotes (`'UTC'` -> `UTC`, `"a"` -> `a`, `ISO, MDY` as is).
+fn unquote(value: &str) -> String {
+    let value = value.trim();
+    for quote in ['\'', '"'] {
+        if let Some(inner) = value
+            .strip_prefix(quote)
+            .and_then(|v| v.strip_suffix(quote))
+        {
+            return inner.replace(&format!("{quote}{quote}"), &quote.to_string());
+        }
+    }
+    value.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_forms_drivers_send() {
+        let mut settings = Settings::default();
+        assert_eq!(
+            settings.apply_set("SET extra_float_digits = 3"),
+            Ok(("extra_float_digits".into(), "3".into()))
+        );
+        assert_eq!(
+            settings.apply_set("set application_name to 'psql'"),
+            Ok(("application_name".into(), "psql".into()))
+        );
+        assert_eq!(
+            settings.apply_set("SET SESSION TIME ZONE 'UTC'"),
+            Ok(("TimeZone".into(), "UTC".into()))
+        );
+        assert_eq!(
+            settings.apply_set("SET datestyle = ISO, MDY;"),
+            Ok(("DateStyle".into(), "ISO, MDY".into()))
+        );
+        assert_eq!(
+            settings.show("APPLICATION_NAME"),
+            Some(("application_name".into(), vec!["psql".into()]))
+        );
+        assert!(settings.apply_set("SET x").is_err());
+        assert!(settings.knows("timezone") && settings.knows("ALL") && !settings.knows("indexes"));
+    }
+}

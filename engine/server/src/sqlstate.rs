@@ -1,0 +1,174 @@
+//! rowdex's errors as PostgreSQL error responses: the SQLSTATE code a driver acts on (40001
+//! retries, 23505 reports a duplicate), the message, and for a syntax error the position in the
+//! statement's text.
+
+use pgwire::error::{ErrorInfo, PgWireError};
+use rowdex::Error;
+use rowdex::datafusion::error::DataFusionError;
+use rowdex_catalog::CatalogError;
+
+/// `current transaction is aborted`: a statement sent after an error in a transaction block.
+pub const IN_FAILED_TRANSACTION: &str = "25P02";
+/// A statement the wire protocol carries that rowdex does not run.
+pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+/// The client broke the protocol (bad parameter bytes, say).
+pub const PROTOCOL_VIOLATION: &str = "08P01";
+/// A value in a parameter or a SET that does not parse.
+pub const INVALID_PARAMETER_VALUE: &str = "22023";
+
+/// An `ERROR` response with `code` and `message`.
+pub fn error_info(code: &str, message: impl Into<String>) -> ErrorInfo {
+    ErrorInfo::new("ERROR".to_string(), code.to_string(), message.into())
+}
+
+/// The error response for a statement that failed with `error`; `sql` is the statement's text
+/// (a syntax error's line and column become a position in it).
+pub fn statement_error(error: &Error, sql: &str) -> ErrorInfo {
+    let mut info = error_info(code_of(error), error.to_string());
+    if let Error::Parse { message } = error {
+        info.position = parse_position(message, sql).map(|p| p.to_string());
+    }
+    if error.is_retryable() {
+        info.hint = Some("run the statement (or the transaction) again".to_string());
+    }
+    info
+}
+
+/// [`statement_error`] as the error type pgwire's handlers return.
+pub fn pg_error(error: &Error, sql: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(statement_error(error, sql)))
+}
+
+/// The SQLSTATE of a rowdex error.
+pub fn code_of(error: &Error) -> &'static str {
+    match error {
+        Error::Parse { .. } | Error::ColumnCountMismatch { .. } => "42601",
+        Error::ExpressionTooDeep { .. } => "54001",
+        Error::Unsupported { .. } | Error::NotPageable { .. } => FEATURE_NOT_SUPPORTED,
+        Error::TableNotFound { .. } => "42P01",
+        Error::ColumnNotFound { .. } => "42703",
+        Error::IndexNotFound { .. } | Error::UnknownType { .. } => "42704",
+        Error::TypeMismatch { .. } => "42804",
+        Error::OutOfRange { .. } => "22003",
+        Error::ValueTooLong { .. } => "22001",
+        Error::NullInKey { .. } | Error::NotNullViolation { .. } => "23502",
+        Error::DuplicateKey { .. } | Error::UniqueViolation { .. } => "23505",
+        Error::DuplicateTarget { .. } => "42701",
+        Error::BadTableOption { .. }
+        | Error::BadIndexOption { .. }
+        | Error::BadHistoryRead { .. }
+        | Error::BadCursor
+        | Error::CursorMismatch => INVALID_PARAMETER_VALUE,
+        Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict => "40001",
+        Error::TransactionAlreadyOpen | Error::NotInTransaction { .. } => "25001",
+        Error::NoTransaction => "25P01",
+        Error::NoSuchSavepoint { .. } => "3B001",
+        Error::NoTtl { .. } | Error::NoVersions { .. } => "55000",
+        Error::File { .. } => "58030",
+        Error::CopyRow { source, .. } | Error::CopyBatch { source, .. } => code_of(source),
+        Error::Csv(_) => "22P04",
+        Error::ParameterCount { .. } => PROTOCOL_VIOLATION,
+        Error::CorruptStatistics(_) => "XX001",
+        Error::Catalog(catalog) => catalog_code(catalog),
+        Error::Index(rowdex_index) => match rowdex_index.to_string() {
+            text if text.starts_with("UNIQUE index") => "23505",
+            _ => "XX000",
+        },
+        Error::Codec(_) => "22000",
+        Error::DataFusion(inner) => datafusion_code(inner),
+        Error::Arrow(arrow) => arrow_code(&arrow.to_string()),
+        _ => "XX000",
+    }
+}
+
+fn catalog_code(error: &CatalogError) -> &'static str {
+    match error {
+        CatalogError::TableExists { .. } => "42P07",
+        CatalogError::ViewExists { .. } | CatalogError::IndexExists { .. } => "42P07",
+        CatalogError::TableNotFound { .. } | CatalogError::ViewNotFound { .. } => "42P01",
+        CatalogError::IndexNotFound { .. } => "42704",
+        CatalogError::ColumnNotFound { .. } | CatalogError::KeyColumnNotFound { .. } => "42703",
+        CatalogError::DuplicateColumn { .. } | CatalogError::DuplicateIndexColumn { .. } => "42701",
+        CatalogError::ReservedColumn { .. } => "42939",
+        CatalogError::Corrupt { .. } => "XX001",
+        CatalogError::Store(_) => "58000",
+        _ => INVALID_PARAMETER_VALUE,
+    }
+}
+
+fn datafusion_code(error: &DataFusionError) -> &'static str {
+    // Diagnostics and contexts wrap the error that says what went wrong.
+    match error.find_root() {
+        DataFusionError::SchemaError(schema, _) => match schema.as_ref() {
+            rowdex::datafusion::common::SchemaError::FieldNotFound { .. } => "42703",
+            rowdex::datafusion::common::SchemaError::AmbiguousReference { .. } => "42702",
+            _ => "42000",
+        },
+        DataFusionError::SQL(..) => "42601",
+        DataFusionError::Plan(_) => "42000",
+        DataFusionError::NotImplemented(_) => FEATURE_NOT_SUPPORTED,
+        DataFusionError::ArrowError(arrow, _) => arrow_code(&arrow.to_string()),
+        DataFusionError::Context(_, inner) => datafusion_code(inner),
+        DataFusionError::ResourcesExhausted(_) => "53200",
+        other => arrow_code(&other.to_string()),
+    }
+}
+
+/// Arrow reports its errors as text; the two a query meets are told apart by it.
+fn arrow_code(text: &str) -> &'static str {
+    if text.contains("Divide by zero") {
+        "22012"
+    } else if text.contains("Overflow") || text.contains("overflow") {
+        "22003"
+    } else if text.contains("Cast error") || text.contains("Cannot cast") {
+        "22P02"
+    } else {
+        "XX000"
+    }
+}
+
+/// The 1-based character position in `sql` of the parser's "Line: L, Column: C".
+fn parse_position(message: &str, sql: &str) -> Option<usize> {
+    let after_line = &message[message.find("Line: ")? + "Line: ".len()..];
+    let line: usize = after_line.split(',').next()?.trim().parse().ok()?;
+    let after_column = &after_line[after_line.find("Column: ")? + "Column: ".len()..];
+    let column: usize = after_column
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    let before: usize = sql
+        .split('\n')
+        .take(line.checked_sub(1)?)
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    Some(before + column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_syntax_error_points_into_the_statement() {
+        let sql = "SELECT 1;\nSELEC x";
+        let message =
+            "sql parser error: Expected: an SQL statement, found: SELEC at Line: 2, Column: 1";
+        assert_eq!(parse_position(message, sql), Some(11));
+        assert_eq!(parse_position("no position here", sql), None);
+    }
+
+    #[test]
+    fn retryable_errors_are_serialization_failures() {
+        for error in [Error::WriteConflict, Error::TransactionConflict] {
+            assert_eq!(code_of(&error), "40001");
+            assert!(statement_error(&error, "").hint.is_some());
+        }
+        let duplicate = Error::DuplicateKey {
+            table: "t".into(),
+            key: "1".into(),
+        };
+        assert_eq!(code_of(&duplicate), "23505");
+    }
+}

@@ -1,0 +1,153 @@
+//! Statements of the extended query protocol: a Parse message's text prepared by rowdex once
+//! ([`rowdex::Prepared`]), with its kind, and its description (parameter types, result
+//! columns) worked out the first time a client asks for it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use pgwire::api::portal::Format;
+use pgwire::api::results::FieldInfo;
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::{ClientInfo, Type};
+use pgwire::error::PgWireResult;
+use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use rowdex::{Description, Prepared, script_statements};
+use tokio::sync::OnceCell;
+
+use crate::kind::{KIND_WORDS, Kind};
+use crate::sqlstate::pg_error;
+use crate::state::SessionState;
+use crate::types::{parameter_type, row_fields};
+
+/// One parsed statement of a connection.
+#[derive(Debug)]
+pub struct WireStatement {
+    pub sql: String,
+    pub kind: Kind,
+    /// The statement prepared by rowdex; None for what the server answers itself (SET, SHOW
+    /// of a parameter).
+    pub prepared: Option<Prepared>,
+    description: OnceCell<Description>,
+}
+
+impl WireStatement {
+    /// The statement's parameter types and result columns.
+    pub async fn description(&self) -> rowdex::Result<&Description> {
+        self.description
+            .get_or_try_init(|| async {
+                match (&self.prepared, &self.kind) {
+                    (Some(prepared), _) => prepared.describe().await,
+                    (None, Kind::ShowParameter(name)) => Ok(Description {
+                        parameters: Vec::new(),
+                        columns: Some(Arc::new(Schema::new(vec![Field::new(
+                            name.to_lowercase(),
+                            ArrowType::Utf8,
+                            false,
+                        )]))),
+                    }),
+                    (None, _) => Ok(Description {
+                        parameters: Vec::new(),
+                        columns: None,
+                    }),
+                }
+            })
+            .await
+    }
+
+    /// The description, if a client asked for it already.
+    pub fn described(&self) -> Option<&Description> {
+        self.description.get()
+    }
+
+    /// How many parameters the statement takes.
+    pub fn parameter_count(&self) -> usize {
+        self.prepared.as_ref().map_or(0, Prepared::parameter_count)
+    }
+
+    /// The parameter types to describe: those the client gave at Parse, rowdex's inference
+    /// for the others.
+    pub fn parameter_types(&self, given: &[Option<Type>], inferred: &Description) -> Vec<Type> {
+        (0..self.parameter_count().max(given.len()))
+            .map(|i| {
+                given
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .filter(|t| *t != Type::UNKNOWN)
+                    .unwrap_or_else(|| {
+                        parameter_type(inferred.parameters.get(i).and_then(Option::as_ref))
+                    })
+            })
+            .collect()
+    }
+}
+
+/// Turns Parse messages into [`WireStatement`]s for one connection.
+pub struct StatementParser {
+    state: Arc<SessionState>,
+}
+
+impl StatementParser {
+    pub fn new(state: Arc<SessionState>) -> Self {
+        StatementParser { state }
+    }
+}
+
+#[async_trait]
+impl QueryParser for StatementParser {
+    type Statement = Arc<WireStatement>;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        _types: &[Option<Type>],
+    ) -> PgWireResult<Option<Self::Statement>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let parsed = script_statements(sql).and_then(|statements| {
+            let words = statements
+                .first()
+                .map(|s| s.leading_words(KIND_WORDS))
+                .unwrap_or_default();
+            let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
+            let prepared = match kind {
+                Kind::Set | Kind::ShowParameter(_) => None,
+                _ => Some(self.state.session.prepare(sql)?),
+            };
+            Ok((kind, prepared))
+        });
+        match parsed {
+            Ok((kind, prepared)) => Ok(Some(Arc::new(WireStatement {
+                sql: sql.to_string(),
+                kind,
+                prepared,
+                description: OnceCell::new(),
+            }))),
+            Err(error) => {
+                // As in PostgreSQL, an error in a transaction block fails the block.
+                self.state.fail_block_if_open();
+                Err(pg_error(&error, sql))
+            }
+        }
+    }
+
+    fn get_parameter_types(&self, statement: &Self::Statement) -> PgWireResult<Vec<Type>> {
+        Ok(match statement.described() {
+            Some(description) => statement.parameter_types(&[], description),
+            None => vec![Type::TEXT; statement.parameter_count()],
+        })
+    }
+
+    fn get_result_schema(
+        &self,
+        statement: &Self::Statement,
+        column_format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        match statement.described().and_then(|d| d.columns.as_ref()) {
+            Some(schema) => row_fields(schema, column_format.unwrap_or(&Format::UnifiedText)),
+            None => Ok(Vec::new()),
+        }
+    }
+}

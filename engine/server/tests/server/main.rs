@@ -1,0 +1,8 @@
+//! The server driven by real clients: tokio-postgres (both query protocols) and psql, against
+//! a server started in the test on a free loopback port and stopped at its end.
+
+mod clients;
+mod harness;
+mod psql;
+mod transactions;
+mod types;

@@ -1,0 +1,171 @@
+//! Transactions over the wire: the status ReadyForQuery reports, PostgreSQL's failed-block
+//! rules, and many clients moving money concurrently with retries on 40001.
+
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use crate::harness::{TestServer, sqlstate};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_block_refuses_statements_until_rollback() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE a (id BIGINT PRIMARY KEY, v BIGINT)")
+        .await
+        .expect("create");
+    client.batch_execute("BEGIN").await.expect("begin");
+    client
+        .batch_execute("INSERT INTO a VALUES (1, 1)")
+        .await
+        .expect("insert");
+    let error = client
+        .batch_execute("INSERT INTO a VALUES (1, 2)")
+        .await
+        .expect_err("duplicate");
+    assert_eq!(sqlstate(&error), "23505");
+    let refused = client.batch_execute("SELECT 1").await.expect_err("aborted");
+    assert_eq!(sqlstate(&refused), "25P02");
+    // COMMIT of a failed block rolls it back.
+    let messages = client.simple_query("COMMIT").await.expect("commit");
+    assert!(matches!(
+        messages.last(),
+        Some(tokio_postgres::SimpleQueryMessage::CommandComplete(_))
+    ));
+    let count = client
+        .query_one("SELECT count(*) FROM a", &[])
+        .await
+        .expect("count");
+    assert_eq!(count.get::<_, i64>(0), 0, "the failed block wrote nothing");
+
+    // ROLLBACK TO a savepoint recovers the block, keeping what came before it.
+    client
+        .batch_execute("BEGIN; INSERT INTO a VALUES (5, 5); SAVEPOINT s")
+        .await
+        .expect("savepoint");
+    client
+        .batch_execute("INSERT INTO a VALUES (5, 6)")
+        .await
+        .expect_err("duplicate");
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s; INSERT INTO a VALUES (6, 6); COMMIT")
+        .await
+        .expect("recovered");
+    let rows = client
+        .query("SELECT id FROM a ORDER BY id", &[])
+        .await
+        .expect("rows");
+    let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, vec![5, 6]);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_transactions_commit_and_roll_back() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE d (id BIGINT PRIMARY KEY)")
+        .await
+        .expect("create");
+    let transaction = client.transaction().await.expect("begin");
+    transaction
+        .execute("INSERT INTO d VALUES ($1)", &[&1i64])
+        .await
+        .expect("insert");
+    transaction.rollback().await.expect("rollback");
+    let transaction = client.transaction().await.expect("begin");
+    transaction
+        .execute("INSERT INTO d VALUES ($1)", &[&2i64])
+        .await
+        .expect("insert");
+    transaction.commit().await.expect("commit");
+    let rows = client.query("SELECT id FROM d", &[]).await.expect("rows");
+    let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, vec![2]);
+    // Outside a block, COMMIT and ROLLBACK warn and succeed, as in PostgreSQL.
+    client
+        .batch_execute("COMMIT; ROLLBACK")
+        .await
+        .expect("no block");
+    server.stop().await;
+}
+
+const ACCOUNTS: i64 = 10;
+const CLIENTS: usize = 6;
+const TRANSFERS: usize = 40;
+
+/// One transfer between two accounts in a transaction, retried while it conflicts.
+async fn transfer(client: &Client, from: i64, to: i64) -> usize {
+    let mut retries = 0;
+    loop {
+        let attempt = async {
+            client.batch_execute("BEGIN").await?;
+            client
+                .execute("UPDATE acct SET bal = bal - 1 WHERE id = $1", &[&from])
+                .await?;
+            client
+                .execute("UPDATE acct SET bal = bal + 1 WHERE id = $1", &[&to])
+                .await?;
+            client.batch_execute("COMMIT").await
+        };
+        match attempt.await {
+            Ok(()) => return retries,
+            Err(error) if sqlstate(&error) == "40001" => {
+                // A conflict at COMMIT ends the block; one earlier fails it: ROLLBACK either way.
+                client.batch_execute("ROLLBACK").await.expect("rollback");
+                retries += 1;
+            }
+            Err(error) => panic!("transfer failed: {error}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transfers_conserve_the_total() {
+    let server = TestServer::start().await;
+    let setup = server.client().await;
+    setup
+        .batch_execute("CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL)")
+        .await
+        .expect("create");
+    for id in 0..ACCOUNTS {
+        setup
+            .execute("INSERT INTO acct VALUES ($1, 100)", &[&id])
+            .await
+            .expect("account");
+    }
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let client = Arc::new(server.client().await);
+        tasks.push(tokio::spawn(async move {
+            let mut retries = 0;
+            for i in 0..TRANSFERS {
+                let from = ((c * 7 + i * 3) as i64) % ACCOUNTS;
+                let to = (from + 1 + (i as i64 % (ACCOUNTS - 1))) % ACCOUNTS;
+                retries += transfer(&client, from, to).await;
+            }
+            retries
+        }));
+    }
+    let mut retries = 0;
+    for task in tasks {
+        retries += task.await.expect("client task");
+    }
+    let total = setup
+        .query_one("SELECT sum(bal) FROM acct", &[])
+        .await
+        .expect("total");
+    assert_eq!(
+        total.get::<_, i64>(0),
+        ACCOUNTS * 100,
+        "after {retries} retries"
+    );
+    let check = setup
+        .simple_query("CHECK TABLE acct")
+        .await
+        .expect("check table");
+    assert!(!check.is_empty());
+    server.stop().await;
+}
