@@ -1,6 +1,6 @@
 //! A store that forwards every call to another store, with hooks where a test wants to step in:
 //! beginning a transaction (to run something just before or after its snapshot, or to wrap the
-//! transaction it hands out) and writing a batch. A transaction can be wrapped the same way,
+//! transaction it hands out), opening a snapshot, and writing a batch. A transaction can be wrapped the same way,
 //! with hooks on its buffered writes and its commit.
 //!
 //! Tests build their special stores from these (a store that lets another statement commit at
@@ -25,6 +25,11 @@ pub trait StoreHooks: Send + Sync + 'static {
     /// Writes `batch` to `inner`.
     async fn write(&self, inner: &dyn KvStore, batch: WriteBatch) -> Result<()> {
         inner.write(batch).await
+    }
+
+    /// Opens a snapshot of `inner` (a test may hand out an older view instead).
+    fn snapshot(&self, inner: &dyn KvStore) -> Arc<dyn KvRead> {
+        inner.snapshot()
     }
 }
 
@@ -88,7 +93,7 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     }
 
     fn snapshot(&self) -> Arc<dyn KvRead> {
-        self.inner.snapshot()
+        self.hooks.snapshot(self.inner.as_ref())
     }
 
     async fn begin(&self) -> Result<Box<dyn Transaction>> {

@@ -8,8 +8,9 @@
 //! failing statement is undone alone and the transaction goes on, as in SQLite.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use datafusion::prelude::SessionConfig;
 use rowdex_store::{
     Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction,
 };
@@ -253,6 +254,28 @@ impl KvRead for SessionTxn {
         let state = self.state.read().await;
         let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
         open.tx.scan_page(range, direction, limit).await
+    }
+}
+
+/// One view of the store for every scan of a statement run outside a transaction (the two
+/// sides of a join, a subquery's table, the partitions of each): opened by the first scan
+/// executed and shared by the others, so that the statement sees one committed state rather
+/// than one per scan. Set per statement as a DataFusion config extension.
+#[derive(Default)]
+pub(crate) struct StatementSnapshot {
+    view: OnceLock<Arc<dyn KvRead>>,
+}
+
+/// The view a scan of a DataFusion-run statement reads, from its config: the session's
+/// transaction, else the statement's snapshot, else (a table used outside rowdex's sessions)
+/// a snapshot of its own.
+pub(crate) fn scan_view(config: &SessionConfig, store: &dyn KvStore) -> Arc<dyn KvRead> {
+    if let Some(txn) = config.get_extension::<SessionTxn>() {
+        return txn;
+    }
+    match config.get_extension::<StatementSnapshot>() {
+        Some(statement) => statement.view.get_or_init(|| store.snapshot()).clone(),
+        None => store.snapshot(),
     }
 }
 

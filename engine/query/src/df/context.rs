@@ -21,7 +21,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_planner::budget::DATAFUSION_POOL_BYTES;
 
 use crate::db::DbState;
-use crate::db::txn::SessionTxn;
+use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
 use crate::df::rules::{logical_optimizer_rules, physical_optimizer_rules};
@@ -121,21 +121,23 @@ impl SchemaProvider for RowdexSchema {
     }
 }
 
-/// `ctx` carrying `hints` and `txn` to its table scans (which read through `txn` when given).
+/// `ctx` for one statement: carrying `hints` and `txn` to its table scans (which read through
+/// `txn` when given, and otherwise all through one snapshot taken by the first of them).
 pub(crate) fn context_with(
     ctx: &SessionContext,
     hints: &QueryHints,
     txn: Option<Arc<SessionTxn>>,
 ) -> SessionContext {
-    if hints.is_empty() && txn.is_none() {
-        return ctx.clone();
-    }
     let mut state = ctx.state();
     if !hints.is_empty() {
         state.config_mut().set_extension(Arc::new(hints.clone()));
     }
-    if let Some(txn) = txn {
-        state.config_mut().set_extension(txn);
+    match txn {
+        Some(txn) => state.config_mut().set_extension(txn),
+        // Outside a transaction, every scan of the statement reads one snapshot.
+        None => state
+            .config_mut()
+            .set_extension(Arc::new(StatementSnapshot::default())),
     }
     SessionContext::new_with_state(state)
 }

@@ -32,7 +32,7 @@ use rowdex_planner::{Direction, Predicate, ScanPlan, plan_scan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::db::DbState;
-use crate::db::txn::SessionTxn;
+use crate::db::txn::scan_view;
 use crate::df::filters::{pushdown, translate};
 use crate::error::{Error, Result};
 use crate::scan::read::{EntryStream, RowStream, scan_rows};
@@ -270,11 +270,7 @@ impl PartitionStream for HistoryPartition {
     }
 
     fn execute(&self, context: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let snapshot: Arc<dyn KvRead> = match context.session_config().get_extension::<SessionTxn>()
-        {
-            Some(txn) => txn,
-            None => self.db.store.snapshot(),
-        };
+        let snapshot = scan_view(context.session_config(), self.db.store.as_ref());
         let def = self.plan.table.clone();
         // Versions written at or before the cutoff have expired (TTL), whatever the time read.
         let cutoff = self.db.expiry_cutoff(&def);

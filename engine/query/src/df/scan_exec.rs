@@ -32,10 +32,10 @@ use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_planner::{
     AccessPath, Direction, IndexHint, KeySpan, Predicate, ScanPlan, ScanRequest, ordered_index_scan,
 };
+use rowdex_store::KvStore;
 use rowdex_store::metered::metered;
-use rowdex_store::{KvRead, KvStore};
 
-use crate::db::txn::SessionTxn;
+use crate::db::txn::scan_view;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
 use crate::scan::explain::{AnalyzeReads, ScanReads};
@@ -391,15 +391,12 @@ impl ExecutionPlan for RowdexScanExec {
         };
         let config = context.session_config();
         let batch_size = config.batch_size().max(1);
-        // One snapshot for the whole scan, so every page of every partition sees the same
-        // state; inside a session transaction, the transaction (its snapshot with its own
-        // writes).
-        let mut snapshot = self.shared_read.take(self.spans.len(), || {
-            match config.get_extension::<SessionTxn>() {
-                Some(txn) => txn as Arc<dyn KvRead>,
-                None => self.store.snapshot(),
-            }
-        });
+        // One view for the whole scan, so every page of every partition sees the same state:
+        // the statement's snapshot (shared with its other scans), or inside a session
+        // transaction the transaction (its snapshot with its own writes).
+        let mut snapshot = self
+            .shared_read
+            .take(self.spans.len(), || scan_view(config, self.store.as_ref()));
         let analyzing = config.get_extension::<AnalyzeReads>().is_some();
         if analyzing {
             snapshot = metered(snapshot, self.reads.meter.clone());

@@ -55,11 +55,16 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
             what: "INSERT without VALUES or SELECT".to_string(),
         });
     };
-    let values = match literal_rows(source) {
-        Some(rows) => rows,
+    // Rows computed by a query are read in the transaction that writes them: a commit to what
+    // the query read, between the read and the write, then conflicts (and the statement is
+    // retried) instead of being overwritten by rows computed from the older state.
+    let (values, statement_txn) = match literal_rows(source) {
+        Some(rows) => (rows, None),
         None => {
+            let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
             let source = Statement::Query(source.clone());
-            query_rows(session, source, None, session.open_txn()).await?
+            let rows = query_rows(session, source, None, Some(statement_txn.txn.clone())).await?;
+            (rows, Some(statement_txn))
         }
     };
     let mut rows = Vec::with_capacity(values.len());
@@ -73,8 +78,18 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
         rows.push(full_row(&def, &targets, row_values.into_iter().map(Ok))?);
     }
-    let txn = session.open_txn();
-    let affected = write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?;
+    let affected = match statement_txn {
+        Some(statement_txn) => {
+            let txn = Some(&statement_txn.txn);
+            let affected = write_rows(&session.db, txn, &def, &targets, rows, mode).await?;
+            statement_txn.finish(&session.db).await?;
+            affected
+        }
+        None => {
+            let txn = session.open_txn();
+            write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?
+        }
+    };
     Ok(Output::Affected { rows: affected })
 }
 
