@@ -80,3 +80,29 @@ pub fn sqlstate(error: &tokio_postgres::Error) -> String {
         .code()
         .map_or_else(|| format!("no SQLSTATE: {error}"), |c| c.code().to_string())
 }
+
+/// Asserts that CHECK TABLE finds every index of `table` in line with its rows (at least one
+/// index, each reported `ok`).
+pub async fn assert_check_table_clean(client: &Client, table: &str) {
+    let messages = client
+        .simple_query(&format!("CHECK TABLE {table}"))
+        .await
+        .expect("check table");
+    let statuses: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => {
+                row.get(row.len() - 1).map(str::to_string)
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !statuses.is_empty(),
+        "CHECK TABLE {table} reported no index"
+    );
+    assert!(
+        statuses.iter().all(|s| s == "ok"),
+        "CHECK TABLE {table}: {statuses:?}"
+    );
+}

@@ -1,8 +1,9 @@
-//! The server driven by real clients: tokio-postgres (both query protocols) and psql, against
-//! a server started in the test on a free loopback port and stopped at its end.
+//! The server driven by real clients: tokio-postgres (both query protocols), psql and pgbench,
+//! against a server started in the test on a free loopback port and stopped at its end.
 
 mod clients;
 mod harness;
+mod pgbench;
 mod psql;
 mod transactions;
 mod types;

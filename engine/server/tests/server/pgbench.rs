@@ -1,0 +1,97 @@
+//! pgbench, PostgreSQL 15's load generator, against the server: several clients run a
+//! transfer script with prepared statements (`-M prepared`) for a few seconds, retrying the
+//! transactions that fail with 40001 (`--max-tries`). Nothing else may fail, the total of the
+//! balances must be what it was, and every index must be in line with its rows.
+
+use std::process::Command;
+
+use crate::harness::{TestServer, assert_check_table_clean};
+
+const ACCOUNTS: i64 = 100;
+const START_BALANCE: i64 = 1000;
+
+const TRANSFER: &str = "\\set a random(1, 100)
+\\set b random(1, 100)
+\\set x random(1, 10)
+BEGIN;
+UPDATE acct SET bal = bal - :x WHERE id = :a;
+UPDATE acct SET bal = bal + :x WHERE id = :b;
+COMMIT;
+";
+
+/// A number pgbench prints after `label`.
+fn figure(output: &str, label: &str) -> u64 {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("pgbench printed no \"{label}\":\n{output}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_transfers_conserve_the_total() {
+    let server = TestServer::start().await;
+    let setup = server.client().await;
+    setup
+        .batch_execute(
+            "CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL);
+             CREATE INDEX acct_bal ON acct (bal)",
+        )
+        .await
+        .expect("create");
+    let values: Vec<String> = (1..=ACCOUNTS)
+        .map(|id| format!("({id}, {START_BALANCE})"))
+        .collect();
+    setup
+        .batch_execute(&format!("INSERT INTO acct VALUES {}", values.join(", ")))
+        .await
+        .expect("accounts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("transfer.sql");
+    std::fs::write(&script, TRANSFER).expect("script");
+    let port = server.addr.port().to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("pgbench")
+            .args(["-n", "-M", "prepared", "-c", "6", "-j", "2", "-T", "5"])
+            .args([
+                "--max-tries",
+                "1000",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "rowdex",
+                "-p",
+            ])
+            .arg(&port)
+            .arg("-f")
+            .arg(&script)
+            .arg("rowdex")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("pgbench (PostgreSQL 15) must be installed to run this test: {e}")
+            })
+    })
+    .await
+    .expect("pgbench task");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "pgbench failed:\n{text}");
+    let processed = figure(&text, "number of transactions actually processed: ");
+    assert!(processed > 0, "{text}");
+    assert_eq!(
+        figure(&text, "number of failed transactions: "),
+        0,
+        "{text}"
+    );
+    let total = setup
+        .query_one("SELECT sum(bal) FROM acct", &[])
+        .await
+        .expect("total");
+    assert_eq!(total.get::<_, i64>(0), ACCOUNTS * START_BALANCE, "{text}");
+    assert_check_table_clean(&setup, "acct").await;
+    server.stop().await;
+}
