@@ -28,6 +28,13 @@ pub async fn show(session: &Session, sql: &str) -> rowdex::Result<()> {
             Output::Rows { batches, .. } => print_batches(&batches),
             Output::Affected { rows } => println!("  ({rows} rows affected)"),
             Output::Done => {}
+            Output::CopyOut(copied) => {
+                for chunk in &copied.chunks {
+                    print!("{}", String::from_utf8_lossy(chunk));
+                }
+            }
+            // The examples run no COPY FROM STDIN: they have no client to send its data.
+            Output::CopyIn(copy) => println!("  ({})", copy.abort().await),
         }
     }
     Ok(())

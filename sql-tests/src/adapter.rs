@@ -55,6 +55,8 @@ impl AsyncDB for RowdexDb {
         // A record with several statements reports the last one, as a SQL shell would.
         Ok(match outputs.into_iter().last() {
             None | Some(Output::Done) => DBOutput::StatementComplete(0),
+            Some(Output::CopyOut(copied)) => DBOutput::StatementComplete(copied.rows),
+            Some(Output::CopyIn(copy)) => return Err(copy.abort().await.into()),
             Some(Output::Affected { rows }) => DBOutput::StatementComplete(rows),
             Some(Output::Rows { schema, batches }) => {
                 let (types, mut rows) =

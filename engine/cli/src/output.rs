@@ -62,6 +62,15 @@ fn write_output(
             format!("({rows} row{plural} affected")
         }
         Output::Done => "(ok".to_string(),
+        Output::CopyOut(copied) => {
+            for chunk in &copied.chunks {
+                out.write_all(chunk)?;
+            }
+            let plural = if copied.rows == 1 { "" } else { "s" };
+            format!("({} row{plural} copied", copied.rows)
+        }
+        // The shell gives such a COPY up before printing (see `script`).
+        Output::CopyIn(_) => "(COPY FROM STDIN given up".to_string(),
     };
     if let Some(elapsed) = elapsed {
         writeln!(out, "{status}, {:.3} ms)", elapsed.as_secs_f64() * 1000.0)?;

@@ -38,6 +38,15 @@ pub(crate) async fn execute_text(
     for statement in &statements {
         let started = Instant::now();
         match session.run_script_statement(statement).await {
+            Ok(rowdex::Output::CopyIn(copy)) => {
+                // The shell reads SQL, not data: its input cannot carry the rows.
+                let error = copy.abort().await;
+                eprintln!(
+                    "error: COPY ... FROM STDIN takes its data from a client such as psql \
+                     (through `rowdex serve`); the shell loads files: COPY t FROM 'file' ({error})"
+                );
+                return false;
+            }
             Ok(output) => {
                 print_output(&output, format, timing.then(|| started.elapsed()));
                 // Advice goes to stderr, so a script's CSV output stays clean; SHOW WARNINGS

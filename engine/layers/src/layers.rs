@@ -18,6 +18,7 @@ pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("format", 1),
     ("output", 2),
     ("values", 2),
+    ("copy_data", 2),
     ("sql", 2),
     ("db", 2),
     ("scan", 3),

@@ -114,8 +114,11 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
-    /// COPY FROM stopped at a row it could not convert; every row before it was loaded.
-    #[error("COPY stopped at line {line}: {source} ({loaded} rows before it were loaded)")]
+    /// COPY FROM stopped at a row it could not convert; the complete batches before the one
+    /// holding it were loaded, nothing of its own batch.
+    #[error(
+        "COPY stopped at line {line}: {source} ({loaded} rows were loaded: the batches before the one holding this line)"
+    )]
     CopyRow {
         line: u64,
         loaded: u64,
@@ -143,8 +146,16 @@ pub enum Error {
     ParameterCount { expected: usize, given: usize },
     #[error("a stored row count is corrupt: {0}")]
     CorruptStatistics(String),
-    #[error("malformed CSV: {0}")]
-    Csv(#[from] csv::Error),
+    /// COPY data that breaks its format (an unterminated quote, bytes that are not UTF-8), or
+    /// COPY options that cannot describe any data.
+    #[error("malformed COPY data: {message}")]
+    BadCopyData { message: String },
+    /// The sender of `COPY ... FROM STDIN` data stopped before its end (a client's CopyFail or
+    /// a dropped connection): the rows not yet written were not.
+    #[error(
+        "COPY FROM STDIN was abandoned before the end of its data ({loaded} rows before it were loaded)"
+    )]
+    CopyAbandoned { loaded: u64 },
     #[error(transparent)]
     Index(rowdex_indexer::IndexError),
     #[error(transparent)]

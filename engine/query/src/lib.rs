@@ -25,7 +25,8 @@
 //! The crate is built in layers, each importing only from the layers below it (checked by
 //! `rowdex-layers`; DESIGN-NOTES.md lists them):
 //! 1. `error`, `format`;
-//! 2. `output`, `values`, `sql` (text into statements), `db` (the state sessions share);
+//! 2. `output`, `values`, `copy_data` (COPY's formats and the data a client sends or gets),
+//!    `sql` (text into statements), `db` (the state sessions share);
 //! 3. `scan` (reading an access path), `write` (rows into the store);
 //! 4. `native` (the native executor), `df` (everything rowdex plugs into DataFusion);
 //! 5. `session`;
@@ -33,6 +34,7 @@
 //! 7. `execute`, `prepared`, `paging`, each adding its `impl Session` block;
 //! 8. `database`; and this file, the public face only.
 
+mod copy_data;
 mod database;
 mod db;
 mod df;
@@ -49,6 +51,8 @@ mod sql;
 mod values;
 mod write;
 
+pub use copy_data::format::{CopyFormat, CopyFormatKind};
+pub use copy_data::stream::{CopyIn, CopyOut};
 pub use database::Database;
 pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use df::context::RowdexSchema;
@@ -58,7 +62,7 @@ pub use df::rules::{logical_optimizer_rules, physical_optimizer_rules};
 pub use df::scan_exec::RowdexScanExec;
 pub use df::table::RowdexTable;
 pub use error::{Error, Result};
-pub use execute::copy::COPY_BATCH_ROWS;
+pub use execute::copy::load::COPY_BATCH_ROWS;
 pub use output::Output;
 pub use paging::Page;
 pub use prepared::{Description, Prepared};

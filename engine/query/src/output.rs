@@ -7,6 +7,7 @@ use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 
+use crate::copy_data::stream::{CopyIn, CopyOut};
 use crate::error::Result;
 
 /// What one statement produced.
@@ -21,6 +22,10 @@ pub enum Output {
     Affected { rows: u64 },
     /// A DDL statement finished.
     Done,
+    /// `COPY ... FROM STDIN` started and waits for its data: send it through the handle.
+    CopyIn(CopyIn),
+    /// What `COPY ... TO STDOUT` wrote.
+    CopyOut(CopyOut),
 }
 
 impl Output {

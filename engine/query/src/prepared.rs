@@ -15,6 +15,7 @@ use rowdex_codec::Datum;
 
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
+use crate::execute::copy;
 use crate::native;
 use crate::native::compile::NativeQuery;
 use crate::output::Output;
@@ -104,7 +105,8 @@ impl Prepared {
     /// The statement's parameter types and result columns, without running it where planning
     /// tells them: a query, INSERT, UPDATE or DELETE is planned by DataFusion with its
     /// parameters as placeholders. A query DataFusion cannot plan, EXPLAIN and SHOW TABLES run
-    /// once with every parameter NULL to learn their columns.
+    /// once with every parameter NULL to learn their columns. A COPY's table and columns (or
+    /// query) are checked, so that a client learns of a missing one before sending data.
     pub async fn describe(&self) -> Result<Description> {
         let mut parameters = vec![None; self.parameters];
         let ParsedStatement::Sql {
@@ -119,6 +121,9 @@ impl Prepared {
                 columns: None,
             });
         };
+        if let Statement::Copy { .. } = statement.as_ref() {
+            copy::check(&self.session, statement).await?;
+        }
         let plannable = matches!(
             statement.as_ref(),
             Statement::Query(_)

@@ -9,20 +9,22 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{Sink, SinkExt, stream};
+use pgwire::api::copy::{CopyHandler, send_copy_in_response};
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{
     ExtendedQueryHandler, SimpleQueryHandler, send_execution_response, send_query_response,
     send_ready_for_query,
 };
 use pgwire::api::results::{
-    DescribePortalResponse, DescribeResponse, DescribeStatementResponse, QueryResponse, Response,
-    Tag,
+    CopyResponse, DescribePortalResponse, DescribeResponse, DescribeStatementResponse,
+    QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::StoredStatement;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::Execute;
 use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::simplequery::Query;
@@ -32,9 +34,11 @@ use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rowdex::arrow::record_batch::RecordBatch;
 use rowdex::{Output, script_statements};
 
+use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
 use crate::kind::{KIND_WORDS, Kind};
 use crate::sqlstate::{
-    IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, error_info, pg_error, statement_error,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, error_info, pg_error,
+    statement_error,
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
@@ -57,12 +61,26 @@ type Ran = Result<(Output, Tag), Box<ErrorInfo>>;
 pub struct Connection {
     state: Arc<SessionState>,
     parser: Arc<StatementParser>,
+    /// The COPY FROM STDIN receiving the client's data, if one is.
+    copy: PendingCopy,
+}
+
+/// How a simple query's statements ended.
+enum QueryEnd {
+    /// Every statement ran, or one failed: the query is over.
+    Finished,
+    /// A COPY FROM STDIN waits for its data: the query goes on after it.
+    AwaitingCopyData,
 }
 
 impl Connection {
     pub fn new(state: Arc<SessionState>) -> Self {
         let parser = Arc::new(StatementParser::new(state.clone()));
-        Connection { state, parser }
+        Connection {
+            state,
+            parser,
+            copy: PendingCopy::default(),
+        }
     }
 
     /// Runs one statement under the transaction-block rules: in a failed block only ROLLBACK
@@ -213,10 +231,95 @@ fn response(
     }
 }
 
+impl Connection {
+    /// Runs each statement of a simple query in turn, sending each one's response as soon as
+    /// it has one (a COPY's data cannot wait for the statements after it), and stops at the
+    /// first error, as PostgreSQL does.
+    async fn run_simple_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<QueryEnd>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statements = match script_statements(query) {
+            Ok(statements) => statements,
+            Err(error) => {
+                self.state.fail_block_if_open();
+                send_error(client, statement_error(&error, query)).await?;
+                return Ok(QueryEnd::Finished);
+            }
+        };
+        if statements.is_empty() {
+            client
+                .feed(PgWireBackendMessage::EmptyQueryResponse(
+                    EmptyQueryResponse::new(),
+                ))
+                .await?;
+        }
+        let last = statements.len().saturating_sub(1);
+        for (i, statement) in statements.iter().enumerate() {
+            let words = statement.leading_words(KIND_WORDS);
+            let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
+            let run = self.state.session.run_script_statement(statement);
+            let (output, tag) = match self.run_statement(client, &kind, query, run).await {
+                Ok(ran) => ran,
+                Err(info) => {
+                    send_error(client, *info).await?;
+                    break;
+                }
+            };
+            match output {
+                Output::CopyIn(copy) if i == last => {
+                    let columns = copy.columns();
+                    self.copy.start(copy, query);
+                    let response = CopyResponse::new(TEXTUAL, columns, stream::empty());
+                    send_copy_in_response(client, response).await?;
+                    client.set_state(PgWireConnectionState::CopyInProgress(false));
+                    return Ok(QueryEnd::AwaitingCopyData);
+                }
+                Output::CopyIn(copy) => {
+                    copy.abort().await;
+                    let info = error_info(
+                        FEATURE_NOT_SUPPORTED,
+                        "COPY FROM STDIN must be the last statement of a query string",
+                    );
+                    send_error(client, info).await?;
+                    break;
+                }
+                Output::CopyOut(copied) => {
+                    send_copy_out(client, copied).await?;
+                    send_execution_response(client, tag).await?;
+                }
+                output => match response(output, tag, &Format::UnifiedText, None)? {
+                    Response::Query(rows) => send_query_response(client, rows, true).await?,
+                    Response::Execution(tag) => send_execution_response(client, tag).await?,
+                    _ => {}
+                },
+            }
+        }
+        Ok(QueryEnd::Finished)
+    }
+}
+
+/// An ErrorResponse for a statement of a simple query.
+async fn send_error<C>(client: &mut C, info: ErrorInfo) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    client
+        .feed(PgWireBackendMessage::ErrorResponse(info.into()))
+        .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl SimpleQueryHandler for Connection {
-    /// Runs each statement of the text in turn and stops at the first error, as PostgreSQL
-    /// does; ReadyForQuery then reports the transaction state the statements left.
+    /// Runs the query's statements (see [`Connection::run_simple_query`]); ReadyForQuery then
+    /// reports the transaction state they left, unless a COPY FROM STDIN now waits for data
+    /// (ReadyForQuery follows its CopyDone or CopyFail).
     async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -228,34 +331,9 @@ impl SimpleQueryHandler for Connection {
             return Err(PgWireError::NotReadyForQuery);
         }
         client.set_state(PgWireConnectionState::QueryInProgress);
-        let responses = SimpleQueryHandler::do_query(self, client, &query.query).await?;
-        if responses.is_empty() {
-            client
-                .feed(PgWireBackendMessage::EmptyQueryResponse(
-                    EmptyQueryResponse::new(),
-                ))
-                .await?;
-        }
-        for response in responses {
-            match response {
-                Response::Query(rows) => send_query_response(client, rows, true).await?,
-                Response::Execution(tag)
-                | Response::TransactionStart(tag)
-                | Response::TransactionEnd(tag) => send_execution_response(client, tag).await?,
-                Response::Error(info) => {
-                    client
-                        .feed(PgWireBackendMessage::ErrorResponse((*info).into()))
-                        .await?;
-                }
-                Response::EmptyQuery => {
-                    client
-                        .feed(PgWireBackendMessage::EmptyQueryResponse(
-                            EmptyQueryResponse::new(),
-                        ))
-                        .await?;
-                }
-                Response::CopyIn(_) | Response::CopyOut(_) | Response::CopyBoth(_) => {}
-            }
+        if let QueryEnd::AwaitingCopyData = self.run_simple_query(client, &query.query).await? {
+            client.flush().await?;
+            return Ok(());
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
         let status = self.state.status();
@@ -263,6 +341,8 @@ impl SimpleQueryHandler for Connection {
         send_ready_for_query(client, status).await
     }
 
+    /// Runs the query as `on_query` does, sending each statement's response as it comes; the
+    /// list returned is therefore empty.
     async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -270,31 +350,42 @@ impl SimpleQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let statements = match script_statements(query) {
-            Ok(statements) => statements,
-            Err(error) => {
-                self.state.fail_block_if_open();
-                return Ok(vec![Response::Error(Box::new(statement_error(
-                    &error, query,
-                )))]);
-            }
-        };
-        let mut responses = Vec::with_capacity(statements.len());
-        for statement in statements {
-            let words = statement.leading_words(KIND_WORDS);
-            let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
-            let run = self.state.session.run_script_statement(&statement);
-            match self.run_statement(client, &kind, query, run).await {
-                Ok((output, tag)) => {
-                    responses.push(response(output, tag, &Format::UnifiedText, None)?);
-                }
-                Err(info) => {
-                    responses.push(Response::Error(info));
-                    break;
-                }
-            }
-        }
-        Ok(responses)
+        self.run_simple_query(client, query).await?;
+        Ok(Vec::new())
+    }
+}
+
+#[async_trait]
+impl CopyHandler for Connection {
+    async fn on_copy_data<C>(&self, _client: &mut C, copy_data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.copy.data(copy_data.data).await
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let done = self.copy.done(client).await;
+        client.set_transaction_status(self.state.status());
+        done
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let error = self.copy.fail(&fail.message).await;
+        client.set_transaction_status(self.state.status());
+        error
     }
 }
 
@@ -407,7 +498,24 @@ impl ExtendedQueryHandler for Connection {
         // An error leaves the connection's state for pgwire to report at Sync.
         client.set_transaction_status(self.state.status());
         let (output, tag) = ran.map_err(PgWireError::UserError)?;
-        let described = statement.described().and_then(|d| d.columns.as_ref());
-        response(output, tag, &portal.result_column_format, described)
+        match output {
+            Output::CopyIn(copy) => {
+                let columns = copy.columns();
+                self.copy.start(copy, &statement.sql);
+                Ok(Response::CopyIn(CopyResponse::new(
+                    TEXTUAL,
+                    columns,
+                    stream::empty(),
+                )))
+            }
+            Output::CopyOut(copied) => {
+                send_copy_out(client, copied).await?;
+                Ok(Response::Execution(tag))
+            }
+            output => {
+                let described = statement.described().and_then(|d| d.columns.as_ref());
+                response(output, tag, &portal.result_column_format, described)
+            }
+        }
     }
 }

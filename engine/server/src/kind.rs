@@ -65,6 +65,10 @@ fn other_tag(words: &[String], output: &Output) -> Tag {
     let word = |i: usize| words.get(i).map_or("", String::as_str);
     match output {
         Output::Rows { .. } => Tag::new("SELECT").with_rows(output.row_count()),
+        Output::CopyOut(copied) => {
+            Tag::new("COPY").with_rows(usize::try_from(copied.rows).unwrap_or(usize::MAX))
+        }
+        Output::CopyIn(_) => Tag::new("COPY"),
         Output::Affected { rows } => {
             let rows = usize::try_from(*rows).unwrap_or(usize::MAX);
             match word(0) {

@@ -8,10 +8,12 @@
 //!    (Arrow results and parameters on the wire);
 //! 3. `state` (what a connection keeps between statements);
 //! 4. `statement` (extended-protocol statements and their descriptions);
-//! 5. `connection` (the query handlers), `startup` (connection start);
-//! 6. `listener` (accepting connections).
+//! 5. `copy` (COPY's data over the wire);
+//! 6. `connection` (the query handlers), `startup` (connection start);
+//! 7. `listener` (accepting connections).
 
 mod connection;
+mod copy;
 mod error;
 mod kind;
 mod listener;

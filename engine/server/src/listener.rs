@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pgwire::api::PgWireServerHandlers;
 use pgwire::api::auth::StartupHandler;
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::tokio::process_socket;
 use rowdex::Database;
@@ -63,6 +64,10 @@ impl PgWireServerHandlers for ConnectionHandlers {
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::new(TrustStartup::default())
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        self.connection.clone()
     }
 }
 

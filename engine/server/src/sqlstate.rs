@@ -13,6 +13,8 @@ pub const IN_FAILED_TRANSACTION: &str = "25P02";
 pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
 /// The client broke the protocol (bad parameter bytes, say).
 pub const PROTOCOL_VIOLATION: &str = "08P01";
+/// A statement stopped at the client's request (a CopyFail, a CancelRequest).
+pub const QUERY_CANCELED: &str = "57014";
 /// A value in a parameter or a SET that does not parse.
 pub const INVALID_PARAMETER_VALUE: &str = "22023";
 
@@ -66,7 +68,8 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::NoTtl { .. } | Error::NoVersions { .. } => "55000",
         Error::File { .. } => "58030",
         Error::CopyRow { source, .. } | Error::CopyBatch { source, .. } => code_of(source),
-        Error::Csv(_) => "22P04",
+        Error::BadCopyData { .. } => "22P04",
+        Error::CopyAbandoned { .. } => "57014",
         Error::ParameterCount { .. } => PROTOCOL_VIOLATION,
         Error::CorruptStatistics(_) => "XX001",
         Error::Catalog(catalog) => catalog_code(catalog),

@@ -69,6 +69,7 @@ async fn psql_runs_a_script() {
     let server = tokio::task::spawn_blocking(move || {
         let _guard = handle.enter();
         check_script(&server, "basic");
+        check_script(&server, "copy");
         server
     })
     .await

@@ -1,0 +1,437 @@
+//! The load behind `COPY ... FROM`: records read and converted on a thread of their own, a batch
+//! of [`COPY_BATCH_ROWS`] rows encoded on another, and each batch written in its own transaction
+//! while the next one is read, so that on two cores reading, encoding and writing overlap. The
+//! data comes from a file or, for `COPY ... FROM STDIN`, from a client through a
+//! [`ChunkReader`](crate::copy_data::stream::ChunkReader); either way it is any `Read`.
+//!
+//! Each batch is written whole or not at all, so a load of up to [`COPY_BATCH_ROWS`] rows is
+//! all-or-nothing. What a stopped load leaves: a record that cannot be read or converted stops
+//! it after the complete batches before its own are written; a batch that cannot be written is
+//! not written at all; a source that gives up (a client's CopyFail, a dropped connection) stops
+//! it without writing anything more. Each error says how many rows were loaded.
+
+use std::io::{BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use datafusion::sql::sqlparser::ast::{Ident, ObjectName};
+use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_codec::Datum;
+
+use crate::copy_data::format::{CopyFormat, parse_bytea};
+use crate::copy_data::records::{ReadError, Record, RecordReader};
+use crate::error::{Error, Result};
+use crate::session::Session;
+use crate::sql::names::{object_name, target_columns};
+use crate::values::full_row;
+use crate::write::WRITE_ATTEMPTS;
+use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
+use crate::write::rows::assign_rowids;
+
+/// Rows per load transaction: large enough that commits are a small part of the load and that
+/// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
+/// enough that a batch's rows and mutations stay within some tens of megabytes.
+pub const COPY_BATCH_ROWS: usize = 50_000;
+
+/// Where a load's data comes from, for its progress and its errors.
+pub(crate) struct LoadSource<R> {
+    pub(crate) reader: R,
+    /// A file's path, or `STDIN`.
+    pub(crate) name: String,
+    /// The size of the data when known (a file's), for the progress bar; 0 otherwise.
+    pub(crate) total_bytes: u64,
+}
+
+/// The table and columns a COPY loads.
+pub(crate) struct LoadTarget {
+    def: Arc<TableDef>,
+    /// The table's columns each record's fields go to, in order.
+    targets: Vec<usize>,
+}
+
+impl LoadTarget {
+    /// The table `table_name` and its `columns` (every visible column when empty).
+    pub(crate) fn resolve(
+        session: &Session,
+        table_name: &ObjectName,
+        columns: &[Ident],
+    ) -> Result<LoadTarget> {
+        let table = object_name(table_name)?;
+        let def = session
+            .db
+            .catalog
+            .table(&table)
+            .ok_or_else(|| Error::TableNotFound { table })?;
+        let names: Vec<ObjectName> = columns
+            .iter()
+            .map(|c| ObjectName::from(vec![c.clone()]))
+            .collect();
+        let targets = target_columns(&def, &names)?;
+        Ok(LoadTarget { def, targets })
+    }
+
+    /// How many fields each record holds.
+    pub(crate) fn columns(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Loads every record of `source`; returns the number of rows loaded.
+    pub(crate) async fn run<R: Read + Send + 'static>(
+        self,
+        session: &Session,
+        source: LoadSource<R>,
+        format: &CopyFormat,
+    ) -> Result<u64> {
+        let LoadTarget { def, targets } = self;
+        let db = &session.db;
+        let bytes_read = Arc::new(AtomicU64::new(0));
+        let counted = CountingReader {
+            inner: source.reader,
+            read: bytes_read.clone(),
+        };
+        let reader = RecordReader::new(BufReader::with_capacity(1 << 20, counted), format.clone());
+        // The data is read and converted on a thread of its own while this task writes the
+        // batch before: on two cores the conversion costs the load no time.
+        let (sender, mut parsed) = tokio::sync::mpsc::channel(1);
+        let converter = RecordConverter {
+            def: def.clone(),
+            targets: targets.clone(),
+            source: source.name.clone(),
+        };
+        std::thread::Builder::new()
+            .name("rowdex-copy-reader".to_string())
+            .spawn(move || converter.run(reader, &sender))
+            .map_err(|source| Error::ThreadStart {
+                work: "reading COPY data",
+                source,
+            })?;
+        let total_bytes = source.total_bytes;
+        let progress_label = format!("loading {} (bytes)", def.name);
+        let mut loaded = 0u64;
+        // The batch being encoded on a thread of its own while the one before it is written.
+        let mut encoding: Option<EncodingBatch> = None;
+        while let Some(message) = parsed.recv().await {
+            match message {
+                Parsed::Batch {
+                    mut rows,
+                    first_line,
+                    last_line,
+                } => {
+                    let lines = BatchLines {
+                        first: first_line,
+                        last: last_line,
+                    };
+                    if let Err(error) = assign_rowids(db, &def, &mut rows).await {
+                        return Err(lines.failed(loaded, error));
+                    }
+                    let next = EncodingBatch::start(&def, &targets, rows, db.now_micros(), lines)?;
+                    if let Some(before) = encoding.replace(next) {
+                        loaded += load_batch(session, &def, &targets, before, loaded).await?;
+                        if let Some(progress) = &session.progress {
+                            progress(
+                                &progress_label,
+                                bytes_read.load(Ordering::Relaxed),
+                                total_bytes,
+                            );
+                        }
+                    }
+                }
+                Parsed::Failed { line, error } => {
+                    if let Some(before) = encoding.take() {
+                        loaded += load_batch(session, &def, &targets, before, loaded).await?;
+                    }
+                    return Err(Error::CopyRow {
+                        line,
+                        loaded,
+                        source: Box::new(error),
+                    });
+                }
+                // The rows not written yet stay unwritten.
+                Parsed::Abandoned => return Err(Error::CopyAbandoned { loaded }),
+            }
+        }
+        if let Some(last) = encoding.take() {
+            loaded += load_batch(session, &def, &targets, last, loaded).await?;
+        }
+        if let Some(progress) = &session.progress {
+            progress(&progress_label, total_bytes, total_bytes);
+        }
+        Ok(loaded)
+    }
+}
+
+/// The lines of the data a batch holds.
+#[derive(Debug, Clone, Copy)]
+struct BatchLines {
+    first: u64,
+    last: u64,
+}
+
+impl BatchLines {
+    /// The error of a batch that could not be written, `loaded` rows having been before it.
+    fn failed(self, loaded: u64, error: Error) -> Error {
+        Error::CopyBatch {
+            first_line: self.first,
+            last_line: self.last,
+            loaded,
+            source: Box::new(error),
+        }
+    }
+}
+
+/// A batch handed to a thread that encodes it (`write::load`), so that on two cores its
+/// encoding overlaps the writing of the batch before.
+struct EncodingBatch {
+    encoded: tokio::sync::oneshot::Receiver<Result<EncodedRows>>,
+    lines: BatchLines,
+}
+
+impl EncodingBatch {
+    fn start(
+        def: &Arc<TableDef>,
+        targets: &[usize],
+        rows: Vec<Vec<Datum>>,
+        now: i64,
+        lines: BatchLines,
+    ) -> Result<EncodingBatch> {
+        let (sender, encoded) = tokio::sync::oneshot::channel();
+        let (def, targets) = (def.clone(), targets.to_vec());
+        std::thread::Builder::new()
+            .name("rowdex-copy-encoder".to_string())
+            .spawn(move || {
+                // Nothing is left to do when the writer has stopped listening.
+                let _ = sender.send(encode_new_rows(&def, &targets, rows, now));
+            })
+            .map_err(|source| Error::ThreadStart {
+                work: "encoding a COPY batch",
+                source,
+            })?;
+        Ok(EncodingBatch { encoded, lines })
+    }
+}
+
+/// What the reading thread of a COPY hands the writing task, in file order.
+enum Parsed {
+    /// The rows of consecutive records, lines `first_line..=last_line`.
+    Batch {
+        rows: Vec<Vec<Datum>>,
+        first_line: u64,
+        last_line: u64,
+    },
+    /// The record at `line` cannot be read or converted. Every record before it was sent.
+    Failed { line: u64, error: Error },
+    /// The source gave up before the end of its data.
+    Abandoned,
+}
+
+/// Turns records into rows of one table, in batches of [`COPY_BATCH_ROWS`].
+struct RecordConverter {
+    def: Arc<TableDef>,
+    targets: Vec<usize>,
+    /// The data's name for a read error (a file's path, or `STDIN`).
+    source: String,
+}
+
+impl RecordConverter {
+    /// Reads all the data into `sender` in whole batches, stopping at the first bad record
+    /// (the complete batches before it sent, the rows of its own batch dropped), or as soon as
+    /// the writer has stopped listening.
+    fn run<R: std::io::BufRead>(
+        self,
+        mut reader: RecordReader<R>,
+        sender: &tokio::sync::mpsc::Sender<Parsed>,
+    ) {
+        let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(COPY_BATCH_ROWS);
+        let (mut first_line, mut last_line) = (0u64, 0u64);
+        let mut record = Record::default();
+        let failure = loop {
+            let read = reader.read(&mut record);
+            let line = reader.line();
+            match read {
+                Ok(true) => {}
+                Ok(false) => break None,
+                Err(ReadError::Io(error))
+                    if error.kind() == std::io::ErrorKind::ConnectionAborted =>
+                {
+                    break Some(Parsed::Abandoned);
+                }
+                Err(ReadError::Io(source)) => {
+                    let error = Error::File {
+                        action: "read",
+                        path: self.source.clone(),
+                        source,
+                    };
+                    break Some(Parsed::Failed { line, error });
+                }
+                Err(ReadError::Malformed(message)) => {
+                    let error = Error::BadCopyData { message };
+                    break Some(Parsed::Failed { line, error });
+                }
+            }
+            match convert_record(&self.def, &self.targets, &record) {
+                Ok(row) => {
+                    if rows.is_empty() {
+                        first_line = line;
+                    }
+                    last_line = line;
+                    rows.push(row);
+                }
+                Err(error) => break Some(Parsed::Failed { line, error }),
+            }
+            if rows.len() >= COPY_BATCH_ROWS {
+                let full = std::mem::replace(&mut rows, Vec::with_capacity(COPY_BATCH_ROWS));
+                let batch = Parsed::Batch {
+                    rows: full,
+                    first_line,
+                    last_line,
+                };
+                if sender.blocking_send(batch).is_err() {
+                    // The writer failed and reported it: nothing more is wanted.
+                    return;
+                }
+            }
+        };
+        // The rows read before a failure in the same batch are not written: each batch is
+        // written whole or not at all.
+        if !rows.is_empty() && failure.is_none() {
+            let batch = Parsed::Batch {
+                rows,
+                first_line,
+                last_line,
+            };
+            if sender.blocking_send(batch).is_err() {
+                return;
+            }
+        }
+        if let Some(failure) = failure {
+            // Nothing is left to do when the writer has stopped listening.
+            let _ = sender.blocking_send(failure);
+        }
+    }
+}
+
+/// Writes one batch in its own transaction once it is encoded (retrying races); returns its
+/// size.
+async fn load_batch(
+    session: &Session,
+    def: &TableDef,
+    targets: &[usize],
+    batch: EncodingBatch,
+    loaded_before: u64,
+) -> Result<u64> {
+    let lines = batch.lines;
+    let mut encoded = match batch.encoded.await {
+        Ok(Ok(encoded)) => encoded,
+        Ok(Err(error)) => return Err(lines.failed(loaded_before, error)),
+        Err(_) => {
+            let error = Error::WorkerStopped {
+                work: "encoding a COPY batch",
+            };
+            return Err(lines.failed(loaded_before, error));
+        }
+    };
+    if encoded.len() == 0 {
+        return Ok(0);
+    }
+    let mut attempt = 1;
+    loop {
+        // A write that fails for any reason writes nothing, so the batch can be offered again
+        // (row by row, against the definition as it is now).
+        let current = session.db.table_def(&def.name)?;
+        match write_new_rows(&session.db, &current, targets, &mut encoded).await {
+            Ok(written) => return Ok(written),
+            Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
+            Err(error) => return Err(lines.failed(loaded_before, error)),
+        }
+    }
+}
+
+/// One record as a full-width row of the table.
+fn convert_record(def: &TableDef, targets: &[usize], record: &Record) -> Result<Vec<Datum>> {
+    if record.len() != targets.len() {
+        return Err(Error::ColumnCountMismatch {
+            table: def.name.clone(),
+            expected: targets.len(),
+            found: record.len(),
+        });
+    }
+    let fields = targets
+        .iter()
+        .enumerate()
+        .map(|(i, &column)| match record.field(i) {
+            None => Ok(Datum::Null),
+            Some(field) => parse_field(def, &def.columns[column], field),
+        });
+    full_row(def, targets, fields)
+}
+
+/// The value a field spells for a column of the given type.
+fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum> {
+    let mismatch = || Error::TypeMismatch {
+        table: def.name.clone(),
+        column: column.name.clone(),
+        expected: column.data_type.to_string(),
+        found: "TEXT",
+        value: Datum::Text(field.to_string()).to_string(),
+    };
+    let trimmed = field.trim();
+    Ok(match column.data_type {
+        DataType::Integer => Datum::Int(trimmed.parse().map_err(|_| mismatch())?),
+        DataType::Float => Datum::Float(trimmed.parse().map_err(|_| mismatch())?),
+        DataType::Boolean => match trimmed.to_ascii_lowercase().as_str() {
+            "true" | "t" | "1" | "yes" | "y" => Datum::Boolean(true),
+            "false" | "f" | "0" | "no" | "n" => Datum::Boolean(false),
+            _ => return Err(mismatch()),
+        },
+        DataType::Decimal { scale, .. } => {
+            Datum::Decimal(parse_decimal(trimmed, scale).ok_or_else(mismatch)?)
+        }
+        DataType::Text { .. } | DataType::Date | DataType::Timestamp => {
+            Datum::Text(field.to_string())
+        }
+        DataType::Bytes { .. } => Datum::Bytes(parse_bytea(field).ok_or_else(mismatch)?),
+    })
+}
+
+/// `-12.345` at scale 2 is -1235 (rounded half away from zero); None for anything else.
+fn parse_decimal(text: &str, scale: i8) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = usize::try_from(scale).ok()?;
+    let mut value: i128 = 0;
+    for b in whole
+        .bytes()
+        .chain(fraction.bytes().chain(std::iter::repeat(b'0')).take(scale))
+    {
+        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+    }
+    if fraction.as_bytes().get(scale).is_some_and(|b| *b >= b'5') {
+        value = value.checked_add(1)?;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// Counts the bytes the CSV reader has consumed, for the progress bar.
+struct CountingReader<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}

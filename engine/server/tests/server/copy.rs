@@ -1,0 +1,247 @@
+//! COPY over the wire from tokio-postgres: data sent in pieces split anywhere, text and CSV both
+//! ways with every kind of value that the formats must keep apart (NULL and the empty string,
+//! escapes, line breaks, bytes), errors with their SQLSTATEs, and a COPY the client gives up or
+//! drops its connection in the middle of, which loads nothing.
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt, pin_mut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_postgres::Client;
+
+use crate::harness::{TestServer, assert_check_table_clean, sqlstate};
+
+const CREATE: &str = "CREATE TABLE c (id BIGINT PRIMARY KEY, s TEXT, b BOOLEAN, f DOUBLE,
+    by BYTEA, ts TIMESTAMP); CREATE INDEX c_s ON c (s)";
+
+/// Sends `data` to `COPY ...` in pieces of `piece` bytes; returns the rows loaded.
+async fn copy_in(client: &Client, statement: &str, data: &[u8], piece: usize) -> u64 {
+    let sink = client.copy_in(statement).await.expect("copy in");
+    pin_mut!(sink);
+    for part in data.chunks(piece) {
+        sink.send(Bytes::copy_from_slice(part)).await.expect("data");
+    }
+    sink.finish().await.expect("finish")
+}
+
+async fn copy_out(client: &Client, statement: &str) -> String {
+    let stream = client.copy_out(statement).await.expect("copy out");
+    pin_mut!(stream);
+    let mut text = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        text.extend_from_slice(&chunk.expect("chunk"));
+    }
+    String::from_utf8(text).expect("utf-8")
+}
+
+/// id, s, whether s is NULL, by.
+type StoredRow = (i64, Option<String>, bool, Option<Vec<u8>>);
+
+async fn count(client: &Client) -> i64 {
+    client
+        .query_one("SELECT count(*) FROM c", &[])
+        .await
+        .expect("count")
+        .get(0)
+}
+
+const TEXT_DATA: &str = "1\tplain\tt\t1.5\t\\\\x00ff\t2024-02-29 13:14:15.5\n\
+2\t\\N\tf\t\\N\t\\N\t\\N\n\
+3\t\ttrue\t-0.25\t\\\\x\t2024-01-01 00:00:00\n\
+4\ttab\\there\\nand a line\t\\N\tInfinity\t\\\\x415c78\t\\N\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_format_round_trips_in_pieces() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client.batch_execute(CREATE).await.expect("create");
+    // Pieces of 7 bytes split fields, escapes and lines anywhere.
+    let loaded = copy_in(&client, "COPY c FROM STDIN", TEXT_DATA.as_bytes(), 7).await;
+    assert_eq!(loaded, 4);
+    let rows = client
+        .query(
+            "SELECT id, s, s IS NULL, length(s), by FROM c ORDER BY id",
+            &[],
+        )
+        .await
+        .expect("rows");
+    let strings: Vec<StoredRow> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(4)))
+        .collect();
+    assert_eq!(
+        strings,
+        vec![
+            (1, Some("plain".into()), false, Some(vec![0, 255])),
+            (2, None, true, None),
+            (3, Some(String::new()), false, Some(Vec::new())),
+            (
+                4,
+                Some("tab\there\nand a line".into()),
+                false,
+                Some(b"A\\x".to_vec())
+            ),
+        ]
+    );
+    let out = copy_out(&client, "COPY c TO STDOUT").await;
+    assert_eq!(out, TEXT_DATA.replace("\ttrue\t", "\tt\t"));
+    assert_check_table_clean(&client, "c").await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_keeps_empty_strings_apart_from_null() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client.batch_execute(CREATE).await.expect("create");
+    let data = "id,s\n1,\"\"\n2,\n3,\"a,\"\"quoted\"\"\nline\"\n";
+    let loaded = copy_in(
+        &client,
+        "COPY c (id, s) FROM STDIN WITH (FORMAT csv, HEADER true)",
+        data.as_bytes(),
+        5,
+    )
+    .await;
+    assert_eq!(loaded, 3);
+    let nulls: Vec<bool> = client
+        .query("SELECT s IS NULL FROM c ORDER BY id", &[])
+        .await
+        .expect("nulls")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(nulls, vec![false, true, false]);
+    let out = copy_out(
+        &client,
+        "COPY (SELECT id, s FROM c ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER true)",
+    )
+    .await;
+    assert_eq!(out, data);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_row_or_a_duplicate_key_loads_nothing_of_a_small_copy() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client.batch_execute(CREATE).await.expect("create");
+    copy_in(&client, "COPY c (id, s) FROM STDIN", b"1\ta\n", 64).await;
+
+    let bad = "2\tb\n3\tc\tEXTRA\n";
+    let sink = client
+        .copy_in("COPY c (id, s) FROM STDIN")
+        .await
+        .expect("copy in");
+    pin_mut!(sink);
+    // The error surfaces at a later send or at the finish, as with PostgreSQL.
+    let sent = sink.send(Bytes::from(bad)).await;
+    let error = match sent {
+        Err(error) => error,
+        Ok(()) => sink.finish().await.expect_err("a record with three fields"),
+    };
+    assert_eq!(sqlstate(&error), "42601", "{error}");
+    assert_eq!(count(&client).await, 1);
+
+    let sink = client
+        .copy_in("COPY c (id, s) FROM STDIN")
+        .await
+        .expect("copy in");
+    pin_mut!(sink);
+    sink.send(Bytes::from("5\te\n1\tagain\n"))
+        .await
+        .expect("data");
+    let error = sink.finish().await.expect_err("a duplicate key");
+    assert_eq!(sqlstate(&error), "23505", "{error}");
+    assert_eq!(count(&client).await, 1);
+
+    let Err(error) = client.copy_in::<_, Bytes>("COPY no_such FROM STDIN").await else {
+        panic!("COPY into a table that does not exist started");
+    };
+    assert_eq!(sqlstate(&error), "42P01");
+    // The connection goes on as before.
+    copy_in(&client, "COPY c (id, s) FROM STDIN", b"6\tf\n", 64).await;
+    assert_eq!(count(&client).await, 2);
+    assert_check_table_clean(&client, "c").await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_given_up_or_cut_off_loads_nothing() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client.batch_execute(CREATE).await.expect("create");
+
+    // Dropping the sink unfinished sends CopyFail.
+    {
+        let sink = client
+            .copy_in::<_, Bytes>("COPY c (id, s) FROM STDIN")
+            .await
+            .expect("copy in");
+        pin_mut!(sink);
+        sink.send(Bytes::from("1\ta\n2\tb\n")).await.expect("data");
+    }
+    assert_eq!(count(&client).await, 0);
+
+    // A client whose connection goes in the middle of its data, without a CopyFail.
+    let mut raw = RawClient::connect(&server).await;
+    raw.query("COPY c (id, s) FROM STDIN").await;
+    raw.expect(b'G').await;
+    raw.send(b'd', b"3\tc\n4\td\n").await;
+    drop(raw);
+    // The server noticed the end of the connection and gave the load up.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(count(&client).await, 0);
+    let loaded = copy_in(&client, "COPY c (id, s) FROM STDIN", b"3\tc\n", 64).await;
+    assert_eq!(loaded, 1);
+    assert_check_table_clean(&client, "c").await;
+    server.stop().await;
+}
+
+/// A client speaking the protocol by hand, for what a driver never does (vanish mid-COPY).
+struct RawClient {
+    socket: TcpStream,
+}
+
+impl RawClient {
+    async fn connect(server: &TestServer) -> RawClient {
+        let mut socket = TcpStream::connect(server.addr).await.expect("connect");
+        let mut body = 196_608i32.to_be_bytes().to_vec();
+        body.extend_from_slice(b"user\0rowdex\0database\0rowdex\0\0");
+        let mut startup = (body.len() as i32 + 4).to_be_bytes().to_vec();
+        startup.extend_from_slice(&body);
+        socket.write_all(&startup).await.expect("startup");
+        let mut client = RawClient { socket };
+        client.expect(b'Z').await;
+        client
+    }
+
+    async fn send(&mut self, kind: u8, body: &[u8]) {
+        let mut message = vec![kind];
+        message.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        message.extend_from_slice(body);
+        self.socket.write_all(&message).await.expect("send");
+    }
+
+    async fn query(&mut self, sql: &str) {
+        let mut body = sql.as_bytes().to_vec();
+        body.push(0);
+        self.send(b'Q', &body).await;
+    }
+
+    /// Reads messages up to and including the first of `kind`; panics on an ErrorResponse.
+    async fn expect(&mut self, kind: u8) {
+        loop {
+            let got = self.socket.read_u8().await.expect("message kind");
+            let length = self.socket.read_i32().await.expect("message length");
+            let mut body = vec![0; usize::try_from(length - 4).expect("length")];
+            self.socket
+                .read_exact(&mut body)
+                .await
+                .expect("message body");
+            assert_ne!(got, b'E', "error: {}", String::from_utf8_lossy(&body));
+            if got == kind {
+                return;
+            }
+        }
+    }
+}
