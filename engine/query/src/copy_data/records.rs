@@ -71,6 +71,10 @@ pub struct RecordReader<R> {
     /// The line the record last read (or failing to read) starts on.
     record_line: u64,
     bytes: Vec<u8>,
+    /// A field's bytes while its escapes are undone, kept from field to field.
+    scratch: Vec<u8>,
+    /// The line break `next_line` took off the line (a quoted CSV field keeps it).
+    line_break: &'static [u8],
     started: bool,
     ended: bool,
 }
@@ -83,6 +87,8 @@ impl<R: BufRead> RecordReader<R> {
             next_line: 1,
             record_line: 1,
             bytes: Vec::new(),
+            scratch: Vec::new(),
+            line_break: b"",
             started: false,
             ended: false,
         }
@@ -131,24 +137,28 @@ impl<R: BufRead> RecordReader<R> {
             return Ok(false);
         }
         self.next_line += 1;
+        self.line_break = b"";
         if self.bytes.last() == Some(&b'\n') {
             self.bytes.pop();
+            self.line_break = b"\n";
             if self.bytes.last() == Some(&b'\r') {
                 self.bytes.pop();
+                self.line_break = b"\r\n";
             }
         }
         Ok(true)
     }
 
-    fn text_fields(&self, record: &mut Record) -> std::result::Result<(), ReadError> {
+    fn text_fields(&mut self, record: &mut Record) -> std::result::Result<(), ReadError> {
         let line = &self.bytes;
+        let bytes = &mut self.scratch;
         for raw in line.split(|b| *b == self.format.delimiter) {
             let field = record.push();
             if raw == self.format.null.as_bytes() {
                 record.set_last_null();
                 continue;
             }
-            let mut bytes = Vec::with_capacity(raw.len());
+            bytes.clear();
             let mut i = 0;
             while i < raw.len() {
                 let b = raw[i];
@@ -199,14 +209,7 @@ impl<R: BufRead> RecordReader<R> {
                     other => bytes.push(other),
                 }
             }
-            match String::from_utf8(bytes) {
-                Ok(text) => *field = text,
-                Err(_) => {
-                    return Err(ReadError::Malformed(
-                        "a field is not valid UTF-8".to_string(),
-                    ));
-                }
-            }
+            field.push_str(utf8(bytes)?);
         }
         Ok(())
     }
@@ -218,7 +221,8 @@ impl<R: BufRead> RecordReader<R> {
             escape,
             ..
         } = self.format;
-        let mut field: Vec<u8> = Vec::new();
+        let mut field = std::mem::take(&mut self.scratch);
+        field.clear();
         let mut quoted = false;
         let mut in_quotes = false;
         let mut i = 0;
@@ -226,18 +230,24 @@ impl<R: BufRead> RecordReader<R> {
             if i == self.bytes.len() {
                 if in_quotes {
                     // A quoted field holds the line break; the record goes on.
+                    let line_break = self.line_break;
+                    if line_break.is_empty() {
+                        return Err(ReadError::Malformed(
+                            "unterminated CSV quoted field".to_string(),
+                        ));
+                    }
+                    field.extend_from_slice(line_break);
                     let at = self.bytes.len();
-                    self.bytes.push(b'\n');
                     if !self.next_line(true)? {
                         return Err(ReadError::Malformed(
                             "unterminated CSV quoted field".to_string(),
                         ));
                     }
-                    i = at + 1;
-                    field.push(b'\n');
+                    i = at;
                     continue;
                 }
                 finish_csv_field(record, &mut field, quoted, &self.format.null)?;
+                self.scratch = field;
                 return Ok(());
             }
             let b = self.bytes[i];
@@ -276,22 +286,20 @@ fn finish_csv_field(
     quoted: bool,
     null: &str,
 ) -> std::result::Result<(), ReadError> {
-    let bytes = std::mem::take(field);
-    let is_null = !quoted && bytes == null.as_bytes();
+    let is_null = !quoted && field == null.as_bytes();
     let slot = record.push();
     if is_null {
         record.set_last_null();
-        return Ok(());
+    } else {
+        slot.push_str(utf8(field)?);
     }
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            *slot = text;
-            Ok(())
-        }
-        Err(_) => Err(ReadError::Malformed(
-            "a field is not valid UTF-8".to_string(),
-        )),
-    }
+    field.clear();
+    Ok(())
+}
+
+fn utf8(bytes: &[u8]) -> std::result::Result<&str, ReadError> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| ReadError::Malformed("a field is not valid UTF-8".to_string()))
 }
 
 #[cfg(test)]
@@ -402,6 +410,43 @@ mod tests {
                 .map(|(i, s)| vec![Some(i.to_string()), s.map(str::to_string)])
                 .collect();
             assert_eq!(read, expected, "{kind:?}:\n{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text, NULL or not, written in either format reads back the same.
+        #[test]
+        fn any_values_round_trip(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::option::of("[a\\t\\n\\r\\\\\",N.x ]{0,6}"),
+                    2,
+                ),
+                0..8,
+            ),
+            csv in proptest::bool::ANY,
+            header in proptest::bool::ANY,
+        ) {
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("a", ArrowType::Utf8, true),
+                Field::new("b", ArrowType::Utf8, true),
+            ]));
+            let column = |i: usize| -> ArrayRef {
+                Arc::new(StringArray::from(
+                    rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>(),
+                ))
+            };
+            let batch = RecordBatch::try_new(schema, vec![column(0), column(1)]).expect("batch");
+            let kind = if csv { CopyFormatKind::Csv } else { CopyFormatKind::Text };
+            let mut format = format(kind);
+            format.header = header;
+            let mut out = Vec::new();
+            if header {
+                encode_header(["a", "b"], &format, &mut out);
+            }
+            encode_rows(&batch, &format, &mut out);
+            let text = String::from_utf8(out).expect("utf-8");
+            proptest::prop_assert_eq!(records(&text, &format), rows);
         }
     }
 }
