@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::prelude::SessionContext;
-use rowdex_catalog::Catalog;
+use rowdex_catalog::{Catalog, TableDef};
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::db::DbState;
@@ -80,6 +80,22 @@ impl Database {
             .tables()
             .iter()
             .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// Every table's definition, indexes included, as the catalog holds it now (what a
+    /// PostgreSQL-style `pg_catalog` is built from).
+    pub fn table_defs(&self) -> Vec<Arc<TableDef>> {
+        self.inner.catalog.tables()
+    }
+
+    /// Every view, with the query that defines it.
+    pub fn views(&self) -> Vec<(String, String)> {
+        let catalog = &self.inner.catalog;
+        catalog
+            .view_names()
+            .into_iter()
+            .filter_map(|name| catalog.view(&name).map(|sql| (name, sql)))
             .collect()
     }
 

@@ -36,9 +36,10 @@ use rowdex::{Output, script_statements};
 
 use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
 use crate::kind::{KIND_WORDS, Kind};
+use crate::pg_catalog::rewrite::rewrite;
 use crate::sqlstate::{
-    FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, error_info, pg_error,
-    statement_error,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, QUERY_CANCELED,
+    error_info, pg_error, statement_error,
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
@@ -92,7 +93,7 @@ impl Connection {
         C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
         F: Future<Output = rowdex::Result<Output>>,
     {
-        self.state.adopt_startup(client.metadata());
+        self.state.start(client);
         let in_block = self.state.session.in_transaction();
         if self.state.block_failed() {
             match kind {
@@ -131,7 +132,21 @@ impl Connection {
             Kind::ShowParameter(name) => return self.show(name),
             _ => {}
         }
-        match run.await {
+        let ran = if kind.cancellable(in_block) {
+            self.run_cancellable(run).await
+        } else {
+            Some(run.await)
+        };
+        let Some(ran) = ran else {
+            if in_block {
+                self.state.set_block_failed(true);
+            }
+            return Err(Box::new(error_info(
+                QUERY_CANCELED,
+                "canceling statement due to user request",
+            )));
+        };
+        match ran {
             Ok(output) => {
                 if *kind == Kind::RollbackTo {
                     self.state.set_block_failed(false);
@@ -145,6 +160,24 @@ impl Connection {
                 }
                 Err(Box::new(statement_error(&error, sql)))
             }
+        }
+    }
+
+    /// Runs `run` until it ends or a cancel request for this connection arrives (None). The
+    /// statement's future is then dropped: its scans stop at their next page (store reads
+    /// yield to the runtime every so often, so the request is noticed during a long scan).
+    async fn run_cancellable<F>(&self, run: F) -> Option<rowdex::Result<Output>>
+    where
+        F: Future<Output = rowdex::Result<Output>>,
+    {
+        let Some(key) = self.state.cancel_key() else {
+            return Some(run.await);
+        };
+        let cancelled = key.arm().await;
+        tokio::select! {
+            biased;
+            Ok(()) = cancelled => None,
+            ran = run => Some(ran),
         }
     }
 
@@ -242,6 +275,9 @@ impl Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        // A catalog query in PostgreSQL's dialect runs as rowdex's SQL.
+        let rewritten = rewrite(query);
+        let query = rewritten.as_deref().unwrap_or(query);
         let statements = match script_statements(query) {
             Ok(statements) => statements,
             Err(error) => {

@@ -48,6 +48,24 @@ impl Kind {
         }
     }
 
+    /// Whether a cancel request may stop a statement of this kind while it runs: a read at
+    /// any time; a write only inside a transaction block, which the cancel then fails, so
+    /// nothing of it can be committed; never DDL, COPY or transaction control, which run to
+    /// their end (an autocommit write's commit is not interrupted halfway). WITH may write,
+    /// so outside a block it runs to its end too.
+    pub fn cancellable(&self, in_block: bool) -> bool {
+        let Kind::Other { words } = self else {
+            return false;
+        };
+        let word = |i: usize| words.get(i).map_or("", String::as_str);
+        match word(0) {
+            "SELECT" | "VALUES" | "TABLE" | "SHOW" => true,
+            "EXPLAIN" => word(1) != "ANALYZE" || in_block,
+            "INSERT" | "UPSERT" | "REPLACE" | "UPDATE" | "DELETE" | "WITH" => in_block,
+            _ => false,
+        }
+    }
+
     /// The tag of a statement of this kind that produced `output`.
     pub fn tag(&self, output: &Output) -> Tag {
         match self {

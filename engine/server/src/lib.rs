@@ -3,20 +3,24 @@
 //! each connection gets its own rowdex [`Session`](rowdex::Session).
 //!
 //! Files, each importing only from those listed before it:
-//! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors);
+//! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
+//!    `cancel` (process ids, cancel keys and cancel requests);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `types`
-//!    (Arrow results and parameters on the wire);
+//!    (Arrow results and parameters on the wire), `pg_catalog` (the catalog PostgreSQL
+//!    clients read, and the rewrite of their catalog queries);
 //! 3. `state` (what a connection keeps between statements);
 //! 4. `statement` (extended-protocol statements and their descriptions);
 //! 5. `copy` (COPY's data over the wire);
 //! 6. `connection` (the query handlers), `startup` (connection start);
 //! 7. `listener` (accepting connections).
 
+mod cancel;
 mod connection;
 mod copy;
 mod error;
 mod kind;
 mod listener;
+mod pg_catalog;
 mod settings;
 mod sqlstate;
 mod startup;

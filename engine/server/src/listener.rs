@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pgwire::api::PgWireServerHandlers;
 use pgwire::api::auth::StartupHandler;
+use pgwire::api::cancel::CancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::tokio::process_socket;
@@ -17,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::cancel::CancelRegistry;
 use crate::connection::Connection;
 use crate::error::{Result, ServerError};
 use crate::startup::{TooManyConnections, TrustStartup};
@@ -51,6 +53,8 @@ pub struct Server {
 /// The handlers pgwire asks for, for one connection.
 struct ConnectionHandlers {
     connection: Arc<Connection>,
+    startup: Arc<TrustStartup>,
+    cancels: Arc<CancelRegistry>,
 }
 
 impl PgWireServerHandlers for ConnectionHandlers {
@@ -63,20 +67,31 @@ impl PgWireServerHandlers for ConnectionHandlers {
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::new(TrustStartup::default())
+        self.startup.clone()
     }
 
     fn copy_handler(&self) -> Arc<impl CopyHandler> {
         self.connection.clone()
     }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        self.cancels.clone()
+    }
 }
 
-/// The handlers of a connection over the limit: its startup is refused.
-struct RefusedHandlers;
+/// The handlers of a connection over the limit: its startup is refused, but a cancel request
+/// it carries is still served (a client at the limit can stop its own long statement).
+struct RefusedHandlers {
+    cancels: Arc<CancelRegistry>,
+}
 
 impl PgWireServerHandlers for RefusedHandlers {
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::new(TooManyConnections)
+        Arc::new(TooManyConnections::default())
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        self.cancels.clone()
     }
 }
 
@@ -111,6 +126,7 @@ impl Server {
     /// Serves `db` until `shutdown` completes, then drains the open connections.
     pub async fn run(self, db: &Database, shutdown: impl Future<Output = ()>) -> Result<()> {
         let permits = Arc::new(Semaphore::new(self.options.max_connections));
+        let cancels = Arc::new(CancelRegistry::default());
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -123,9 +139,11 @@ impl Server {
                     let _ = socket.set_nodelay(true);
                     match permits.clone().try_acquire_owned() {
                         Ok(permit) => {
-                            let state = Arc::new(SessionState::new(db.session()));
+                            let state = Arc::new(SessionState::new(db));
                             let handlers = ConnectionHandlers {
+                                startup: Arc::new(TrustStartup::new(cancels.clone(), state.clone())),
                                 connection: Arc::new(Connection::new(state)),
+                                cancels: cancels.clone(),
                             };
                             connections.spawn(async move {
                                 // An I/O error ends this connection only.
@@ -134,8 +152,9 @@ impl Server {
                             });
                         }
                         Err(_) => {
+                            let handlers = RefusedHandlers { cancels: cancels.clone() };
                             connections.spawn(async move {
-                                let _ = process_socket(socket, None, RefusedHandlers).await;
+                                let _ = process_socket(socket, None, handlers).await;
                             });
                         }
                     }

@@ -4,48 +4,76 @@
 //! so that a client sees the rules its driver was written for).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
+use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
-use rowdex::Session;
+use rowdex::{Database, Session};
 
-use crate::settings::Settings;
+use crate::cancel::CancelKey;
+use crate::pg_catalog::functions::SessionFacts;
+use crate::pg_catalog::schema::register_pg_catalog;
+use crate::settings::{SERVER_VERSION, Settings};
 
 pub struct SessionState {
     pub session: Session,
+    db: Database,
     settings: Mutex<Settings>,
     /// An error happened inside the open transaction block; only ROLLBACK (or COMMIT, which
     /// then rolls back) or ROLLBACK TO a savepoint ends it.
     failed: AtomicBool,
     /// The startup message's parameters were copied into the settings.
     adopted_startup: AtomicBool,
+    /// The connection's entry in the server's cancel registry, from its startup on.
+    cancel_key: OnceLock<CancelKey>,
 }
 
 impl SessionState {
-    pub fn new(session: Session) -> Self {
+    pub fn new(db: &Database) -> Self {
         SessionState {
-            session,
+            session: db.session(),
+            db: db.clone(),
             settings: Mutex::new(Settings::default()),
             failed: AtomicBool::new(false),
             adopted_startup: AtomicBool::new(false),
+            cancel_key: OnceLock::new(),
         }
+    }
+
+    /// Keeps the connection's cancel key (given once, at startup).
+    pub fn set_cancel_key(&self, key: CancelKey) {
+        let _ = self.cancel_key.set(key);
+    }
+
+    pub fn cancel_key(&self) -> Option<&CancelKey> {
+        self.cancel_key.get()
     }
 
     pub fn settings(&self) -> MutexGuard<'_, Settings> {
         self.settings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes the session parameters a client sent in its startup message (application_name,
-    /// client_encoding, ...) as the session's own, once.
-    pub fn adopt_startup<'a>(
-        &self,
-        parameters: impl IntoIterator<Item = (&'a String, &'a String)>,
-    ) {
+    /// Once the client has started (before its first statement): takes the session
+    /// parameters it sent in its startup message (application_name, client_encoding, ...) as
+    /// the session's own, and gives the session the `pg_catalog` its catalog queries read.
+    pub fn start(&self, client: &impl ClientInfo) {
         if self.adopted_startup.swap(true, Ordering::AcqRel) {
             return;
         }
+        let metadata = client.metadata();
+        let user = metadata.get(METADATA_USER).cloned().unwrap_or_default();
+        let facts = SessionFacts {
+            database: metadata
+                .get(METADATA_DATABASE)
+                .cloned()
+                .unwrap_or_else(|| user.clone()),
+            user,
+            pid: client.pid_and_secret_key().0,
+            server_version: format!("PostgreSQL {SERVER_VERSION}"),
+        };
+        register_pg_catalog(self.session.context(), &self.db, facts);
         let mut settings = self.settings();
-        for (name, value) in parameters {
+        for (name, value) in metadata {
             settings.adopt(name, value);
         }
     }

@@ -15,6 +15,7 @@ use rowdex::{Description, Prepared, script_statements};
 use tokio::sync::OnceCell;
 
 use crate::kind::{KIND_WORDS, Kind};
+use crate::pg_catalog::rewrite::rewrite;
 use crate::sqlstate::pg_error;
 use crate::state::SessionState;
 use crate::types::{parameter_type, row_fields};
@@ -99,14 +100,18 @@ impl QueryParser for StatementParser {
 
     async fn parse_sql<C>(
         &self,
-        _client: &C,
+        client: &C,
         sql: &str,
         _types: &[Option<Type>],
     ) -> PgWireResult<Option<Self::Statement>>
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let parsed = script_statements(sql).and_then(|statements| {
+        self.state.start(client);
+        // A catalog query in PostgreSQL's dialect is prepared as rowdex's SQL.
+        let rewritten = rewrite(sql);
+        let runs = rewritten.as_deref().unwrap_or(sql);
+        let parsed = script_statements(runs).and_then(|statements| {
             let words = statements
                 .first()
                 .map(|s| s.leading_words(KIND_WORDS))
@@ -114,7 +119,7 @@ impl QueryParser for StatementParser {
             let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
             let prepared = match kind {
                 Kind::Set | Kind::ShowParameter(_) => None,
-                _ => Some(self.state.session.prepare(sql)?),
+                _ => Some(self.state.session.prepare(runs)?),
             };
             Ok((kind, prepared))
         });

@@ -34,6 +34,15 @@ pub struct AccessCosts {
     pub check_ns: u32,
 }
 
+/// A backend's page read (a scan or visit page, a count, a batch of gets or presence checks)
+/// spends one unit of the running task's tokio budget first, and yields when the budget is
+/// spent: a scan of millions of rows then lets the other connections on its worker thread run,
+/// and lets a statement waiting on a cancel signal beside its scan notice it. Outside a tokio
+/// runtime it does nothing.
+pub(crate) async fn page_turn() {
+    tokio::task::consume_budget().await;
+}
+
 /// Read access: the live store, a snapshot, or a transaction.
 #[async_trait::async_trait]
 pub trait KvRead: Send + Sync {

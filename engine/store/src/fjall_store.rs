@@ -20,7 +20,7 @@ use fjall::{
     CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot,
 };
 
-use crate::api::{AccessCosts, Capabilities, KvRead};
+use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
@@ -191,6 +191,7 @@ impl KvRead for FjallBackend {
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        page_turn().await;
         self.view().multi_get(keys)
     }
 
@@ -200,6 +201,7 @@ impl KvRead for FjallBackend {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
+        page_turn().await;
         self.view().scan(range, direction, limit)
     }
 
@@ -210,14 +212,17 @@ impl KvRead for FjallBackend {
         limit: usize,
         visit: &mut EntryVisitor<'_>,
     ) -> Result<Option<KeyRange>> {
+        page_turn().await;
         self.view().visit(range, direction, limit, visit)
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        page_turn().await;
         self.view().count(range, cap)
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        page_turn().await;
         self.view().contains(keys)
     }
 }
@@ -410,6 +415,7 @@ impl KvRead for FjallView {
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        page_turn().await;
         FjallView::multi_get(self, keys)
     }
 
@@ -419,6 +425,7 @@ impl KvRead for FjallView {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
+        page_turn().await;
         self.scan(range, direction, limit)
     }
 
@@ -429,14 +436,17 @@ impl KvRead for FjallView {
         limit: usize,
         visit: &mut EntryVisitor<'_>,
     ) -> Result<Option<KeyRange>> {
+        page_turn().await;
         self.visit(range, direction, limit, visit)
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        page_turn().await;
         self.count(range, cap)
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        page_turn().await;
         FjallView::contains(self, keys)
     }
 }

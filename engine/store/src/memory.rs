@@ -13,7 +13,7 @@ mod mvcc;
 
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
-use crate::api::{AccessCosts, Capabilities, KvRead};
+use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
 use crate::batch::WriteBatch;
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
@@ -126,6 +126,7 @@ impl KvRead for MemoryBackend {
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        page_turn().await;
         multi_get_at(&self.state, At::Latest, keys)
     }
 
@@ -135,6 +136,7 @@ impl KvRead for MemoryBackend {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
+        page_turn().await;
         scan_at(&self.state, At::Latest, range, direction, limit)
     }
 
@@ -145,14 +147,17 @@ impl KvRead for MemoryBackend {
         limit: usize,
         visit: &mut EntryVisitor<'_>,
     ) -> Result<Option<KeyRange>> {
+        page_turn().await;
         visit_at(&self.state, At::Latest, (range, direction, limit), visit)
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        page_turn().await;
         count_at(&self.state, At::Latest, range, cap)
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        page_turn().await;
         contains_at(&self.state, At::Latest, keys)
     }
 }
@@ -211,6 +216,7 @@ impl KvRead for MemorySnapshot {
     }
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        page_turn().await;
         multi_get_at(&self.state, At::Seq(self.seq), keys)
     }
 
@@ -220,6 +226,7 @@ impl KvRead for MemorySnapshot {
         direction: Direction,
         limit: usize,
     ) -> Result<ScanPage> {
+        page_turn().await;
         scan_at(&self.state, At::Seq(self.seq), range, direction, limit)
     }
 
@@ -230,6 +237,7 @@ impl KvRead for MemorySnapshot {
         limit: usize,
         visit: &mut EntryVisitor<'_>,
     ) -> Result<Option<KeyRange>> {
+        page_turn().await;
         visit_at(
             &self.state,
             At::Seq(self.seq),
@@ -239,10 +247,12 @@ impl KvRead for MemorySnapshot {
     }
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        page_turn().await;
         count_at(&self.state, At::Seq(self.seq), range, cap)
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        page_turn().await;
         contains_at(&self.state, At::Seq(self.seq), keys)
     }
 }

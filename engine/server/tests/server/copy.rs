@@ -5,11 +5,9 @@
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt, pin_mut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio_postgres::Client;
 
-use crate::harness::{TestServer, assert_check_table_clean, sqlstate};
+use crate::harness::{RawClient, TestServer, assert_check_table_clean, sqlstate};
 
 const CREATE: &str = "CREATE TABLE c (id BIGINT PRIMARY KEY, s TEXT, b BOOLEAN, f DOUBLE,
     by BYTEA, ts TIMESTAMP); CREATE INDEX c_s ON c (s)";
@@ -195,53 +193,4 @@ async fn a_copy_given_up_or_cut_off_loads_nothing() {
     assert_eq!(loaded, 1);
     assert_check_table_clean(&client, "c").await;
     server.stop().await;
-}
-
-/// A client speaking the protocol by hand, for what a driver never does (vanish mid-COPY).
-struct RawClient {
-    socket: TcpStream,
-}
-
-impl RawClient {
-    async fn connect(server: &TestServer) -> RawClient {
-        let mut socket = TcpStream::connect(server.addr).await.expect("connect");
-        let mut body = 196_608i32.to_be_bytes().to_vec();
-        body.extend_from_slice(b"user\0rowdex\0database\0rowdex\0\0");
-        let mut startup = (body.len() as i32 + 4).to_be_bytes().to_vec();
-        startup.extend_from_slice(&body);
-        socket.write_all(&startup).await.expect("startup");
-        let mut client = RawClient { socket };
-        client.expect(b'Z').await;
-        client
-    }
-
-    async fn send(&mut self, kind: u8, body: &[u8]) {
-        let mut message = vec![kind];
-        message.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
-        message.extend_from_slice(body);
-        self.socket.write_all(&message).await.expect("send");
-    }
-
-    async fn query(&mut self, sql: &str) {
-        let mut body = sql.as_bytes().to_vec();
-        body.push(0);
-        self.send(b'Q', &body).await;
-    }
-
-    /// Reads messages up to and including the first of `kind`; panics on an ErrorResponse.
-    async fn expect(&mut self, kind: u8) {
-        loop {
-            let got = self.socket.read_u8().await.expect("message kind");
-            let length = self.socket.read_i32().await.expect("message length");
-            let mut body = vec![0; usize::try_from(length - 4).expect("length")];
-            self.socket
-                .read_exact(&mut body)
-                .await
-                .expect("message body");
-            assert_ne!(got, b'E', "error: {}", String::from_utf8_lossy(&body));
-            if got == kind {
-                return;
-            }
-        }
-    }
 }

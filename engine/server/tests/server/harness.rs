@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use rowdex::Database;
 use rowdex_server::{ServeOptions, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_postgres::{Client, NoTls};
@@ -105,4 +107,81 @@ pub async fn assert_check_table_clean(client: &Client, table: &str) {
         statuses.iter().all(|s| s == "ok"),
         "CHECK TABLE {table}: {statuses:?}"
     );
+}
+
+/// A client speaking the protocol by hand, for what a driver never does (vanish mid-COPY, go
+/// on after a refused startup, send a cancel request with a wrong key).
+pub struct RawClient {
+    socket: TcpStream,
+}
+
+impl RawClient {
+    /// Connected and started (ReadyForQuery received).
+    pub async fn connect(server: &TestServer) -> RawClient {
+        let mut client = RawClient::open(server).await;
+        client.start("rowdex").await;
+        client.expect(b'Z').await;
+        client
+    }
+
+    /// Connected, nothing sent yet.
+    pub async fn open(server: &TestServer) -> RawClient {
+        let socket = TcpStream::connect(server.addr).await.expect("connect");
+        RawClient { socket }
+    }
+
+    /// Sends the startup message (protocol 3.0) for `user`.
+    pub async fn start(&mut self, user: &str) {
+        let mut body = 196_608i32.to_be_bytes().to_vec();
+        body.extend_from_slice(format!("user\0{user}\0database\0rowdex\0\0").as_bytes());
+        self.send_untyped(&body).await;
+    }
+
+    /// Sends a message without a type byte (startup, cancel request): its length, then `body`.
+    pub async fn send_untyped(&mut self, body: &[u8]) {
+        let mut message = (body.len() as i32 + 4).to_be_bytes().to_vec();
+        message.extend_from_slice(body);
+        self.socket.write_all(&message).await.expect("send");
+    }
+
+    pub async fn send(&mut self, kind: u8, body: &[u8]) {
+        let mut message = vec![kind];
+        message.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        message.extend_from_slice(body);
+        self.socket.write_all(&message).await.expect("send");
+    }
+
+    pub async fn query(&mut self, sql: &str) {
+        let mut body = sql.as_bytes().to_vec();
+        body.push(0);
+        self.send(b'Q', &body).await;
+    }
+
+    /// The next message's type and body, or None once the server has closed the connection.
+    pub async fn message(&mut self) -> Option<(u8, Vec<u8>)> {
+        let kind = self.socket.read_u8().await.ok()?;
+        let length = self.socket.read_i32().await.ok()?;
+        let mut body = vec![0; usize::try_from(length - 4).ok()?];
+        self.socket.read_exact(&mut body).await.ok()?;
+        Some((kind, body))
+    }
+
+    /// Reads messages up to and including the first of `kind`; panics on an ErrorResponse.
+    pub async fn expect(&mut self, kind: u8) {
+        loop {
+            let (got, body) = self.message().await.expect("a message");
+            assert_ne!(got, b'E', "error: {}", String::from_utf8_lossy(&body));
+            if got == kind {
+                return;
+            }
+        }
+    }
+}
+
+/// The SQLSTATE field of an ErrorResponse's body.
+pub fn error_code(body: &[u8]) -> String {
+    body.split(|b| *b == 0)
+        .find_map(|field| field.strip_prefix(b"C"))
+        .map(|code| String::from_utf8_lossy(code).into_owned())
+        .unwrap_or_default()
 }

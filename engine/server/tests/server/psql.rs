@@ -62,17 +62,20 @@ fn check_script(server: &TestServer, name: &str) {
     assert_eq!(output, expected, "psql output of {name}.sql");
 }
 
+/// Each script on a server of its own, so that what one creates does not show in another's
+/// output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn psql_runs_a_script() {
-    let server = TestServer::start().await;
-    let handle = tokio::runtime::Handle::current();
-    let server = tokio::task::spawn_blocking(move || {
-        let _guard = handle.enter();
-        check_script(&server, "basic");
-        check_script(&server, "copy");
-        server
-    })
-    .await
-    .expect("psql task");
-    server.stop().await;
+async fn psql_runs_scripts() {
+    for name in ["basic", "copy", "describe"] {
+        let server = TestServer::start().await;
+        let handle = tokio::runtime::Handle::current();
+        let server = tokio::task::spawn_blocking(move || {
+            let _guard = handle.enter();
+            check_script(&server, name);
+            server
+        })
+        .await
+        .expect("psql task");
+        server.stop().await;
+    }
 }

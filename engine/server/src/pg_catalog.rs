@@ -1,0 +1,13 @@
+//! What PostgreSQL clients read about a database: the `pg_catalog` and `information_schema`
+//! schemas and the catalog functions, built from rowdex's live catalog (psql's `\d` family,
+//! drivers' metadata calls), and the rewrite that lets their PostgreSQL-dialect queries run.
+//!
+//! Files, each importing only from those listed before it: `model` (rowdex's catalog as
+//! PostgreSQL relations, OIDs and types), `functions`, `tables`, `schema` (registering both
+//! schemas and the functions in a session), `rewrite`.
+
+pub mod functions;
+pub mod model;
+pub mod rewrite;
+pub mod schema;
+pub mod tables;

@@ -1,0 +1,383 @@
+//! The functions PostgreSQL clients call in their catalog queries (`format_type`,
+//! `pg_get_indexdef`, `pg_table_is_visible`, `version()`, ...), as DataFusion scalar functions
+//! answered from rowdex's live catalog, and the ones the query rewrite (`rewrite`) turns
+//! PostgreSQL's `::regclass`-style casts into.
+//!
+//! Arguments arrive as whatever type the query gave them (an OID as a number or as a string
+//! literal, `'16385'`): each function casts them to the type it reads.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rowdex::Database;
+use rowdex::arrow::array::{
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, ListBuilder, StringArray,
+    StringBuilder, new_null_array,
+};
+use rowdex::arrow::compute::cast;
+use rowdex::arrow::datatypes::{DataType, Field};
+use rowdex::datafusion::error::{DataFusionError, Result as DfResult};
+use rowdex::datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
+use rowdex::datafusion::prelude::SessionContext;
+
+use crate::pg_catalog::model::{
+    NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, format_type, quote_ident,
+};
+
+/// What the functions answer that is not in the catalog: who is connected, to what.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub database: String,
+    pub user: String,
+    pub pid: i32,
+    pub server_version: String,
+}
+
+/// Which function, with its arity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Function {
+    UserById,
+    IsVisible,
+    FormatType,
+    GetExpr,
+    IndexDef,
+    ConstraintDef,
+    ViewDef,
+    EncodingToChar,
+    Never,
+    NullText,
+    /// A relation's size on disk: not known per relation in rowdex's store (NULL).
+    UnknownSize,
+    SizePretty,
+    ArrayUpper,
+    Version,
+    CurrentSchema,
+    CurrentSchemas,
+    CurrentDatabase,
+    CurrentUser,
+    BackendPid,
+    Privilege,
+    /// `'name'::regclass`: a relation's OID by name (NULL when there is none).
+    RegclassOid,
+    /// `oid::regclass`: a relation's name.
+    RelationName,
+    /// `oid::regtype`: a type's name.
+    TypeName,
+    /// `oid::regnamespace`: a namespace's name.
+    NamespaceName,
+}
+
+/// The functions, by name: (name, function, return type).
+fn functions() -> Vec<(&'static str, Function, DataType)> {
+    use DataType::{Boolean, Int32, Int64, Utf8};
+    vec![
+        ("pg_get_userbyid", Function::UserById, Utf8),
+        ("pg_table_is_visible", Function::IsVisible, Boolean),
+        ("pg_type_is_visible", Function::IsVisible, Boolean),
+        ("pg_function_is_visible", Function::IsVisible, Boolean),
+        ("format_type", Function::FormatType, Utf8),
+        ("pg_get_expr", Function::GetExpr, Utf8),
+        ("pg_get_indexdef", Function::IndexDef, Utf8),
+        ("pg_get_constraintdef", Function::ConstraintDef, Utf8),
+        ("pg_get_viewdef", Function::ViewDef, Utf8),
+        ("pg_encoding_to_char", Function::EncodingToChar, Utf8),
+        ("pg_relation_is_publishable", Function::Never, Boolean),
+        ("pg_is_in_recovery", Function::Never, Boolean),
+        ("pg_get_statisticsobjdef_columns", Function::NullText, Utf8),
+        ("pg_get_partkeydef", Function::NullText, Utf8),
+        ("col_description", Function::NullText, Utf8),
+        ("obj_description", Function::NullText, Utf8),
+        ("shobj_description", Function::NullText, Utf8),
+        ("pg_table_size", Function::UnknownSize, Int64),
+        ("pg_relation_size", Function::UnknownSize, Int64),
+        ("pg_total_relation_size", Function::UnknownSize, Int64),
+        ("pg_indexes_size", Function::UnknownSize, Int64),
+        ("pg_size_pretty", Function::SizePretty, Utf8),
+        ("array_upper", Function::ArrayUpper, Int64),
+        ("version", Function::Version, Utf8),
+        ("current_schema", Function::CurrentSchema, Utf8),
+        (
+            "current_schemas",
+            Function::CurrentSchemas,
+            DataType::List(Arc::new(Field::new("item", Utf8, true))),
+        ),
+        ("current_database", Function::CurrentDatabase, Utf8),
+        ("current_user", Function::CurrentUser, Utf8),
+        ("session_user", Function::CurrentUser, Utf8),
+        ("pg_backend_pid", Function::BackendPid, Int32),
+        ("has_table_privilege", Function::Privilege, Boolean),
+        ("has_schema_privilege", Function::Privilege, Boolean),
+        ("has_database_privilege", Function::Privilege, Boolean),
+        ("has_column_privilege", Function::Privilege, Boolean),
+        ("pg_rowdex_regclass_oid", Function::RegclassOid, Int64),
+        ("to_regclass", Function::RegclassOid, Int64),
+        ("pg_rowdex_relation_name", Function::RelationName, Utf8),
+        ("pg_rowdex_type_name", Function::TypeName, Utf8),
+        ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
+    ]
+}
+
+/// Registers every function in `ctx`.
+pub fn register_functions(ctx: &SessionContext, db: &Database, facts: &SessionFacts) {
+    for (name, function, returns) in functions() {
+        ctx.register_udf(ScalarUDF::new_from_impl(PgFunction {
+            name,
+            function,
+            returns,
+            signature: Signature::one_of(
+                vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+                Volatility::Stable,
+            ),
+            db: db.clone(),
+            facts: facts.clone(),
+        }));
+    }
+}
+
+/// One function of [`functions`], bound to the database it reads.
+#[derive(Debug)]
+struct PgFunction {
+    name: &'static str,
+    function: Function,
+    returns: DataType,
+    signature: Signature,
+    db: Database,
+    facts: SessionFacts,
+}
+
+impl PartialEq for PgFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for PgFunction {}
+
+impl Hash for PgFunction {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for PgFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(self.returns.clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        let arrays: Vec<ArrayRef> = args
+            .args
+            .into_iter()
+            .map(|arg| arg.into_array(rows))
+            .collect::<DfResult<_>>()?;
+        let ints = |i: usize| -> DfResult<Vec<Option<i64>>> { int_arg(&arrays, i, rows) };
+        let texts = |i: usize| -> DfResult<Vec<Option<String>>> { text_arg(&arrays, i, rows) };
+        let constant_text =
+            |text: &str| -> ArrayRef { Arc::new(StringArray::from(vec![Some(text); rows])) };
+        let result: ArrayRef = match self.function {
+            Function::UserById => text_array(ints(0)?.into_iter().map(|oid| {
+                oid.map(|oid| {
+                    if oid == OWNER_ROLE {
+                        OWNER_NAME.to_string()
+                    } else {
+                        format!("unknown (OID={oid})")
+                    }
+                })
+            })),
+            Function::IsVisible | Function::Privilege => {
+                Arc::new(BooleanArray::from(vec![true; rows]))
+            }
+            Function::Never => Arc::new(BooleanArray::from(vec![false; rows])),
+            Function::NullText => new_null_array(&DataType::Utf8, rows),
+            Function::UnknownSize => new_null_array(&DataType::Int64, rows),
+            Function::SizePretty => text_array(ints(0)?.into_iter().map(|n| n.map(size_pretty))),
+            Function::FormatType => {
+                let typmods = if arrays.len() > 1 {
+                    ints(1)?
+                } else {
+                    vec![None; rows]
+                };
+                text_array(
+                    ints(0)?
+                        .into_iter()
+                        .zip(typmods)
+                        .map(|(oid, typmod)| oid.and_then(|oid| format_type(oid, typmod))),
+                )
+            }
+            Function::GetExpr => text_array(texts(0)?.into_iter()),
+            Function::IndexDef => {
+                let relations = Relations::read(&self.db);
+                let columns = if arrays.len() > 1 {
+                    ints(1)?
+                } else {
+                    vec![Some(0); rows]
+                };
+                text_array(ints(0)?.into_iter().zip(columns).map(|(oid, column)| {
+                    let index = relations.index(oid?)?;
+                    match column.unwrap_or(0) {
+                        0 => Some(index.definition()),
+                        n => {
+                            let position = usize::try_from(n - 1).ok()?;
+                            let column = *index.columns().get(position)?;
+                            Some(quote_ident(&index.table.columns[column].name))
+                        }
+                    }
+                }))
+            }
+            Function::ConstraintDef => {
+                let relations = Relations::read(&self.db);
+                text_array(ints(0)?.into_iter().map(|oid| {
+                    let oid = oid?;
+                    let index = relations
+                        .indexes
+                        .iter()
+                        .find(|i| i.primary && i.oid + 1 == oid)?;
+                    let keys: Vec<String> = index
+                        .keys
+                        .iter()
+                        .map(|&(c, _)| quote_ident(&index.table.columns[c].name))
+                        .collect();
+                    Some(format!("PRIMARY KEY ({})", keys.join(", ")))
+                }))
+            }
+            Function::ViewDef => {
+                let relations = Relations::read(&self.db);
+                text_array(ints(0)?.into_iter().map(|oid| {
+                    let oid = oid?;
+                    relations
+                        .views
+                        .iter()
+                        .find(|(view, _, _)| *view == oid)
+                        .map(|(_, _, sql)| format!(" {sql};"))
+                }))
+            }
+            Function::EncodingToChar => constant_text("UTF8"),
+            Function::ArrayUpper => {
+                let lists = arrays
+                    .first()
+                    .and_then(|a| a.as_any().downcast_ref::<ListArray>());
+                match lists {
+                    Some(lists) => Arc::new(Int64Array::from_iter((0..rows).map(|row| {
+                        (!lists.is_null(row) && !lists.value(row).is_empty())
+                            .then(|| lists.value(row).len() as i64)
+                    }))),
+                    None => new_null_array(&DataType::Int64, rows),
+                }
+            }
+            Function::Version => constant_text(&self.facts.server_version),
+            Function::CurrentSchema => constant_text("public"),
+            Function::CurrentSchemas => {
+                let mut builder = ListBuilder::new(StringBuilder::new());
+                for _ in 0..rows {
+                    builder.values().append_value("pg_catalog");
+                    builder.values().append_value("public");
+                    builder.append(true);
+                }
+                Arc::new(builder.finish())
+            }
+            Function::CurrentDatabase => constant_text(&self.facts.database),
+            Function::CurrentUser => constant_text(&self.facts.user),
+            Function::BackendPid => Arc::new(Int32Array::from(vec![self.facts.pid; rows])),
+            Function::RegclassOid => {
+                let relations = Relations::read(&self.db);
+                Arc::new(Int64Array::from_iter(
+                    texts(0)?
+                        .into_iter()
+                        .map(|name| name.and_then(|name| relations.relation_oid(&name))),
+                ))
+            }
+            Function::RelationName => {
+                let relations = Relations::read(&self.db);
+                text_array(ints(0)?.into_iter().map(|oid| {
+                    let oid = oid?;
+                    Some(
+                        relations
+                            .relation_name(oid)
+                            .map_or_else(|| oid.to_string(), |name| quote_ident(&name)),
+                    )
+                }))
+            }
+            Function::TypeName => text_array(
+                ints(0)?
+                    .into_iter()
+                    .map(|oid| oid.map(|oid| format_type(oid, None).unwrap_or(oid.to_string()))),
+            ),
+            Function::NamespaceName => text_array(ints(0)?.into_iter().map(|oid| {
+                let oid = oid?;
+                Some(
+                    NAMESPACES
+                        .iter()
+                        .find(|(n, _)| *n == oid)
+                        .map_or_else(|| oid.to_string(), |(_, name)| name.to_string()),
+                )
+            })),
+        };
+        Ok(ColumnarValue::Array(result))
+    }
+}
+
+/// `pg_size_pretty`: bytes, kB, MB, GB or TB, whichever keeps the number under 10240.
+fn size_pretty(bytes: i64) -> String {
+    let mut value = bytes;
+    for unit in ["bytes", "kB", "MB", "GB"] {
+        if value.abs() < 10 * 1024 {
+            return format!("{value} {unit}");
+        }
+        value = (value + value.signum() * 512) / 1024;
+    }
+    format!("{value} TB")
+}
+
+fn text_array(values: impl Iterator<Item = Option<String>>) -> ArrayRef {
+    Arc::new(StringArray::from_iter(values))
+}
+
+/// Argument `i` as integers (NULL where absent or not a number).
+fn int_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<i64>>> {
+    let Some(array) = arrays.get(i) else {
+        return Ok(vec![None; rows]);
+    };
+    let cast = match array.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let texts = cast(array, &DataType::Utf8)?;
+            let texts = downcast::<StringArray>(&texts)?;
+            return Ok(texts
+                .iter()
+                .map(|t| t.and_then(|t| t.trim().parse().ok()))
+                .collect());
+        }
+        _ => cast(array, &DataType::Int64)?,
+    };
+    Ok(downcast::<Int64Array>(&cast)?.iter().collect())
+}
+
+/// Argument `i` as text.
+fn text_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<String>>> {
+    let Some(array) = arrays.get(i) else {
+        return Ok(vec![None; rows]);
+    };
+    let cast = cast(array, &DataType::Utf8)?;
+    Ok(downcast::<StringArray>(&cast)?
+        .iter()
+        .map(|t| t.map(str::to_string))
+        .collect())
+}
+
+fn downcast<T: 'static>(array: &ArrayRef) -> DfResult<&T> {
+    array
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| DataFusionError::Internal("an argument of an unexpected type".into()))
+}

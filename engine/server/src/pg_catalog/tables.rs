@@ -1,0 +1,1084 @@
+//! The tables of `pg_catalog` and `information_schema` that PostgreSQL clients read (psql's
+//! `\d` family, drivers' metadata calls), built from [`Relations`] when a query names them.
+//! Each has the columns clients select; tables of features rowdex does not have (policies,
+//! publications, inheritance, extended statistics) exist with no rows, as in a PostgreSQL
+//! database that uses none of them.
+
+use std::sync::Arc;
+
+use rowdex::arrow::array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, ListBuilder, StringArray, StringBuilder,
+};
+use rowdex::arrow::array::{Int64Builder, RecordBatch};
+use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use rowdex::arrow::error::ArrowError;
+
+use crate::pg_catalog::functions::SessionFacts;
+use crate::pg_catalog::model::{
+    BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME, OWNER_ROLE,
+    PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, column_type, format_type,
+    primary_constraint_oid, table_oid,
+};
+
+/// The type of a catalog column.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Int,
+    Text,
+    Bool,
+    Float,
+    IntList,
+    TextList,
+}
+
+/// One value of a catalog row.
+#[derive(Debug, Clone)]
+enum Cell {
+    Null,
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Float(f64),
+    IntList(Vec<i64>),
+}
+
+impl From<i64> for Cell {
+    fn from(v: i64) -> Cell {
+        Cell::Int(v)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(v: &str) -> Cell {
+        Cell::Text(v.to_string())
+    }
+}
+
+impl From<String> for Cell {
+    fn from(v: String) -> Cell {
+        Cell::Text(v)
+    }
+}
+
+impl From<bool> for Cell {
+    fn from(v: bool) -> Cell {
+        Cell::Bool(v)
+    }
+}
+
+/// A catalog table's columns and rows.
+struct Table {
+    columns: Vec<(&'static str, Kind)>,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    fn new(columns: &[(&'static str, Kind)]) -> Table {
+        Table {
+            columns: columns.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row: the named cells, NULL for every other column.
+    fn row(&mut self, cells: Vec<(&str, Cell)>) {
+        let mut row = vec![Cell::Null; self.columns.len()];
+        for (name, cell) in cells {
+            if let Some(i) = self.columns.iter().position(|(c, _)| *c == name) {
+                row[i] = cell;
+            }
+        }
+        self.rows.push(row);
+    }
+
+    fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(
+            self.columns
+                .iter()
+                .map(|(name, kind)| Field::new(*name, data_type(*kind), true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    fn batch(self) -> Result<RecordBatch, ArrowError> {
+        let schema = self.schema();
+        let columns: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, kind))| column(*kind, self.rows.iter().map(|r| &r[i])))
+            .collect();
+        RecordBatch::try_new(schema, columns)
+    }
+}
+
+fn data_type(kind: Kind) -> DataType {
+    let item = |t| DataType::List(Arc::new(Field::new("item", t, true)));
+    match kind {
+        Kind::Int => DataType::Int64,
+        Kind::Text => DataType::Utf8,
+        Kind::Bool => DataType::Boolean,
+        Kind::Float => DataType::Float64,
+        Kind::IntList => item(DataType::Int64),
+        Kind::TextList => item(DataType::Utf8),
+    }
+}
+
+fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
+    match kind {
+        Kind::Int => Arc::new(Int64Array::from_iter(cells.map(|c| match c {
+            Cell::Int(v) => Some(*v),
+            _ => None,
+        }))),
+        Kind::Text => Arc::new(StringArray::from_iter(cells.map(|c| match c {
+            Cell::Text(v) => Some(v.clone()),
+            _ => None,
+        }))),
+        Kind::Bool => Arc::new(BooleanArray::from_iter(cells.map(|c| match c {
+            Cell::Bool(v) => Some(*v),
+            _ => None,
+        }))),
+        Kind::Float => Arc::new(Float64Array::from_iter(cells.map(|c| match c {
+            Cell::Float(v) => Some(*v),
+            _ => None,
+        }))),
+        Kind::IntList => {
+            let mut builder = ListBuilder::new(Int64Builder::new());
+            for cell in cells {
+                match cell {
+                    Cell::IntList(values) => {
+                        builder.values().append_slice(values);
+                        builder.append(true);
+                    }
+                    _ => builder.append(false),
+                }
+            }
+            Arc::new(builder.finish())
+        }
+        Kind::TextList => {
+            let mut builder = ListBuilder::new(StringBuilder::new());
+            for _ in cells {
+                builder.append(false);
+            }
+            Arc::new(builder.finish())
+        }
+    }
+}
+
+use Kind::{Bool, Float, Int, IntList, Text, TextList};
+
+/// The names of the `pg_catalog` tables.
+pub const PG_CATALOG_TABLES: [&str; 25] = [
+    "pg_namespace",
+    "pg_class",
+    "pg_am",
+    "pg_index",
+    "pg_attribute",
+    "pg_attrdef",
+    "pg_type",
+    "pg_collation",
+    "pg_constraint",
+    "pg_policy",
+    "pg_roles",
+    "pg_user",
+    "pg_auth_members",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_namespace",
+    "pg_publication_rel",
+    "pg_inherits",
+    "pg_database",
+    "pg_description",
+    "pg_tablespace",
+    "pg_tables",
+    "pg_views",
+    "pg_indexes",
+    "pg_trigger",
+];
+
+/// The names of the `information_schema` tables.
+pub const INFORMATION_SCHEMA_TABLES: [&str; 6] = [
+    "schemata",
+    "tables",
+    "columns",
+    "views",
+    "table_constraints",
+    "key_column_usage",
+];
+
+/// The `pg_catalog` table `name`, None if there is no such table.
+pub fn pg_catalog_table(
+    name: &str,
+    relations: &Relations,
+    facts: &SessionFacts,
+) -> Option<Result<RecordBatch, ArrowError>> {
+    let table = match name {
+        "pg_namespace" => namespaces(),
+        "pg_class" => classes(relations),
+        "pg_am" => access_methods(),
+        "pg_index" => indexes(relations),
+        "pg_attribute" => attributes(relations),
+        "pg_attrdef" => Table::new(&[
+            ("oid", Int),
+            ("adrelid", Int),
+            ("adnum", Int),
+            ("adbin", Text),
+        ]),
+        "pg_type" => types(),
+        "pg_collation" => collations(),
+        "pg_constraint" => constraints(relations),
+        "pg_policy" => Table::new(&[
+            ("oid", Int),
+            ("polname", Text),
+            ("polrelid", Int),
+            ("polcmd", Text),
+            ("polpermissive", Bool),
+            ("polroles", IntList),
+            ("polqual", Text),
+            ("polwithcheck", Text),
+        ]),
+        "pg_roles" | "pg_user" => roles(name),
+        "pg_auth_members" => Table::new(&[
+            ("oid", Int),
+            ("roleid", Int),
+            ("member", Int),
+            ("grantor", Int),
+            ("admin_option", Bool),
+        ]),
+        "pg_statistic_ext" => Table::new(&[
+            ("oid", Int),
+            ("stxrelid", Int),
+            ("stxname", Text),
+            ("stxnamespace", Int),
+            ("stxowner", Int),
+            ("stxstattarget", Int),
+            ("stxkeys", Text),
+            ("stxkind", TextList),
+        ]),
+        "pg_publication" => Table::new(&[
+            ("oid", Int),
+            ("pubname", Text),
+            ("pubowner", Int),
+            ("puballtables", Bool),
+            ("pubinsert", Bool),
+            ("pubupdate", Bool),
+            ("pubdelete", Bool),
+            ("pubtruncate", Bool),
+            ("pubviaroot", Bool),
+        ]),
+        "pg_publication_namespace" => {
+            Table::new(&[("oid", Int), ("pnpubid", Int), ("pnnspid", Int)])
+        }
+        "pg_publication_rel" => Table::new(&[
+            ("oid", Int),
+            ("prpubid", Int),
+            ("prrelid", Int),
+            ("prqual", Text),
+            ("prattrs", IntList),
+        ]),
+        "pg_inherits" => Table::new(&[
+            ("inhrelid", Int),
+            ("inhparent", Int),
+            ("inhseqno", Int),
+            ("inhdetachpending", Bool),
+        ]),
+        "pg_database" => databases(facts),
+        "pg_description" => Table::new(&[
+            ("objoid", Int),
+            ("classoid", Int),
+            ("objsubid", Int),
+            ("description", Text),
+        ]),
+        "pg_tablespace" => tablespaces(),
+        "pg_tables" => pg_tables(relations),
+        "pg_views" => pg_views(relations),
+        "pg_indexes" => pg_indexes(relations),
+        "pg_trigger" => Table::new(&[
+            ("oid", Int),
+            ("tgrelid", Int),
+            ("tgname", Text),
+            ("tgenabled", Text),
+            ("tgisinternal", Bool),
+        ]),
+        _ => return None,
+    };
+    Some(table.batch())
+}
+
+/// The `information_schema` table `name`.
+pub fn information_schema_table(
+    name: &str,
+    relations: &Relations,
+    facts: &SessionFacts,
+) -> Option<Result<RecordBatch, ArrowError>> {
+    let table = match name {
+        "schemata" => {
+            let mut table = Table::new(&[
+                ("catalog_name", Text),
+                ("schema_name", Text),
+                ("schema_owner", Text),
+            ]);
+            for (_, schema) in NAMESPACES {
+                table.row(vec![
+                    ("catalog_name", facts.database.as_str().into()),
+                    ("schema_name", schema.into()),
+                    ("schema_owner", OWNER_NAME.into()),
+                ]);
+            }
+            table
+        }
+        "tables" => {
+            let mut table = Table::new(&[
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("table_type", Text),
+            ]);
+            let views = relations.views.iter().map(|(_, n, _)| (n, "VIEW"));
+            let tables = relations.tables.iter().map(|t| (&t.name, "BASE TABLE"));
+            for (name, kind) in tables.chain(views) {
+                table.row(vec![
+                    ("table_catalog", facts.database.as_str().into()),
+                    ("table_schema", "public".into()),
+                    ("table_name", name.as_str().into()),
+                    ("table_type", kind.into()),
+                ]);
+            }
+            table
+        }
+        "columns" => information_columns(relations, facts),
+        "views" => {
+            let mut table = Table::new(&[
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("view_definition", Text),
+            ]);
+            for (_, name, sql) in &relations.views {
+                table.row(vec![
+                    ("table_catalog", facts.database.as_str().into()),
+                    ("table_schema", "public".into()),
+                    ("table_name", name.as_str().into()),
+                    ("view_definition", sql.as_str().into()),
+                ]);
+            }
+            table
+        }
+        "table_constraints" | "key_column_usage" => constraint_usage(name, relations, facts),
+        _ => return None,
+    };
+    Some(table.batch())
+}
+
+fn namespaces() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("nspname", Text),
+        ("nspowner", Int),
+        ("nspacl", TextList),
+    ]);
+    for (oid, name) in NAMESPACES {
+        table.row(vec![
+            ("oid", oid.into()),
+            ("nspname", name.into()),
+            ("nspowner", OWNER_ROLE.into()),
+        ]);
+    }
+    table
+}
+
+fn classes(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("relname", Text),
+        ("relnamespace", Int),
+        ("reltype", Int),
+        ("reloftype", Int),
+        ("relowner", Int),
+        ("relam", Int),
+        ("relfilenode", Int),
+        ("reltablespace", Int),
+        ("relpages", Int),
+        ("reltuples", Float),
+        ("relallvisible", Int),
+        ("reltoastrelid", Int),
+        ("relhasindex", Bool),
+        ("relisshared", Bool),
+        ("relpersistence", Text),
+        ("relkind", Text),
+        ("relnatts", Int),
+        ("relchecks", Int),
+        ("relhasrules", Bool),
+        ("relhastriggers", Bool),
+        ("relhassubclass", Bool),
+        ("relrowsecurity", Bool),
+        ("relforcerowsecurity", Bool),
+        ("relispopulated", Bool),
+        ("relreplident", Text),
+        ("relispartition", Bool),
+        ("relrewrite", Int),
+        ("relacl", TextList),
+        ("reloptions", TextList),
+        ("relpartbound", Text),
+    ]);
+    let mut add =
+        |oid: i64, name: &str, kind: RelKind, am: i64, columns: usize, has_index: bool| {
+            table.row(vec![
+                ("oid", oid.into()),
+                ("relname", name.into()),
+                ("relnamespace", PUBLIC_NAMESPACE.into()),
+                ("reltype", 0.into()),
+                ("reloftype", 0.into()),
+                ("relowner", OWNER_ROLE.into()),
+                ("relam", am.into()),
+                ("relfilenode", oid.into()),
+                ("reltablespace", 0.into()),
+                ("relpages", 0.into()),
+                ("reltuples", Cell::Float(-1.0)),
+                ("relallvisible", 0.into()),
+                ("reltoastrelid", 0.into()),
+                ("relhasindex", has_index.into()),
+                ("relisshared", false.into()),
+                ("relpersistence", "p".into()),
+                ("relkind", kind.code().into()),
+                ("relnatts", (columns as i64).into()),
+                ("relchecks", 0.into()),
+                ("relhasrules", false.into()),
+                ("relhastriggers", false.into()),
+                ("relhassubclass", false.into()),
+                ("relrowsecurity", false.into()),
+                ("relforcerowsecurity", false.into()),
+                ("relispopulated", true.into()),
+                ("relreplident", "d".into()),
+                ("relispartition", false.into()),
+                ("relrewrite", 0.into()),
+            ]);
+        };
+    for t in &relations.tables {
+        let has_index = relations.indexes.iter().any(|i| i.table.id == t.id);
+        let columns = t.visible_columns().count();
+        add(
+            table_oid(t),
+            &t.name,
+            RelKind::Table,
+            HEAP_AM,
+            columns,
+            has_index,
+        );
+    }
+    for i in &relations.indexes {
+        add(
+            i.oid,
+            &i.name,
+            RelKind::Index,
+            BTREE_AM,
+            i.columns().len(),
+            false,
+        );
+    }
+    for (oid, name, _) in &relations.views {
+        let columns = relations
+            .view_columns
+            .iter()
+            .find(|(view, _)| view == oid)
+            .map_or(0, |(_, columns)| columns.len());
+        add(*oid, name, RelKind::View, 0, columns, false);
+    }
+    table
+}
+
+fn access_methods() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("amname", Text),
+        ("amhandler", Text),
+        ("amtype", Text),
+    ]);
+    for (oid, name, kind) in [(HEAP_AM, "heap", "t"), (BTREE_AM, "btree", "i")] {
+        table.row(vec![
+            ("oid", oid.into()),
+            ("amname", name.into()),
+            ("amtype", kind.into()),
+        ]);
+    }
+    table
+}
+
+fn indexes(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("indexrelid", Int),
+        ("indrelid", Int),
+        ("indnatts", Int),
+        ("indnkeyatts", Int),
+        ("indisunique", Bool),
+        ("indnullsnotdistinct", Bool),
+        ("indisprimary", Bool),
+        ("indisexclusion", Bool),
+        ("indimmediate", Bool),
+        ("indisclustered", Bool),
+        ("indisvalid", Bool),
+        ("indcheckxmin", Bool),
+        ("indisready", Bool),
+        ("indislive", Bool),
+        ("indisreplident", Bool),
+        ("indkey", Text),
+        ("indcollation", Text),
+        ("indclass", Text),
+        ("indoption", Text),
+        ("indexprs", Text),
+        ("indpred", Text),
+    ]);
+    for index in &relations.indexes {
+        // Attribute numbers count the table's visible columns from 1.
+        let attnum = |column: usize| {
+            index
+                .table
+                .visible_columns()
+                .position(|(c, _)| c == column)
+                .map_or(0, |p| p as i64 + 1)
+        };
+        let key: Vec<String> = index
+            .columns()
+            .into_iter()
+            .map(|c| attnum(c).to_string())
+            .collect();
+        let options: Vec<String> = index
+            .keys
+            .iter()
+            .map(|(_, desc)| if *desc { "3" } else { "0" }.to_string())
+            .collect();
+        table.row(vec![
+            ("indexrelid", index.oid.into()),
+            ("indrelid", table_oid(&index.table).into()),
+            ("indnatts", (index.columns().len() as i64).into()),
+            ("indnkeyatts", (index.keys.len() as i64).into()),
+            ("indisunique", index.unique.into()),
+            ("indnullsnotdistinct", false.into()),
+            ("indisprimary", index.primary.into()),
+            ("indisexclusion", false.into()),
+            ("indimmediate", true.into()),
+            ("indisclustered", false.into()),
+            ("indisvalid", index.valid.into()),
+            ("indcheckxmin", false.into()),
+            ("indisready", true.into()),
+            ("indislive", true.into()),
+            ("indisreplident", false.into()),
+            ("indkey", key.join(" ").into()),
+            ("indoption", options.join(" ").into()),
+        ]);
+    }
+    table
+}
+
+fn attributes(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("attrelid", Int),
+        ("attname", Text),
+        ("atttypid", Int),
+        ("attstattarget", Int),
+        ("attlen", Int),
+        ("attnum", Int),
+        ("attndims", Int),
+        ("attcacheoff", Int),
+        ("atttypmod", Int),
+        ("attbyval", Bool),
+        ("attalign", Text),
+        ("attstorage", Text),
+        ("attcompression", Text),
+        ("attnotnull", Bool),
+        ("atthasdef", Bool),
+        ("atthasmissing", Bool),
+        ("attidentity", Text),
+        ("attgenerated", Text),
+        ("attisdropped", Bool),
+        ("attislocal", Bool),
+        ("attinhcount", Int),
+        ("attcollation", Int),
+        ("attacl", TextList),
+        ("attoptions", TextList),
+        ("attfdwoptions", TextList),
+    ]);
+    let mut add =
+        |relid: i64, num: usize, name: &str, (type_oid, typmod): (i64, i64), not_null: bool| {
+            let collatable = TYPES.iter().any(|t| t.oid == type_oid && t.collatable);
+            let length = TYPES
+                .iter()
+                .find(|t| t.oid == type_oid)
+                .map_or(-1, |t| t.len);
+            table.row(vec![
+                ("attrelid", relid.into()),
+                ("attname", name.into()),
+                ("atttypid", type_oid.into()),
+                ("attstattarget", (-1).into()),
+                ("attlen", length.into()),
+                ("attnum", (num as i64).into()),
+                ("attndims", 0.into()),
+                ("attcacheoff", (-1).into()),
+                ("atttypmod", typmod.into()),
+                ("attbyval", (length > 0 && length <= 8).into()),
+                ("attalign", "d".into()),
+                ("attstorage", if length > 0 { "p" } else { "x" }.into()),
+                ("attcompression", "".into()),
+                ("attnotnull", not_null.into()),
+                ("atthasdef", false.into()),
+                ("atthasmissing", false.into()),
+                ("attidentity", "".into()),
+                ("attgenerated", "".into()),
+                ("attisdropped", false.into()),
+                ("attislocal", true.into()),
+                ("attinhcount", 0.into()),
+                (
+                    "attcollation",
+                    if collatable { DEFAULT_COLLATION } else { 0 }.into(),
+                ),
+            ]);
+        };
+    for t in &relations.tables {
+        for (num, (_, column)) in t.visible_columns().enumerate() {
+            add(
+                table_oid(t),
+                num + 1,
+                &column.name,
+                column_type(&column.data_type),
+                !column.nullable,
+            );
+        }
+    }
+    for index in &relations.indexes {
+        for (num, c) in index.columns().into_iter().enumerate() {
+            let column = &index.table.columns[c];
+            add(
+                index.oid,
+                num + 1,
+                &column.name,
+                column_type(&column.data_type),
+                !column.nullable,
+            );
+        }
+    }
+    for (oid, columns) in &relations.view_columns {
+        for (num, (name, type_oid, typmod)) in columns.iter().enumerate() {
+            add(*oid, num + 1, name, (*type_oid, *typmod), false);
+        }
+    }
+    table
+}
+
+fn types() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("typname", Text),
+        ("typnamespace", Int),
+        ("typowner", Int),
+        ("typlen", Int),
+        ("typbyval", Bool),
+        ("typtype", Text),
+        ("typcategory", Text),
+        ("typispreferred", Bool),
+        ("typisdefined", Bool),
+        ("typdelim", Text),
+        ("typrelid", Int),
+        ("typelem", Int),
+        ("typarray", Int),
+        ("typinput", Text),
+        ("typoutput", Text),
+        ("typreceive", Text),
+        ("typsend", Text),
+        ("typalign", Text),
+        ("typstorage", Text),
+        ("typnotnull", Bool),
+        ("typbasetype", Int),
+        ("typtypmod", Int),
+        ("typndims", Int),
+        ("typcollation", Int),
+        ("typdefault", Text),
+    ]);
+    for t in &TYPES {
+        table.row(vec![
+            ("oid", t.oid.into()),
+            ("typname", t.name.into()),
+            ("typnamespace", PG_CATALOG_NAMESPACE.into()),
+            ("typowner", OWNER_ROLE.into()),
+            ("typlen", t.len.into()),
+            ("typbyval", (t.len > 0 && t.len <= 8).into()),
+            ("typtype", "b".into()),
+            ("typcategory", t.category.into()),
+            ("typispreferred", false.into()),
+            ("typisdefined", true.into()),
+            ("typdelim", ",".into()),
+            ("typrelid", 0.into()),
+            ("typelem", 0.into()),
+            ("typarray", 0.into()),
+            ("typinput", format!("{}in", t.name).into()),
+            ("typoutput", format!("{}out", t.name).into()),
+            ("typreceive", format!("{}recv", t.name).into()),
+            ("typsend", format!("{}send", t.name).into()),
+            ("typalign", "i".into()),
+            ("typstorage", if t.len > 0 { "p" } else { "x" }.into()),
+            ("typnotnull", false.into()),
+            ("typbasetype", 0.into()),
+            ("typtypmod", (-1).into()),
+            ("typndims", 0.into()),
+            (
+                "typcollation",
+                if t.collatable { DEFAULT_COLLATION } else { 0 }.into(),
+            ),
+        ]);
+    }
+    table
+}
+
+fn collations() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("collname", Text),
+        ("collnamespace", Int),
+        ("collowner", Int),
+        ("collprovider", Text),
+        ("collisdeterministic", Bool),
+        ("collencoding", Int),
+        ("collcollate", Text),
+        ("collctype", Text),
+    ]);
+    for (oid, name, provider) in [(DEFAULT_COLLATION, "default", "d"), (950, "C", "c")] {
+        table.row(vec![
+            ("oid", oid.into()),
+            ("collname", name.into()),
+            ("collnamespace", PG_CATALOG_NAMESPACE.into()),
+            ("collowner", OWNER_ROLE.into()),
+            ("collprovider", provider.into()),
+            ("collisdeterministic", true.into()),
+            ("collencoding", (-1).into()),
+        ]);
+    }
+    table
+}
+
+fn constraints(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("conname", Text),
+        ("connamespace", Int),
+        ("contype", Text),
+        ("condeferrable", Bool),
+        ("condeferred", Bool),
+        ("convalidated", Bool),
+        ("conrelid", Int),
+        ("contypid", Int),
+        ("conindid", Int),
+        ("conparentid", Int),
+        ("confrelid", Int),
+        ("confupdtype", Text),
+        ("confdeltype", Text),
+        ("confmatchtype", Text),
+        ("conislocal", Bool),
+        ("coninhcount", Int),
+        ("connoinherit", Bool),
+        ("conkey", IntList),
+        ("confkey", IntList),
+        ("conbin", Text),
+    ]);
+    for index in relations.indexes.iter().filter(|i| i.primary) {
+        let key: Vec<i64> = index
+            .keys
+            .iter()
+            .filter_map(|(c, _)| {
+                index
+                    .table
+                    .visible_columns()
+                    .position(|(v, _)| v == *c)
+                    .map(|p| p as i64 + 1)
+            })
+            .collect();
+        table.row(vec![
+            ("oid", primary_constraint_oid(&index.table).into()),
+            ("conname", index.name.as_str().into()),
+            ("connamespace", PUBLIC_NAMESPACE.into()),
+            ("contype", "p".into()),
+            ("condeferrable", false.into()),
+            ("condeferred", false.into()),
+            ("convalidated", true.into()),
+            ("conrelid", table_oid(&index.table).into()),
+            ("contypid", 0.into()),
+            ("conindid", index.oid.into()),
+            ("conparentid", 0.into()),
+            ("confrelid", 0.into()),
+            ("conislocal", true.into()),
+            ("coninhcount", 0.into()),
+            ("connoinherit", true.into()),
+            ("conkey", Cell::IntList(key)),
+        ]);
+    }
+    table
+}
+
+fn roles(name: &str) -> Table {
+    let (oid_column, name_column) = if name == "pg_user" {
+        ("usesysid", "usename")
+    } else {
+        ("oid", "rolname")
+    };
+    let mut table = Table::new(&[
+        (oid_column, Int),
+        (name_column, Text),
+        ("rolsuper", Bool),
+        ("rolinherit", Bool),
+        ("rolcreaterole", Bool),
+        ("rolcreatedb", Bool),
+        ("rolcanlogin", Bool),
+        ("rolreplication", Bool),
+        ("rolconnlimit", Int),
+        ("rolpassword", Text),
+        ("rolvaliduntil", Text),
+        ("rolbypassrls", Bool),
+        ("rolconfig", TextList),
+    ]);
+    table.row(vec![
+        (oid_column, OWNER_ROLE.into()),
+        (name_column, OWNER_NAME.into()),
+        ("rolsuper", true.into()),
+        ("rolinherit", true.into()),
+        ("rolcreaterole", true.into()),
+        ("rolcreatedb", false.into()),
+        ("rolcanlogin", true.into()),
+        ("rolreplication", false.into()),
+        ("rolconnlimit", (-1).into()),
+        ("rolpassword", "********".into()),
+        ("rolbypassrls", true.into()),
+    ]);
+    table
+}
+
+fn databases(facts: &SessionFacts) -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("datname", Text),
+        ("datdba", Int),
+        ("encoding", Int),
+        ("datlocprovider", Text),
+        ("datistemplate", Bool),
+        ("datallowconn", Bool),
+        ("datconnlimit", Int),
+        ("dattablespace", Int),
+        ("datcollate", Text),
+        ("datctype", Text),
+        ("daticulocale", Text),
+        ("datcollversion", Text),
+        ("datacl", TextList),
+    ]);
+    table.row(vec![
+        ("oid", DATABASE_OID.into()),
+        ("datname", facts.database.as_str().into()),
+        ("datdba", OWNER_ROLE.into()),
+        ("encoding", 6.into()),
+        ("datlocprovider", "c".into()),
+        ("datistemplate", false.into()),
+        ("datallowconn", true.into()),
+        ("datconnlimit", (-1).into()),
+        ("dattablespace", 1663.into()),
+        ("datcollate", "C".into()),
+        ("datctype", "C".into()),
+    ]);
+    table
+}
+
+fn tablespaces() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("spcname", Text),
+        ("spcowner", Int),
+        ("spcacl", TextList),
+        ("spcoptions", TextList),
+    ]);
+    for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {
+        table.row(vec![
+            ("oid", oid.into()),
+            ("spcname", name.into()),
+            ("spcowner", OWNER_ROLE.into()),
+        ]);
+    }
+    table
+}
+
+fn pg_tables(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("schemaname", Text),
+        ("tablename", Text),
+        ("tableowner", Text),
+        ("tablespace", Text),
+        ("hasindexes", Bool),
+        ("hasrules", Bool),
+        ("hastriggers", Bool),
+        ("rowsecurity", Bool),
+    ]);
+    for t in &relations.tables {
+        let has_index = relations.indexes.iter().any(|i| i.table.id == t.id);
+        table.row(vec![
+            ("schemaname", "public".into()),
+            ("tablename", t.name.as_str().into()),
+            ("tableowner", OWNER_NAME.into()),
+            ("hasindexes", has_index.into()),
+            ("hasrules", false.into()),
+            ("hastriggers", false.into()),
+            ("rowsecurity", false.into()),
+        ]);
+    }
+    table
+}
+
+fn pg_views(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("schemaname", Text),
+        ("viewname", Text),
+        ("viewowner", Text),
+        ("definition", Text),
+    ]);
+    for (_, name, sql) in &relations.views {
+        table.row(vec![
+            ("schemaname", "public".into()),
+            ("viewname", name.as_str().into()),
+            ("viewowner", OWNER_NAME.into()),
+            ("definition", sql.as_str().into()),
+        ]);
+    }
+    table
+}
+
+fn pg_indexes(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("schemaname", Text),
+        ("tablename", Text),
+        ("indexname", Text),
+        ("tablespace", Text),
+        ("indexdef", Text),
+    ]);
+    for index in &relations.indexes {
+        table.row(vec![
+            ("schemaname", "public".into()),
+            ("tablename", index.table.name.as_str().into()),
+            ("indexname", index.name.as_str().into()),
+            ("indexdef", index.definition().into()),
+        ]);
+    }
+    table
+}
+
+fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
+    let mut table = Table::new(&[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("column_name", Text),
+        ("ordinal_position", Int),
+        ("column_default", Text),
+        ("is_nullable", Text),
+        ("data_type", Text),
+        ("character_maximum_length", Int),
+        ("numeric_precision", Int),
+        ("numeric_scale", Int),
+        ("udt_name", Text),
+    ]);
+    for t in &relations.tables {
+        for (num, (_, column)) in t.visible_columns().enumerate() {
+            let (type_oid, typmod) = column_type(&column.data_type);
+            let full = format_type(type_oid, Some(typmod)).unwrap_or_default();
+            let data_type = full.split('(').next().unwrap_or("").to_string();
+            let (length, precision, scale) = match column.data_type {
+                rowdex_catalog::DataType::Text { max_len } => (max_len.map(i64::from), None, None),
+                rowdex_catalog::DataType::Decimal { precision, scale } => {
+                    (None, Some(i64::from(precision)), Some(i64::from(scale)))
+                }
+                rowdex_catalog::DataType::Integer => (None, Some(64), Some(0)),
+                rowdex_catalog::DataType::Float => (None, Some(53), None),
+                _ => (None, None, None),
+            };
+            let udt = TYPES
+                .iter()
+                .find(|ty| ty.oid == type_oid)
+                .map_or("", |ty| ty.name);
+            let optional = |v: Option<i64>| v.map_or(Cell::Null, Cell::Int);
+            table.row(vec![
+                ("table_catalog", facts.database.as_str().into()),
+                ("table_schema", "public".into()),
+                ("table_name", t.name.as_str().into()),
+                ("column_name", column.name.as_str().into()),
+                ("ordinal_position", (num as i64 + 1).into()),
+                (
+                    "is_nullable",
+                    if column.nullable { "YES" } else { "NO" }.into(),
+                ),
+                ("data_type", data_type.into()),
+                ("character_maximum_length", optional(length)),
+                ("numeric_precision", optional(precision)),
+                ("numeric_scale", optional(scale)),
+                ("udt_name", udt.into()),
+            ]);
+        }
+    }
+    table
+}
+
+/// `table_constraints` (a table's primary key and unique indexes) or `key_column_usage` (their
+/// columns).
+fn constraint_usage(name: &str, relations: &Relations, facts: &SessionFacts) -> Table {
+    let usage = name == "key_column_usage";
+    let mut table = if usage {
+        Table::new(&[
+            ("constraint_catalog", Text),
+            ("constraint_schema", Text),
+            ("constraint_name", Text),
+            ("table_catalog", Text),
+            ("table_schema", Text),
+            ("table_name", Text),
+            ("column_name", Text),
+            ("ordinal_position", Int),
+        ])
+    } else {
+        Table::new(&[
+            ("constraint_catalog", Text),
+            ("constraint_schema", Text),
+            ("constraint_name", Text),
+            ("table_catalog", Text),
+            ("table_schema", Text),
+            ("table_name", Text),
+            ("constraint_type", Text),
+            ("is_deferrable", Text),
+            ("initially_deferred", Text),
+        ])
+    };
+    for index in relations.indexes.iter().filter(|i| i.unique) {
+        let common = || {
+            vec![
+                ("constraint_catalog", Cell::from(facts.database.as_str())),
+                ("constraint_schema", "public".into()),
+                ("constraint_name", index.name.as_str().into()),
+                ("table_catalog", facts.database.as_str().into()),
+                ("table_schema", "public".into()),
+                ("table_name", index.table.name.as_str().into()),
+            ]
+        };
+        if usage {
+            for (position, (column, _)) in index.keys.iter().enumerate() {
+                let mut cells = common();
+                cells.push((
+                    "column_name",
+                    index.table.columns[*column].name.as_str().into(),
+                ));
+                cells.push(("ordinal_position", (position as i64 + 1).into()));
+                table.row(cells);
+            }
+        } else {
+            let mut cells = common();
+            let kind = if index.primary {
+                "PRIMARY KEY"
+            } else {
+                "UNIQUE"
+            };
+            cells.push(("constraint_type", kind.into()));
+            cells.push(("is_deferrable", "NO".into()));
+            cells.push(("initially_deferred", "NO".into()));
+            table.row(cells);
+        }
+    }
+    table
+}

@@ -1,0 +1,154 @@
+//! Cancel requests and refused startups: a client's CancelRequest stops its long statement
+//! with 57014 and the connection goes on (a block it was in fails, and commits nothing); a
+//! request with the wrong key stops nothing; a connection whose startup was refused runs
+//! nothing it sends afterwards.
+
+use std::time::Duration;
+
+use tokio_postgres::{Client, NoTls};
+
+use crate::harness::{RawClient, TestServer, error_code, sqlstate};
+
+/// Rows of `t`.
+const ROWS: i64 = 3_000;
+
+/// A query that reads `t` `steps` times, one row at a time (a recursive query whose every step
+/// joins the row before with `t`).
+fn stepping(steps: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL \
+         SELECT r.n + 1 FROM r JOIN t ON t.id = r.n % {ROWS} + 1 WHERE r.n < {steps}) \
+         SELECT n FROM r) AS steps"
+    )
+}
+
+/// A query no test run would see the end of: a billion steps.
+fn endless() -> String {
+    stepping(1_000_000_000)
+}
+
+async fn fill(client: &Client) {
+    client
+        .batch_execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+        .await
+        .expect("create");
+    let values: Vec<String> = (1..=ROWS).map(|i| format!("({i}, {i})")).collect();
+    client
+        .batch_execute(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+        .await
+        .expect("fill");
+}
+
+/// Runs `sql` on `client` and cancels it from a second connection, again and again until it
+/// ends (a request that arrives before the statement starts cancels nothing); the statement's
+/// error. Gives up after a minute.
+async fn run_and_cancel(client: &Client, sql: &str) -> tokio_postgres::Error {
+    let token = client.cancel_token();
+    let canceller = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            token.cancel_query(NoTls).await.expect("cancel request");
+        }
+    };
+    let ran = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::select! {
+            ran = client.simple_query(sql) => ran,
+            () = canceller => unreachable!("the canceller never ends"),
+        }
+    })
+    .await
+    .expect("the statement was cancelled within a minute");
+    ran.expect_err("cancelled")
+}
+
+async fn count(client: &Client) -> i64 {
+    client
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .expect("count")
+        .get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_request_stops_a_long_query_and_the_connection_goes_on() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    fill(&client).await;
+
+    let error = run_and_cancel(&client, &endless()).await;
+    assert_eq!(sqlstate(&error), "57014", "{error}");
+    assert_eq!(count(&client).await, ROWS, "the connection goes on");
+
+    // Inside a block the cancel fails the block; ROLLBACK ends it and nothing is kept.
+    client
+        .batch_execute("BEGIN; INSERT INTO t VALUES (0, 0)")
+        .await
+        .expect("begin");
+    let error = run_and_cancel(&client, &endless()).await;
+    assert_eq!(sqlstate(&error), "57014", "{error}");
+    let refused = client.batch_execute("SELECT 1").await.expect_err("failed");
+    assert_eq!(sqlstate(&refused), "25P02");
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+    assert_eq!(
+        count(&client).await,
+        ROWS,
+        "the cancelled block kept nothing"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_request_with_a_wrong_key_cancels_nothing() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    fill(&client).await;
+    let pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .expect("pid")
+        .get(0);
+    // The statement below takes a moment; wrong keys sent while it runs change nothing.
+    let sql = stepping(1_500);
+    let wrong_keys = async {
+        for key in 0..20i32 {
+            let mut raw = RawClient::open(&server).await;
+            let mut request = 80_877_102i32.to_be_bytes().to_vec();
+            request.extend_from_slice(&pid.to_be_bytes());
+            request.extend_from_slice(&key.to_be_bytes());
+            raw.send_untyped(&request).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let (ran, ()) = tokio::join!(client.query_one(&sql, &[]), wrong_keys);
+    let row = ran.expect("not cancelled by a wrong key");
+    assert_eq!(row.get::<_, i64>(0), 1_500);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_runs_nothing_it_sends_afterwards() {
+    let server = TestServer::with_limit(1).await;
+    let first = server.client().await;
+    let mut refused = RawClient::open(&server).await;
+    refused.start("rowdex").await;
+    let (kind, body) = refused.message().await.expect("the refusal");
+    assert_eq!(kind, b'E');
+    assert_eq!(error_code(&body), "53300");
+    // A client that goes on as if it had been let in is not heard.
+    refused
+        .query("CREATE TABLE intruder (id BIGINT PRIMARY KEY)")
+        .await;
+    assert_eq!(refused.message().await, None, "nothing follows the refusal");
+    let tables = first
+        .query(
+            "SELECT table_name FROM information_schema.tables WHERE table_name = 'intruder'",
+            &[],
+        )
+        .await
+        .expect("tables");
+    assert!(
+        tables.is_empty(),
+        "the refused client's statement did not run"
+    );
+    server.stop().await;
+}
