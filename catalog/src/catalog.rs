@@ -18,7 +18,7 @@ use crate::table::TableDef;
 const FIRST_USER_ID: u32 = 16;
 
 pub struct Catalog {
-    store: Arc<dyn KvStore>,
+    pub(crate) store: Arc<dyn KvStore>,
     tables: RwLock<BTreeMap<String, Arc<TableDef>>>,
     /// View name -> defining SQL.
     views: RwLock<BTreeMap<String, String>>,

@@ -62,6 +62,12 @@ pub enum CatalogError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("role \"{role}\" already exists")]
+    RoleExists { role: String },
+    #[error("role \"{role}\" does not exist")]
+    RoleNotFound { role: String },
+    #[error("no random bytes for a password's salt: {reason}")]
+    Random { reason: String },
     #[error("the catalog ran out of object ids")]
     IdsExhausted,
     #[error(transparent)]

@@ -1,6 +1,7 @@
-//! `rowdex serve [DIR] [--memory] [--listen ADDR] [--max-connections N]`: opens the database
-//! and serves it over the PostgreSQL wire protocol until SIGTERM or Ctrl-C, then drains the
-//! open connections and flushes the store.
+//! `rowdex serve [DIR] [--memory] [--listen ADDR] [--auth trust|scram-sha-256]
+//! [--tls-cert FILE --tls-key FILE] [--max-connections N]`: opens the database and serves it
+//! over the PostgreSQL wire protocol until SIGTERM or Ctrl-C, then drains the open connections
+//! and flushes the store.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use rowdex::Database;
-use rowdex_server::{ServeOptions, Server};
+use rowdex_server::{AuthMethod, ServeOptions, Server, TlsFiles};
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -18,9 +19,20 @@ pub struct ServeArgs {
     /// Serve an in-memory database instead of DIR.
     #[arg(long)]
     memory: bool,
-    /// Address to listen on (loopback only: connections are not yet authenticated).
+    /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:5432")]
     listen: SocketAddr,
+    /// How clients authenticate: `trust` (any user, no password; loopback addresses only) or
+    /// `scram-sha-256` (a password of a role made by CREATE USER ... PASSWORD). Default: trust
+    /// on a loopback address, scram-sha-256 elsewhere.
+    #[arg(long, value_parser = parse_auth)]
+    auth: Option<AuthMethod>,
+    /// PEM certificate chain to offer TLS with (needs --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Connections served at once; more are refused.
     #[arg(long, default_value_t = 100)]
     max_connections: usize,
@@ -42,10 +54,21 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let auth = args.auth.unwrap_or(if args.listen.ip().is_loopback() {
+        AuthMethod::Trust
+    } else {
+        AuthMethod::ScramSha256
+    });
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+        _ => None,
+    };
     let options = ServeOptions {
         listen: args.listen,
         max_connections: args.max_connections,
         drain: Duration::from_secs(args.drain_seconds),
+        auth,
+        tls,
     };
     let server = match Server::bind(options).await {
         Ok(server) => server,
@@ -94,4 +117,14 @@ async fn stop_signal() {
         }
     }
     eprintln!("rowdex serve: stopping");
+}
+
+fn parse_auth(text: &str) -> Result<AuthMethod, String> {
+    match text {
+        "trust" => Ok(AuthMethod::Trust),
+        "scram-sha-256" => Ok(AuthMethod::ScramSha256),
+        other => Err(format!(
+            "unknown authentication method {other}: use trust or scram-sha-256"
+        )),
+    }
 }

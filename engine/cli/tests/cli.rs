@@ -92,3 +92,112 @@ fn a_clean_exit_leaves_a_short_journal() {
         "count(*),sum(length(t.pad))\n1500,3000000\n"
     );
 }
+
+/// `psql -c sql` against a server on `port`; panics unless psql succeeds.
+fn psql(port: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "rowdex",
+        ])
+        .args(["-d", "rowdex", "-p", port, "-c", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("psql (PostgreSQL 15's client) must be installed: {e}"));
+    assert!(out.status.success(), "psql: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_transaction() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_rowdex"))
+        .arg("serve")
+        .arg(&db)
+        .args(["--listen", "127.0.0.1:0", "--drain-seconds", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rowdex serve");
+    let mut log = BufReader::new(server.stderr.take().expect("stderr is piped"));
+    let mut started = String::new();
+    log.read_line(&mut started)
+        .expect("the server's first line");
+    let port = started
+        .trim()
+        .rsplit(':')
+        .next()
+        .expect("rowdex serve: DIR on ADDR")
+        .to_string();
+    psql(
+        &port,
+        "CREATE TABLE t (id INT PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v)",
+    );
+    psql(&port, "INSERT INTO t VALUES (1, 'a'), (2, 'b')");
+
+    // A client inside a transaction when the server is told to stop.
+    let mut open = Command::new("psql")
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "rowdex",
+            "-d",
+            "rowdex",
+            "-p",
+        ])
+        .arg(&port)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("psql");
+    let mut input = open.stdin.take().expect("stdin is piped");
+    input
+        .write_all(b"BEGIN;\nINSERT INTO t VALUES (3, 'c');\nSELECT 'inserted';\n")
+        .expect("psql input");
+    input.flush().expect("flush");
+    let mut output = BufReader::new(open.stdout.take().expect("stdout is piped"));
+    let mut line = String::new();
+    while !line.contains("inserted") {
+        line.clear();
+        assert!(
+            output.read_line(&mut line).expect("psql output") > 0,
+            "psql ended early"
+        );
+    }
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = server.wait().expect("the server exits");
+    assert!(status.success(), "rowdex serve exited with {status}");
+    drop(input);
+    let _ = open.wait();
+
+    // The next process finds the committed rows and their index entries, not row 3.
+    let out = rowdex(
+        &db,
+        &[
+            "-c",
+            "SELECT id FROM t ORDER BY id; SELECT count(*) FROM t WHERE v >= 'a'; CHECK TABLE t",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("id\n1\n2\ncount(*)\n2\n"), "{shown}");
+    assert!(shown.contains("ok"), "{shown}");
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::prelude::SessionContext;
-use rowdex_catalog::{Catalog, TableDef};
+use rowdex_catalog::{Catalog, RoleDef, TableDef};
 use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 
 use crate::db::DbState;
@@ -97,6 +97,17 @@ impl Database {
             .into_iter()
             .filter_map(|name| catalog.view(&name).map(|sql| (name, sql)))
             .collect()
+    }
+
+    /// The role named `name` (who may log in to `rowdex serve`, with which password
+    /// verifier), read from the store.
+    pub async fn role(&self, name: &str) -> Result<Option<RoleDef>> {
+        Ok(self.inner.catalog.role(name).await?)
+    }
+
+    /// Every role, by name.
+    pub async fn roles(&self) -> Result<Vec<RoleDef>> {
+        Ok(self.inner.catalog.roles().await?)
     }
 
     /// A DataFusion `TableProvider` for one table, to register in any `SessionContext`. Scans

@@ -14,6 +14,7 @@ pub(crate) mod indexes;
 pub(crate) mod keydesign;
 pub(crate) mod purge;
 pub(crate) mod query;
+pub(crate) mod roles;
 pub(crate) mod show;
 pub(crate) mod statistics;
 pub(crate) mod transaction;
@@ -327,6 +328,15 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         Command::Vacuum => {
             session.db.store.compact().await?;
             Ok(Output::Done)
+        }
+        Command::CreateRole {
+            name,
+            options,
+            user,
+        } => roles::create_role(session, name, options, *user).await,
+        Command::AlterRole { name, options } => roles::alter_role(session, name, options).await,
+        Command::DropRole { names, if_exists } => {
+            roles::drop_roles(session, names, *if_exists).await
         }
     }
 }

@@ -14,9 +14,14 @@ pub enum ServerError {
         source: std::io::Error,
     },
     #[error(
-        "rowdex serve accepts connections without a password (trust), which is only allowed on a loopback address; {addr} is not one"
+        "rowdex serve --auth trust accepts connections without a password, which is only allowed on a loopback address; {addr} is not one (use --auth scram-sha-256)"
     )]
     TrustOffLoopback { addr: SocketAddr },
+    #[error("TLS cannot use {path}: {reason}")]
+    Tls {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("waiting for a signal failed: {0}")]
     Signal(std::io::Error),
     #[error(transparent)]

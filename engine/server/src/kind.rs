@@ -105,6 +105,8 @@ fn other_tag(words: &[String], output: &Output) -> Tag {
                     .map(String::as_str)
                     .find(|w| !matches!(*w, "UNIQUE" | "OR" | "REPLACE" | "TEMP" | "TEMPORARY"))
                     .unwrap_or("");
+                // PostgreSQL tags CREATE USER as the role it creates.
+                let object = if object == "USER" { "ROLE" } else { object };
                 Tag::new(&format!("{} {object}", word(0)))
             }
             "SAVEPOINT" => Tag::new("SAVEPOINT"),

@@ -4,7 +4,8 @@
 //!
 //! Files, each importing only from those listed before it:
 //! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
-//!    `cancel` (process ids, cancel keys and cancel requests);
+//!    `cancel` (process ids, cancel keys and cancel requests), `scram` (the SCRAM-SHA-256
+//!    exchange), `tls` (the TLS acceptor);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `types`
 //!    (Arrow results and parameters on the wire), `pg_catalog` (the catalog PostgreSQL
 //!    clients read, and the rewrite of their catalog queries);
@@ -21,13 +22,17 @@ mod error;
 mod kind;
 mod listener;
 mod pg_catalog;
+mod scram;
 mod settings;
 mod sqlstate;
 mod startup;
 mod state;
 mod statement;
+mod tls;
 mod types;
 
 pub use error::{Result, ServerError};
 pub use listener::{ServeOptions, Server};
 pub use settings::SERVER_VERSION;
+pub use startup::AuthMethod;
+pub use tls::TlsFiles;

@@ -1,5 +1,6 @@
-//! `rowdex serve`: accepts PostgreSQL clients on a TCP address, one task and one rowdex
-//! session per connection, at most `max_connections` at once. On shutdown it stops accepting,
+//! `rowdex serve`: accepts PostgreSQL clients on a TCP address (with TLS for those that ask,
+//! when a certificate is given), one task and one rowdex session per connection, at most
+//! `max_connections` at once. On shutdown it stops accepting,
 //! lets open connections finish for a while, then closes the rest (their open transactions are
 //! rolled back, nothing half written stays).
 
@@ -12,7 +13,7 @@ use pgwire::api::auth::StartupHandler;
 use pgwire::api::cancel::CancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::tokio::process_socket;
+use pgwire::tokio::{TlsAcceptor, process_socket};
 use rowdex::Database;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -21,8 +22,9 @@ use tokio::task::JoinSet;
 use crate::cancel::CancelRegistry;
 use crate::connection::Connection;
 use crate::error::{Result, ServerError};
-use crate::startup::{TooManyConnections, TrustStartup};
+use crate::startup::{AuthMethod, Authenticator, Startup, TooManyConnections};
 use crate::state::SessionState;
+use crate::tls::{TlsFiles, acceptor};
 
 /// How the server listens.
 #[derive(Debug, Clone)]
@@ -32,6 +34,10 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// How long shutdown waits for open connections before closing them.
     pub drain: Duration,
+    /// How clients authenticate; `Trust` only on a loopback address.
+    pub auth: AuthMethod,
+    /// The certificate and key to offer TLS with, if any.
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for ServeOptions {
@@ -40,6 +46,8 @@ impl Default for ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 5432)),
             max_connections: 100,
             drain: Duration::from_secs(10),
+            auth: AuthMethod::Trust,
+            tls: None,
         }
     }
 }
@@ -48,12 +56,13 @@ impl Default for ServeOptions {
 pub struct Server {
     listener: TcpListener,
     options: ServeOptions,
+    tls: Option<TlsAcceptor>,
 }
 
 /// The handlers pgwire asks for, for one connection.
 struct ConnectionHandlers {
     connection: Arc<Connection>,
-    startup: Arc<TrustStartup>,
+    startup: Arc<Startup>,
     cancels: Arc<CancelRegistry>,
 }
 
@@ -96,9 +105,10 @@ impl PgWireServerHandlers for RefusedHandlers {
 }
 
 impl Server {
-    /// Binds `options.listen` (port 0 picks a free port; see [`Server::local_addr`]).
+    /// Binds `options.listen` (port 0 picks a free port; see [`Server::local_addr`]) and
+    /// loads the TLS certificate, if one is given.
     pub async fn bind(options: ServeOptions) -> Result<Server> {
-        if !options.listen.ip().is_loopback() {
+        if options.auth == AuthMethod::Trust && !options.listen.ip().is_loopback() {
             return Err(ServerError::TrustOffLoopback {
                 addr: options.listen,
             });
@@ -110,7 +120,12 @@ impl Server {
                     addr: options.listen,
                     source,
                 })?;
-        Ok(Server { listener, options })
+        let tls = options.tls.as_ref().map(acceptor).transpose()?;
+        Ok(Server {
+            listener,
+            options,
+            tls,
+        })
     }
 
     /// The address the server listens on.
@@ -127,6 +142,7 @@ impl Server {
     pub async fn run(self, db: &Database, shutdown: impl Future<Output = ()>) -> Result<()> {
         let permits = Arc::new(Semaphore::new(self.options.max_connections));
         let cancels = Arc::new(CancelRegistry::default());
+        let auth = Arc::new(Authenticator::new(self.options.auth, db, cancels.clone()));
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -141,20 +157,22 @@ impl Server {
                         Ok(permit) => {
                             let state = Arc::new(SessionState::new(db));
                             let handlers = ConnectionHandlers {
-                                startup: Arc::new(TrustStartup::new(cancels.clone(), state.clone())),
+                                startup: Arc::new(Startup::new(auth.clone(), state.clone())),
                                 connection: Arc::new(Connection::new(state)),
                                 cancels: cancels.clone(),
                             };
+                            let tls = self.tls.clone();
                             connections.spawn(async move {
                                 // An I/O error ends this connection only.
-                                let _ = process_socket(socket, None, handlers).await;
+                                let _ = process_socket(socket, tls, handlers).await;
                                 drop(permit);
                             });
                         }
                         Err(_) => {
                             let handlers = RefusedHandlers { cancels: cancels.clone() };
+                            let tls = self.tls.clone();
                             connections.spawn(async move {
-                                let _ = process_socket(socket, None, handlers).await;
+                                let _ = process_socket(socket, tls, handlers).await;
                             });
                         }
                     }

@@ -1,13 +1,14 @@
 //! rowdex's own statements, which the SQL parser does not know (`SHOW INDEXES`, `CHECK INDEX`,
 //! `REPAIR TABLE`, `REINDEX`, `EXPLAIN KEY`, `SHOW KEY SPREAD`, `SHOW WARNINGS`, `PURGE`,
-//! `ANALYZE`, `SHOW STATISTICS`, `CHECKPOINT`):
+//! `ANALYZE`, `SHOW STATISTICS`, `CHECKPOINT`), and PostgreSQL's role statements in the form
+//! PostgreSQL writes them (`CREATE USER name WITH PASSWORD '...'`, `ALTER ROLE`, `DROP USER`):
 //! recognised by their leading words between the standard statements of a script.
 
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-use crate::sql::names::object_name;
+use crate::sql::names::{ident_name, object_name};
 
 /// rowdex's own statements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +41,53 @@ pub enum Command {
     /// `VACUUM`: rewrite the store's tables into as few as it can (after a bulk load, reads
     /// then consult one table per key), waiting until it is done.
     Vacuum,
+    /// `CREATE ROLE name [[WITH] option ...]`; `CREATE USER` is the same with LOGIN unless
+    /// NOLOGIN is given (`user`).
+    CreateRole {
+        name: String,
+        options: RoleOptions,
+        user: bool,
+    },
+    /// `ALTER ROLE|USER name [WITH] option ...`.
+    AlterRole { name: String, options: RoleOptions },
+    /// `DROP ROLE|USER [IF EXISTS] name [, ...]`.
+    DropRole { names: Vec<String>, if_exists: bool },
+}
+
+/// The options of CREATE and ALTER ROLE that rowdex keeps: LOGIN / NOLOGIN and the password
+/// (`[ENCRYPTED] PASSWORD 'text'` or `PASSWORD NULL`). rowdex has no privileges, so the
+/// privilege options (SUPERUSER, CREATEDB, ...) are refused rather than ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoleOptions {
+    pub login: Option<bool>,
+    /// Some(None): PASSWORD NULL, no password.
+    pub password: Option<Option<Password>>,
+}
+
+/// A password as written in a statement: plain text, or a SCRAM verifier PostgreSQL wrote.
+/// Never shown (its Debug and Display print a placeholder).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(pub String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("'********'")
+    }
+}
+
+impl std::fmt::Display for RoleOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.login {
+            Some(true) => f.write_str(" LOGIN")?,
+            Some(false) => f.write_str(" NOLOGIN")?,
+            None => {}
+        }
+        match self.password {
+            Some(Some(_)) => f.write_str(" PASSWORD '********'"),
+            Some(None) => f.write_str(" PASSWORD NULL"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Display for Command {
@@ -63,6 +111,19 @@ impl std::fmt::Display for Command {
             Command::ShowStatistics { table } => write!(f, "SHOW STATISTICS {table}"),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
             Command::Vacuum => f.write_str("VACUUM"),
+            Command::CreateRole {
+                name,
+                options,
+                user,
+            } => {
+                let kind = if *user { "USER" } else { "ROLE" };
+                write!(f, "CREATE {kind} {name}{options}")
+            }
+            Command::AlterRole { name, options } => write!(f, "ALTER ROLE {name}{options}"),
+            Command::DropRole { names, if_exists } => {
+                let if_exists = if *if_exists { "IF EXISTS " } else { "" };
+                write!(f, "DROP ROLE {if_exists}{}", names.join(", "))
+            }
         }
     }
 }
@@ -191,6 +252,82 @@ pub(crate) fn parse_command(
             parser.next_token();
             Some(optional_name(parser).map(|target| Command::Reindex { target }))
         }
+        ("CREATE" | "ALTER" | "DROP", "ROLE" | "USER") => {
+            parser.next_token();
+            parser.next_token();
+            Some(parse_role_statement(parser, &first, second == "USER"))
+        }
         _ => None,
+    }
+}
+
+/// The rest of a role statement, after its first two words.
+fn parse_role_statement(
+    parser: &mut Parser<'_>,
+    verb: &str,
+    user: bool,
+) -> std::result::Result<Command, ParserError> {
+    match verb {
+        "DROP" => {
+            let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+            let names = parser.parse_comma_separated(|p| p.parse_identifier())?;
+            Ok(Command::DropRole {
+                names: names.iter().map(ident_name).collect(),
+                if_exists,
+            })
+        }
+        _ => {
+            let name = ident_name(&parser.parse_identifier()?);
+            let options = parse_role_options(parser)?;
+            if verb == "CREATE" {
+                Ok(Command::CreateRole {
+                    name,
+                    options,
+                    user,
+                })
+            } else {
+                Ok(Command::AlterRole { name, options })
+            }
+        }
+    }
+}
+
+/// `[WITH] option ...` up to the end of the statement.
+fn parse_role_options(parser: &mut Parser<'_>) -> std::result::Result<RoleOptions, ParserError> {
+    let mut options = RoleOptions::default();
+    let _with = parser.parse_keyword(Keyword::WITH);
+    loop {
+        let token = parser.peek_token();
+        let word = match &token.token {
+            Token::EOF | Token::SemiColon => return Ok(options),
+            Token::Word(w) => w.value.to_uppercase(),
+            other => {
+                return Err(ParserError::ParserError(format!(
+                    "expected a role option, found {other}"
+                )));
+            }
+        };
+        parser.next_token();
+        match word.as_str() {
+            "LOGIN" => options.login = Some(true),
+            "NOLOGIN" => options.login = Some(false),
+            "ENCRYPTED" | "PASSWORD" => {
+                if word == "ENCRYPTED" {
+                    parser.expect_keyword(Keyword::PASSWORD)?;
+                }
+                options.password = Some(if parser.parse_keyword(Keyword::NULL) {
+                    None
+                } else {
+                    Some(Password(parser.parse_literal_string()?))
+                });
+            }
+            other => {
+                return Err(ParserError::ParserError(format!(
+                    "the role option {other} is not supported: rowdex roles have no privileges \
+                     (every role that logs in may do everything); LOGIN, NOLOGIN and PASSWORD \
+                     are the options it keeps"
+                )));
+            }
+        }
     }
 }

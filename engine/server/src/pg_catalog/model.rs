@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rowdex::Database;
 use rowdex::arrow::datatypes::DataType as ArrowType;
-use rowdex_catalog::{DataType, IndexDef, TableDef};
+use rowdex_catalog::{DataType, IndexDef, RoleDef, TableDef};
 
 /// The first OID of user objects, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
@@ -244,6 +244,8 @@ pub struct Relations {
     /// The columns of each view, by the view's OID, when [`Relations::describe_views`]
     /// planned them.
     pub view_columns: Vec<(i64, Vec<ViewColumn>)>,
+    /// The catalog's roles, when [`Relations::read_roles`] read them.
+    pub roles: Vec<RoleDef>,
 }
 
 impl Relations {
@@ -273,7 +275,14 @@ impl Relations {
             indexes,
             views,
             view_columns: Vec::new(),
+            roles: Vec::new(),
         }
+    }
+
+    /// Reads the catalog's roles (from the store, so only for the tables that show them).
+    pub async fn read_roles(&mut self, db: &Database) {
+        // A store that cannot be read shows no roles; the query itself still answers.
+        self.roles = db.roles().await.unwrap_or_default();
     }
 
     /// Plans every view to learn its columns (a view that no longer plans, its table dropped,
@@ -351,7 +360,7 @@ pub fn primary_constraint_oid(table: &TableDef) -> i64 {
     table_oid(table) + 2
 }
 
-fn view_oid(name: &str) -> i64 {
+pub fn view_oid(name: &str) -> i64 {
     // FNV-1a: stable across processes, unlike the standard library's hasher.
     let hash = name.bytes().fold(0x811c_9dc5u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)

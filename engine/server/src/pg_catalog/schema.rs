@@ -73,6 +73,9 @@ impl CatalogSchema {
         if matches!(name, "pg_attribute" | "pg_class") {
             relations.describe_views(&self.db).await;
         }
+        if matches!(name, "pg_roles" | "pg_user") {
+            relations.read_roles(&self.db).await;
+        }
         match self.which {
             Which::PgCatalog => pg_catalog_table(name, &relations, &self.facts),
             Which::InformationSchema => information_schema_table(name, &relations, &self.facts),

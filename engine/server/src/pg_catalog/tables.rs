@@ -17,7 +17,7 @@ use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
     BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME, OWNER_ROLE,
     PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, column_type, format_type,
-    primary_constraint_oid, table_oid,
+    primary_constraint_oid, table_oid, view_oid,
 };
 
 /// The type of a catalog column.
@@ -237,7 +237,7 @@ pub fn pg_catalog_table(
             ("polqual", Text),
             ("polwithcheck", Text),
         ]),
-        "pg_roles" | "pg_user" => roles(name),
+        "pg_roles" | "pg_user" => roles(name, relations),
         "pg_auth_members" => Table::new(&[
             ("oid", Int),
             ("roleid", Int),
@@ -812,7 +812,9 @@ fn constraints(relations: &Relations) -> Table {
     table
 }
 
-fn roles(name: &str) -> Table {
+/// The owner of every object (`rowdex`, the bootstrap role, as `postgres` is PostgreSQL's),
+/// then the catalog's roles, each with an OID from its name (as a view's).
+fn roles(name: &str, relations: &Relations) -> Table {
     let (oid_column, name_column) = if name == "pg_user" {
         ("usesysid", "usename")
     } else {
@@ -846,6 +848,21 @@ fn roles(name: &str) -> Table {
         ("rolpassword", "********".into()),
         ("rolbypassrls", true.into()),
     ]);
+    for role in relations.roles.iter().filter(|r| r.name != OWNER_NAME) {
+        table.row(vec![
+            (oid_column, view_oid(&role.name).into()),
+            (name_column, role.name.as_str().into()),
+            ("rolsuper", false.into()),
+            ("rolinherit", true.into()),
+            ("rolcreaterole", false.into()),
+            ("rolcreatedb", false.into()),
+            ("rolcanlogin", role.login.into()),
+            ("rolreplication", false.into()),
+            ("rolconnlimit", (-1).into()),
+            ("rolpassword", "********".into()),
+            ("rolbypassrls", false.into()),
+        ]);
+    }
     table
 }
 

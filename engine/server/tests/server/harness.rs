@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rowdex::Database;
-use rowdex_server::{ServeOptions, Server};
+use rowdex_server::{AuthMethod, ServeOptions, Server, TlsFiles};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -13,6 +13,8 @@ use tokio_postgres::{Client, NoTls};
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The database served, for what a test checks behind the server's back.
+    pub db: Database,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -23,18 +25,27 @@ impl TestServer {
     }
 
     pub async fn with_limit(max_connections: usize) -> TestServer {
+        TestServer::with_options(test_options(max_connections), "").await
+    }
+
+    /// A server with `options` (its address replaced by a free loopback port) over a database
+    /// on which `setup` ran first (roles, say).
+    pub async fn with_options(options: ServeOptions, setup: &str) -> TestServer {
         let db = Database::open_memory().await.expect("open");
+        if !setup.is_empty() {
+            db.session().execute(setup).await.expect("setup");
+        }
         let options = ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            max_connections,
-            drain: Duration::from_secs(2),
+            ..options
         };
         let server = Server::bind(options).await.expect("bind");
+        let served = db.clone();
         let addr = server.local_addr().expect("address");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             server
-                .run(&db, async {
+                .run(&served, async {
                     let _ = stopped.await;
                 })
                 .await
@@ -42,6 +53,7 @@ impl TestServer {
         });
         TestServer {
             addr,
+            db,
             stop: Some(stop),
             task: Some(task),
         }
@@ -73,6 +85,27 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             task.await.expect("server task");
         }
+    }
+}
+
+/// Options of a test server: trust, no TLS, a short drain.
+pub fn test_options(max_connections: usize) -> ServeOptions {
+    ServeOptions {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        max_connections,
+        drain: Duration::from_secs(2),
+        auth: AuthMethod::Trust,
+        tls: None,
+    }
+}
+
+/// The test certificate (self-signed for `localhost` and 127.0.0.1, valid until 2126) and
+/// its key, in `tests/server/tls/`.
+pub fn test_tls_files() -> TlsFiles {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/server/tls");
+    TlsFiles {
+        cert: dir.join("cert.pem"),
+        key: dir.join("key.pem"),
     }
 }
 

@@ -168,3 +168,43 @@ async fn concurrent_transfers_conserve_the_total() {
     assert_check_table_clean(&setup, "acct").await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_transaction_leaves_nothing_of_it() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE d (id BIGINT PRIMARY KEY, v BIGINT); CREATE INDEX d_v ON d (v);
+             INSERT INTO d VALUES (1, 10)",
+        )
+        .await
+        .expect("setup");
+    let gone = server.client().await;
+    gone.batch_execute("BEGIN; INSERT INTO d VALUES (2, 20); UPDATE d SET v = 11 WHERE id = 1")
+        .await
+        .expect("the transaction's statements");
+    drop(gone);
+    // Its connection closed with the transaction open: nothing of it is kept, and its key is
+    // free for the next writer.
+    client
+        .batch_execute("INSERT INTO d VALUES (2, 21)")
+        .await
+        .expect("key 2 is free");
+    let rows = client
+        .query("SELECT id, v FROM d ORDER BY id", &[])
+        .await
+        .expect("rows");
+    let rows: Vec<(i64, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(rows, vec![(1, 10), (2, 21)]);
+    let by_index = client
+        .query("SELECT id FROM d WHERE v = 11 OR v = 20", &[])
+        .await
+        .expect("index");
+    assert!(
+        by_index.is_empty(),
+        "no index entry of the lost transaction"
+    );
+    assert_check_table_clean(&client, "d").await;
+    server.stop().await;
+}
