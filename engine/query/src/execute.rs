@@ -278,7 +278,10 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
             ..
         } => {
             let options = query::explain_options(*analyze, *verbose, options.as_deref())?;
-            query::run_explain(session, explained, options, hints).await
+            match explained.as_ref() {
+                Statement::Query(_) => query::run_explain(session, explained, options, hints).await,
+                other => dml::explain_finding(session, other, options, hints).await,
+            }
         }
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::Drop {

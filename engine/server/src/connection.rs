@@ -20,12 +20,12 @@ use pgwire::api::results::{
     QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::StoredStatement;
-use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
+use pgwire::api::store::{Entry, PortalStore};
+use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
-use pgwire::messages::extendedquery::Execute;
+use pgwire::messages::extendedquery::{Bind, BindComplete, Describe, Execute};
 use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::startup::ParameterStatus;
@@ -34,12 +34,13 @@ use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rowdex::arrow::record_batch::RecordBatch;
 use rowdex::{Output, script_statements};
 
+use crate::batched::Batched;
 use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::sqlstate::{
-    FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, QUERY_CANCELED,
-    error_info, pg_error, statement_error,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
+    QUERY_CANCELED, error_info, pg_error, statement_error,
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
@@ -443,10 +444,62 @@ impl ExtendedQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self._on_execute(client, message).await?;
-        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+        self._on_execute(&mut Batched::new(client), message).await?;
+        if matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            // The client sends its data only once it has the CopyInResponse.
+            client.flush().await?;
+        } else {
             client.set_transaction_status(self.state.status());
         }
+        Ok(())
+    }
+
+    /// pgwire's Describe, its reply buffered until Sync or Flush.
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self._on_describe(&mut Batched::new(client), message).await
+    }
+
+    /// Bind: a portal over the named statement with the client's values (an empty statement
+    /// takes none), its BindComplete buffered until Sync or Flush.
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statement = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
+        match client.portal_store().get_statement(statement) {
+            Some(Entry::Value(stored)) => {
+                let portal = Portal::try_new(&message, stored)?;
+                client.portal_store().put_portal(Arc::new(portal));
+            }
+            Some(Entry::Empty) if message.parameters.is_empty() => {
+                let portal = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
+                client.portal_store().put_empty_portal(portal);
+            }
+            Some(Entry::Empty) => {
+                let info = error_info(
+                    PROTOCOL_VIOLATION,
+                    format!(
+                        "bind message supplies {} parameters, but the statement is empty and \
+                         takes none",
+                        message.parameters.len()
+                    ),
+                );
+                return Err(PgWireError::UserError(Box::new(info)));
+            }
+            None => return Err(PgWireError::StatementNotFound(statement.to_string())),
+        }
+        client
+            .feed(PgWireBackendMessage::BindComplete(BindComplete::new()))
+            .await?;
         Ok(())
     }
 

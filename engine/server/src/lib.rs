@@ -15,6 +15,7 @@
 //! 6. `connection` (the query handlers), `startup` (connection start);
 //! 7. `listener` (accepting connections).
 
+mod batched;
 mod cancel;
 mod connection;
 mod copy;

@@ -24,11 +24,13 @@ use rowdex_codec::Datum;
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
 use crate::error::{Error, Result};
+use crate::execute::query::run_explain;
 use crate::output::Output;
+use crate::scan::explain::ExplainOptions;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
 use crate::sql::literals::literal_rows;
-use crate::sql::names::{object_name, target_columns, visible_column};
+use crate::sql::names::{object_name, statement_kind, target_columns, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite::unique_output_names;
 use crate::values::{assign, datum_from_array, full_row};
@@ -94,11 +96,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
 }
 
 pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
-    if update.from.is_some() || !update.table.joins.is_empty() {
-        return Err(Error::Unsupported {
-            what: "UPDATE with FROM or joins".to_string(),
-        });
-    }
+    check_update_form(update)?;
     let def = target_table(session, &update.table)?;
     let mut assigned: Vec<(usize, &ast::Expr)> = Vec::with_capacity(update.assignments.len());
     for Assignment { target, value } in &update.assignments {
@@ -186,19 +184,7 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
 }
 
 pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
-    let tables = match &delete.from {
-        FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables) => tables,
-    };
-    let [table] = tables.as_slice() else {
-        return Err(Error::Unsupported {
-            what: "DELETE from several tables".to_string(),
-        });
-    };
-    if delete.using.is_some() || !table.joins.is_empty() || delete.limit.is_some() {
-        return Err(Error::Unsupported {
-            what: "DELETE with USING, joins or LIMIT".to_string(),
-        });
-    }
+    let table = delete_target(delete)?;
     let def = target_table(session, table)?;
     let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
     let rows = select_rows(
@@ -222,6 +208,64 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
     Ok(Output::Affected {
         rows: rows.len() as u64,
     })
+}
+
+/// The forms of UPDATE rowdex runs: one table, no FROM.
+fn check_update_form(update: &Update) -> Result<()> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(Error::Unsupported {
+            what: "UPDATE with FROM or joins".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The one table a DELETE removes rows from (no USING, joins or LIMIT).
+fn delete_target(delete: &Delete) -> Result<&TableWithJoins> {
+    let tables = match &delete.from {
+        FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables) => tables,
+    };
+    let [table] = tables.as_slice() else {
+        return Err(Error::Unsupported {
+            what: "DELETE from several tables".to_string(),
+        });
+    };
+    if delete.using.is_some() || !table.joins.is_empty() || delete.limit.is_some() {
+        return Err(Error::Unsupported {
+            what: "DELETE with USING, joins or LIMIT".to_string(),
+        });
+    }
+    Ok(table)
+}
+
+/// `EXPLAIN UPDATE|DELETE`: the plan of the query that finds the rows the statement changes
+/// (each found row is then rewritten or removed with its index entries, by key).
+pub(crate) async fn explain_finding(
+    session: &Session,
+    explained: &Statement,
+    options: ExplainOptions,
+    hints: &QueryHints,
+) -> Result<Output> {
+    let (table, selection) = match explained {
+        Statement::Update(update) => {
+            check_update_form(update)?;
+            (&update.table, update.selection.as_ref())
+        }
+        Statement::Delete(delete) => (delete_target(delete)?, delete.selection.as_ref()),
+        other => {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "EXPLAIN of {} (rowdex explains SELECT, UPDATE and DELETE)",
+                    statement_kind(other)
+                ),
+            });
+        }
+    };
+    let def = target_table(session, table)?;
+    match finding_query(&def, table, &[], selection, false)? {
+        Some(query) => run_explain(session, &query, options, hints).await,
+        None => Ok(Output::text_rows("plan", Vec::new())),
+    }
 }
 
 fn on_existing(insert: &Insert, upsert: bool) -> Result<OnExisting> {
@@ -312,9 +356,32 @@ async fn select_rows(
     extra: &[String],
     selection: Option<&ast::Expr>,
 ) -> Result<Vec<Vec<Datum>>> {
+    let Some(statement) = finding_query(def, table, extra, selection, true)? else {
+        return Ok(Vec::new());
+    };
+    query_rows(
+        session,
+        statement,
+        Some(def.name.clone()),
+        Some(txn.txn.clone()),
+    )
+    .await
+}
+
+/// `SELECT every column, extra... FROM table WHERE selection`: the query that finds the rows
+/// an UPDATE or DELETE changes; hidden columns (a row id) only `with_hidden`, for a context
+/// that exposes them.
+fn finding_query(
+    def: &TableDef,
+    table: &TableWithJoins,
+    extra: &[String],
+    selection: Option<&ast::Expr>,
+    with_hidden: bool,
+) -> Result<Option<Statement>> {
     let mut items: Vec<String> = def
         .columns
         .iter()
+        .filter(|c| with_hidden || !c.hidden)
         .map(|c| format!("\"{}\"", c.name.replace('"', "\"\"")))
         .collect();
     items.extend(extra.iter().cloned());
@@ -323,14 +390,8 @@ async fn select_rows(
         sql.push_str(&format!(" WHERE {selection}"));
     }
     let mut statements = split_statements(&sql)?;
-    let Some(ParsedStatement::Sql { statement, .. }) = statements.pop() else {
-        return Ok(Vec::new());
-    };
-    query_rows(
-        session,
-        *statement,
-        Some(def.name.clone()),
-        Some(txn.txn.clone()),
-    )
-    .await
+    Ok(match statements.pop() {
+        Some(ParsedStatement::Sql { statement, .. }) => Some(*statement),
+        _ => None,
+    })
 }
