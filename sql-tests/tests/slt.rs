@@ -118,6 +118,7 @@ suites!(
     salted_desc,
     salted_indexes,
     salting,
+    select_list,
     subqueries,
     transactions,
     ttl,

@@ -158,7 +158,13 @@ pub(crate) fn unique_output_names(statement: &mut Statement) -> Option<Vec<Strin
             .iter()
             .zip(&names)
             .map(|(item, name)| {
-                let repeated = !seen.insert(name.to_lowercase());
+                // DataFusion's names drop parentheses (`-(col0)` and `-col0` are both
+                // `(- t.col0)`): compare without them. Renaming more than needed is harmless.
+                let key = match item {
+                    SelectItem::UnnamedExpr(expr) => without_parentheses(expr),
+                    _ => name.clone(),
+                };
+                let repeated = !seen.insert(key.to_lowercase());
                 repeated || matches!(item, SelectItem::UnnamedExpr(expr) if holds_subquery(expr))
             })
             .collect()
@@ -208,6 +214,28 @@ fn holds_subquery(expr: &Expr) -> bool {
 }
 
 /// The expression inside any number of parentheses.
+/// The text of `expr` with every parenthesised sub-expression unwrapped.
+fn without_parentheses(expr: &Expr) -> String {
+    let mut bare = unnested(expr).clone();
+    let _ = visit_expressions_mut(&mut bare, |e| {
+        if let Expr::Nested(inner) = e {
+            let inner = std::mem::replace(
+                inner.as_mut(),
+                Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
+            );
+            *e = inner;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    match &bare {
+        Expr::Identifier(ident) => ident.value.clone(),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .map_or_else(|| bare.to_string(), |p| p.value.clone()),
+        other => other.to_string(),
+    }
+}
+
 fn unnested(expr: &Expr) -> &Expr {
     match expr {
         Expr::Nested(inner) => unnested(inner),
