@@ -159,6 +159,40 @@ fn corpus_dir() -> Option<PathBuf> {
     Some(corpus.canonicalize().unwrap_or(corpus))
 }
 
+/// SQLite's random-expression suites (`random/`: aggregates, expressions, GROUP BY, selects;
+/// 10,012 records each): every record of every file must pass.
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_random_corpus_passes() -> Result<(), rowdex_sql_tests::Error> {
+    let Some(corpus) = corpus_dir() else {
+        return Ok(());
+    };
+    let files = collect_files(&corpus.join("random"))?;
+    assert!(
+        !files.is_empty(),
+        "no files under {}/random",
+        corpus.display()
+    );
+    let mut failures = Vec::new();
+    for file in &files {
+        let report = run_file(file, Backend::Memory).await;
+        println!(
+            "{} {} [memory] {}/{}",
+            if report.is_pass() { "PASS" } else { "FAIL" },
+            file.display(),
+            report.records_passed,
+            report.total()
+        );
+        failures.extend(report.failures);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed records:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    Ok(())
+}
+
 /// SQLite's index suites (the same queries on tables with different index sets, so an answer
 /// that depends on the indexes is caught): the head of every file must pass.
 #[tokio::test(flavor = "multi_thread")]

@@ -246,18 +246,36 @@ pub(crate) async fn plan_statement(
     rewrite::strip_unary_plus(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
-    let statement = DfStatement::Statement(Box::new(statement));
     let state = ctx.state();
-    for reference in state.resolve_table_references(&statement)? {
-        // `versions(t)` and `as_of(t, time)` are table functions; they check `t` themselves.
-        let function = state.table_functions().contains_key(reference.table());
-        if !function && !ctx.table_exist(reference.clone())? {
-            return Err(Error::TableNotFound {
-                table: reference.table().to_string(),
-            });
+    let planned = {
+        let statement = DfStatement::Statement(Box::new(statement.clone()));
+        for reference in state.resolve_table_references(&statement)? {
+            // `versions(t)` and `as_of(t, time)` are table functions; they check `t` themselves.
+            let function = state.table_functions().contains_key(reference.table());
+            if !function && !ctx.table_exist(reference.clone())? {
+                return Err(Error::TableNotFound {
+                    table: reference.table().to_string(),
+                });
+            }
         }
+        state.statement_to_plan(statement).await
+    };
+    match planned {
+        // SQLite takes a bare column in an aggregate query from some row of the group.
+        Err(refused)
+            if refused
+                .to_string()
+                .contains("must be in GROUP BY or an aggregate function") =>
+        {
+            if rewrite::bare_columns_as_first_values(&mut statement) {
+                let statement = DfStatement::Statement(Box::new(statement));
+                Ok(state.statement_to_plan(statement).await?)
+            } else {
+                Err(refused.into())
+            }
+        }
+        planned => Ok(planned?),
     }
-    Ok(state.statement_to_plan(statement).await?)
 }
 
 fn collect_scans<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a RowdexScanExec>) {

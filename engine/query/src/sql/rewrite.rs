@@ -9,14 +9,20 @@
 //! * a row-value comparison `(a, b) < (x, y)` is spelled out as `a < x OR (a = x AND b < y)`:
 //!   DataFusion compares such rows as structs, where a NULL field is simply the smallest value,
 //!   whereas in SQL a NULL reached before the deciding pair makes the comparison unknown.
+//! * a bare column in an aggregate query (`SELECT COALESCE(3, b) FROM t GROUP BY a`), which
+//!   SQLite accepts with the value of some row of the group, reads `first_value(b)`; only tried
+//!   when DataFusion refused the query for it.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Ident, SelectItem, SetExpr, Statement, UnaryOperator, Value,
-    visit_expressions, visit_expressions_mut,
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
+    OrderBy, OrderByKind, SelectItem, SetExpr, Statement, UnaryOperator, Value, visit_expressions,
+    visit_expressions_mut,
 };
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 
 /// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
 pub(crate) fn strip_unary_plus(statement: &mut Statement) {
@@ -214,8 +220,173 @@ fn holds_subquery(expr: &Expr) -> bool {
 }
 
 /// The expression inside any number of parentheses.
-/// The text of `expr` with every parenthesised sub-expression unwrapped.
+/// Aggregate functions: a column inside one is not bare.
+const AGGREGATES: [&str; 16] = [
+    "count",
+    "sum",
+    "total",
+    "min",
+    "max",
+    "avg",
+    "group_concat",
+    "string_agg",
+    "array_agg",
+    "first_value",
+    "last_value",
+    "any_value",
+    "bool_and",
+    "bool_or",
+    "median",
+    "stddev",
+];
+
+/// Gives the bare columns of a top-level aggregate query (GROUP BY, in its select list, HAVING
+/// and ORDER BY: a column neither grouped by nor inside an aggregate) the value of some row of their
+/// group, `first_value(column)`, as SQLite does. Returns whether anything changed.
+pub(crate) fn bare_columns_as_first_values(statement: &mut Statement) -> bool {
+    let Statement::Query(query) = statement else {
+        return false;
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return false;
+    };
+    let GroupByExpr::Expressions(groups, _) = &select.group_by else {
+        return false;
+    };
+    let grouped: HashSet<String> = groups.iter().map(grouping_key).collect();
+    if grouped.is_empty() {
+        return false;
+    }
+    let mut changed = false;
+    for item in &mut select.projection {
+        if let SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } = item {
+            changed |= wrap_bare_columns(expr, &grouped);
+        }
+    }
+    if let Some(having) = &mut select.having {
+        changed |= wrap_bare_columns(having, &grouped);
+    }
+    if let Some(OrderBy {
+        kind: OrderByKind::Expressions(items),
+        ..
+    }) = &mut query.order_by
+    {
+        for item in items {
+            // `ORDER BY 2` names an output column, which is already taken care of.
+            if !matches!(item.expr, Expr::Value(_)) {
+                changed |= wrap_bare_columns(&mut item.expr, &grouped);
+            }
+        }
+    }
+    changed
+}
+
+/// How a grouping expression is recognised: its whole text without parentheses (`col0` and
+/// `t.col0` are told apart: wrapping a grouped column is harmless, missing a bare one is not).
+fn grouping_key(expr: &Expr) -> String {
+    unparenthesised(expr).to_string().to_lowercase()
+}
+
+/// Wraps each bare column under `expr` in `first_value`; returns whether one was found.
+fn wrap_bare_columns(expr: &mut Expr, grouped: &HashSet<String>) -> bool {
+    if grouped.contains(&grouping_key(expr)) {
+        return false;
+    }
+    match expr {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => {
+            let text = format!("first_value({expr})");
+            match Parser::new(&GenericDialect {})
+                .try_with_sql(&text)
+                .and_then(|mut p| p.parse_expr())
+            {
+                Ok(wrapped) => {
+                    *expr = wrapped;
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        Expr::Nested(inner)
+        | Expr::UnaryOp { expr: inner, .. }
+        | Expr::Cast { expr: inner, .. } => wrap_bare_columns(inner, grouped),
+        Expr::IsNull(inner) | Expr::IsNotNull(inner) => wrap_bare_columns(inner, grouped),
+        Expr::BinaryOp { left, right, .. } => {
+            let left = wrap_bare_columns(left, grouped);
+            wrap_bare_columns(right, grouped) | left
+        }
+        Expr::Between {
+            expr: inner,
+            low,
+            high,
+            ..
+        } => {
+            let a = wrap_bare_columns(inner, grouped);
+            let b = wrap_bare_columns(low, grouped);
+            wrap_bare_columns(high, grouped) | a | b
+        }
+        Expr::InList {
+            expr: inner, list, ..
+        } => {
+            let mut changed = wrap_bare_columns(inner, grouped);
+            for item in list {
+                changed |= wrap_bare_columns(item, grouped);
+            }
+            changed
+        }
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            let mut changed = false;
+            if let Some(operand) = operand {
+                changed |= wrap_bare_columns(operand, grouped);
+            }
+            for when in conditions {
+                changed |= wrap_bare_columns(&mut when.condition, grouped);
+                changed |= wrap_bare_columns(&mut when.result, grouped);
+            }
+            if let Some(other) = else_result {
+                changed |= wrap_bare_columns(other, grouped);
+            }
+            changed
+        }
+        Expr::Function(function) => {
+            let name = function.name.to_string().to_lowercase();
+            if AGGREGATES.contains(&name.as_str()) || function.over.is_some() {
+                return false;
+            }
+            let FunctionArguments::List(list) = &mut function.args else {
+                return false;
+            };
+            let mut changed = false;
+            for arg in &mut list.args {
+                if let FunctionArg::Unnamed(FunctionArgExpr::Expr(inner)) = arg {
+                    changed |= wrap_bare_columns(inner, grouped);
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// The output name of `expr` as DataFusion gives it, parentheses aside: a column's own name,
+/// else the expression's text with every parenthesised sub-expression unwrapped.
 fn without_parentheses(expr: &Expr) -> String {
+    let bare = unparenthesised(expr);
+    match &bare {
+        Expr::Identifier(ident) => ident.value.clone(),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .map_or_else(|| bare.to_string(), |p| p.value.clone()),
+        other => other.to_string(),
+    }
+}
+
+/// `expr` with every parenthesised sub-expression unwrapped.
+fn unparenthesised(expr: &Expr) -> Expr {
     let mut bare = unnested(expr).clone();
     let _ = visit_expressions_mut(&mut bare, |e| {
         if let Expr::Nested(inner) = e {
@@ -227,13 +398,7 @@ fn without_parentheses(expr: &Expr) -> String {
         }
         ControlFlow::<()>::Continue(())
     });
-    match &bare {
-        Expr::Identifier(ident) => ident.value.clone(),
-        Expr::CompoundIdentifier(parts) => parts
-            .last()
-            .map_or_else(|| bare.to_string(), |p| p.value.clone()),
-        other => other.to_string(),
-    }
+    bare
 }
 
 fn unnested(expr: &Expr) -> &Expr {
