@@ -155,17 +155,25 @@ impl Catalog {
     }
 
     pub async fn drop_view(&self, name: &str) -> Result<()> {
-        let mut tx = self.store.begin().await?;
-        let key = keyspace::view_def_key(name);
-        if tx.get(&key).await?.is_none() {
+        if !self.delete_present(keyspace::view_def_key(name)).await? {
             return Err(CatalogError::ViewNotFound {
                 view: name.to_string(),
             });
         }
-        tx.delete(key);
-        tx.commit().await?;
         write_lock(&self.views).remove(name);
         Ok(())
+    }
+
+    /// Deletes the catalog entry at `key` in a transaction of its own; false, writing nothing,
+    /// when there is none.
+    pub(crate) async fn delete_present(&self, key: Vec<u8>) -> Result<bool> {
+        let mut tx = self.store.begin().await?;
+        if tx.get(&key).await?.is_none() {
+            return Ok(false);
+        }
+        tx.delete(key);
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// The table an index belongs to, with the index.

@@ -78,15 +78,11 @@ impl Catalog {
 
     /// Removes a role; `RoleNotFound` if there is no such role.
     pub async fn drop_role(&self, name: &str) -> Result<()> {
-        let mut tx = self.store.begin().await?;
-        let key = keyspace::role_key(name);
-        if tx.get(&key).await?.is_none() {
+        if !self.delete_present(keyspace::role_key(name)).await? {
             return Err(CatalogError::RoleNotFound {
                 role: name.to_string(),
             });
         }
-        tx.delete(key);
-        tx.commit().await?;
         Ok(())
     }
 }

@@ -163,52 +163,31 @@ fn corpus_dir() -> Option<PathBuf> {
 /// 10,012 records each): every record of every file must pass.
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_random_corpus_passes() -> Result<(), rowdex_sql_tests::Error> {
-    let Some(corpus) = corpus_dir() else {
-        return Ok(());
-    };
-    let files = collect_files(&corpus.join("random"))?;
-    assert!(
-        !files.is_empty(),
-        "no files under {}/random",
-        corpus.display()
-    );
-    let mut failures = Vec::new();
-    for file in &files {
-        let report = run_file(file, Backend::Memory).await;
-        println!(
-            "{} {} [memory] {}/{}",
-            if report.is_pass() { "PASS" } else { "FAIL" },
-            file.display(),
-            report.records_passed,
-            report.total()
-        );
-        failures.extend(report.failures);
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failed records:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-    Ok(())
+    corpus_folder_passes("random", usize::MAX).await
 }
 
 /// SQLite's index suites (the same queries on tables with different index sets, so an answer
 /// that depends on the indexes is caught): the head of every file must pass.
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_index_corpus_head_passes() -> Result<(), rowdex_sql_tests::Error> {
+    corpus_folder_passes("index", INDEX_CORPUS_HEAD).await
+}
+
+/// Runs the first `head` records of every file under the corpus's `folder` on the memory store;
+/// every one must pass.
+async fn corpus_folder_passes(folder: &str, head: usize) -> Result<(), rowdex_sql_tests::Error> {
     let Some(corpus) = corpus_dir() else {
         return Ok(());
     };
-    let files = collect_files(&corpus.join("index"))?;
+    let files = collect_files(&corpus.join(folder))?;
     assert!(
         !files.is_empty(),
-        "no files under {}/index",
+        "no files under {}/{folder}",
         corpus.display()
     );
     let mut failures = Vec::new();
     for file in &files {
-        let report = run_file_head(file, Backend::Memory, INDEX_CORPUS_HEAD).await;
+        let report = run_file_head(file, Backend::Memory, head).await;
         println!(
             "{} {} [memory] {}/{}",
             if report.is_pass() { "PASS" } else { "FAIL" },
