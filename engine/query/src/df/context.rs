@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, SchemaProvider, TableProvider};
 use datafusion::datasource::ViewTable;
@@ -146,10 +147,43 @@ pub(crate) fn context_with(
 pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) -> Result<Output> {
     rewrite::strip_unary_plus(&mut statement);
     let names = rewrite::unique_output_names(&mut statement);
-    let plan = plan_statement(ctx, statement).await?;
+    let plan = plan_statement(ctx, statement.clone()).await?;
     let frame = ctx.execute_logical_plan(plan).await?;
     let mut schema = Arc::new(frame.schema().as_arrow().clone());
-    let mut batches = frame.collect().await?;
+    let mut batches = match frame.collect().await {
+        Ok(batches) => batches,
+        // SQLite's division by zero is NULL: the query runs again with every divisor guarded
+        // (it has written nothing), its result keeping the first plan's columns.
+        Err(refused)
+            if refused.to_string().contains("Divide by zero")
+                && rewrite::division_by_zero_as_null(&mut statement) =>
+        {
+            let plan = plan_statement(ctx, statement).await?;
+            let frame = ctx.execute_logical_plan(plan).await?;
+            // The first plan's names; every column may now be NULL.
+            let fields: Vec<Field> = frame
+                .schema()
+                .as_arrow()
+                .fields()
+                .iter()
+                .zip(schema.fields())
+                .map(|(field, first)| {
+                    field
+                        .as_ref()
+                        .clone()
+                        .with_name(first.name())
+                        .with_nullable(true)
+                })
+                .collect();
+            schema = Arc::new(Schema::new(fields));
+            let batches = frame.collect().await?;
+            batches
+                .into_iter()
+                .map(|batch| RecordBatch::try_new(schema.clone(), batch.columns().to_vec()))
+                .collect::<std::result::Result<_, _>>()?
+        }
+        Err(refused) => return Err(refused.into()),
+    };
     if let Some(names) = names.filter(|n| n.len() == schema.fields().len()) {
         // The result carries the names the query gave, repeated ones included.
         schema = renamed_schema(&schema, &names);

@@ -12,6 +12,8 @@
 //! * a bare column in an aggregate query (`SELECT COALESCE(3, b) FROM t GROUP BY a`), which
 //!   SQLite accepts with the value of some row of the group, reads `first_value(b)`; only tried
 //!   when DataFusion refused the query for it.
+//! * a division or modulo by zero is NULL, as in SQLite (DataFusion fails the query): `a / b`
+//!   reads `a / NULLIF(b, 0)`; only tried when a query failed for it.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -220,6 +222,31 @@ fn holds_subquery(expr: &Expr) -> bool {
 }
 
 /// The expression inside any number of parentheses.
+/// Guards every divisor of `statement` (`/`, `%`) as `NULLIF(divisor, 0)`, so that a division
+/// by zero is NULL as in SQLite. Returns whether there was one.
+pub(crate) fn division_by_zero_as_null(statement: &mut Statement) -> bool {
+    let mut changed = false;
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::BinaryOp {
+            op: BinaryOperator::Divide | BinaryOperator::Modulo,
+            right,
+            ..
+        } = expr
+        {
+            let guarded = format!("NULLIF({right}, 0)");
+            if let Ok(guard) = Parser::new(&GenericDialect {})
+                .try_with_sql(&guarded)
+                .and_then(|mut p| p.parse_expr())
+            {
+                **right = guard;
+                changed = true;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    changed
+}
+
 /// Aggregate functions: a column inside one is not bare.
 const AGGREGATES: [&str; 16] = [
     "count",
