@@ -93,21 +93,29 @@ fn a_clean_exit_leaves_a_short_journal() {
     );
 }
 
+/// psql connected to the server on `port`, unaligned and tuples only.
+fn psql_command(port: &str) -> Command {
+    let mut psql = Command::new("psql");
+    psql.args([
+        "-X",
+        "-A",
+        "-t",
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "rowdex",
+        "-d",
+        "rowdex",
+        "-p",
+        port,
+    ]);
+    psql
+}
+
 /// `psql -c sql` against a server on `port`; panics unless psql succeeds.
 fn psql(port: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "rowdex",
-        ])
-        .args(["-d", "rowdex", "-p", port, "-c", sql])
+    let out = psql_command(port)
+        .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
         .output()
         .unwrap_or_else(|e| panic!("psql (PostgreSQL 15's client) must be installed: {e}"));
     assert!(out.status.success(), "psql: {}", text(&out.stderr));
@@ -143,20 +151,7 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
     psql(&port, "INSERT INTO t VALUES (1, 'a'), (2, 'b')");
 
     // A client inside a transaction when the server is told to stop.
-    let mut open = Command::new("psql")
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "rowdex",
-            "-d",
-            "rowdex",
-            "-p",
-        ])
-        .arg(&port)
+    let mut open = psql_command(&port)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -278,6 +278,12 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
             ..
         } => {
             let options = query::explain_options(*analyze, *verbose, options.as_deref())?;
+            if options.analyze && !matches!(explained.as_ref(), Statement::Query(_)) {
+                // ANALYZE runs what it explains: only a query, whose running changes nothing.
+                return Err(Error::Unsupported {
+                    what: "EXPLAIN ANALYZE of a statement other than a SELECT".into(),
+                });
+            }
             match explained.as_ref() {
                 Statement::Query(_) => query::run_explain(session, explained, options, hints).await,
                 other => dml::explain_finding(session, other, options, hints).await,

@@ -246,12 +246,6 @@ pub(crate) async fn explain_finding(
     options: ExplainOptions,
     hints: &QueryHints,
 ) -> Result<Output> {
-    if options.analyze {
-        // ANALYZE would have to run the write it explains.
-        return Err(Error::Unsupported {
-            what: "EXPLAIN ANALYZE of a statement other than a SELECT".into(),
-        });
-    }
     let (table, selection) = match explained {
         Statement::Update(update) => {
             check_update_form(update)?;

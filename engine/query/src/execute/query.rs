@@ -36,12 +36,6 @@ pub(crate) async fn run_explain(
     options: ExplainOptions,
     hints: &QueryHints,
 ) -> Result<Output> {
-    if options.analyze && !matches!(explained, Statement::Query(_)) {
-        // ANALYZE runs what it explains: only a query, whose running changes nothing.
-        return Err(Error::Unsupported {
-            what: "EXPLAIN ANALYZE of a statement other than a SELECT".into(),
-        });
-    }
     if let Statement::Query(query) = explained
         && let Some(native) = session.native_query(query)
     {
