@@ -1,5 +1,6 @@
-//! A table's columns as declared ([`ColumnDef`]) and the columns of a key, a primary key's or
-//! an index's, with their sort order ([`KeyColumn`]).
+//! A table's columns as declared ([`ColumnDef`], with an optional DEFAULT), its CHECK
+//! constraints ([`CheckDef`]), and the columns of a key, a primary key's or an index's, with
+//! their sort order ([`KeyColumn`]).
 
 use rowdex_codec::SortOrder;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,10 @@ pub struct ColumnDef {
     /// row entry), n the table's `families[n - 1]`. Key columns live in the key, in no family.
     #[serde(default, skip_serializing_if = "is_default_family")]
     pub family: u8,
+    /// The DEFAULT expression, as SQL text without column references (a constant,
+    /// `CURRENT_TIMESTAMP`, ...): the value a write that does not set the column gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
 }
 
 fn is_default_family(family: &u8) -> bool {
@@ -37,8 +42,19 @@ impl ColumnDef {
             nullable: true,
             hidden: false,
             family: 0,
+            default: None,
         }
     }
+}
+
+/// A CHECK constraint: every row written must not make `expr` false (NULL passes, as in SQL).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckDef {
+    /// The constraint's name: declared, or `<table>_<column>_check` / `<table>_check` as
+    /// PostgreSQL names them.
+    pub name: String,
+    /// The condition as SQL text over the table's columns.
+    pub expr: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

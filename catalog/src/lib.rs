@@ -19,7 +19,7 @@ mod table;
 mod types;
 
 pub use catalog::Catalog;
-pub use column::{ColumnDef, KeyColumn};
+pub use column::{CheckDef, ColumnDef, KeyColumn};
 pub use error::{CatalogError, Result};
 pub use family::{DEFAULT_FAMILY, MAX_FAMILIES};
 pub use index::{IndexDef, IndexState};

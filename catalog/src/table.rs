@@ -7,7 +7,7 @@
 use rowdex_codec::{Datum, SortOrder, key, row};
 use serde::{Deserialize, Serialize};
 
-use crate::column::{ColumnDef, KeyColumn};
+use crate::column::{CheckDef, ColumnDef, KeyColumn};
 use crate::error::{CatalogError, Result};
 use crate::index::IndexDef;
 use crate::keyspace;
@@ -61,6 +61,9 @@ pub struct TableDef {
     /// [`ColumnDef::family`] and the `family` module).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub families: Vec<String>,
+    /// CHECK constraints, in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckDef>,
 }
 
 fn one_version() -> u32 {
@@ -102,6 +105,7 @@ impl TableDef {
                 nullable: false,
                 hidden: true,
                 family: 0,
+                default: None,
             });
             key_columns.push(KeyColumn {
                 column: columns.len() - 1,
@@ -144,6 +148,7 @@ impl TableDef {
             ttl_seconds: None,
             versions: 1,
             families: Vec::new(),
+            checks: Vec::new(),
         })
     }
 
@@ -188,6 +193,7 @@ impl TableDef {
             nullable: true,
             hidden: true,
             family: 0,
+            default: None,
         });
         Ok(())
     }

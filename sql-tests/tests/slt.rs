@@ -100,9 +100,11 @@ macro_rules! suites {
 
 suites!(
     access_paths,
+    checks,
     constraints,
     ddl,
     decimal_keys,
+    defaults,
     dml,
     errors,
     families,
@@ -114,6 +116,7 @@ suites!(
     ordering,
     pushed_filters,
     queries,
+    returning,
     row_values,
     salted_desc,
     salted_indexes,

@@ -50,6 +50,16 @@ pub enum Error {
     NullInKey { table: String, column: String },
     #[error("column {column} of table {table} is NOT NULL")]
     NotNullViolation { table: String, column: String },
+    #[error("new row for table {table} violates check constraint \"{constraint}\": CHECK ({expr})")]
+    CheckViolation {
+        table: String,
+        constraint: String,
+        expr: String,
+    },
+    #[error("bad DEFAULT for column {column}: {reason}")]
+    BadDefault { column: String, reason: String },
+    #[error("bad CHECK constraint {constraint}: {reason}")]
+    BadCheck { constraint: String, reason: String },
     #[error("duplicate primary key in table {table}: {key}")]
     DuplicateKey { table: String, key: String },
     #[error("INSERT into {table} has {expected} target columns but {found} values")]

@@ -14,6 +14,7 @@ pub(crate) mod indexes;
 pub(crate) mod keydesign;
 pub(crate) mod purge;
 pub(crate) mod query;
+pub(crate) mod returning;
 pub(crate) mod roles;
 pub(crate) mod show;
 pub(crate) mod statistics;

@@ -16,6 +16,7 @@ use rowdex_codec::Datum;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
 use crate::execute::copy;
+use crate::execute::returning::split_returning;
 use crate::native;
 use crate::native::compile::NativeQuery;
 use crate::output::Output;
@@ -131,9 +132,14 @@ impl Prepared {
                 | Statement::Update(_)
                 | Statement::Delete(_)
         );
+        // A write with RETURNING is planned without it; its rows are those of a query.
+        let (planned, returned) = match split_returning(statement) {
+            Some((write, query)) => (write, Some(query)),
+            None => (statement.as_ref().clone(), None),
+        };
+        let ctx = self.session.statement_context(hints);
         let plan = if plannable && !*upsert {
-            let ctx = self.session.statement_context(hints);
-            plan_statement(&ctx, statement.as_ref().clone()).await.ok()
+            plan_statement(&ctx, planned).await.ok()
         } else {
             None
         };
@@ -148,11 +154,18 @@ impl Prepared {
                 }
             }
         }
-        let columns = match (statement.as_ref(), plan) {
-            (Statement::Query(_), Some(plan)) => Some(Arc::new(plan.schema().as_arrow().clone())),
-            (Statement::Query(_) | Statement::Explain { .. } | Statement::ShowTables { .. }, _) => {
-                self.columns_when_run().await?
+        let columns = match (statement.as_ref(), plan, returned) {
+            (_, _, Some(query)) => {
+                let plan = plan_statement(&ctx, query).await?;
+                Some(Arc::new(plan.schema().as_arrow().clone()))
             }
+            (Statement::Query(_), Some(plan), None) => {
+                Some(Arc::new(plan.schema().as_arrow().clone()))
+            }
+            (
+                Statement::Query(_) | Statement::Explain { .. } | Statement::ShowTables { .. },
+                ..,
+            ) => self.columns_when_run().await?,
             _ => None,
         };
         Ok(Description {

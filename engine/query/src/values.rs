@@ -191,14 +191,17 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
 }
 
 /// A full-width row of `table` holding `values` in the `targets` columns (converted by
-/// [`assign`]) and NULL elsewhere. Each value is produced and converted in column order, so the
-/// first bad value is the one reported. The caller checks that there is one value per target.
+/// [`assign`]) and the `defaults` row's values elsewhere (each column's DEFAULT, or NULL). Each
+/// value is produced and converted in column order, so the first bad value is the one
+/// reported. The caller checks that there is one value per target.
 pub fn full_row(
     table: &TableDef,
+    defaults: &[Datum],
     targets: &[usize],
     values: impl IntoIterator<Item = Result<Datum>>,
 ) -> Result<Vec<Datum>> {
-    let mut row = vec![Datum::Null; table.columns.len()];
+    let mut row = defaults.to_vec();
+    row.resize(table.columns.len(), Datum::Null);
     for (&column, value) in targets.iter().zip(values) {
         row[column] = assign(table, &table.columns[column], value?)?;
     }

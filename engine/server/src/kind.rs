@@ -82,7 +82,14 @@ impl Kind {
 fn other_tag(words: &[String], output: &Output) -> Tag {
     let word = |i: usize| words.get(i).map_or("", String::as_str);
     match output {
-        Output::Rows { .. } => Tag::new("SELECT").with_rows(output.row_count()),
+        // A write with RETURNING: its rows go under the write's own tag, as in PostgreSQL.
+        Output::Rows { .. } => match word(0) {
+            "INSERT" | "UPSERT" | "REPLACE" => {
+                Tag::new("INSERT").with_oid(0).with_rows(output.row_count())
+            }
+            "UPDATE" | "DELETE" => Tag::new(word(0)).with_rows(output.row_count()),
+            _ => Tag::new("SELECT").with_rows(output.row_count()),
+        },
         Output::CopyOut(copied) => {
             Tag::new("COPY").with_rows(usize::try_from(copied.rows).unwrap_or(usize::MAX))
         }
@@ -120,6 +127,10 @@ fn other_tag(words: &[String], output: &Output) -> Tag {
 mod tests {
     use super::*;
     use pgwire::messages::response::CommandComplete;
+    use rowdex::arrow::array::{ArrayRef, StringArray};
+    use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+    use rowdex::arrow::record_batch::RecordBatch;
+    use std::sync::Arc;
 
     fn words(text: &str) -> Vec<String> {
         text.split(' ').map(str::to_string).collect()
@@ -137,6 +148,14 @@ mod tests {
         assert_eq!(tag_text("UPSERT INTO t", &affected), "INSERT 0 3");
         assert_eq!(tag_text("UPDATE t SET", &affected), "UPDATE 3");
         assert_eq!(tag_text("DELETE FROM t", &affected), "DELETE 3");
+        // With RETURNING, a write's rows come under its own tag.
+        let schema = Arc::new(Schema::new(vec![Field::new("id", ArrowType::Utf8, false)]));
+        let ids: ArrayRef = Arc::new(StringArray::from(vec!["1", "2"]));
+        let batches = vec![RecordBatch::try_new(schema.clone(), vec![ids]).expect("one column")];
+        let returned = Output::Rows { schema, batches };
+        assert_eq!(tag_text("INSERT INTO t", &returned), "INSERT 0 2");
+        assert_eq!(tag_text("DELETE FROM t", &returned), "DELETE 2");
+        assert_eq!(tag_text("SELECT 1", &returned), "SELECT 2");
         assert_eq!(
             tag_text("CREATE UNIQUE INDEX i", &Output::Done),
             "CREATE INDEX"

@@ -51,9 +51,11 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::ColumnNotFound { .. } => "42703",
         Error::IndexNotFound { .. } | Error::UnknownType { .. } => "42704",
         Error::TypeMismatch { .. } => "42804",
+        Error::BadDefault { .. } | Error::BadCheck { .. } => "42P17",
         Error::OutOfRange { .. } => "22003",
         Error::ValueTooLong { .. } => "22001",
         Error::NullInKey { .. } | Error::NotNullViolation { .. } => "23502",
+        Error::CheckViolation { .. } => "23514",
         Error::DuplicateKey { .. } | Error::UniqueViolation { .. } => "23505",
         Error::DuplicateTarget { .. } => "42701",
         Error::BadTableOption { .. }

@@ -76,15 +76,18 @@ impl RowdexSink {
             let def = self.db.table_def(&self.table)?;
             let mut rows = Vec::with_capacity(values.len());
             for cells in &values {
+                // DataFusion filled the columns the INSERT left out (see
+                // `RowdexTable::get_column_default`).
                 rows.push(full_row(
                     &def,
+                    &[],
                     &self.columns,
                     cells.iter().cloned().map(Ok),
                 )?);
             }
             match write_rows(&self.db, None, &def, &self.columns, rows, OnExisting::Fail).await {
                 Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
-                result => return result,
+                result => return result.map(|written| written.len() as u64),
             }
         }
     }

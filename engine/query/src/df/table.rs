@@ -2,6 +2,7 @@
 //! and limits down into the access-path planner; INSERT INTO writes through rowdex's insert
 //! engine. (The schema provider that finds tables by name is in `context`.)
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -25,6 +26,7 @@ use crate::df::sink::RowdexSink;
 use crate::scan::choose::{PlanningFacts, choose_plan};
 use crate::sql::hints::QueryHints;
 use crate::values::table_schema;
+use crate::write::constraints::default_logical_expr;
 
 #[derive(Debug)]
 pub struct RowdexTable {
@@ -33,6 +35,8 @@ pub struct RowdexTable {
     /// Table column positions behind each schema field.
     columns: Vec<usize>,
     schema: SchemaRef,
+    /// The DEFAULT of each column that has one, for the INSERTs DataFusion plans.
+    defaults: HashMap<String, Expr>,
 }
 
 impl RowdexTable {
@@ -46,11 +50,24 @@ impl RowdexTable {
             .map(|(i, _)| i)
             .collect();
         let schema = table_schema(&def, &columns);
+        // Each was compiled when it was declared; one that no longer compiles is left out
+        // (the INSERT then writes NULL there, and the column's NOT NULL still holds).
+        let defaults = def
+            .columns
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    c.name.clone(),
+                    default_logical_expr(c.default.as_ref()?).ok()?,
+                ))
+            })
+            .collect();
         RowdexTable {
             def,
             db,
             columns,
             schema,
+            defaults,
         }
     }
 }
@@ -63,6 +80,10 @@ impl TableProvider for RowdexTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.defaults.get(column)
     }
 
     /// The row count as an estimate: counted once per database (up to

@@ -20,6 +20,7 @@ use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
 use crate::sql::tokens::FamilyMember;
 use crate::write::bulk::{drop_index, drop_table};
+use crate::write::constraints::{declared_check, declared_default};
 
 /// `families` holds the columns declared `family.column` (see `sql::tokens`).
 pub(crate) async fn create_table(
@@ -44,11 +45,18 @@ pub(crate) async fn create_table(
     let mut columns = Vec::with_capacity(create.columns.len());
     let mut key: Vec<(String, bool)> = Vec::new();
     let mut uniques: Vec<UniqueConstraint> = Vec::new();
-    for column in &create.columns {
+    let mut defaults: Vec<(usize, &ast::Expr)> = Vec::new();
+    let mut checks: Vec<DeclaredCheck> = Vec::new();
+    for (position, column) in create.columns.iter().enumerate() {
         let column_name = ident_name(&column.name);
         let mut nullable = true;
         for option in &column.options {
             match &option.option {
+                ColumnOption::Default(expr) => defaults.push((position, expr)),
+                ColumnOption::Check(check) => {
+                    let name = check.name.as_ref().or(option.name.as_ref());
+                    checks.push((name.map(ident_name), check.expr.as_ref()));
+                }
                 ColumnOption::Null => nullable = true,
                 ColumnOption::NotNull => nullable = false,
                 ColumnOption::PrimaryKey(_) => {
@@ -77,6 +85,7 @@ pub(crate) async fn create_table(
             nullable,
             hidden: false,
             family: 0,
+            default: None,
         });
     }
     for constraint in &create.constraints {
@@ -96,6 +105,9 @@ pub(crate) async fn create_table(
                     let desc = index_column.column.options.asc == Some(false);
                     key.push((ident_name(ident), desc));
                 }
+            }
+            TableConstraint::Check(check) => {
+                checks.push((check.name.as_ref().map(ident_name), check.expr.as_ref()));
             }
             TableConstraint::Unique(unique) => {
                 let mut unique_columns = Vec::with_capacity(unique.columns.len());
@@ -133,11 +145,28 @@ pub(crate) async fn create_table(
         def = def.with_families(families)?;
     }
     def.indexes = unique_indexes(&def, uniques)?;
+    for (position, expr) in defaults {
+        let default = declared_default(&def, &def.columns[position], expr)?;
+        def.columns[position].default = Some(default);
+    }
+    for (name, expr) in checks {
+        let check = declared_check(&def, name, expr)?;
+        if def.checks.iter().any(|c| c.name == check.name) {
+            return Err(Error::BadCheck {
+                constraint: check.name,
+                reason: "the table already has a constraint of that name".to_string(),
+            });
+        }
+        def.checks.push(check);
+    }
     let warnings = advise_table(&def);
     session.db.catalog.create_table(def).await?;
     session.set_warnings(warnings);
     Ok(Output::Done)
 }
+
+/// A CHECK constraint as declared: its optional name and its condition.
+type DeclaredCheck<'a> = (Option<String>, &'a ast::Expr);
 
 /// A UNIQUE constraint as declared: its optional name and its columns, each with a DESC flag.
 type UniqueConstraint = (Option<String>, Vec<(String, bool)>);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     self, Assignment, AssignmentTarget, Delete, FromTable, Insert, OnConflictAction, OnInsert,
-    SqliteOnConflict, Statement, TableObject, TableWithJoins, Update,
+    SelectItem, SqliteOnConflict, Statement, TableObject, TableWithJoins, Update,
 };
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
@@ -25,15 +25,17 @@ use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
 use crate::error::{Error, Result};
 use crate::execute::query::run_explain;
+use crate::execute::returning::returning;
 use crate::output::Output;
 use crate::scan::explain::ExplainOptions;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
 use crate::sql::literals::literal_rows;
-use crate::sql::names::{object_name, statement_kind, target_columns, visible_column};
+use crate::sql::names::{ident_name, object_name, statement_kind, target_columns, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite::unique_output_names;
 use crate::values::{assign, datum_from_array, full_row};
+use crate::write::constraints::{default_expression, default_row};
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{OnExisting, key_text, write_rows};
 
@@ -51,12 +53,19 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
             table: name.to_string().to_lowercase(),
         })?;
     let mode = on_existing(insert, upsert)?;
-    let targets = target_columns(&def, &insert.columns)?;
+    let defaults = default_row(&def)?;
+    // `INSERT INTO t DEFAULT VALUES`: one row of defaults.
+    let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
+    let alias = alias.as_deref().unwrap_or(&def.name);
     let Some(source) = &insert.source else {
-        return Err(Error::Unsupported {
-            what: "INSERT without VALUES or SELECT".to_string(),
-        });
+        let row = full_row(&def, &defaults, &[], [])?;
+        let txn = session.open_txn();
+        let written = write_rows(&session.db, txn.as_ref(), &def, &[], vec![row], mode).await?;
+        return written_output(&def, alias, insert.returning.as_deref(), &written).await;
     };
+    let targets = target_columns(&def, &insert.columns)?;
+    let with_defaults = values_with_defaults(&def, &targets, source)?;
+    let source = with_defaults.as_deref().unwrap_or(source);
     // Rows computed by a query are read in the transaction that writes them: a commit to what
     // the query read, between the read and the write, then conflicts (and the statement is
     // retried) instead of being overwritten by rows computed from the older state.
@@ -64,7 +73,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         Some(rows) => (rows, None),
         None => {
             let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
-            let source = Statement::Query(source.clone());
+            let source = Statement::Query(Box::new(source.clone()));
             let rows = query_rows(session, source, None, Some(statement_txn.txn.clone())).await?;
             (rows, Some(statement_txn))
         }
@@ -78,21 +87,83 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
                 found: row_values.len(),
             });
         }
-        rows.push(full_row(&def, &targets, row_values.into_iter().map(Ok))?);
+        let values = row_values.into_iter().map(Ok);
+        rows.push(full_row(&def, &defaults, &targets, values)?);
     }
-    let affected = match statement_txn {
+    let written = match statement_txn {
         Some(statement_txn) => {
             let txn = Some(&statement_txn.txn);
-            let affected = write_rows(&session.db, txn, &def, &targets, rows, mode).await?;
+            let written = write_rows(&session.db, txn, &def, &targets, rows, mode).await?;
             statement_txn.finish(&session.db).await?;
-            affected
+            written
         }
         None => {
             let txn = session.open_txn();
             write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?
         }
     };
-    Ok(Output::Affected { rows: affected })
+    written_output(&def, alias, insert.returning.as_deref(), &written).await
+}
+
+/// What a write statement answers: the count of `rows` it wrote or removed, or its RETURNING
+/// list over them.
+async fn written_output(
+    def: &TableDef,
+    alias: &str,
+    returning_items: Option<&[SelectItem]>,
+    rows: &[Vec<Datum>],
+) -> Result<Output> {
+    match returning_items {
+        Some(items) => returning(def, alias, items, rows).await,
+        None => Ok(Output::Affected {
+            rows: rows.len() as u64,
+        }),
+    }
+}
+
+/// The name a table goes by in a statement: its alias, or its own name.
+fn table_alias(def: &TableDef, table: &TableWithJoins) -> String {
+    match &table.relation {
+        ast::TableFactor::Table {
+            alias: Some(alias), ..
+        } => ident_name(&alias.name),
+        _ => def.name.clone(),
+    }
+}
+
+/// A VALUES list whose items include the DEFAULT keyword, with each such item replaced by its
+/// column's DEFAULT expression (NULL for a column without one); None when there is none.
+fn values_with_defaults(
+    def: &TableDef,
+    targets: &[usize],
+    source: &ast::Query,
+) -> Result<Option<Box<ast::Query>>> {
+    let ast::SetExpr::Values(values) = source.body.as_ref() else {
+        return Ok(None);
+    };
+    let is_default = |e: &ast::Expr| {
+        matches!(e, ast::Expr::Identifier(ident)
+            if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
+    };
+    if !values
+        .rows
+        .iter()
+        .flat_map(|row| row.iter())
+        .any(is_default)
+    {
+        return Ok(None);
+    }
+    let mut replaced = values.clone();
+    for row in &mut replaced.rows {
+        for (item, column) in row.iter_mut().zip(targets) {
+            if is_default(item) {
+                *item = default_expression(&def.columns[*column])?;
+            }
+        }
+    }
+    let mut query = Box::new(source.clone());
+    query.body = Box::new(ast::SetExpr::Values(replaced));
+    Ok(Some(query))
 }
 
 pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
@@ -178,9 +249,9 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
     }
     writer.commit().await?;
     statement_txn.finish(&session.db).await?;
-    Ok(Output::Affected {
-        rows: changes.len() as u64,
-    })
+    let written: Vec<Vec<Datum>> = changes.into_iter().map(|(_, new_row)| new_row).collect();
+    let alias = table_alias(&def, &update.table);
+    written_output(&def, &alias, update.returning.as_deref(), &written).await
 }
 
 pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
@@ -197,17 +268,18 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
     )
     .await?;
     let mut writer = RowWriter::begin(&session.db, &def, Some(&statement_txn.txn)).await?;
+    let mut removed = Vec::with_capacity(rows.len());
     for row in &rows {
         let Some(stored) = writer.stored_row(&def.row_key_of(row)).await? else {
             return Err(Error::WriteConflict);
         };
         writer.stage(Some(&stored), None);
+        removed.push(stored);
     }
     writer.commit().await?;
     statement_txn.finish(&session.db).await?;
-    Ok(Output::Affected {
-        rows: rows.len() as u64,
-    })
+    let alias = table_alias(&def, table);
+    written_output(&def, &alias, delete.returning.as_deref(), &removed).await
 }
 
 /// The forms of UPDATE rowdex runs: one table, no FROM.

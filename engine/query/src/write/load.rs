@@ -16,6 +16,7 @@ use rowdex_indexer::mutations::row_change;
 
 use crate::db::DbState;
 use crate::error::Result;
+use crate::write::constraints::Checks;
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{OnExisting, check_unset_columns, write_rows};
 
@@ -45,7 +46,8 @@ impl EncodedRows {
 }
 
 /// Encodes `rows`, full-width rows of `def` whose `targets` columns a statement set (hidden
-/// row ids already given), as written at `now`. Fails when a column left unset is NOT NULL.
+/// row ids already given), as written at `now`. Fails when a column left unset is NOT NULL or a
+/// row breaks a CHECK constraint.
 pub(crate) fn encode_new_rows(
     def: &TableDef,
     targets: &[usize],
@@ -53,6 +55,9 @@ pub(crate) fn encode_new_rows(
     now: i64,
 ) -> Result<EncodedRows> {
     check_unset_columns(def, targets, &rows)?;
+    if let Some(checks) = Checks::compile(def)? {
+        checks.check(def, &rows)?;
+    }
     let cutoff = def.expiry_cutoff(now);
     let mut run = Vec::with_capacity(rows.len() * (1 + def.indexes.len()));
     let mut unique_probes = BTreeSet::new();
@@ -109,5 +114,6 @@ async fn row_by_row(
     batch: &EncodedRows,
 ) -> Result<u64> {
     let rows = batch.rows.clone();
-    write_rows(db, None, def, targets, rows, OnExisting::Fail).await
+    let written = write_rows(db, None, def, targets, rows, OnExisting::Fail).await?;
+    Ok(written.len() as u64)
 }

@@ -5,7 +5,8 @@
 //! a CREATE INDEX, conflicts instead of committing without the new index's entries), stages each
 //! row change as `rowdex_indexer::mutations::row_change` computes it, and at
 //! commit checks UNIQUE indexes over the statement's final state (so a statement that swaps two
-//! unique values is accepted, as the SQL standard asks). Inside a session transaction (BEGIN)
+//! unique values is accepted, as the SQL standard asks) and every new row against the table's
+//! CHECK constraints. Inside a session transaction (BEGIN)
 //! the statement's writes join that transaction instead, and reach the store at its COMMIT.
 
 use std::collections::BTreeSet;
@@ -20,6 +21,7 @@ use rowdex_store::{Direction, KeyRange, KvRead, Transaction};
 use crate::db::DbState;
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
+use crate::write::constraints::{CHECK_BATCH, Checks};
 
 /// Entries read for one UNIQUE value of an expiring table: one live holder and the expired
 /// ones not yet purged (each commit that meets them removes them).
@@ -42,6 +44,10 @@ pub(crate) struct RowWriter<'a> {
     /// Primary keys given an older version by this statement: their history is trimmed to
     /// the table's VERSIONS at commit.
     versioned: BTreeSet<Vec<u8>>,
+    /// The table's CHECK constraints, if it has any, and the new rows staged since they were
+    /// last checked (checked in batches, the last at commit).
+    checks: Option<Checks>,
+    unchecked: Vec<Vec<Datum>>,
 }
 
 /// Where a statement's writes go.
@@ -86,6 +92,8 @@ impl<'a> RowWriter<'a> {
             now,
             cutoff: def.expiry_cutoff(now),
             versioned: BTreeSet::new(),
+            checks: Checks::compile(def)?,
+            unchecked: Vec::new(),
         };
         let stored = writer
             .tx()
@@ -174,6 +182,9 @@ impl<'a> RowWriter<'a> {
     /// Stages the change of one row from `old` to `new` (None = absent) with its index entries
     /// (see `row_change`). In a table with a TTL, `new` is written with the statement's time.
     pub(crate) fn stage(&mut self, old: Option<&[Datum]>, new: Option<&[Datum]>) {
+        if let (Some(_), Some(new)) = (&self.checks, new) {
+            self.unchecked.push(new.to_vec());
+        }
         let change = row_change(self.def, old, new, self.now, self.cutoff);
         self.row_delta += i64::from(new.is_some()) - i64::from(old.is_some());
         self.deletes.extend(change.deletes);
@@ -207,6 +218,9 @@ impl<'a> RowWriter<'a> {
     /// Applies what is staged to the transaction: every delete before any put, so that a row
     /// (or entry) moving onto a key another row of the statement just left is kept.
     pub(crate) async fn apply(&mut self) -> Result<()> {
+        if self.unchecked.len() >= CHECK_BATCH {
+            self.check_staged()?;
+        }
         match &mut self.target {
             Target::Own(tx) => {
                 for key in self.deletes.drain(..) {
@@ -222,6 +236,15 @@ impl<'a> RowWriter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Checks the new rows staged since the last check against the table's CHECK constraints.
+    fn check_staged(&mut self) -> Result<()> {
+        let rows = std::mem::take(&mut self.unchecked);
+        match &self.checks {
+            Some(checks) => checks.check(self.def, &rows),
+            None => Ok(()),
+        }
     }
 
     /// Keeps the newest `versions - 1` older versions of every row this statement gave one.
@@ -253,6 +276,7 @@ impl<'a> RowWriter<'a> {
     /// Checks UNIQUE indexes against the statement's final state, then commits. An expired row
     /// holding a unique value gives it up: it is removed, with its entries.
     pub(crate) async fn commit(mut self) -> Result<()> {
+        self.check_staged()?;
         self.apply().await?;
         let probes = std::mem::take(&mut self.unique_probes);
         for (position, prefix) in &probes {

@@ -26,8 +26,9 @@ pub(crate) enum OnExisting {
 }
 
 /// Writes full-width rows whose `targets` columns are set (and converted) in one transaction,
-/// with `mode` deciding what an existing key does; returns the rows written. Gives rows of a
-/// table without a primary key their row ids.
+/// with `mode` deciding what an existing key does; returns the rows as written (an UPSERT's
+/// merged with the row it updated; the skipped left out), in order. Gives rows of a table
+/// without a primary key their row ids.
 pub(crate) async fn write_rows(
     db: &DbState,
     txn: Option<&Arc<SessionTxn>>,
@@ -35,7 +36,7 @@ pub(crate) async fn write_rows(
     targets: &[usize],
     mut rows: Vec<Vec<Datum>>,
     mode: OnExisting,
-) -> Result<u64> {
+) -> Result<Vec<Vec<Datum>>> {
     let hidden = def.rowid_column();
     assign_rowids(db, def, &mut rows).await?;
     // An UPSERT that updates an existing row is checked after merging instead.
@@ -49,7 +50,7 @@ pub(crate) async fn write_rows(
     } else {
         None
     };
-    let mut affected = 0u64;
+    let mut written = Vec::with_capacity(rows.len());
     for row in rows {
         // The transaction reads its own writes, so a key written earlier in this statement
         // counts as existing too. A fresh hidden row id cannot exist.
@@ -86,13 +87,20 @@ pub(crate) async fn write_rows(
                 writer.apply().await?;
             }
         }
-        match (existing, mode) {
+        let row = match (existing, mode) {
             (None, OnExisting::MergeColumns) => {
                 check_not_null(def, &row)?;
                 writer.stage(None, Some(&row));
+                row
             }
-            (None, _) => writer.stage(None, Some(&row)),
-            (Some(old), OnExisting::ReplaceRow) => writer.stage(Some(&old), Some(&row)),
+            (None, _) => {
+                writer.stage(None, Some(&row));
+                row
+            }
+            (Some(old), OnExisting::ReplaceRow) => {
+                writer.stage(Some(&old), Some(&row));
+                row
+            }
             (Some(_), OnExisting::Fail) => {
                 return Err(Error::DuplicateKey {
                     table: def.name.clone(),
@@ -107,13 +115,14 @@ pub(crate) async fn write_rows(
                 }
                 check_not_null(def, &merged)?;
                 writer.stage(Some(&old), Some(&merged));
+                merged
             }
-        }
+        };
         writer.apply().await?;
-        affected += 1;
+        written.push(row);
     }
     writer.commit().await?;
-    Ok(affected)
+    Ok(written)
 }
 
 /// The stored rows under the keys of `rows`, read before any of them is written, when that

@@ -376,3 +376,54 @@ async fn an_expired_row_gives_its_key_up_and_loaded_rows_carry_the_load_time() -
     assert_eq!(rows(&s, "SELECT count(*) FROM ev").await?, table(&[&["0"]]));
     Ok(())
 }
+
+#[tokio::test]
+async fn loaded_rows_take_defaults_and_keep_check_constraints() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let db = rowdex::Database::open_memory().await?;
+    let s = db.session();
+    s.execute(
+        "CREATE TABLE stock (id INT PRIMARY KEY, qty INT NOT NULL DEFAULT 1 CHECK (qty >= 0),
+                             place TEXT DEFAULT 'shelf', seen DATE DEFAULT CURRENT_DATE)",
+    )
+    .await?;
+    // Columns a COPY leaves out take their defaults, across more than one batch.
+    let lines: String = (0..COPY_BATCH_ROWS + 10)
+        .map(|i| format!("{i}\n"))
+        .collect();
+    let path = dir.path().join("ids.csv");
+    std::fs::write(&path, lines)?;
+    s.execute(&format!("COPY stock (id) FROM '{}'", path.display()))
+        .await?;
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT count(*), min(qty), max(qty), min(place), count(seen) FROM stock"
+        )
+        .await?,
+        table(&[&[
+            &(COPY_BATCH_ROWS + 10).to_string(),
+            "1",
+            "1",
+            "shelf",
+            &(COPY_BATCH_ROWS + 10).to_string()
+        ]])
+    );
+    // A row that breaks the CHECK fails its batch, named, and loads nothing of it.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "900000,5\n900001,-1\n")?;
+    let refused = s
+        .execute(&format!("COPY stock (id, qty) FROM '{}'", bad.display()))
+        .await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("stock_qty_check")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        rows(&s, "SELECT count(*) FROM stock WHERE id >= 900000").await?,
+        table(&[&["0"]])
+    );
+    check_table(&s, "stock").await
+}

@@ -164,3 +164,43 @@ async fn the_catalog_sees_later_tables_and_results_stream() -> TestResult {
     assert!(not_a_query.is_err());
     Ok(())
 }
+
+#[tokio::test]
+async fn datafusion_inserts_fill_defaults_and_keep_checks() -> TestResult {
+    let db = orders_db().await?;
+    let ctx = SessionContext::new();
+    db.register_catalog(&ctx, "rowdex")?;
+    let session = db.session();
+    session
+        .execute(
+            "CREATE TABLE tagged (k INT PRIMARY KEY, label TEXT DEFAULT 'none', n INT DEFAULT 2 * 3 CHECK (n < 100))",
+        )
+        .await?;
+    // DataFusion plans the INSERT and asks the table for the defaults of the columns left out.
+    ctx.sql("INSERT INTO rowdex.public.tagged (k) VALUES (1)")
+        .await?
+        .collect()
+        .await?;
+    ctx.sql("INSERT INTO rowdex.public.tagged (k, n) VALUES (2, 7)")
+        .await?
+        .collect()
+        .await?;
+    let refused = match ctx
+        .sql("INSERT INTO rowdex.public.tagged VALUES (3, 'x', 100)")
+        .await
+    {
+        Ok(frame) => frame.collect().await.map(|_| ()),
+        Err(error) => Err(error),
+    };
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("tagged_n_check")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        rows(&session, "SELECT * FROM tagged ORDER BY k").await?,
+        table(&[&["1", "none", "6"], &["2", "none", "7"]])
+    );
+    Ok(())
+}

@@ -147,6 +147,58 @@ async fn prepared_statements_infer_parameter_types_and_run_many_times() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_return_rows_with_defaults_and_checks() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE item (id BIGINT PRIMARY KEY, qty BIGINT NOT NULL DEFAULT 1 CHECK (qty > 0),
+                                note TEXT DEFAULT 'new', added TIMESTAMP DEFAULT now())",
+        )
+        .await
+        .expect("create");
+    // A prepared INSERT ... RETURNING describes its rows and its parameter before it runs.
+    let insert = client
+        .prepare("INSERT INTO item (id) VALUES ($1) RETURNING id, qty, note, added IS NOT NULL")
+        .await
+        .expect("prepare");
+    assert_eq!(insert.params(), &[tokio_postgres::types::Type::INT8]);
+    let names: Vec<&str> = insert.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names[..3], ["id", "qty", "note"]);
+    let row = client.query_one(&insert, &[&7i64]).await.expect("insert");
+    assert_eq!(row.get::<_, i64>(0), 7);
+    assert_eq!(row.get::<_, i64>(1), 1);
+    assert_eq!(row.get::<_, String>(2), "new");
+    assert!(row.get::<_, bool>(3));
+    // The simple protocol tags the rows with the write, as PostgreSQL does.
+    let messages = client
+        .simple_query("UPDATE item SET qty = qty + 4 WHERE id = 7 RETURNING qty")
+        .await
+        .expect("update");
+    let tags: Vec<u64> = messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tags, vec![1]);
+    // A CHECK violation is 23514 and leaves the row as it was.
+    let error = client
+        .execute("UPDATE item SET qty = 0 WHERE id = 7", &[])
+        .await
+        .expect_err("check");
+    assert_eq!(sqlstate(&error), "23514");
+    let deleted = client
+        .query("DELETE FROM item RETURNING qty", &[])
+        .await
+        .expect("delete");
+    assert_eq!(deleted.len(), 1);
+    assert_eq!(deleted[0].get::<_, i64>(0), 5);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn portals_return_rows_a_few_at_a_time() {
     let server = TestServer::start().await;
     let mut client = server.client().await;

@@ -25,6 +25,7 @@ use crate::session::Session;
 use crate::sql::names::{object_name, target_columns};
 use crate::values::full_row;
 use crate::write::WRITE_ATTEMPTS;
+use crate::write::constraints::default_row;
 use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
 use crate::write::rows::assign_rowids;
 
@@ -96,6 +97,7 @@ impl LoadTarget {
         let converter = RecordConverter {
             def: def.clone(),
             targets: targets.clone(),
+            defaults: default_row(&def)?,
             source: source.name.clone(),
         };
         std::thread::Builder::new()
@@ -228,6 +230,8 @@ enum Parsed {
 struct RecordConverter {
     def: Arc<TableDef>,
     targets: Vec<usize>,
+    /// The row each record starts from: the columns' DEFAULTs (see `default_row`).
+    defaults: Vec<Datum>,
     /// The data's name for a read error (a file's path, or `STDIN`).
     source: String,
 }
@@ -268,7 +272,7 @@ impl RecordConverter {
                     break Some(Parsed::Failed { line, error });
                 }
             }
-            match convert_record(&self.def, &self.targets, &record) {
+            match convert_record(&self.def, &self.defaults, &self.targets, &record) {
                 Ok(row) => {
                     if rows.is_empty() {
                         first_line = line;
@@ -347,7 +351,12 @@ async fn load_batch(
 }
 
 /// One record as a full-width row of the table.
-fn convert_record(def: &TableDef, targets: &[usize], record: &Record) -> Result<Vec<Datum>> {
+fn convert_record(
+    def: &TableDef,
+    defaults: &[Datum],
+    targets: &[usize],
+    record: &Record,
+) -> Result<Vec<Datum>> {
     if record.len() != targets.len() {
         return Err(Error::ColumnCountMismatch {
             table: def.name.clone(),
@@ -362,7 +371,7 @@ fn convert_record(def: &TableDef, targets: &[usize], record: &Record) -> Result<
             None => Ok(Datum::Null),
             Some(field) => parse_field(def, &def.columns[column], field),
         });
-    full_row(def, targets, fields)
+    full_row(def, defaults, targets, fields)
 }
 
 /// The value a field spells for a column of the given type.

@@ -1,0 +1,264 @@
+//! What a table declares about the rows written to it beyond their types: each column's
+//! DEFAULT and the table's CHECK constraints. Both are SQL expressions kept as text in the
+//! catalog; DataFusion compiles them into physical expressions over the table's columns, once
+//! per statement, and they are evaluated over a batch of rows (a CHECK) or over no row at all
+//! (a DEFAULT, which names no column).
+
+use std::sync::{Arc, LazyLock};
+
+use datafusion::arrow::array::{Array, BooleanArray};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Schema, SchemaRef};
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::simplify::SimplifyContext;
+use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{self, Expr, visit_expressions};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use rowdex_catalog::{CheckDef, ColumnDef, TableDef};
+use rowdex_codec::Datum;
+
+use crate::error::{Error, Result};
+use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
+
+/// Rows checked at once: a statement's rows are checked in batches of this many.
+pub(crate) const CHECK_BATCH: usize = 1024;
+
+/// The context that compiles the expressions. Only its function registry and options are used,
+/// so one serves every table and session.
+static EXPRESSIONS: LazyLock<SessionContext> = LazyLock::new(SessionContext::new);
+
+/// Compiles `sql` over `schema`, with its types coerced and the functions of the current time
+/// (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`) fixed to this moment.
+fn compile(schema: &DFSchema, sql: &str) -> Result<Arc<dyn PhysicalExpr>> {
+    let state_ref = EXPRESSIONS.state_ref();
+    let state = state_ref.read();
+    let expr = state.create_logical_expr(sql, schema)?;
+    let simplify = SimplifyContext::builder()
+        .with_schema(Arc::new(schema.clone()))
+        .with_current_time()
+        .build();
+    let simplifier = ExprSimplifier::new(simplify);
+    let expr = simplifier.simplify(simplifier.coerce(expr, schema)?)?;
+    Ok(state.create_physical_expr(expr, schema)?)
+}
+
+/// The first column an expression names, if any (a DEFAULT may name none).
+fn column_reference(expr: &Expr) -> Option<String> {
+    let mut found = None;
+    let _ = visit_expressions(expr, |e| {
+        match e {
+            Expr::Identifier(ident) => found = Some(ident.value.clone()),
+            Expr::CompoundIdentifier(parts) => {
+                found = Some(
+                    parts
+                        .iter()
+                        .map(|p| p.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join("."),
+                )
+            }
+            _ => return std::ops::ControlFlow::Continue(()),
+        }
+        std::ops::ControlFlow::Break(())
+    });
+    found
+}
+
+/// Whether an expression holds a subquery, which neither a DEFAULT nor a CHECK may.
+fn has_subquery(expr: &Expr) -> bool {
+    visit_expressions(expr, |e| match e {
+        Expr::Subquery(_) | Expr::InSubquery { .. } | Expr::Exists { .. } => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// Checks a column's DEFAULT as declared (no column, no subquery, a value the column takes)
+/// and returns the text the catalog keeps.
+pub(crate) fn declared_default(def: &TableDef, column: &ColumnDef, expr: &Expr) -> Result<String> {
+    if let Some(name) = column_reference(expr) {
+        return Err(Error::BadDefault {
+            column: column.name.clone(),
+            reason: format!("it names the column {name}; a DEFAULT cannot use column references"),
+        });
+    }
+    if has_subquery(expr) {
+        return Err(Error::BadDefault {
+            column: column.name.clone(),
+            reason: "a DEFAULT cannot use a subquery".to_string(),
+        });
+    }
+    let sql = expr.to_string();
+    let value = default_value(&sql)?;
+    if !value.is_null() {
+        assign(def, column, value)?;
+    }
+    Ok(sql)
+}
+
+/// The value of a DEFAULT expression now.
+fn default_value(sql: &str) -> Result<Datum> {
+    let expr = compile(&DFSchema::empty(), sql)?;
+    let options = RecordBatchOptions::new().with_row_count(Some(1));
+    let batch = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)?;
+    let array = expr.evaluate(&batch)?.into_array(1)?;
+    datum_from_array(array.as_ref(), 0)
+}
+
+/// The row every write of new rows starts from: each column's DEFAULT, evaluated once for the
+/// statement and converted to the column's type, and NULL in the columns without one.
+pub(crate) fn default_row(def: &TableDef) -> Result<Vec<Datum>> {
+    let mut row = vec![Datum::Null; def.columns.len()];
+    for (slot, column) in row.iter_mut().zip(&def.columns) {
+        let Some(sql) = &column.default else {
+            continue;
+        };
+        let value = default_value(sql)?;
+        // A NULL default is left for the NOT NULL check of the columns a write leaves unset.
+        if !value.is_null() {
+            *slot = assign(def, column, value)?;
+        }
+    }
+    Ok(row)
+}
+
+/// A column's DEFAULT as an expression to put where a statement writes the DEFAULT keyword
+/// (NULL for a column without one).
+pub(crate) fn default_expression(column: &ColumnDef) -> Result<Expr> {
+    let Some(sql) = &column.default else {
+        return Ok(Expr::value(ast::Value::Null));
+    };
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_expr())
+        .map_err(|error| Error::Parse {
+            message: format!("the DEFAULT of column {}: {error}", column.name),
+        })
+}
+
+/// A column's DEFAULT as a DataFusion expression, for INSERTs that DataFusion plans.
+pub(crate) fn default_logical_expr(sql: &str) -> Result<datafusion::logical_expr::Expr> {
+    let state_ref = EXPRESSIONS.state_ref();
+    let state = state_ref.read();
+    Ok(state.create_logical_expr(sql, &DFSchema::empty())?)
+}
+
+/// A table's CHECK constraints, compiled for one statement.
+pub(crate) struct Checks {
+    schema: SchemaRef,
+    columns: Vec<usize>,
+    compiled: Vec<(CheckDef, Arc<dyn PhysicalExpr>)>,
+}
+
+impl Checks {
+    /// The table's constraints, or None when it declares none.
+    pub(crate) fn compile(def: &TableDef) -> Result<Option<Checks>> {
+        if def.checks.is_empty() {
+            return Ok(None);
+        }
+        let columns: Vec<usize> = (0..def.columns.len()).collect();
+        let schema = table_schema(def, &columns);
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let mut compiled = Vec::with_capacity(def.checks.len());
+        for check in &def.checks {
+            compiled.push((check.clone(), compile(&df_schema, &check.expr)?));
+        }
+        Ok(Some(Checks {
+            schema,
+            columns,
+            compiled,
+        }))
+    }
+
+    /// Fails on the first row, in order, that makes a constraint false (NULL passes).
+    pub(crate) fn check(&self, def: &TableDef, rows: &[Vec<Datum>]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = rows_to_batch(def, &self.schema, &self.columns, rows)?;
+        for (check, expr) in &self.compiled {
+            let array = expr.evaluate(&batch)?.into_array(rows.len())?;
+            let violated = match array.as_any().downcast_ref::<BooleanArray>() {
+                Some(answers) => {
+                    (0..answers.len()).any(|i| answers.is_valid(i) && !answers.value(i))
+                }
+                None => true,
+            };
+            if violated {
+                return Err(Error::CheckViolation {
+                    table: def.name.clone(),
+                    constraint: check.name.clone(),
+                    expr: check.expr.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a CHECK constraint as declared (the columns it names exist, it is a condition, no
+/// subquery) and returns it as the catalog keeps it, named as PostgreSQL would when unnamed.
+pub(crate) fn declared_check(
+    def: &TableDef,
+    name: Option<String>,
+    expr: &Expr,
+) -> Result<CheckDef> {
+    let name = name.unwrap_or_else(|| check_name(def, expr));
+    if has_subquery(expr) {
+        return Err(Error::BadCheck {
+            constraint: name,
+            reason: "a CHECK cannot use a subquery".to_string(),
+        });
+    }
+    let check = CheckDef {
+        name,
+        expr: expr.to_string(),
+    };
+    let columns: Vec<usize> = (0..def.columns.len()).collect();
+    let schema = table_schema(def, &columns);
+    let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+    let compiled = compile(&df_schema, &check.expr)?;
+    if compiled.data_type(&schema)? != ArrowType::Boolean {
+        return Err(Error::BadCheck {
+            constraint: check.name,
+            reason: "its expression is not a condition (true or false)".to_string(),
+        });
+    }
+    Ok(check)
+}
+
+/// PostgreSQL's name for an unnamed CHECK: `<table>_<column>_check` when the condition names
+/// exactly one column (wherever it was declared), `<table>_check` otherwise; a numeral is
+/// appended while the name is taken.
+fn check_name(def: &TableDef, expr: &Expr) -> String {
+    let mut named: Vec<String> = Vec::new();
+    let _ = visit_expressions(expr, |e| {
+        let column = match e {
+            Expr::Identifier(ident) => Some(ident.value.to_lowercase()),
+            Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.to_lowercase()),
+            _ => None,
+        };
+        if let Some(column) = column
+            && !named.contains(&column)
+        {
+            named.push(column);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let base = match named.as_slice() {
+        [column] => format!("{}_{}_check", def.name, column),
+        _ => format!("{}_check", def.name),
+    };
+    let mut name = base.clone();
+    let mut suffix = 1;
+    while def.checks.iter().any(|c| c.name == name) {
+        name = format!("{base}{suffix}");
+        suffix += 1;
+    }
+    name
+}
