@@ -125,6 +125,50 @@ impl Catalog {
         Ok(Arc::new(def))
     }
 
+    /// Starts an ALTER TABLE of `name`: a transaction and the definition as stored in it (not
+    /// as cached), so that two changes of one table conflict instead of overwriting each other.
+    /// The caller changes the definition, may read the table's rows through the transaction
+    /// (to check them against it), and ends with [`Catalog::commit_alter`].
+    pub async fn begin_alter(&self, name: &str) -> Result<(Box<dyn Transaction>, TableDef)> {
+        let tx = self.store.begin().await?;
+        let def = stored_def(tx.as_ref(), name).await?;
+        Ok((tx, def))
+    }
+
+    /// Stores `def` as the new definition of the table stored as `old_name` (moving it when
+    /// renamed), bumps its schema version so that statements planned against the old one
+    /// re-plan and writers in flight conflict, and commits.
+    pub async fn commit_alter(
+        &self,
+        mut tx: Box<dyn Transaction>,
+        old_name: &str,
+        mut def: TableDef,
+    ) -> Result<Arc<TableDef>> {
+        if def.name != old_name {
+            let new_key = keyspace::table_def_key(&def.name);
+            if tx.get(&new_key).await?.is_some() {
+                return Err(CatalogError::TableExists { table: def.name });
+            }
+            if tx.get(&keyspace::view_def_key(&def.name)).await?.is_some() {
+                return Err(CatalogError::ViewExists { view: def.name });
+            }
+            tx.delete(keyspace::table_def_key(old_name));
+            for index in &def.indexes {
+                tx.put(
+                    keyspace::index_name_key(&index.name),
+                    def.name.as_bytes().to_vec(),
+                );
+            }
+        }
+        def.schema_version += 1;
+        put_def(tx.as_mut(), &def)?;
+        tx.commit().await?;
+        if def.name != old_name {
+            self.write_tables().remove(old_name);
+        }
+        Ok(self.cache(def))
+    }
+
     /// The defining SQL of a view.
     pub fn view(&self, name: &str) -> Option<String> {
         read_lock(&self.views).get(name).cloned()

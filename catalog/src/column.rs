@@ -2,7 +2,7 @@
 //! constraints ([`CheckDef`]), and the columns of a key, a primary key's or an index's, with
 //! their sort order ([`KeyColumn`]).
 
-use rowdex_codec::SortOrder;
+use rowdex_codec::{Datum, SortOrder, key};
 use serde::{Deserialize, Serialize};
 
 use crate::types::DataType;
@@ -25,6 +25,18 @@ pub struct ColumnDef {
     /// `CURRENT_TIMESTAMP`, ...): the value a write that does not set the column gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// For a column added by ALTER TABLE: the table's schema version from then on. A stored
+    /// row written at an older version has no cell for the column and reads [`Self::missing`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub added_in: u32,
+    /// The value rows written before the column was added read (its DEFAULT at the time of
+    /// the ALTER), key-encoded; None reads NULL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<u8>>,
+}
+
+fn is_zero(version: &u32) -> bool {
+    *version == 0
 }
 
 fn is_default_family(family: &u8) -> bool {
@@ -43,7 +55,19 @@ impl ColumnDef {
             hidden: false,
             family: 0,
             default: None,
+            added_in: 0,
+            missing: None,
         }
+    }
+
+    /// What a row stored before the column was added reads in it (NULL unless the column
+    /// was added with a DEFAULT), for a row written at schema version `written_in`.
+    pub fn missing_value(&self, written_in: u32) -> Option<Datum> {
+        if written_in >= self.added_in {
+            return None;
+        }
+        let mut bytes = self.missing.as_deref()?;
+        key::decode_datum(&mut bytes, SortOrder::Asc).ok()
     }
 }
 

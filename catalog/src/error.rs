@@ -26,6 +26,18 @@ pub enum CatalogError {
     IndexNotFound { index: String },
     #[error("column {column} is not a column of table {table}")]
     ColumnNotFound { table: String, column: String },
+    #[error("cannot drop column {column} of table {table}: it is part of the primary key")]
+    DropKeyColumn { table: String, column: String },
+    #[error(
+        "cannot drop column {column} of table {table}: index {index} uses it (DROP INDEX {index} first)"
+    )]
+    DropIndexedColumn {
+        table: String,
+        column: String,
+        index: String,
+    },
+    #[error("cannot drop column {column}: it is the last column of table {table}")]
+    DropLastColumn { table: String, column: String },
     #[error("index {index} names column {column} twice")]
     DuplicateIndexColumn { index: String, column: String },
     #[error("SALT_BUCKETS must be between 1 and 256, got {buckets}")]

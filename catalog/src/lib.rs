@@ -5,6 +5,7 @@
 //! layout ([`keyspace`], [`TableDef::row_key`]) turns primary-key values into row keys; the
 //! [`Catalog`] persists the model in the store under the system prefix so it survives restarts.
 
+mod alter;
 mod catalog;
 mod column;
 mod error;

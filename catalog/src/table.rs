@@ -64,6 +64,15 @@ pub struct TableDef {
     /// CHECK constraints, in declaration order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckDef>,
+    /// The next column id to hand out (0: one past the largest id in use, for definitions
+    /// stored before ALTER TABLE existed). A dropped column's id is never reused, so its
+    /// cells, left in old rows, are never read as another column's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub next_column_id: u32,
+}
+
+fn is_zero(id: &u32) -> bool {
+    *id == 0
 }
 
 fn one_version() -> u32 {
@@ -106,6 +115,8 @@ impl TableDef {
                 hidden: true,
                 family: 0,
                 default: None,
+                added_in: 0,
+                missing: None,
             });
             key_columns.push(KeyColumn {
                 column: columns.len() - 1,
@@ -149,6 +160,7 @@ impl TableDef {
             versions: 1,
             families: Vec::new(),
             checks: Vec::new(),
+            next_column_id: 0,
         })
     }
 
@@ -185,7 +197,7 @@ impl TableDef {
                 column: WRITTEN_AT.to_string(),
             });
         }
-        let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        let id = self.fresh_column_id();
         self.columns.push(ColumnDef {
             id,
             name: WRITTEN_AT.to_string(),
@@ -194,6 +206,8 @@ impl TableDef {
             hidden: true,
             family: 0,
             default: None,
+            added_in: 0,
+            missing: None,
         });
         Ok(())
     }
@@ -519,18 +533,49 @@ impl TableDef {
         for (key_column, datum) in self.key.iter().zip(key_values) {
             out[key_column.column] = datum;
         }
-        self.merge_cells(&mut out, value)?;
+        let family = match row_key.first() {
+            Some(&keyspace::FAMILY_DATA) => None,
+            _ => Some(0),
+        };
+        self.merge_entry_cells(&mut out, family, value)?;
         Ok(out)
     }
 
     /// Sets the columns whose cells `value` holds.
     pub fn merge_cells(&self, row: &mut [Datum], value: &[u8]) -> Result<()> {
+        self.merge_entry_cells(row, None, value)
+    }
+
+    /// Sets the columns whose cells `value`, the entry of column family `family`, holds; in
+    /// the row entry (family 0), a column added after the entry was written reads the value
+    /// it was added with (see [`ColumnDef::missing_value`]). Columns are added to the default
+    /// family only, whose entry every row has.
+    pub fn merge_entry_cells(
+        &self,
+        row: &mut [Datum],
+        family: Option<u8>,
+        value: &[u8],
+    ) -> Result<()> {
         let cells = row::decode_row(value)?;
+        let written_in = cells.schema_version;
+        let mut present = Vec::new();
         for (id, datum) in cells.cells {
             if let Some(position) = self.columns.iter().position(|c| c.id == id)
                 && let Some(slot) = row.get_mut(position)
             {
                 *slot = datum;
+                present.push(position);
+            }
+        }
+        if family == Some(0) {
+            for (position, column) in self.columns.iter().enumerate() {
+                if column.family == 0
+                    && !present.contains(&position)
+                    && let Some(value) = column.missing_value(written_in)
+                    && let Some(slot) = row.get_mut(position)
+                {
+                    *slot = value;
+                }
             }
         }
         Ok(())

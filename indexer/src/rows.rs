@@ -32,8 +32,9 @@ pub async fn complete_rows(
     let values = reader.multi_get(&keys).await?;
     // One run of `pks.len()` values per family, in the order asked.
     for (i, value) in values.into_iter().enumerate() {
+        let family = families.get(i / pks.len().max(1)).copied();
         if let (Some(value), Some(row)) = (value, rows.get_mut(i % pks.len().max(1))) {
-            table.merge_cells(row, &value)?;
+            table.merge_entry_cells(row, family, &value)?;
         }
     }
     Ok(())

@@ -56,6 +56,20 @@ pub enum Error {
         constraint: String,
         expr: String,
     },
+    #[error(
+        "ON CONFLICT DO UPDATE in table {table} cannot affect row a second time: the statement proposes one key twice"
+    )]
+    ConflictTwice { table: String },
+    #[error(
+        "there is no unique or exclusion constraint matching the ON CONFLICT specification (table {table}: name its primary key or a UNIQUE index's columns)"
+    )]
+    NoConflictArbiter { table: String },
+    #[error("check constraint \"{constraint}\" of table {table} is violated by some row")]
+    CheckViolatedByRows { table: String, constraint: String },
+    #[error("column {column} of table {table} contains null values")]
+    ColumnHasNulls { table: String, column: String },
+    #[error("constraint {constraint} of table {table} does not exist")]
+    ConstraintNotFound { table: String, constraint: String },
     #[error("bad DEFAULT for column {column}: {reason}")]
     BadDefault { column: String, reason: String },
     #[error("bad CHECK constraint {constraint}: {reason}")]

@@ -7,11 +7,14 @@
 //! inside an open transaction, under a statement savepoint, and outside one with retries for a
 //! write that lost a race; then dispatched by kind to its file under `execute/`.
 
+pub(crate) mod alter;
 pub(crate) mod copy;
+pub(crate) mod create_as;
 pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod indexes;
 pub(crate) mod keydesign;
+pub(crate) mod on_conflict;
 pub(crate) mod purge;
 pub(crate) mod query;
 pub(crate) mod returning;
@@ -196,7 +199,10 @@ impl Session {
             parsed,
             ParsedStatement::Sql { statement, .. } if matches!(
                 statement.as_ref(),
-                Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+                Statement::Insert(_)
+                    | Statement::Update(_)
+                    | Statement::Delete(_)
+                    | Statement::AlterTable(_)
             )
         );
         let mut attempt = 1;
@@ -290,7 +296,11 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
                 other => dml::explain_finding(session, other, options, hints).await,
             }
         }
+        Statement::CreateTable(create) if create.query.is_some() => {
+            create_as::create_table_as(session, create).await
+        }
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
+        Statement::AlterTable(alter) => alter::alter_table(session, alter).await,
         Statement::Drop {
             object_type,
             if_exists,

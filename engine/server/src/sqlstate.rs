@@ -55,7 +55,11 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::OutOfRange { .. } => "22003",
         Error::ValueTooLong { .. } => "22001",
         Error::NullInKey { .. } | Error::NotNullViolation { .. } => "23502",
-        Error::CheckViolation { .. } => "23514",
+        Error::CheckViolation { .. } | Error::CheckViolatedByRows { .. } => "23514",
+        Error::ColumnHasNulls { .. } => "23502",
+        Error::ConstraintNotFound { .. } => "42704",
+        Error::ConflictTwice { .. } => "21000",
+        Error::NoConflictArbiter { .. } => "42P10",
         Error::DuplicateKey { .. } | Error::UniqueViolation { .. } => "23505",
         Error::DuplicateTarget { .. } => "42701",
         Error::BadTableOption { .. }

@@ -1,4 +1,5 @@
-//! CREATE TABLE and DROP TABLE (index statements live in `indexes`).
+//! CREATE TABLE and DROP TABLE (index statements live in `indexes`, CREATE TABLE ... AS in
+//! `create_as`).
 //!
 //! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
 //! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column
@@ -29,9 +30,10 @@ pub(crate) async fn create_table(
     families: &[FamilyMember],
 ) -> Result<Output> {
     let name = object_name(&create.name)?;
+    // CREATE TABLE ... AS is `create_as`.
     if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
         return Err(Error::Unsupported {
-            what: "CREATE TABLE ... AS / LIKE / CLONE".to_string(),
+            what: "CREATE TABLE ... LIKE / CLONE".to_string(),
         });
     }
     if session.db.catalog.table(&name).is_some() {
@@ -42,6 +44,7 @@ pub(crate) async fn create_table(
             table: name,
         }));
     }
+
     let mut columns = Vec::with_capacity(create.columns.len());
     let mut key: Vec<(String, bool)> = Vec::new();
     let mut uniques: Vec<UniqueConstraint> = Vec::new();
@@ -86,6 +89,8 @@ pub(crate) async fn create_table(
             hidden: false,
             family: 0,
             default: None,
+            added_in: 0,
+            missing: None,
         });
     }
     for constraint in &create.constraints {
@@ -131,16 +136,7 @@ pub(crate) async fn create_table(
         }
     }
     let options = table_options(&create.table_options)?;
-    let mut def = TableDef::new(&name, columns, &key, options.buckets)?;
-    if let Some(salt_on) = &options.on {
-        def = def.with_salt_on(salt_on)?;
-    }
-    if let Some(ttl) = options.ttl {
-        def = def.with_ttl(ttl)?;
-    }
-    if let Some(versions) = options.versions {
-        def = def.with_versions(versions)?;
-    }
+    let mut def = options.apply(TableDef::new(&name, columns, &key, options.buckets)?)?;
     if !families.is_empty() {
         def = def.with_families(families)?;
     }
@@ -308,8 +304,9 @@ pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
 }
 
 /// What a CREATE TABLE's options ask for: salting, a TTL, kept versions.
-struct TableOptions {
-    buckets: u16,
+pub(crate) struct TableOptions {
+    /// `SALT_BUCKETS = n`, given to `TableDef::new`.
+    pub(crate) buckets: u16,
     /// `SALT_ON = (a, b)`: the key columns the bucket is hashed from.
     on: Option<Vec<String>>,
     /// `TTL = seconds`: rows expire this long after their last write.
@@ -318,7 +315,23 @@ struct TableOptions {
     versions: Option<u32>,
 }
 
-fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
+impl TableOptions {
+    /// The definition with the options other than the bucket count.
+    pub(crate) fn apply(&self, mut def: TableDef) -> Result<TableDef> {
+        if let Some(salt_on) = &self.on {
+            def = def.with_salt_on(salt_on)?;
+        }
+        if let Some(ttl) = self.ttl {
+            def = def.with_ttl(ttl)?;
+        }
+        if let Some(versions) = self.versions {
+            def = def.with_versions(versions)?;
+        }
+        Ok(def)
+    }
+}
+
+pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOptions> {
     let mut options = TableOptions {
         buckets: 0,
         on: None,

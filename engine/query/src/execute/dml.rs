@@ -15,8 +15,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    self, Assignment, AssignmentTarget, Delete, FromTable, Insert, OnConflictAction, OnInsert,
-    SelectItem, SqliteOnConflict, Statement, TableObject, TableWithJoins, Update,
+    self, Assignment, AssignmentTarget, ConflictTarget, Delete, DoUpdate, FromTable, Insert,
+    OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement, TableObject,
+    TableWithJoins, Update,
 };
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
@@ -24,6 +25,7 @@ use rowdex_codec::Datum;
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
 use crate::error::{Error, Result};
+use crate::execute::on_conflict::insert_or_update;
 use crate::execute::query::run_explain;
 use crate::execute::returning::returning;
 use crate::output::Output;
@@ -90,19 +92,62 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         let values = row_values.into_iter().map(Ok);
         rows.push(full_row(&def, &defaults, &targets, values)?);
     }
+    let proposed = Proposed {
+        def: &def,
+        alias,
+        targets: &targets,
+        rows,
+        mode,
+        do_update: do_update(insert),
+    };
     let written = match statement_txn {
         Some(statement_txn) => {
-            let txn = Some(&statement_txn.txn);
-            let written = write_rows(&session.db, txn, &def, &targets, rows, mode).await?;
+            let written = proposed.write(session, Some(&statement_txn.txn)).await?;
             statement_txn.finish(&session.db).await?;
             written
         }
-        None => {
-            let txn = session.open_txn();
-            write_rows(&session.db, txn.as_ref(), &def, &targets, rows, mode).await?
-        }
+        None => proposed.write(session, session.open_txn().as_ref()).await?,
     };
     written_output(&def, alias, insert.returning.as_deref(), &written).await
+}
+
+/// The rows an INSERT proposes, and what it does with those whose key exists.
+struct Proposed<'a> {
+    def: &'a TableDef,
+    alias: &'a str,
+    targets: &'a [usize],
+    rows: Vec<Vec<Datum>>,
+    mode: OnExisting,
+    do_update: Option<(Option<&'a ConflictTarget>, &'a DoUpdate)>,
+}
+
+impl Proposed<'_> {
+    /// Writes the rows; returns them as written.
+    async fn write(
+        self,
+        session: &Session,
+        txn: Option<&Arc<SessionTxn>>,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let db = &session.db;
+        match self.do_update {
+            Some((target, update)) => {
+                let (def, alias, targets) = (self.def, self.alias, self.targets);
+                insert_or_update(db, txn, def, alias, targets, self.rows, target, update).await
+            }
+            None => write_rows(db, txn, self.def, self.targets, self.rows, self.mode).await,
+        }
+    }
+}
+
+/// The conflict target and action of `ON CONFLICT ... DO UPDATE`, if the INSERT has one.
+fn do_update(insert: &Insert) -> Option<(Option<&ConflictTarget>, &DoUpdate)> {
+    match &insert.on {
+        Some(OnInsert::OnConflict(conflict)) => match &conflict.action {
+            OnConflictAction::DoUpdate(update) => Some((conflict.conflict_target.as_ref(), update)),
+            OnConflictAction::DoNothing => None,
+        },
+        _ => None,
+    }
 }
 
 /// What a write statement answers: the count of `rows` it wrote or removed, or its RETURNING
@@ -364,9 +409,8 @@ fn on_existing(insert: &Insert, upsert: bool) -> Result<OnExisting> {
         None => Ok(mode),
         Some(OnInsert::OnConflict(conflict)) => match &conflict.action {
             OnConflictAction::DoNothing => Ok(OnExisting::Skip),
-            OnConflictAction::DoUpdate(_) => Err(Error::Unsupported {
-                what: "ON CONFLICT DO UPDATE (use UPSERT INTO or INSERT OR REPLACE)".to_string(),
-            }),
+            // Written by `on_conflict::insert_or_update`; a plain insert otherwise.
+            OnConflictAction::DoUpdate(_) => Ok(OnExisting::Fail),
         },
         Some(other) => Err(Error::Unsupported {
             what: format!("{other}"),

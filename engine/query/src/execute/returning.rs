@@ -1,9 +1,11 @@
 //! RETURNING on INSERT, UPSERT, UPDATE and DELETE: the rows the statement wrote (as written,
 //! defaults and merged columns included) or removed, run through the statement's RETURNING
-//! list as a SELECT over those rows alone, so every expression a query takes works there.
+//! list as a SELECT over those rows alone, so every expression a query takes works there
+//! ([`select_over`], which ON CONFLICT DO UPDATE also evaluates its SET list with).
 
 use std::sync::Arc;
 
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::sqlparser::ast::{
@@ -33,14 +35,22 @@ pub(crate) async fn returning(
     let columns: Vec<usize> = def.visible_columns().map(|(i, _)| i).collect();
     let schema = table_schema(def, &columns);
     let batch = rows_to_batch(def, &schema, &columns, rows)?;
+    let list: Vec<String> = items.iter().map(ToString::to_string).collect();
+    select_over(batch, alias, &list).await
+}
+
+/// `SELECT list FROM batch AS alias`, run by DataFusion over the batch alone: the rows come
+/// out in the batch's order, named as a query names them.
+pub(crate) async fn select_over(
+    batch: RecordBatch,
+    alias: &str,
+    list: &[String],
+) -> Result<Output> {
     let mut config = SessionConfig::new().with_target_partitions(1);
     config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
     let ctx = SessionContext::new_with_config(config);
-    ctx.register_table(
-        RETURNED,
-        Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
-    )?;
-    let list: Vec<String> = items.iter().map(ToString::to_string).collect();
+    let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+    ctx.register_table(RETURNED, Arc::new(table))?;
     let sql = format!(
         "SELECT {} FROM {RETURNED} AS {}",
         list.join(", "),
@@ -49,7 +59,7 @@ pub(crate) async fn returning(
     let Some(ParsedStatement::Sql { statement, .. }) = split_statements(&sql)?.into_iter().next()
     else {
         return Err(Error::Unsupported {
-            what: format!("RETURNING {}", list.join(", ")),
+            what: format!("the expressions {}", list.join(", ")),
         });
     };
     run_query(&ctx, *statement).await

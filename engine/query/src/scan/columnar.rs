@@ -17,9 +17,9 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::SchemaRef;
 use futures::stream::{self, BoxStream, StreamExt};
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::{DataType, TableDef, keyspace};
 use rowdex_codec::row::{CellValue, cells};
-use rowdex_codec::{SortOrder, key};
+use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::Result;
@@ -41,6 +41,9 @@ pub struct BatchDecoder {
     key_orders: Vec<SortOrder>,
     /// Position in `decoded` of each output, in output order.
     outputs: Vec<usize>,
+    /// Per decoded column added by ALTER TABLE with a value for older rows: the schema version
+    /// it was added in, and that value (see `ColumnDef::missing_value`).
+    missing: Vec<Option<(u32, Datum)>>,
 }
 
 impl BatchDecoder {
@@ -72,6 +75,14 @@ impl BatchDecoder {
             }
         }
         let key_orders = table.key_orders();
+        let missing = decoded
+            .iter()
+            .map(|&column| {
+                let def = table.columns.get(column)?;
+                let value = def.missing_value(0).filter(|_| def.family == 0)?;
+                Some((def.added_in, value))
+            })
+            .collect();
         BatchDecoder {
             table,
             schema,
@@ -80,6 +91,7 @@ impl BatchDecoder {
             key_columns,
             key_orders,
             outputs,
+            missing,
         }
     }
 
@@ -142,7 +154,7 @@ impl BatchBuilder<'_> {
                 }
             }
         }
-        let (_, row_cells) = cells(value)?;
+        let (written_in, row_cells) = cells(value)?;
         for cell in row_cells {
             let (id, cell) = cell?;
             let position = usize::try_from(id)
@@ -155,10 +167,19 @@ impl BatchBuilder<'_> {
                 filled[position] = true;
             }
         }
-        // Columns without a cell (NULL, or added after the row was written).
-        for (builder, filled) in builders.iter_mut().zip(filled.iter()) {
+        // Columns without a cell: NULL, or added after the row was written (in the row
+        // entry, which every row has, such a column reads the value it was added with).
+        let row_entry = row_key.first() != Some(&keyspace::FAMILY_DATA);
+        for ((builder, filled), missing) in
+            builders.iter_mut().zip(filled.iter()).zip(&decoder.missing)
+        {
             if !filled {
-                builder.append(CellValue::Null);
+                match missing {
+                    Some((added_in, value)) if row_entry && written_in < *added_in => {
+                        builder.append(CellValue::from(value));
+                    }
+                    _ => builder.append(CellValue::Null),
+                }
             }
         }
         self.rows += 1;

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
 use crate::sql::tokens::{
-    FamilyMember, empty_in_lists_as_subqueries, family_qualified_columns, number_placeholders,
-    upserts_and_hints,
+    FamilyMember, empty_in_lists_as_subqueries, family_qualified_columns,
+    insert_aliases_as_table_names, number_placeholders, upserts_and_hints,
 };
 
 /// How deeply expressions may nest.
@@ -268,6 +268,7 @@ fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option
     let dialect = GenericDialect {};
     let (upserts, hints) = upserts_and_hints(&mut tokens);
     empty_in_lists_as_subqueries(&mut tokens);
+    insert_aliases_as_table_names(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.

@@ -1,6 +1,7 @@
 //! Passes over a script's tokens, before the parser sees them, that make rowdex's extensions
 //! of SQL parse: Phoenix's `UPSERT INTO` and `/*+ ... */` hints (marked per statement),
-//! SQLite's `x IN ()`, `family.column` in CREATE TABLE, and `?` parameters numbered `$n`.
+//! SQLite's `x IN ()`, `family.column` in CREATE TABLE, PostgreSQL's `INSERT INTO t AS
+//! alias`, and `?` parameters numbered `$n`.
 
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
@@ -184,6 +185,75 @@ pub(crate) fn family_qualified_columns(tokens: &mut [TokenWithSpan]) -> Vec<Vec<
         i += 1;
     }
     found
+}
+
+/// PostgreSQL's `INSERT INTO t AS alias ...` (the alias its ON CONFLICT DO UPDATE and
+/// RETURNING use), which the parser's dialect does not take: the alias is dropped and
+/// `alias.column` in the rest of the statement becomes `t.column`.
+pub(crate) fn insert_aliases_as_table_names(tokens: &mut [TokenWithSpan]) {
+    let significant = |tokens: &[TokenWithSpan], from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let is_keyword = |tokens: &[TokenWithSpan], at: Option<usize>, keyword: Keyword| {
+        at.is_some_and(|i| matches!(&tokens[i].token, Token::Word(w) if w.keyword == keyword))
+    };
+    let mut start = 0;
+    while let Some(first) = significant(tokens, start) {
+        let end = (first..tokens.len())
+            .find(|&i| tokens[i].token == Token::SemiColon)
+            .unwrap_or(tokens.len());
+        start = end + 1;
+        let words = |tokens: &[TokenWithSpan]| {
+            let mut at = Some(first);
+            // INSERT [OR word] INTO
+            if !is_keyword(tokens, at, Keyword::INSERT) {
+                return None;
+            }
+            at = significant(tokens, at? + 1);
+            if is_keyword(tokens, at, Keyword::OR) {
+                at = significant(tokens, significant(tokens, at? + 1)? + 1);
+            }
+            if !is_keyword(tokens, at, Keyword::INTO) {
+                return None;
+            }
+            // The table name, qualified or not: its last part is what `alias.` becomes.
+            let mut name = significant(tokens, at? + 1)?;
+            while let Some(period) =
+                significant(tokens, name + 1).filter(|&p| tokens[p].token == Token::Period)
+            {
+                name = significant(tokens, period + 1)?;
+            }
+            let as_word = significant(tokens, name + 1);
+            if !is_keyword(tokens, as_word, Keyword::AS) {
+                return None;
+            }
+            let alias = significant(tokens, as_word? + 1)?;
+            matches!(tokens[alias].token, Token::Word(_)).then_some((name, as_word?, alias))
+        };
+        let Some((name, as_word, alias)) = words(tokens) else {
+            continue;
+        };
+        let (Token::Word(table), Token::Word(alias_word)) =
+            (tokens[name].token.clone(), tokens[alias].token.clone())
+        else {
+            continue;
+        };
+        let same = |word: &Word| match (word.quote_style, alias_word.quote_style) {
+            (None, None) => word.value.eq_ignore_ascii_case(&alias_word.value),
+            (Some(_), Some(_)) => word.value == alias_word.value,
+            _ => false,
+        };
+        for blank in [as_word, alias] {
+            tokens[blank].token = Token::Whitespace(Whitespace::Space);
+        }
+        for i in alias + 1..end.min(tokens.len()) {
+            let qualifies = matches!(&tokens[i].token, Token::Word(w) if same(w))
+                && significant(tokens, i + 1).is_some_and(|p| tokens[p].token == Token::Period);
+            if qualifies {
+                tokens[i].token = Token::Word(table.clone());
+            }
+        }
+    }
 }
 
 /// Numbers `?` placeholders `$1`, `$2`, ... in order of appearance; returns how many

@@ -110,6 +110,18 @@ fn default_value(sql: &str) -> Result<Datum> {
     datum_from_array(array.as_ref(), 0)
 }
 
+/// A column's DEFAULT evaluated now and converted to its type; NULL for a column without one.
+pub(crate) fn default_now(def: &TableDef, column: &ColumnDef) -> Result<Datum> {
+    let Some(sql) = &column.default else {
+        return Ok(Datum::Null);
+    };
+    let value = default_value(sql)?;
+    if value.is_null() {
+        return Ok(value);
+    }
+    assign(def, column, value)
+}
+
 /// The row every write of new rows starts from: each column's DEFAULT, evaluated once for the
 /// statement and converted to the column's type, and NULL in the columns without one.
 pub(crate) fn default_row(def: &TableDef) -> Result<Vec<Datum>> {

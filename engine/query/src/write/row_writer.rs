@@ -148,30 +148,50 @@ impl<'a> RowWriter<'a> {
     /// Other stored rows that hold `row`'s values in some UNIQUE index. Expired rows are
     /// among them: the caller removes those (see [`RowWriter::is_live`]).
     pub(crate) async fn unique_clashes(&self, row: &[Datum]) -> Result<Vec<Vec<Datum>>> {
-        let def = self.def;
-        let own_key = def.row_key_of(row);
+        let own_key = self.def.row_key_of(row);
         let mut clashing: Vec<(Vec<u8>, Vec<Datum>)> = Vec::new();
-        for index in &def.indexes {
-            let Some(prefix) = layout::unique_prefix(index, row) else {
-                continue;
-            };
-            // Unique, so at most one other entry, plus possibly the row's own.
-            let page = self
-                .tx()
-                .scan_page(&KeyRange::prefix(&prefix), Direction::Forward, 4)
-                .await?;
-            for (key, value) in &page.entries {
-                let (_, pk) = layout::decode_entry(def, index, key, value)?;
-                let row_key = def.row_key(&pk);
-                if row_key == own_key || clashing.iter().any(|(k, _)| *k == row_key) {
-                    continue;
-                }
-                if let Some(other) = self.stored_row(&row_key).await? {
+        for position in 0..self.def.indexes.len() {
+            for (row_key, other) in self.unique_holders(position, row).await? {
+                if row_key != own_key && !clashing.iter().any(|(k, _)| *k == row_key) {
                     clashing.push((row_key, other));
                 }
             }
         }
         Ok(clashing.into_iter().map(|(_, row)| row).collect())
+    }
+
+    /// The stored rows (with their row keys) that hold `row`'s values in the UNIQUE index at
+    /// `position` of the table's indexes, `row`'s own stored version included; none for an
+    /// index that is not UNIQUE or a value with a NULL. Expired rows are among them.
+    pub(crate) async fn unique_holders(
+        &self,
+        position: usize,
+        row: &[Datum],
+    ) -> Result<Vec<(Vec<u8>, Vec<Datum>)>> {
+        let def = self.def;
+        let Some(index) = def.indexes.get(position) else {
+            return Ok(Vec::new());
+        };
+        let Some(prefix) = layout::unique_prefix(index, row) else {
+            return Ok(Vec::new());
+        };
+        // Unique, so at most one other entry, plus possibly the row's own.
+        let page = self
+            .tx()
+            .scan_page(&KeyRange::prefix(&prefix), Direction::Forward, 4)
+            .await?;
+        let mut holders: Vec<(Vec<u8>, Vec<Datum>)> = Vec::new();
+        for (key, value) in &page.entries {
+            let (_, pk) = layout::decode_entry(def, index, key, value)?;
+            let row_key = def.row_key(&pk);
+            if holders.iter().any(|(k, _)| *k == row_key) {
+                continue;
+            }
+            if let Some(holder) = self.stored_row(&row_key).await? {
+                holders.push((row_key, holder));
+            }
+        }
+        Ok(holders)
     }
 
     /// Whether a stored row is still there for SQL: not expired at the statement's time.

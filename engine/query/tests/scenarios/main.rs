@@ -19,6 +19,7 @@ mod memory_budget;
 mod paging;
 mod prepared;
 mod scale;
+mod schema_changes;
 mod transactions;
 mod ttl;
 mod versions;

@@ -1,0 +1,176 @@
+//! ALTER TABLE on a definition: columns added, dropped and renamed, and fresh column ids. None of
+//! these rewrites a stored row: cells are keyed by column id, so an added column is absent
+//! from older rows (which read the value it was added with), and a dropped column's cells are
+//! left in older rows, unread, until a later write of the row drops them.
+
+use crate::column::ColumnDef;
+use crate::error::{CatalogError, Result};
+use crate::table::TableDef;
+
+impl TableDef {
+    /// A column id never used in this table before.
+    pub fn fresh_column_id(&mut self) -> u32 {
+        let past_used = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        let id = self.next_column_id.max(past_used);
+        self.next_column_id = id + 1;
+        id
+    }
+
+    /// Appends `column` (after every visible column) with a fresh id; returns its position.
+    /// The caller sets what older rows read in it ([`ColumnDef::added_in`],
+    /// [`ColumnDef::missing`]).
+    pub fn add_column(&mut self, mut column: ColumnDef) -> Result<usize> {
+        if self.column_index(&column.name).is_some() {
+            return Err(CatalogError::DuplicateColumn {
+                table: self.name.clone(),
+                column: column.name,
+            });
+        }
+        column.id = self.fresh_column_id();
+        column.family = 0;
+        self.columns.push(column);
+        Ok(self.columns.len() - 1)
+    }
+
+    /// Removes a column that no key, index or salt uses; returns the CHECK constraints that
+    /// named it, which go with it (as in PostgreSQL). `names_column` tells whether a check's
+    /// condition names the column.
+    pub fn drop_column(
+        &mut self,
+        name: &str,
+        names_column: impl Fn(&str) -> bool,
+    ) -> Result<Vec<String>> {
+        let position = self
+            .column_index(name)
+            .filter(|&p| !self.columns[p].hidden)
+            .ok_or_else(|| CatalogError::ColumnNotFound {
+                table: self.name.clone(),
+                column: name.to_string(),
+            })?;
+        if self.key_position(position).is_some() {
+            return Err(CatalogError::DropKeyColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+            });
+        }
+        if let Some(index) = self.indexes.iter().find(|index| {
+            index.columns.iter().any(|k| k.column == position) || index.include.contains(&position)
+        }) {
+            return Err(CatalogError::DropIndexedColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+                index: index.name.clone(),
+            });
+        }
+        if self.visible_columns().count() == 1 {
+            return Err(CatalogError::DropLastColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+            });
+        }
+        // Its id stays taken.
+        let dropped = self.columns.remove(position);
+        self.next_column_id = self.next_column_id.max(dropped.id + 1);
+        let shift = |column: &mut usize| {
+            if *column > position {
+                *column -= 1;
+            }
+        };
+        for key in &mut self.key {
+            shift(&mut key.column);
+        }
+        for index in &mut self.indexes {
+            for column in &mut index.columns {
+                shift(&mut column.column);
+            }
+            for column in &mut index.include {
+                shift(column);
+            }
+        }
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.checks)
+            .into_iter()
+            .partition(|check| names_column(&check.expr));
+        self.checks = kept;
+        Ok(gone.into_iter().map(|check| check.name).collect())
+    }
+
+    /// Renames a visible column (its id, and so its stored cells, stay).
+    pub fn rename_column(&mut self, old: &str, new: &str) -> Result<()> {
+        let position = self
+            .column_index(old)
+            .filter(|&p| !self.columns[p].hidden)
+            .ok_or_else(|| CatalogError::ColumnNotFound {
+                table: self.name.clone(),
+                column: old.to_string(),
+            })?;
+        if self.column_index(new).is_some() {
+            return Err(CatalogError::DuplicateColumn {
+                table: self.name.clone(),
+                column: new.to_string(),
+            });
+        }
+        self.columns[position].name = new.to_string();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column::KeyColumn;
+    use crate::index::{IndexDef, IndexState};
+    use crate::types::DataType;
+
+    fn table() -> TableDef {
+        let columns = vec![
+            ColumnDef::nullable("id", DataType::Integer),
+            ColumnDef::nullable("a", DataType::Integer),
+            ColumnDef::nullable("b", DataType::Integer),
+            ColumnDef::nullable("c", DataType::Integer),
+        ];
+        let mut def =
+            TableDef::new("t", columns, &[("id".to_string(), false)], 0).expect("valid definition");
+        def.indexes.push(IndexDef {
+            id: 1,
+            name: "ic".to_string(),
+            columns: vec![KeyColumn {
+                column: 3,
+                desc: false,
+            }],
+            include: Vec::new(),
+            unique: false,
+            state: IndexState::Ready,
+            salt_buckets: 0,
+        });
+        def
+    }
+
+    #[test]
+    fn a_dropped_column_shifts_positions_and_keeps_its_id_taken() -> Result<()> {
+        let mut def = table();
+        let dropped_id = def.columns[2].id;
+        def.drop_column("b", |_| false)?;
+        assert_eq!(def.indexes[0].columns[0].column, 2);
+        assert_eq!(def.columns[2].name, "c");
+        let position = def.add_column(ColumnDef::nullable("b", DataType::Integer))?;
+        assert!(def.columns[position].id > dropped_id);
+        Ok(())
+    }
+
+    #[test]
+    fn key_and_indexed_columns_cannot_be_dropped() {
+        let mut def = table();
+        assert!(matches!(
+            def.drop_column("id", |_| false),
+            Err(CatalogError::DropKeyColumn { .. })
+        ));
+        assert!(matches!(
+            def.drop_column("c", |_| false),
+            Err(CatalogError::DropIndexedColumn { index, .. }) if index == "ic"
+        ));
+        assert!(matches!(
+            def.rename_column("a", "b"),
+            Err(CatalogError::DuplicateColumn { .. })
+        ));
+    }
+}

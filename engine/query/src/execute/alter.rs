@@ -1,0 +1,407 @@
+//! ALTER TABLE: `ADD [COLUMN] [IF NOT EXISTS] c type [NOT NULL] [DEFAULT e] [CHECK (...)]`,
+//! `DROP [COLUMN] [IF EXISTS] c`, `RENAME [COLUMN] a TO b`, `RENAME TO t2`,
+//! `ALTER [COLUMN] c SET|DROP DEFAULT`, `... SET|DROP NOT NULL`, `ADD [CONSTRAINT n] CHECK (...)`,
+//! `DROP CONSTRAINT n` and `SET (TTL = n, VERSIONS = n)`.
+//!
+//! No stored row is rewritten (see `catalog::alter`). The statement is one catalog
+//! transaction: the definition is read inside it, the rows a new constraint must hold for
+//! (NOT NULL, CHECK) are read through it, and its commit bumps the schema version, so a
+//! writer that wrote the old shape meanwhile makes the ALTER conflict (and run again), and
+//! writers and prepared statements planned before it conflict or re-plan.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, Expr, Ident,
+    RenameTableNameKind, SqlOption, TableConstraint, visit_expressions, visit_expressions_mut,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use rowdex_catalog::{CatalogError, ColumnDef, TableDef};
+use rowdex_codec::{Datum, SortOrder, key};
+use rowdex_store::{Direction, KeyRange, Transaction};
+
+use crate::error::{Error, Result};
+use crate::execute::ddl::parse_type;
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::names::{ident_name, object_name};
+use crate::write::constraints::{
+    CHECK_BATCH, Checks, declared_check, declared_default, default_now,
+};
+
+/// What the table's stored rows must be checked for before the change commits.
+#[derive(Default)]
+struct RowChecks {
+    /// Columns that became NOT NULL without a value for the rows already stored.
+    not_null: Vec<String>,
+    /// Whether CHECK constraints were added.
+    checks: bool,
+}
+
+pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result<Output> {
+    let name = object_name(&alter.name)?;
+    let catalog = &session.db.catalog;
+    if catalog.table(&name).is_none() {
+        if alter.if_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::TableNotFound { table: name });
+    }
+    let (tx, stored) = catalog.begin_alter(&name).await?;
+    let mut def = stored.clone();
+    let mut row_checks = RowChecks::default();
+    for operation in &alter.operations {
+        apply(&mut def, operation, &mut row_checks)?;
+    }
+    check_stored_rows(session, tx.as_ref(), &def, &row_checks).await?;
+    let warnings = renamed_view_warnings(session, &stored, &def);
+    catalog.commit_alter(tx, &name, def).await?;
+    session.set_warnings(warnings);
+    Ok(Output::Done)
+}
+
+/// Applies one operation to the definition.
+fn apply(
+    def: &mut TableDef,
+    operation: &AlterTableOperation,
+    row_checks: &mut RowChecks,
+) -> Result<()> {
+    match operation {
+        AlterTableOperation::AddColumn {
+            if_not_exists,
+            column_def,
+            column_position: None,
+            ..
+        } => {
+            let name = ident_name(&column_def.name);
+            if *if_not_exists && def.column_index(&name).is_some() {
+                return Ok(());
+            }
+            add_column(def, column_def, row_checks)
+        }
+        AlterTableOperation::DropColumn {
+            column_names,
+            if_exists,
+            ..
+        } => {
+            for column in column_names {
+                let column = ident_name(column);
+                if *if_exists && def.column_index(&column).is_none() {
+                    continue;
+                }
+                def.drop_column(&column, |expr| names_column(expr, &column))?;
+            }
+            Ok(())
+        }
+        AlterTableOperation::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => {
+            let (old, new) = (ident_name(old_column_name), ident_name(new_column_name));
+            def.rename_column(&old, &new)?;
+            for check in &mut def.checks {
+                check.expr = renamed_in(&check.expr, &old, &new)?;
+            }
+            Ok(())
+        }
+        AlterTableOperation::RenameTable { table_name } => {
+            let (RenameTableNameKind::As(new) | RenameTableNameKind::To(new)) = table_name;
+            def.name = object_name(new)?;
+            Ok(())
+        }
+        AlterTableOperation::AlterColumn { column_name, op } => {
+            alter_column(def, &ident_name(column_name), op, row_checks)
+        }
+        AlterTableOperation::AddConstraint {
+            constraint: TableConstraint::Check(check),
+            ..
+        } => {
+            add_check(def, check.name.as_ref().map(ident_name), &check.expr)?;
+            row_checks.checks = true;
+            Ok(())
+        }
+        AlterTableOperation::DropConstraint {
+            if_exists, name, ..
+        } => {
+            let name = ident_name(name);
+            let before = def.checks.len();
+            def.checks.retain(|check| check.name != name);
+            if def.checks.len() < before || *if_exists {
+                return Ok(());
+            }
+            if def.index(&name).is_some() {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "DROP CONSTRAINT of the UNIQUE index {name} (use DROP INDEX {name})"
+                    ),
+                });
+            }
+            Err(Error::ConstraintNotFound {
+                table: def.name.clone(),
+                constraint: name,
+            })
+        }
+        AlterTableOperation::SetOptionsParens { options } => set_options(def, options),
+        other => Err(Error::Unsupported {
+            what: format!("ALTER TABLE ... {other}"),
+        }),
+    }
+}
+
+/// `ADD COLUMN`: appended to the table's visible columns; rows already stored read its DEFAULT
+/// as evaluated now (NULL without one).
+fn add_column(
+    def: &mut TableDef,
+    declared: &datafusion::sql::sqlparser::ast::ColumnDef,
+    row_checks: &mut RowChecks,
+) -> Result<()> {
+    let name = ident_name(&declared.name);
+    let mut column = ColumnDef::nullable(&name, parse_type(&declared.data_type)?);
+    let mut default = None;
+    let mut checks = Vec::new();
+    for option in &declared.options {
+        match &option.option {
+            ColumnOption::Null => column.nullable = true,
+            ColumnOption::NotNull => column.nullable = false,
+            ColumnOption::Default(expr) => default = Some(expr),
+            ColumnOption::Check(check) => {
+                let name = check.name.as_ref().or(option.name.as_ref()).map(ident_name);
+                checks.push((name, check.expr.as_ref()));
+            }
+            other => {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "the column option {other} in ADD COLUMN (add the column, then CREATE UNIQUE INDEX)"
+                    ),
+                });
+            }
+        }
+    }
+    let position = def.add_column(column)?;
+    // The version the change commits as: rows written before it do not have the column.
+    def.columns[position].added_in = def.schema_version + 1;
+    if let Some(expr) = default {
+        let text = declared_default(def, &def.columns[position], expr)?;
+        def.columns[position].default = Some(text);
+        let value = default_now(def, &def.columns[position])?;
+        if !value.is_null() {
+            let mut encoded = Vec::new();
+            key::encode_datum(&mut encoded, &value, SortOrder::Asc);
+            def.columns[position].missing = Some(encoded);
+        }
+    }
+    if !def.columns[position].nullable && def.columns[position].missing.is_none() {
+        row_checks.not_null.push(name);
+    }
+    for (name, expr) in checks {
+        add_check(def, name, expr)?;
+        row_checks.checks = true;
+    }
+    Ok(())
+}
+
+fn add_check(def: &mut TableDef, name: Option<String>, expr: &Expr) -> Result<()> {
+    let check = declared_check(def, name, expr)?;
+    if def.checks.iter().any(|c| c.name == check.name) {
+        return Err(Error::BadCheck {
+            constraint: check.name,
+            reason: "the table already has a constraint of that name".to_string(),
+        });
+    }
+    def.checks.push(check);
+    Ok(())
+}
+
+/// `ALTER COLUMN c SET|DROP DEFAULT`, `SET|DROP NOT NULL`.
+fn alter_column(
+    def: &mut TableDef,
+    name: &str,
+    op: &AlterColumnOperation,
+    row_checks: &mut RowChecks,
+) -> Result<()> {
+    let position = def
+        .column_index(name)
+        .filter(|&p| !def.columns[p].hidden)
+        .ok_or_else(|| {
+            Error::Catalog(CatalogError::ColumnNotFound {
+                table: def.name.clone(),
+                column: name.to_string(),
+            })
+        })?;
+    match op {
+        AlterColumnOperation::SetDefault { value } => {
+            def.columns[position].default =
+                Some(declared_default(def, &def.columns[position], value)?);
+        }
+        AlterColumnOperation::DropDefault => def.columns[position].default = None,
+        AlterColumnOperation::DropNotNull if def.key_position(position).is_some() => {
+            return Err(Error::Unsupported {
+                what: format!("DROP NOT NULL on the primary key column {name}"),
+            });
+        }
+        AlterColumnOperation::DropNotNull => def.columns[position].nullable = true,
+        AlterColumnOperation::SetNotNull => {
+            if def.columns[position].nullable {
+                def.columns[position].nullable = false;
+                row_checks.not_null.push(name.to_string());
+            }
+        }
+        other => {
+            return Err(Error::Unsupported {
+                what: format!("ALTER COLUMN {name} {other}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `SET (TTL = seconds, VERSIONS = n)`.
+fn set_options(def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
+    for option in options {
+        let bad = || Error::BadTableOption {
+            option: option.to_string(),
+        };
+        let SqlOption::KeyValue { key, value } = option else {
+            return Err(bad());
+        };
+        let number: u64 = value.to_string().parse().map_err(|_| bad())?;
+        let changed = if key.value.eq_ignore_ascii_case("ttl") {
+            def.clone().with_ttl(number)?
+        } else if key.value.eq_ignore_ascii_case("versions") {
+            def.clone()
+                .with_versions(u32::try_from(number).map_err(|_| bad())?)?
+        } else {
+            return Err(bad());
+        };
+        *def = changed;
+    }
+    Ok(())
+}
+
+/// Reads every stored row of the table, through the ALTER's transaction, and fails when one
+/// breaks what the change asks of it.
+async fn check_stored_rows(
+    session: &Session,
+    tx: &dyn Transaction,
+    def: &TableDef,
+    row_checks: &RowChecks,
+) -> Result<()> {
+    if row_checks.not_null.is_empty() && !row_checks.checks {
+        return Ok(());
+    }
+    let checks = if row_checks.checks {
+        Checks::compile(def)?
+    } else {
+        None
+    };
+    let not_null: Vec<usize> = row_checks
+        .not_null
+        .iter()
+        .filter_map(|name| def.column_index(name))
+        .collect();
+    let cutoff = def.expiry_cutoff(session.db.now_micros());
+    let others: Vec<u8> = def.family_numbers().filter(|&f| f != 0).collect();
+    let mut range = KeyRange::prefix(&def.prefix());
+    loop {
+        let page = tx
+            .scan_page(&range, Direction::Forward, CHECK_BATCH)
+            .await?;
+        let rows = rowdex_indexer::rows::decode_rows(tx, def, &page.entries, &others).await?;
+        let live: Vec<Vec<Datum>> = rows
+            .into_iter()
+            .filter(|r| def.is_live(r, cutoff))
+            .collect();
+        for row in &live {
+            if let Some(&column) = not_null.iter().find(|&&c| row[c].is_null()) {
+                return Err(Error::ColumnHasNulls {
+                    table: def.name.clone(),
+                    column: def.columns[column].name.clone(),
+                });
+            }
+        }
+        if let Some(checks) = &checks {
+            checks.check(def, &live).map_err(|error| match error {
+                Error::CheckViolation {
+                    table, constraint, ..
+                } => Error::CheckViolatedByRows { table, constraint },
+                other => other,
+            })?;
+        }
+        match page.resume {
+            Some(next) => range = next,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Whether a condition (SQL text) names `column`.
+fn names_column(expr: &str, column: &str) -> bool {
+    let Ok(expr) = parse_expr(expr) else {
+        return true;
+    };
+    visit_expressions(&expr, |e| match e {
+        Expr::Identifier(ident) if ident_name(ident) == column => ControlFlow::Break(()),
+        Expr::CompoundIdentifier(parts)
+            if parts.last().is_some_and(|p| ident_name(p) == column) =>
+        {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// A condition (SQL text) with the column `old` named `new`.
+fn renamed_in(expr: &str, old: &str, new: &str) -> Result<String> {
+    let mut expr = parse_expr(expr)?;
+    let renamed = Ident::with_quote('"', new);
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        match e {
+            Expr::Identifier(ident) if ident_name(ident) == old => *ident = renamed.clone(),
+            Expr::CompoundIdentifier(parts) => {
+                if let Some(last) = parts.last_mut().filter(|p| ident_name(p) == old) {
+                    *last = renamed.clone();
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Ok(expr.to_string())
+}
+
+fn parse_expr(sql: &str) -> Result<Expr> {
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_expr())
+        .map_err(|error| Error::Parse {
+            message: error.to_string(),
+        })
+}
+
+/// After a RENAME TO, the views whose query names the table by its old name: they fail until
+/// recreated.
+fn renamed_view_warnings(session: &Session, before: &TableDef, after: &TableDef) -> Vec<String> {
+    if before.name == after.name {
+        return Vec::new();
+    }
+    let catalog = &session.db.catalog;
+    catalog
+        .view_names()
+        .into_iter()
+        .filter(|view| {
+            catalog.view(view).is_some_and(|sql| {
+                sql.to_lowercase()
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|word| word == before.name)
+            })
+        })
+        .map(|view| {
+            format!(
+                "view {view} names table {}, which is now {}: recreate the view",
+                before.name, after.name
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,155 @@
+//! `CREATE TABLE [IF NOT EXISTS] t [(PRIMARY KEY (cols))] [WITH (...)] AS query`: a table whose
+//! columns are the query's (names and types as the query gives them), filled with its rows.
+//! Without a PRIMARY KEY the table gets the hidden row id, as any table declared without one.
+//!
+//! The query runs first; the table is then created and its rows written in batches, each in a
+//! transaction of its own. A failure on the way (a duplicate key, a conflict) drops the table
+//! again, so the statement leaves either the whole table or nothing.
+
+use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use datafusion::sql::sqlparser::ast::{CreateTable, Expr, Statement, TableConstraint};
+use rowdex_catalog::{CatalogError, ColumnDef, DataType, TableDef};
+use rowdex_codec::Datum;
+
+use crate::df::context::run_query;
+use crate::error::{Error, Result};
+use crate::execute::copy::load::COPY_BATCH_ROWS;
+use crate::execute::ddl::table_options;
+use crate::execute::keydesign::advise_table;
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::hints::QueryHints;
+use crate::sql::names::{ident_name, object_name};
+use crate::values::{datum_from_array, full_row};
+use crate::write::bulk::drop_table;
+use crate::write::rows::{OnExisting, write_rows};
+
+pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> Result<Output> {
+    let name = object_name(&create.name)?;
+    let Some(query) = &create.query else {
+        return Err(Error::Unsupported {
+            what: "CREATE TABLE ... AS without a query".to_string(),
+        });
+    };
+    if session.db.catalog.table(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(Output::Done);
+        }
+        return Err(Error::Catalog(CatalogError::TableExists { table: name }));
+    }
+    if !create.columns.is_empty() {
+        return Err(Error::Unsupported {
+            what: "column definitions in CREATE TABLE ... AS (name the columns in the query)"
+                .to_string(),
+        });
+    }
+    let key = declared_key(create)?;
+    let ctx = session.statement_context(&QueryHints::default());
+    let Output::Rows { schema, batches } = run_query(&ctx, Statement::Query(query.clone())).await?
+    else {
+        return Err(Error::Unsupported {
+            what: format!("CREATE TABLE ... AS {query}"),
+        });
+    };
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let data_type = column_type(field.data_type()).ok_or_else(|| Error::Unsupported {
+            what: format!("a column of type {} ({})", field.data_type(), field.name()),
+        })?;
+        columns.push(ColumnDef::nullable(field.name(), data_type));
+    }
+    let options = table_options(&create.table_options)?;
+    let def = options.apply(TableDef::new(&name, columns, &key, options.buckets)?)?;
+    let warnings = advise_table(&def);
+    let def = session.db.catalog.create_table(def).await?;
+    let filled = fill(session, &def, &batches).await;
+    if let Err(error) = filled {
+        // Nothing of the statement stays.
+        drop_table(&session.db, &def.name).await?;
+        return Err(error);
+    }
+    session.set_warnings(warnings);
+    Ok(Output::Done)
+}
+
+/// The table's PRIMARY KEY, declared as its only table constraint (`(PRIMARY KEY (a, b))`).
+fn declared_key(create: &CreateTable) -> Result<Vec<(String, bool)>> {
+    let mut key = Vec::new();
+    for constraint in &create.constraints {
+        let TableConstraint::PrimaryKey(primary) = constraint else {
+            return Err(Error::Unsupported {
+                what: format!("the constraint {constraint} in CREATE TABLE ... AS"),
+            });
+        };
+        for column in &primary.columns {
+            let Expr::Identifier(ident) = &column.column.expr else {
+                return Err(Error::Unsupported {
+                    what: format!("the key expression {}", column.column.expr),
+                });
+            };
+            key.push((ident_name(ident), column.column.options.asc == Some(false)));
+        }
+    }
+    Ok(key)
+}
+
+/// The column type that holds a query's values of Arrow type `arrow`.
+fn column_type(arrow: &ArrowType) -> Option<DataType> {
+    Some(match arrow {
+        ArrowType::Boolean => DataType::Boolean,
+        ArrowType::Int8
+        | ArrowType::Int16
+        | ArrowType::Int32
+        | ArrowType::Int64
+        | ArrowType::UInt8
+        | ArrowType::UInt16
+        | ArrowType::UInt32 => DataType::Integer,
+        ArrowType::UInt64 | ArrowType::Float16 | ArrowType::Float32 | ArrowType::Float64 => {
+            DataType::Float
+        }
+        ArrowType::Decimal128(precision, scale) if *scale >= 0 && *precision <= 38 => {
+            DataType::Decimal {
+                precision: *precision,
+                scale: *scale,
+            }
+        }
+        // A column of NULLs only (`SELECT NULL AS x`) takes text, as PostgreSQL's `unknown`.
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View | ArrowType::Null => {
+            DataType::Text { max_len: None }
+        }
+        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => {
+            DataType::Bytes { max_len: None }
+        }
+        ArrowType::Date32 | ArrowType::Date64 => DataType::Date,
+        ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
+        | ArrowType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _) => {
+            DataType::Timestamp
+        }
+        _ => return None,
+    })
+}
+
+/// Writes the query's rows into the new table, a batch per transaction.
+async fn fill(
+    session: &Session,
+    def: &TableDef,
+    batches: &[datafusion::arrow::record_batch::RecordBatch],
+) -> Result<()> {
+    let targets: Vec<usize> = def.visible_columns().map(|(i, _)| i).collect();
+    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(COPY_BATCH_ROWS);
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            let values = batch
+                .columns()
+                .iter()
+                .map(|column| datum_from_array(column.as_ref(), row));
+            rows.push(full_row(def, &[], &targets, values)?);
+            if rows.len() >= COPY_BATCH_ROWS {
+                let full = std::mem::replace(&mut rows, Vec::with_capacity(COPY_BATCH_ROWS));
+                write_rows(&session.db, None, def, &targets, full, OnExisting::Fail).await?;
+            }
+        }
+    }
+    write_rows(&session.db, None, def, &targets, rows, OnExisting::Fail).await?;
+    Ok(())
+}
