@@ -317,7 +317,7 @@ fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 /// Takes the next object id from the persisted counter.
-async fn take_id(tx: &mut dyn Transaction) -> Result<u32> {
+pub(crate) async fn take_id(tx: &mut dyn Transaction) -> Result<u32> {
     let next_id = match tx.get(NEXT_ID_KEY).await? {
         Some(bytes) => decode_id(&bytes)?,
         None => FIRST_USER_ID,

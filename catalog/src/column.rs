@@ -33,6 +33,10 @@ pub struct ColumnDef {
     /// the ALTER), key-encoded; None reads NULL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<Vec<u8>>,
+    /// `GENERATED ALWAYS AS IDENTITY`: only its sequence gives the column values; a statement
+    /// that writes one is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generated_always: bool,
 }
 
 fn is_zero(version: &u32) -> bool {
@@ -57,6 +61,7 @@ impl ColumnDef {
             default: None,
             added_in: 0,
             missing: None,
+            generated_always: false,
         }
     }
 

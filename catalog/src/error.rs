@@ -38,6 +38,12 @@ pub enum CatalogError {
     },
     #[error("cannot drop column {column}: it is the last column of table {table}")]
     DropLastColumn { table: String, column: String },
+    #[error("sequence {sequence} already exists")]
+    SequenceExists { sequence: String },
+    #[error("sequence {sequence} does not exist")]
+    SequenceNotFound { sequence: String },
+    #[error("sequence {sequence} has reached its last value")]
+    SequenceExhausted { sequence: String },
     #[error("index {index} names column {column} twice")]
     DuplicateIndexColumn { index: String, column: String },
     #[error("SALT_BUCKETS must be between 1 and 256, got {buckets}")]

@@ -11,6 +11,8 @@
 //!                                    (i64 BE), written in the write's own transaction
 //! 0x00 'S' table-id(u32 BE)      -> what ANALYZE gathered (JSON `TableStatistics`)
 //! 0x00 'U' role-name            -> a role: login, password verifier (JSON `RoleDef`)
+//! 0x00 'Q' sequence-name        -> a sequence and the next value it hands out (JSON
+//!                                    `SequenceDef`)
 //! 0x10 table-id(u32 BE) [salt] pk   -> row value (cells of the default column family)
 //! 0x11 table-id(u32 BE) family(u8) [salt] pk -> cells of column family 1..255 (an entry
 //!                                    for every row, so that one family alone can drive a scan)
@@ -35,6 +37,7 @@ pub const ROW_COUNT_PREFIX: &[u8] = &[SYSTEM, b'R'];
 pub const ROW_DELTA_PREFIX: &[u8] = &[SYSTEM, b'D'];
 pub const STATISTICS_PREFIX: &[u8] = &[SYSTEM, b'S'];
 pub const ROLE_PREFIX: &[u8] = &[SYSTEM, b'U'];
+pub const SEQUENCE_PREFIX: &[u8] = &[SYSTEM, b'Q'];
 
 /// The prefix of every row of table `id`.
 pub fn table_prefix(id: u32) -> Vec<u8> {
@@ -120,6 +123,13 @@ pub fn index_name_key(name: &str) -> Vec<u8> {
 /// The catalog key of a view's definition (views and tables share one namespace).
 pub fn view_def_key(name: &str) -> Vec<u8> {
     let mut key = VIEW_DEF_PREFIX.to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// The catalog key of a sequence.
+pub fn sequence_key(name: &str) -> Vec<u8> {
+    let mut key = SEQUENCE_PREFIX.to_vec();
     key.extend_from_slice(name.as_bytes());
     key
 }

@@ -117,6 +117,7 @@ impl TableDef {
                 default: None,
                 added_in: 0,
                 missing: None,
+                generated_always: false,
             });
             key_columns.push(KeyColumn {
                 column: columns.len() - 1,
@@ -208,6 +209,7 @@ impl TableDef {
             default: None,
             added_in: 0,
             missing: None,
+            generated_always: false,
         });
         Ok(())
     }

@@ -122,6 +122,7 @@ suites!(
     salted_indexes,
     salting,
     select_list,
+    sequences,
     subqueries,
     transactions,
     ttl,

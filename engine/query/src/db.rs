@@ -5,6 +5,7 @@
 pub(crate) mod analyze;
 pub(crate) mod clock;
 pub(crate) mod dives;
+pub(crate) mod sequences;
 pub(crate) mod stats;
 pub(crate) mod txn;
 
@@ -17,6 +18,7 @@ use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_store::KvStore;
 
 use crate::db::clock::{Clock, SystemClock};
+use crate::db::sequences::SequenceRanges;
 use crate::db::stats::TableStats;
 use crate::error::{Error, Result};
 
@@ -27,6 +29,8 @@ pub struct DbState {
     /// Next hidden row id per table id, loaded lazily from the table's last key.
     pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
     pub(crate) stats: TableStats,
+    /// The ranges of sequence values this process took and has not handed out.
+    pub(crate) sequences: SequenceRanges,
     /// What TTLs are measured on.
     clock: RwLock<Arc<dyn Clock>>,
     /// Bytes one sort or one set of buffered intersection inputs may hold (see
@@ -42,6 +46,7 @@ impl DbState {
             catalog,
             next_rowids: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
+            sequences: SequenceRanges::default(),
             clock: RwLock::new(Arc::new(SystemClock)),
             memory_budget: AtomicUsize::new(MEMORY_BUDGET_BYTES),
         }

@@ -70,6 +70,12 @@ pub enum Error {
     ColumnHasNulls { table: String, column: String },
     #[error("constraint {constraint} of table {table} does not exist")]
     ConstraintNotFound { table: String, constraint: String },
+    #[error("currval of sequence {sequence} is not yet defined in this session")]
+    CurrvalUndefined { sequence: String },
+    #[error(
+        "cannot insert a value into column {column} of table {table}: it is GENERATED ALWAYS AS IDENTITY (leave it out, or write DEFAULT)"
+    )]
+    GeneratedAlways { table: String, column: String },
     #[error("bad DEFAULT for column {column}: {reason}")]
     BadDefault { column: String, reason: String },
     #[error("bad CHECK constraint {constraint}: {reason}")]

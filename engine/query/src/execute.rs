@@ -19,6 +19,7 @@ pub(crate) mod purge;
 pub(crate) mod query;
 pub(crate) mod returning;
 pub(crate) mod roles;
+pub(crate) mod sequences;
 pub(crate) mod show;
 pub(crate) mod statistics;
 pub(crate) mod transaction;
@@ -28,8 +29,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{ObjectType, Statement};
 
+use crate::db::sequences::LAST_VALUES;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
 use crate::native;
@@ -265,7 +267,16 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
 }
 
 /// Runs one statement of any kind but transaction control.
+/// Runs one statement once, recording the sequence values it takes as the session's
+/// (`currval`).
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    let last_values = session.sequence_values.clone();
+    LAST_VALUES
+        .scope(last_values, run_statement(session, parsed))
+        .await
+}
+
+async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
     let (statement, upsert, hints, families) = match parsed {
         ParsedStatement::Sql {
             statement,
@@ -274,6 +285,16 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
             families,
         } => (statement.as_ref(), *upsert, hints, families),
         ParsedStatement::Command(command) => return run_command(session, command).await,
+    };
+    // `nextval('s')` and `currval('s')` become their values before the statement runs.
+    let bound;
+    let statement = if sequences::calls_sequences(statement) {
+        let mut with_values = statement.clone();
+        sequences::bind_sequence_calls(session, &mut with_values).await?;
+        bound = with_values;
+        &bound
+    } else {
+        statement
     };
     match statement {
         Statement::Query(_) => query::run_select(session, statement, hints).await,
@@ -301,6 +322,23 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
         }
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::AlterTable(alter) => alter::alter_table(session, alter).await,
+        Statement::CreateSequence {
+            if_not_exists,
+            name,
+            sequence_options,
+            ..
+        } => sequences::create_sequence(session, name, *if_not_exists, sequence_options).await,
+        Statement::Drop {
+            object_type: ObjectType::Sequence,
+            if_exists,
+            names,
+            ..
+        } => {
+            for name in names {
+                sequences::drop_sequence(session, &object_name(name)?, *if_exists).await?;
+            }
+            Ok(Output::Done)
+        }
         Statement::Drop {
             object_type,
             if_exists,

@@ -9,6 +9,7 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::Query;
 
 use crate::db::DbState;
+use crate::db::sequences::LastValues;
 use crate::db::txn::SessionTxn;
 use crate::df::context::context_with;
 use crate::native::cache::QueryCache;
@@ -43,6 +44,8 @@ pub struct Session {
     txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
     /// What the last statement warned about (the row-key advisor's findings).
     warnings: Arc<Mutex<Vec<String>>>,
+    /// The value this session last took from each sequence (`currval`).
+    pub(crate) sequence_values: LastValues,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -60,6 +63,7 @@ impl Session {
             executor: Executor::Auto,
             query_cache_enabled: true,
             txn: Arc::default(),
+            sequence_values: LastValues::default(),
             warnings: Arc::default(),
         }
     }

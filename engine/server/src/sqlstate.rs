@@ -57,6 +57,8 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::NullInKey { .. } | Error::NotNullViolation { .. } => "23502",
         Error::CheckViolation { .. } | Error::CheckViolatedByRows { .. } => "23514",
         Error::ColumnHasNulls { .. } => "23502",
+        Error::CurrvalUndefined { .. } => "55000",
+        Error::GeneratedAlways { .. } => "428C9",
         Error::ConstraintNotFound { .. } => "42704",
         Error::ConflictTwice { .. } => "21000",
         Error::NoConflictArbiter { .. } => "42P10",

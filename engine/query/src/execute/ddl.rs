@@ -7,15 +7,16 @@
 //! VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
-    self, ColumnOption, CreateTable, CreateTableOptions, ObjectName, ObjectType, SqlOption,
-    TableConstraint,
+    self, ColumnOption, CreateTable, CreateTableOptions, GeneratedAs, ObjectName, ObjectType,
+    SequenceOptions, SqlOption, TableConstraint,
 };
 use rowdex_catalog::{
-    CatalogError, ColumnDef, DataType, IndexDef, IndexState, KeyColumn, TableDef,
+    CatalogError, ColumnDef, DataType, IndexDef, IndexState, KeyColumn, SequenceDef, TableDef,
 };
 
 use crate::error::{Error, Result};
 use crate::execute::keydesign::advise_table;
+use crate::execute::sequences::start_and_increment;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
@@ -50,11 +51,31 @@ pub(crate) async fn create_table(
     let mut uniques: Vec<UniqueConstraint> = Vec::new();
     let mut defaults: Vec<(usize, &ast::Expr)> = Vec::new();
     let mut checks: Vec<DeclaredCheck> = Vec::new();
+    let mut identities: Vec<Identity> = Vec::new();
     for (position, column) in create.columns.iter().enumerate() {
         let column_name = ident_name(&column.name);
         let mut nullable = true;
+        let type_name = column.data_type.to_string().to_uppercase();
+        if matches!(
+            type_name.as_str(),
+            "SERIAL" | "BIGSERIAL" | "SMALLSERIAL" | "SERIAL2" | "SERIAL4" | "SERIAL8"
+        ) {
+            identities.push((position, false, Vec::new()));
+            nullable = false;
+        }
         for option in &column.options {
             match &option.option {
+                ColumnOption::Generated {
+                    generated_as: generated_as @ (GeneratedAs::Always | GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    let always = matches!(generated_as, GeneratedAs::Always);
+                    let options = sequence_options.clone().unwrap_or_default();
+                    identities.push((position, always, options));
+                    nullable = false;
+                }
                 ColumnOption::Default(expr) => defaults.push((position, expr)),
                 ColumnOption::Check(check) => {
                     let name = check.name.as_ref().or(option.name.as_ref());
@@ -81,16 +102,21 @@ pub(crate) async fn create_table(
                 }
             }
         }
+        let data_type = match identities.last() {
+            Some((p, ..)) if *p == position && type_name.contains("SERIAL") => DataType::Integer,
+            _ => parse_type(&column.data_type)?,
+        };
         columns.push(ColumnDef {
             id: 0,
             name: column_name,
-            data_type: parse_type(&column.data_type)?,
+            data_type,
             nullable,
             hidden: false,
             family: 0,
             default: None,
             added_in: 0,
             missing: None,
+            generated_always: false,
         });
     }
     for constraint in &create.constraints {
@@ -155,11 +181,44 @@ pub(crate) async fn create_table(
         }
         def.checks.push(check);
     }
+    // SERIAL and identity columns draw from a sequence of their own, `<table>_<column>_seq`.
+    let mut sequences = Vec::with_capacity(identities.len());
+    for (position, always, options) in identities {
+        let column = &mut def.columns[position];
+        if column.default.is_some() {
+            return Err(Error::BadDefault {
+                column: column.name.clone(),
+                reason: "a SERIAL or identity column takes its values from its sequence"
+                    .to_string(),
+            });
+        }
+        let sequence = format!("{}_{}_seq", def.name, column.name);
+        column.default = Some(format!("nextval('{sequence}')"));
+        column.generated_always = always;
+        sequences.push((sequence, start_and_increment(&options)?));
+    }
     let warnings = advise_table(&def);
-    session.db.catalog.create_table(def).await?;
+    let def = session.db.catalog.create_table(def).await?;
+    for (name, (start, increment)) in sequences {
+        let sequence = SequenceDef {
+            name,
+            id: 0,
+            increment,
+            next: start,
+            owned_by: Some(def.id),
+        };
+        if let Err(error) = session.db.catalog.create_sequence(sequence).await {
+            drop_table(&session.db, &def.name).await?;
+            return Err(error.into());
+        }
+    }
     session.set_warnings(warnings);
     Ok(Output::Done)
 }
+
+/// A SERIAL or identity column as declared: its position, whether it is GENERATED ALWAYS, and
+/// its sequence's options.
+type Identity = (usize, bool, Vec<SequenceOptions>);
 
 /// A CHECK constraint as declared: its optional name and its condition.
 type DeclaredCheck<'a> = (Option<String>, &'a ast::Expr);

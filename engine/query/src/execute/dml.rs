@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::execute::on_conflict::insert_or_update;
 use crate::execute::query::run_explain;
 use crate::execute::returning::returning;
+use crate::execute::sequences::{bind_sequence_calls, calls_sequences};
 use crate::output::Output;
 use crate::scan::explain::ExplainOptions;
 use crate::session::Session;
@@ -66,7 +67,18 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         return written_output(&def, alias, insert.returning.as_deref(), &written).await;
     };
     let targets = target_columns(&def, &insert.columns)?;
-    let with_defaults = values_with_defaults(&def, &targets, source)?;
+    refuse_generated_values(&def, &targets, source)?;
+    let mut with_defaults = values_with_defaults(&def, &targets, source)?;
+    // A DEFAULT that draws from a sequence became `nextval(...)`: give each its value.
+    if let Some(query) = with_defaults.take() {
+        let mut statement = Statement::Query(query);
+        if calls_sequences(&statement) {
+            bind_sequence_calls(session, &mut statement).await?;
+        }
+        if let Statement::Query(query) = statement {
+            with_defaults = Some(query);
+        }
+    }
     let source = with_defaults.as_deref().unwrap_or(source);
     // Rows computed by a query are read in the transaction that writes them: a commit to what
     // the query read, between the read and the write, then conflicts (and the statement is
@@ -176,6 +188,35 @@ fn table_alias(def: &TableDef, table: &TableWithJoins) -> String {
     }
 }
 
+/// Whether an item of a VALUES row is the DEFAULT keyword.
+fn is_default_keyword(expr: &ast::Expr) -> bool {
+    matches!(expr, ast::Expr::Identifier(ident)
+        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
+}
+
+/// Refuses a value for a GENERATED ALWAYS identity column other than the DEFAULT keyword.
+fn refuse_generated_values(def: &TableDef, targets: &[usize], source: &ast::Query) -> Result<()> {
+    for (i, &column) in targets.iter().enumerate() {
+        if !def.columns[column].generated_always {
+            continue;
+        }
+        let all_default = match source.body.as_ref() {
+            ast::SetExpr::Values(values) => values
+                .rows
+                .iter()
+                .all(|row| row.get(i).is_some_and(is_default_keyword)),
+            _ => false,
+        };
+        if !all_default {
+            return Err(Error::GeneratedAlways {
+                table: def.name.clone(),
+                column: def.columns[column].name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A VALUES list whose items include the DEFAULT keyword, with each such item replaced by its
 /// column's DEFAULT expression (NULL for a column without one); None when there is none.
 fn values_with_defaults(
@@ -186,10 +227,7 @@ fn values_with_defaults(
     let ast::SetExpr::Values(values) = source.body.as_ref() else {
         return Ok(None);
     };
-    let is_default = |e: &ast::Expr| {
-        matches!(e, ast::Expr::Identifier(ident)
-            if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
-    };
+    let is_default = is_default_keyword;
     if !values
         .rows
         .iter()
@@ -223,6 +261,12 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         };
         let column_name = object_name(column)?;
         let position = visible_column(&def, &column_name)?;
+        if def.columns[position].generated_always {
+            return Err(Error::GeneratedAlways {
+                table: def.name.clone(),
+                column: column_name,
+            });
+        }
         // As in SQLite, the rightmost assignment to a column wins.
         assigned.retain(|(c, _)| *c != position);
         assigned.push((position, value));

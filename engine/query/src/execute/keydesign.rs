@@ -14,6 +14,7 @@ use rowdex_store::{Direction, KeyRange};
 use crate::error::Result;
 use crate::output::Output;
 use crate::session::Session;
+use crate::write::constraints::sequence_of_default;
 
 /// Keys longer than this are slow to compare, store and ship (HBase's rule of thumb).
 const LONG_KEY_BYTES: usize = 100;
@@ -355,7 +356,17 @@ pub(crate) fn advise_table(def: &TableDef) -> Vec<String> {
         && let Some(first) = def.key.first()
     {
         let column = &def.columns[first.column];
-        if increases_monotonically(&column.name, &column.data_type, def.key.len()) {
+        let from_sequence = column
+            .default
+            .as_deref()
+            .and_then(sequence_of_default)
+            .is_some();
+        if from_sequence {
+            warnings.push(format!(
+                "write hotspot: the leading key column {} of table {} takes its values from a                  sequence (SERIAL or identity), so every new row lands at the same end of the                  key space (one hot partition); add WITH (SALT_BUCKETS = n), or lead the key                  with a column that spreads (SHOW KEY SPREAD {} shows where writes land)",
+                column.name, def.name, def.name
+            ));
+        } else if increases_monotonically(&column.name, &column.data_type, def.key.len()) {
             warnings.push(format!(
                 "write hotspot: the leading key column {} of table {} looks like a time or a \
                  sequence, so every new row lands at the same end of the key space (one hot \

@@ -29,7 +29,7 @@ use crate::output::Output;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 use crate::write::row_writer::RowWriter;
-use crate::write::rows::{assign_rowids, check_unset_columns, key_text};
+use crate::write::rows::{assign_rowids, check_unset_columns, fill_sequence_defaults, key_text};
 
 /// What decides that a proposed row conflicts: its primary key, or its values in one UNIQUE
 /// index (a position in the table's indexes).
@@ -119,6 +119,7 @@ pub(crate) async fn insert_or_update(
     let arbiter = arbiter(def, target)?;
     let assignments = assignments(def, update)?;
     assign_rowids(db, def, &mut rows).await?;
+    fill_sequence_defaults(db, def, targets, &mut rows).await?;
     check_unset_columns(def, targets, &rows)?;
     let mut writer = RowWriter::begin(db, def, txn).await?;
 

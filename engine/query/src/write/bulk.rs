@@ -55,6 +55,9 @@ pub(crate) async fn drop_unfinished_indexes(db: &DbState) -> Result<()> {
 /// Removes a table's definition, then its rows and index entries.
 pub(crate) async fn drop_table(db: &DbState, name: &str) -> Result<()> {
     let def = db.catalog.drop_table(name).await?;
+    // Its SERIAL and identity columns' sequences go with it.
+    db.catalog.drop_owned_sequences(def.id).await?;
+    db.sequences.forget_all();
     // The definition is gone, so rows and index entries are unreachable (ids are never
     // reused); deleting them afterwards in batches keeps any one batch small.
     let store = db.store.as_ref();

@@ -94,6 +94,9 @@ pub(crate) fn declared_default(def: &TableDef, column: &ColumnDef, expr: &Expr) 
         });
     }
     let sql = expr.to_string();
+    if nextval_argument(expr).is_some() {
+        return Ok(sql);
+    }
     let value = default_value(&sql)?;
     if !value.is_null() {
         assign(def, column, value)?;
@@ -112,7 +115,11 @@ fn default_value(sql: &str) -> Result<Datum> {
 
 /// A column's DEFAULT evaluated now and converted to its type; NULL for a column without one.
 pub(crate) fn default_now(def: &TableDef, column: &ColumnDef) -> Result<Datum> {
-    let Some(sql) = &column.default else {
+    let Some(sql) = column
+        .default
+        .as_ref()
+        .filter(|s| sequence_of_default(s).is_none())
+    else {
         return Ok(Datum::Null);
     };
     let value = default_value(sql)?;
@@ -120,6 +127,38 @@ pub(crate) fn default_now(def: &TableDef, column: &ColumnDef) -> Result<Datum> {
         return Ok(value);
     }
     assign(def, column, value)
+}
+
+/// The sequence a DEFAULT draws from, when it is `nextval('name')` (SERIAL and identity
+/// columns, or declared so).
+pub(crate) fn sequence_of_default(sql: &str) -> Option<String> {
+    let expr = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_expr())
+        .ok()?;
+    nextval_argument(&expr)
+}
+
+/// `name` of a call `nextval('name')`.
+pub(crate) fn nextval_argument(expr: &Expr) -> Option<String> {
+    let Expr::Function(function) = expr else {
+        return None;
+    };
+    if !function.name.to_string().eq_ignore_ascii_case("nextval") {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Expr::Value(value)))] => {
+            match &value.value {
+                ast::Value::SingleQuotedString(name) => Some(name.to_lowercase()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The row every write of new rows starts from: each column's DEFAULT, evaluated once for the
@@ -130,6 +169,10 @@ pub(crate) fn default_row(def: &TableDef) -> Result<Vec<Datum>> {
         let Some(sql) = &column.default else {
             continue;
         };
+        // A value per row, drawn when the rows are written (`fill_sequence_defaults`).
+        if sequence_of_default(sql).is_some() {
+            continue;
+        }
         let value = default_value(sql)?;
         // A NULL default is left for the NOT NULL check of the columns a write leaves unset.
         if !value.is_null() {

@@ -13,6 +13,7 @@ use crate::db::DbState;
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
 use crate::values::assign;
+use crate::write::constraints::sequence_of_default;
 use crate::write::row_writer::RowWriter;
 
 /// What to do when an inserted key already exists.
@@ -39,6 +40,7 @@ pub(crate) async fn write_rows(
 ) -> Result<Vec<Vec<Datum>>> {
     let hidden = def.rowid_column();
     assign_rowids(db, def, &mut rows).await?;
+    fill_sequence_defaults(db, def, targets, &mut rows).await?;
     // An UPSERT that updates an existing row is checked after merging instead.
     if mode != OnExisting::MergeColumns {
         check_unset_columns(def, targets, &rows)?;
@@ -158,6 +160,35 @@ pub(crate) async fn assign_rowids(
         let first = reserve_rowids(db, def, rows.len()).await?;
         for (offset, row) in rows.iter_mut().enumerate() {
             row[rowid_column] = Datum::Int(first + offset as i64);
+        }
+    }
+    Ok(())
+}
+
+/// Gives the columns a statement does not set whose DEFAULT draws from a sequence (SERIAL,
+/// identity) a fresh value per row.
+pub(crate) async fn fill_sequence_defaults(
+    db: &DbState,
+    def: &TableDef,
+    targets: &[usize],
+    rows: &mut [Vec<Datum>],
+) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    for (position, column) in def.columns.iter().enumerate() {
+        if targets.contains(&position) {
+            continue;
+        }
+        let Some(sequence) = column.default.as_deref().and_then(sequence_of_default) else {
+            continue;
+        };
+        let values = db
+            .sequences
+            .next_values(&db.catalog, &sequence, rows.len())
+            .await?;
+        for (row, value) in rows.iter_mut().zip(values) {
+            row[position] = assign(def, column, Datum::Int(value))?;
         }
     }
     Ok(())

@@ -20,6 +20,7 @@ mod paging;
 mod prepared;
 mod scale;
 mod schema_changes;
+mod sequences;
 mod transactions;
 mod ttl;
 mod versions;

@@ -27,7 +27,7 @@ use crate::values::full_row;
 use crate::write::WRITE_ATTEMPTS;
 use crate::write::constraints::default_row;
 use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
-use crate::write::rows::assign_rowids;
+use crate::write::rows::{assign_rowids, fill_sequence_defaults};
 
 /// Rows per load transaction: large enough that commits are a small part of the load and that
 /// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
@@ -124,6 +124,10 @@ impl LoadTarget {
                         last: last_line,
                     };
                     if let Err(error) = assign_rowids(db, &def, &mut rows).await {
+                        return Err(lines.failed(loaded, error));
+                    }
+                    if let Err(error) = fill_sequence_defaults(db, &def, &targets, &mut rows).await
+                    {
                         return Err(lines.failed(loaded, error));
                     }
                     let next = EncodingBatch::start(&def, &targets, rows, db.now_micros(), lines)?;
