@@ -271,8 +271,9 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
 /// (`currval`).
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
     let last_values = session.sequence_values.clone();
+    // Boxed: a statement's future is large, and callers' stacks are not.
     LAST_VALUES
-        .scope(last_values, run_statement(session, parsed))
+        .scope(last_values, Box::pin(run_statement(session, parsed)))
         .await
 }
 
