@@ -21,7 +21,7 @@ impl TableDef {
     /// [`ColumnDef::missing`]).
     pub fn add_column(&mut self, mut column: ColumnDef) -> Result<usize> {
         if self.column_index(&column.name).is_some() {
-            return Err(CatalogError::DuplicateColumn {
+            return Err(CatalogError::ColumnExists {
                 table: self.name.clone(),
                 column: column.name,
             });
@@ -104,7 +104,7 @@ impl TableDef {
                 column: old.to_string(),
             })?;
         if self.column_index(new).is_some() {
-            return Err(CatalogError::DuplicateColumn {
+            return Err(CatalogError::ColumnExists {
                 table: self.name.clone(),
                 column: new.to_string(),
             });
@@ -170,7 +170,7 @@ mod tests {
         ));
         assert!(matches!(
             def.rename_column("a", "b"),
-            Err(CatalogError::DuplicateColumn { .. })
+            Err(CatalogError::ColumnExists { .. })
         ));
     }
 }

@@ -26,6 +26,8 @@ pub enum CatalogError {
     IndexNotFound { index: String },
     #[error("column {column} is not a column of table {table}")]
     ColumnNotFound { table: String, column: String },
+    #[error("column {column} of table {table} already exists")]
+    ColumnExists { table: String, column: String },
     #[error("cannot drop column {column} of table {table}: it is part of the primary key")]
     DropKeyColumn { table: String, column: String },
     #[error(

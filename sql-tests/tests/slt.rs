@@ -100,8 +100,10 @@ macro_rules! suites {
 
 suites!(
     access_paths,
+    alter_table,
     checks,
     constraints,
+    create_table_as,
     ddl,
     decimal_keys,
     defaults,
@@ -113,6 +115,7 @@ suites!(
     key_design,
     native,
     nulls,
+    on_conflict,
     ordering,
     pushed_filters,
     queries,

@@ -68,7 +68,7 @@ pub enum Error {
     CheckViolatedByRows { table: String, constraint: String },
     #[error("column {column} of table {table} contains null values")]
     ColumnHasNulls { table: String, column: String },
-    #[error("constraint {constraint} of table {table} does not exist")]
+    #[error("constraint \"{constraint}\" for table \"{table}\" does not exist")]
     ConstraintNotFound { table: String, constraint: String },
     #[error("currval of sequence {sequence} is not yet defined in this session")]
     CurrvalUndefined { sequence: String },

@@ -150,10 +150,19 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
             }
         }
         (DataType::Decimal { scale, .. }, Datum::Int(v)) => {
-            Datum::Decimal(i128::from(v) * 10i128.pow(u32::from(scale.unsigned_abs())))
+            let unit = 10i128.checked_pow(u32::from(scale.unsigned_abs()));
+            match unit.and_then(|unit| i128::from(v).checked_mul(unit)) {
+                Some(scaled) => Datum::Decimal(scaled),
+                None => return Err(mismatch(&Datum::Int(v))),
+            }
         }
+        // Through the float's shortest decimal text (1.005 is "1.005"), so a value written as
+        // a decimal literal and read as a float rounds as the literal would.
         (DataType::Decimal { scale, .. }, Datum::Float(v)) => {
-            Datum::Decimal((v * 10f64.powi(i32::from(*scale))).round() as i128)
+            match decimal_from_text(&format!("{v}"), *scale) {
+                Some(exact) => Datum::Decimal(exact),
+                None => return Err(mismatch(&Datum::Float(v))),
+            }
         }
         (DataType::Text { .. }, d @ (Datum::Int(_) | Datum::Float(_) | Datum::Boolean(_))) => {
             Datum::Text(d.to_string())
@@ -172,6 +181,20 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         (DataType::Bytes { .. }, Datum::Text(s)) => Datum::Bytes(s.into_bytes()),
         (_, d) => return Err(mismatch(&d)),
     };
+    // DECIMAL(p, s) holds at most p digits: |value| < 10^p in units of the scale.
+    if let (DataType::Decimal { precision, scale }, Datum::Decimal(v)) =
+        (&column.data_type, &converted)
+        && 10i128
+            .checked_pow(u32::from(*precision))
+            .is_some_and(|limit| v.unsigned_abs() >= limit.unsigned_abs())
+    {
+        return Err(Error::OutOfRange {
+            table: table.name.clone(),
+            column: column.name.clone(),
+            expected: column.data_type.to_string(),
+            value: decimal_text(*v, *scale),
+        });
+    }
     let length = match (&column.data_type, &converted) {
         (DataType::Text { max_len: Some(max) }, Datum::Text(s)) => Some((*max, s.chars().count())),
         (DataType::Bytes { max_len: Some(max) }, Datum::Bytes(b)) => Some((*max, b.len())),
@@ -188,6 +211,50 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         });
     }
     Ok(converted)
+}
+
+/// A decimal number's text as a DECIMAL of `scale`, exactly: `-12.345` at scale 2 is -1235
+/// (rounded half away from zero, as PostgreSQL's numeric); None for anything else, or a value
+/// past 128 bits.
+pub fn decimal_from_text(text: &str, scale: i8) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = usize::try_from(scale).ok()?;
+    let mut value: i128 = 0;
+    for b in whole
+        .bytes()
+        .chain(fraction.bytes().chain(std::iter::repeat(b'0')).take(scale))
+    {
+        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+    }
+    if fraction.as_bytes().get(scale).is_some_and(|b| *b >= b'5') {
+        value = value.checked_add(1)?;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// A DECIMAL's units at `scale` as decimal text (`-1235` at scale 2 is `-12.35`).
+fn decimal_text(units: i128, scale: i8) -> String {
+    let digits = units.unsigned_abs().to_string();
+    let scale = usize::try_from(scale).unwrap_or(0);
+    let sign = if units < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - scale);
+    format!("{sign}{whole}.{fraction}")
 }
 
 /// A full-width row of `table` holding `values` in the `targets` columns (converted by

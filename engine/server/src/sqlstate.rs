@@ -100,7 +100,12 @@ fn catalog_code(error: &CatalogError) -> &'static str {
         CatalogError::IndexNotFound { .. } | CatalogError::RoleNotFound { .. } => "42704",
         CatalogError::RoleExists { .. } => "42710",
         CatalogError::ColumnNotFound { .. } | CatalogError::KeyColumnNotFound { .. } => "42703",
-        CatalogError::DuplicateColumn { .. } | CatalogError::DuplicateIndexColumn { .. } => "42701",
+        CatalogError::DuplicateColumn { .. }
+        | CatalogError::DuplicateIndexColumn { .. }
+        | CatalogError::ColumnExists { .. } => "42701",
+        CatalogError::SequenceExists { .. } => "42P07",
+        CatalogError::SequenceNotFound { .. } => "42P01",
+        CatalogError::DropKeyColumn { .. } | CatalogError::DropIndexedColumn { .. } => "2BP01",
         CatalogError::ReservedColumn { .. } => "42939",
         CatalogError::Corrupt { .. } => "XX001",
         CatalogError::Store(_) => "58000",

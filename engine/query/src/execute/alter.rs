@@ -13,7 +13,8 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, Expr, Ident,
-    RenameTableNameKind, SqlOption, TableConstraint, visit_expressions, visit_expressions_mut,
+    RenameTableNameKind, SqlOption, Statement, TableConstraint, visit_expressions,
+    visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -23,20 +24,25 @@ use rowdex_store::{Direction, KeyRange, Transaction};
 
 use crate::error::{Error, Result};
 use crate::execute::ddl::parse_type;
+use crate::execute::indexes::create_index;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
+use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::write::constraints::{
     CHECK_BATCH, Checks, declared_check, declared_default, default_now,
 };
 
-/// What the table's stored rows must be checked for before the change commits.
+/// What the table's stored rows must be checked for before the change commits, and what
+/// follows it.
 #[derive(Default)]
 struct RowChecks {
     /// Columns that became NOT NULL without a value for the rows already stored.
     not_null: Vec<String>,
     /// Whether CHECK constraints were added.
     checks: bool,
+    /// Columns added UNIQUE: each gets its unique index, built once the column exists.
+    unique: Vec<String>,
 }
 
 pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result<Output> {
@@ -52,13 +58,45 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     let mut def = stored.clone();
     let mut row_checks = RowChecks::default();
     for operation in &alter.operations {
-        apply(&mut def, operation, &mut row_checks)?;
+        apply(&mut def, operation, &mut row_checks).map_err(|error| match error {
+            Error::Catalog(CatalogError::ColumnNotFound { table, column }) => {
+                Error::ColumnNotFound { table, column }
+            }
+            other => other,
+        })?;
     }
     check_stored_rows(session, tx.as_ref(), &def, &row_checks).await?;
     let warnings = renamed_view_warnings(session, &stored, &def);
-    catalog.commit_alter(tx, &name, def).await?;
+    let def = catalog.commit_alter(tx, &name, def).await?;
+    for column in &row_checks.unique {
+        if let Err(error) = unique_index(session, &def.name, column).await {
+            // The column goes again: the statement leaves the table as it was.
+            let (tx, mut undone) = catalog.begin_alter(&def.name).await?;
+            undone.drop_column(column, |_| false)?;
+            catalog.commit_alter(tx, &def.name, undone).await?;
+            return Err(error);
+        }
+    }
     session.set_warnings(warnings);
     Ok(Output::Done)
+}
+
+/// Builds the unique index of a column added UNIQUE, named `<table>_<column>_key`.
+async fn unique_index(session: &Session, table: &str, column: &str) -> Result<Output> {
+    let quoted = |name: &str| Ident::with_quote('"', name).to_string();
+    let sql = format!(
+        "CREATE UNIQUE INDEX {} ON {} ({})",
+        quoted(&format!("{table}_{column}_key")),
+        quoted(table),
+        quoted(column)
+    );
+    match split_statements(&sql)?.into_iter().next() {
+        Some(ParsedStatement::Sql { statement, .. }) => match statement.as_ref() {
+            Statement::CreateIndex(create) => create_index(session, create).await,
+            _ => Err(Error::Unsupported { what: sql }),
+        },
+        _ => Err(Error::Unsupported { what: sql }),
+    }
 }
 
 /// Applies one operation to the definition.
@@ -169,11 +207,10 @@ fn add_column(
                 let name = check.name.as_ref().or(option.name.as_ref()).map(ident_name);
                 checks.push((name, check.expr.as_ref()));
             }
+            ColumnOption::Unique(_) => row_checks.unique.push(name.clone()),
             other => {
                 return Err(Error::Unsupported {
-                    what: format!(
-                        "the column option {other} in ADD COLUMN (add the column, then CREATE UNIQUE INDEX)"
-                    ),
+                    what: format!("the column option {other} in ADD COLUMN"),
                 });
             }
         }

@@ -7,7 +7,9 @@
 //! again, so the statement leaves either the whole table or nothing.
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
-use datafusion::sql::sqlparser::ast::{CreateTable, Expr, Statement, TableConstraint};
+use datafusion::sql::sqlparser::ast::{
+    CreateTable, Expr, Query, SelectItem, SetExpr, Statement, TableConstraint, TableFactor,
+};
 use rowdex_catalog::{CatalogError, ColumnDef, DataType, TableDef};
 use rowdex_codec::Datum;
 
@@ -51,11 +53,15 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
             what: format!("CREATE TABLE ... AS {query}"),
         });
     };
+    let declared = source_column_types(session, query, schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
-    for field in schema.fields() {
-        let data_type = column_type(field.data_type()).ok_or_else(|| Error::Unsupported {
-            what: format!("a column of type {} ({})", field.data_type(), field.name()),
-        })?;
+    for (i, field) in schema.fields().iter().enumerate() {
+        let data_type = match declared.get(i).copied().flatten() {
+            Some(declared) => declared,
+            None => column_type(field.data_type()).ok_or_else(|| Error::Unsupported {
+                what: format!("a column of type {} ({})", field.data_type(), field.name()),
+            })?,
+        };
         columns.push(ColumnDef::nullable(field.name(), data_type));
     }
     let options = table_options(&create.table_options)?;
@@ -91,6 +97,58 @@ fn declared_key(create: &CreateTable) -> Result<Vec<(String, bool)>> {
         }
     }
     Ok(key)
+}
+
+/// The declared types behind a query's outputs where they are plain columns of the one table it
+/// reads (`SELECT *`, `SELECT a, b AS c`), so that a copy keeps `VARCHAR(3)` and `DECIMAL(5, 1)`
+/// as declared; None for any other output (typed from its Arrow type).
+fn source_column_types(session: &Session, query: &Query, outputs: usize) -> Vec<Option<DataType>> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return Vec::new();
+    };
+    let [from] = select.from.as_slice() else {
+        return Vec::new();
+    };
+    let TableFactor::Table { name, .. } = &from.relation else {
+        return Vec::new();
+    };
+    let Some(table) = from
+        .joins
+        .is_empty()
+        .then(|| object_name(name).ok())
+        .flatten()
+        .and_then(|name| session.db.catalog.table(&name))
+    else {
+        return Vec::new();
+    };
+    let column = |expr: &Expr| {
+        let name = match expr {
+            Expr::Identifier(ident) => ident_name(ident),
+            Expr::CompoundIdentifier(parts) => ident_name(parts.last()?),
+            _ => return None,
+        };
+        let position = table.column_index(&name)?;
+        Some(table.columns[position].data_type)
+    };
+    if let [SelectItem::Wildcard(_)] = select.projection.as_slice() {
+        return table
+            .visible_columns()
+            .map(|(_, c)| Some(c.data_type))
+            .collect();
+    }
+    let types: Vec<Option<DataType>> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => column(expr),
+            _ => None,
+        })
+        .collect();
+    if types.len() == outputs {
+        types
+    } else {
+        Vec::new()
+    }
 }
 
 /// The column type that holds a query's values of Arrow type `arrow`.

@@ -15,17 +15,17 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    self, Assignment, AssignmentTarget, ConflictTarget, Delete, DoUpdate, FromTable, Insert,
+    self, Assignment, AssignmentTarget, ConflictTarget, Delete, FromTable, Insert,
     OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement, TableObject,
     TableWithJoins, Update,
 };
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
 use crate::error::{Error, Result};
-use crate::execute::on_conflict::insert_or_update;
+use crate::execute::on_conflict::{Action, insert_or_update};
 use crate::execute::query::run_explain;
 use crate::execute::returning::returning;
 use crate::execute::sequences::{bind_sequence_calls, calls_sequences};
@@ -37,7 +37,7 @@ use crate::sql::literals::literal_rows;
 use crate::sql::names::{ident_name, object_name, statement_kind, target_columns, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite::unique_output_names;
-use crate::values::{assign, datum_from_array, full_row};
+use crate::values::{assign, datum_from_array, decimal_from_text, full_row};
 use crate::write::constraints::{default_expression, default_row};
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{OnExisting, key_text, write_rows};
@@ -84,7 +84,10 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     // the query read, between the read and the write, then conflicts (and the statement is
     // retried) instead of being overwritten by rows computed from the older state.
     let (values, statement_txn) = match literal_rows(source) {
-        Some(rows) => (rows, None),
+        Some(mut rows) => {
+            exact_decimal_literals(&def, &targets, source, &mut rows);
+            (rows, None)
+        }
         None => {
             let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
             let source = Statement::Query(Box::new(source.clone()));
@@ -110,7 +113,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         targets: &targets,
         rows,
         mode,
-        do_update: do_update(insert),
+        on_conflict: on_conflict(insert),
     };
     let written = match statement_txn {
         Some(statement_txn) => {
@@ -130,7 +133,8 @@ struct Proposed<'a> {
     targets: &'a [usize],
     rows: Vec<Vec<Datum>>,
     mode: OnExisting,
-    do_update: Option<(Option<&'a ConflictTarget>, &'a DoUpdate)>,
+    /// ON CONFLICT with a conflict target (and DO UPDATE, which needs one).
+    on_conflict: Option<(Option<&'a ConflictTarget>, Action<'a>)>,
 }
 
 impl Proposed<'_> {
@@ -141,24 +145,26 @@ impl Proposed<'_> {
         txn: Option<&Arc<SessionTxn>>,
     ) -> Result<Vec<Vec<Datum>>> {
         let db = &session.db;
-        match self.do_update {
-            Some((target, update)) => {
+        match self.on_conflict {
+            Some((target, action)) => {
                 let (def, alias, targets) = (self.def, self.alias, self.targets);
-                insert_or_update(db, txn, def, alias, targets, self.rows, target, update).await
+                insert_or_update(db, txn, def, alias, targets, self.rows, target, action).await
             }
             None => write_rows(db, txn, self.def, self.targets, self.rows, self.mode).await,
         }
     }
 }
 
-/// The conflict target and action of `ON CONFLICT ... DO UPDATE`, if the INSERT has one.
-fn do_update(insert: &Insert) -> Option<(Option<&ConflictTarget>, &DoUpdate)> {
-    match &insert.on {
-        Some(OnInsert::OnConflict(conflict)) => match &conflict.action {
-            OnConflictAction::DoUpdate(update) => Some((conflict.conflict_target.as_ref(), update)),
-            OnConflictAction::DoNothing => None,
-        },
-        _ => None,
+/// The conflict target and action of `ON CONFLICT (target) DO NOTHING | DO UPDATE`, if the
+/// INSERT has one (DO NOTHING without a target skips a clash with any key).
+fn on_conflict(insert: &Insert) -> Option<(Option<&ConflictTarget>, Action<'_>)> {
+    let Some(OnInsert::OnConflict(conflict)) = &insert.on else {
+        return None;
+    };
+    let target = conflict.conflict_target.as_ref();
+    match &conflict.action {
+        OnConflictAction::DoUpdate(update) => Some((target, Action::Update(update))),
+        OnConflictAction::DoNothing => target.map(|target| (Some(target), Action::Nothing)),
     }
 }
 
@@ -185,6 +191,47 @@ fn table_alias(def: &TableDef, table: &TableWithJoins) -> String {
             alias: Some(alias), ..
         } => ident_name(&alias.name),
         _ => def.name.clone(),
+    }
+}
+
+/// Number literals bound for DECIMAL columns, read from their text exactly (`1.005` into
+/// DECIMAL(10, 2) is 1.01, and a 27-digit integer keeps every digit) rather than through the
+/// float or integer the SQLite rule reads them as.
+fn exact_decimal_literals(
+    def: &TableDef,
+    targets: &[usize],
+    source: &ast::Query,
+    rows: &mut [Vec<Datum>],
+) {
+    let ast::SetExpr::Values(values) = source.body.as_ref() else {
+        return;
+    };
+    for (row, literals) in rows.iter_mut().zip(&values.rows) {
+        for ((value, literal), column) in row.iter_mut().zip(literals.iter()).zip(targets) {
+            let DataType::Decimal { scale, .. } = def.columns[*column].data_type else {
+                continue;
+            };
+            let text = match literal {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(text, _) => text.clone(),
+                    _ => continue,
+                },
+                ast::Expr::UnaryOp {
+                    op: ast::UnaryOperator::Minus,
+                    expr,
+                } => match expr.as_ref() {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(text, _) => format!("-{text}"),
+                        _ => continue,
+                    },
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if let Some(exact) = decimal_from_text(&text, scale) {
+                *value = Datum::Decimal(exact);
+            }
+        }
     }
 }
 

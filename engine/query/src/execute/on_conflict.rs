@@ -8,7 +8,7 @@
 //! query over an in-memory batch of (stored row, proposed row) pairs, so a statement of many
 //! rows costs one evaluation.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -28,6 +28,7 @@ use crate::execute::returning::select_over;
 use crate::output::Output;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
+use crate::write::constraints::Checks;
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{assign_rowids, check_unset_columns, fill_sequence_defaults, key_text};
 
@@ -91,7 +92,10 @@ fn arbiter(def: &TableDef, target: Option<&ConflictTarget>) -> Result<Arbiter> {
             def.ready_indexes()
                 .find(|(_, index)| index.unique && index.name == name)
                 .map(|(position, _)| Arbiter::Unique(position))
-                .ok_or_else(unmatched)
+                .ok_or_else(|| Error::ConstraintNotFound {
+                    table: def.name.clone(),
+                    constraint: name,
+                })
         }
     }
 }
@@ -100,11 +104,22 @@ fn arbiter(def: &TableDef, target: Option<&ConflictTarget>) -> Result<Arbiter> {
 enum Fate {
     Insert(Vec<Datum>),
     /// The stored row it conflicts with, and the proposed row.
-    Update(Vec<Datum>, Vec<Datum>),
+    Conflict(Vec<Datum>, Vec<Datum>),
+    /// A row whose arbiter values an earlier row of the statement proposed (the position of
+    /// that row's fate); the stored row it conflicts with, if any, and the proposed row.
+    Again(usize, Option<Vec<Datum>>, Vec<Datum>),
 }
 
-/// Writes `rows` (full rows of `def`, `targets` set by the statement) with ON CONFLICT DO
-/// UPDATE, in one transaction; returns the rows inserted or updated, as written, in order.
+/// What a conflicting row does: nothing, or DO UPDATE.
+#[derive(Clone, Copy)]
+pub(crate) enum Action<'a> {
+    Nothing,
+    Update(&'a DoUpdate),
+}
+
+/// Writes `rows` (full rows of `def`, `targets` set by the statement) with ON CONFLICT on the
+/// arbiter `target` names, in one transaction; returns the rows inserted or updated, as
+/// written, in order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn insert_or_update(
     db: &DbState,
@@ -114,18 +129,27 @@ pub(crate) async fn insert_or_update(
     targets: &[usize],
     mut rows: Vec<Vec<Datum>>,
     target: Option<&ConflictTarget>,
-    update: &DoUpdate,
+    action: Action<'_>,
 ) -> Result<Vec<Vec<Datum>>> {
     let arbiter = arbiter(def, target)?;
-    let assignments = assignments(def, update)?;
+    let assignments = match action {
+        Action::Update(update) => assignments(def, update)?,
+        Action::Nothing => Vec::new(),
+    };
     assign_rowids(db, def, &mut rows).await?;
     fill_sequence_defaults(db, def, targets, &mut rows).await?;
+    // The proposed rows must be valid rows before any conflict is looked for, as in
+    // PostgreSQL: a row that breaks a CHECK or NOT NULL fails the statement even if it would
+    // have been skipped.
     check_unset_columns(def, targets, &rows)?;
+    if let Some(checks) = Checks::compile(def)? {
+        checks.check(def, &rows)?;
+    }
     let mut writer = RowWriter::begin(db, def, txn).await?;
 
-    // Each proposed row against the rows stored before the statement; the arbiter values it
-    // claims, so that a second row proposing them is caught.
-    let mut claimed: HashSet<Vec<u8>> = HashSet::with_capacity(rows.len());
+    // Each proposed row against the rows stored before the statement; a row whose arbiter
+    // values an earlier row claimed is decided once the earlier one is.
+    let mut claimed: HashMap<Vec<u8>, usize> = HashMap::with_capacity(rows.len());
     let mut fates = Vec::with_capacity(rows.len());
     for row in rows {
         let (claim, holder) = match arbiter {
@@ -147,38 +171,50 @@ pub(crate) async fn insert_or_update(
                 )
             }
         };
-        if let Some(claim) = claim
-            && !claimed.insert(claim)
-        {
-            return Err(Error::ConflictTwice {
-                table: def.name.clone(),
-            });
-        }
-        match holder {
-            Some(stored) if writer.is_live(&stored) => fates.push(Fate::Update(stored, row)),
+        let holder = match holder {
+            Some(stored) if writer.is_live(&stored) => Some(stored),
             Some(expired) => {
                 writer.stage(Some(&expired), None);
-                fates.push(Fate::Insert(row));
+                None
             }
-            None => fates.push(Fate::Insert(row)),
-        }
+            None => None,
+        };
+        let earlier = claim.and_then(|claim| match claimed.get(&claim) {
+            Some(&earlier) => Some(earlier),
+            None => {
+                claimed.insert(claim, fates.len());
+                None
+            }
+        });
+        fates.push(match (earlier, holder) {
+            (Some(earlier), holder) => Fate::Again(earlier, holder, row),
+            (None, Some(stored)) => Fate::Conflict(stored, row),
+            (None, None) => Fate::Insert(row),
+        });
     }
     writer.apply().await?;
 
+    // The DO UPDATE of every row that met a stored row, evaluated together.
     let pairs: Vec<(&Vec<Datum>, &Vec<Datum>)> = fates
         .iter()
         .filter_map(|fate| match fate {
-            Fate::Update(stored, proposed) => Some((stored, proposed)),
-            Fate::Insert(_) => None,
+            Fate::Conflict(stored, proposed) | Fate::Again(_, Some(stored), proposed) => {
+                Some((stored, proposed))
+            }
+            _ => None,
         })
         .collect();
-    let mut updated = evaluate(def, alias, &assignments, update, &pairs)
-        .await?
-        .into_iter();
+    let mut updated = match action {
+        Action::Update(update) => evaluate(def, alias, &assignments, update, &pairs).await?,
+        Action::Nothing => vec![None; pairs.len()],
+    }
+    .into_iter();
 
+    // Whether each row's fate wrote a row (an insert, or an update its WHERE let through).
+    let mut wrote = Vec::with_capacity(fates.len());
     let mut written = Vec::with_capacity(fates.len());
     for fate in fates {
-        match fate {
+        let (stored, new_row) = match fate {
             Fate::Insert(row) => {
                 match writer.stored_row(&def.row_key_of(&row)).await? {
                     Some(other) if writer.is_live(&other) => {
@@ -191,27 +227,54 @@ pub(crate) async fn insert_or_update(
                     Some(expired) => writer.stage(Some(&expired), None),
                     None => {}
                 }
-                writer.stage(None, Some(&row));
-                written.push(row);
+                (None, Some(row))
             }
-            Fate::Update(stored, _) => {
-                // None: the DO UPDATE's WHERE left the row as it was.
-                let Some(new_row) = updated.next().flatten() else {
-                    continue;
+            Fate::Conflict(stored, _) => {
+                let update = updated.next().flatten();
+                (Some(stored), update)
+            }
+            Fate::Again(earlier, stored, _) => {
+                let update = if stored.is_some() {
+                    updated.next().flatten()
+                } else {
+                    None
                 };
-                let old_key = def.row_key_of(&stored);
-                let new_key = def.row_key_of(&new_row);
-                if new_key != old_key && writer.stored_row(&new_key).await?.is_some() {
-                    return Err(Error::DuplicateKey {
-                        table: def.name.clone(),
-                        key: key_text(def, &new_row),
-                    });
+                // It meets the row the earlier proposal wrote: DO NOTHING skips it, DO UPDATE
+                // may not write one row twice (PostgreSQL's rule).
+                if wrote.get(earlier).copied().unwrap_or(false) {
+                    match action {
+                        Action::Nothing => {
+                            wrote.push(false);
+                            continue;
+                        }
+                        Action::Update(_) => {
+                            return Err(Error::ConflictTwice {
+                                table: def.name.clone(),
+                            });
+                        }
+                    }
                 }
-                writer.stage(Some(&stored), Some(&new_row));
-                written.push(new_row);
+                (stored, update)
+            }
+        };
+        let Some(new_row) = new_row else {
+            // Skipped: DO NOTHING, or the DO UPDATE's WHERE was not true.
+            wrote.push(false);
+            continue;
+        };
+        if let Some(stored) = &stored {
+            let new_key = def.row_key_of(&new_row);
+            if new_key != def.row_key_of(stored) && writer.stored_row(&new_key).await?.is_some() {
+                return Err(Error::DuplicateKey {
+                    table: def.name.clone(),
+                    key: key_text(def, &new_row),
+                });
             }
         }
+        writer.stage(stored.as_deref(), Some(&new_row));
         writer.apply().await?;
+        wrote.push(true);
+        written.push(new_row);
     }
     writer.commit().await?;
     Ok(written)

@@ -23,7 +23,7 @@ use crate::copy_data::records::{ReadError, Record, RecordReader};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::sql::names::{object_name, target_columns};
-use crate::values::full_row;
+use crate::values::{decimal_from_text, full_row};
 use crate::write::WRITE_ATTEMPTS;
 use crate::write::constraints::default_row;
 use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
@@ -397,42 +397,13 @@ fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum>
             _ => return Err(mismatch()),
         },
         DataType::Decimal { scale, .. } => {
-            Datum::Decimal(parse_decimal(trimmed, scale).ok_or_else(mismatch)?)
+            Datum::Decimal(decimal_from_text(trimmed, scale).ok_or_else(mismatch)?)
         }
         DataType::Text { .. } | DataType::Date | DataType::Timestamp => {
             Datum::Text(field.to_string())
         }
         DataType::Bytes { .. } => Datum::Bytes(parse_bytea(field).ok_or_else(mismatch)?),
     })
-}
-
-/// `-12.345` at scale 2 is -1235 (rounded half away from zero); None for anything else.
-fn parse_decimal(text: &str, scale: i8) -> Option<i128> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    if whole.is_empty() && fraction.is_empty()
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let scale = usize::try_from(scale).ok()?;
-    let mut value: i128 = 0;
-    for b in whole
-        .bytes()
-        .chain(fraction.bytes().chain(std::iter::repeat(b'0')).take(scale))
-    {
-        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
-    }
-    if fraction.as_bytes().get(scale).is_some_and(|b| *b >= b'5') {
-        value = value.checked_add(1)?;
-    }
-    Some(if negative { -value } else { value })
 }
 
 /// Counts the bytes the CSV reader has consumed, for the progress bar.
