@@ -87,6 +87,8 @@ pub struct Summary {
     /// Generated writes SQLite rejected (a taken key or unique value), which rowdex then had
     /// to reject too.
     pub rejected_writes: usize,
+    /// Generated writes with RETURNING that SQLite ran, whose rows rowdex had to return too.
+    pub returning_writes: usize,
     /// Generated statements SQLite rejected (generator bugs), with its message.
     pub rejected: Vec<String>,
     /// How often EXPLAIN showed each access path for the generated queries (indexed, memory).
@@ -97,9 +99,10 @@ pub struct Summary {
 impl Summary {
     pub fn report(&self) -> String {
         let mut lines = vec![format!(
-            "{} scenarios ({} writes rejected alike), {} queries, {} comparisons with SQLite, {} mismatches, {} distinct findings, {} generator errors, {:.1}s",
+            "{} scenarios ({} writes rejected alike, {} RETURNING answers compared), {} queries, {} comparisons with SQLite, {} mismatches, {} distinct findings, {} generator errors, {:.1}s",
             self.scenarios,
             self.rejected_writes,
+            self.returning_writes,
             self.queries,
             self.comparisons,
             self.mismatches,
@@ -178,10 +181,21 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
         };
         let mut engines = Vec::with_capacity(options.configs.len());
         for &config in &options.configs {
-            engines.push(Rowdex::open(config, &scenario, &sqlite.rejected).await?);
+            engines.push(Rowdex::open(config, &scenario, &sqlite.writes).await?);
         }
         summary.scenarios += 1;
-        summary.rejected_writes += sqlite.rejected.len();
+        summary.rejected_writes += sqlite.writes.rejected.len();
+        summary.returning_writes += sqlite
+            .writes
+            .returned
+            .keys()
+            .filter(|statement| {
+                scenario
+                    .writes
+                    .get(statement.0)
+                    .is_some_and(|w| w.returning().is_some())
+            })
+            .count();
         let explainer = engines
             .iter()
             .position(|e| e.config.indexed && e.config.backend == Backend::Memory);
@@ -340,10 +354,10 @@ async fn shrink_and_write(
             _ => passing.push(config),
         }
     }
-    let rejected = Sqlite::open(&shrunk.case.scenario)
-        .map(|s| s.rejected)
+    let writes = Sqlite::open(&shrunk.case.scenario)
+        .map(|s| s.writes)
         .unwrap_or_default();
-    let plan = Rowdex::open(shrunk.case.config, &shrunk.case.scenario, &rejected)
+    let plan = Rowdex::open(shrunk.case.config, &shrunk.case.scenario, &writes)
         .await?
         .explain(&shrunk.case.query.sql())
         .await;
@@ -352,7 +366,7 @@ async fn shrink_and_write(
         failing: &failing,
         passing: &passing,
         plan: &plan,
-        rejected: &rejected,
+        writes: &writes,
     };
     let text = slt::render(&shrunk.case, &shrunk.expected, &shrunk.failure, &notes);
     let symptom = shrunk.failure.symptom(&shrunk.expected);

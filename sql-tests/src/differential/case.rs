@@ -20,7 +20,8 @@ pub struct Case {
 pub enum Failure {
     /// Other rows (or the same in another order, where the order is defined).
     Mismatch { got: Vec<Vec<Value>> },
-    /// rowdex failed a query (or a setup statement) that SQLite ran.
+    /// rowdex failed a query that SQLite ran, or a setup statement went otherwise than on
+    /// SQLite (an error, a write SQLite rejected and rowdex ran, other RETURNING rows).
     Error { message: String },
 }
 
@@ -86,7 +87,8 @@ pub fn error_pattern(message: &str) -> String {
     words.join(" ").chars().take(80).collect()
 }
 
-fn first_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> String {
+/// The first row one answer has and the other lacks, each way, for a one-line report.
+pub fn first_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> String {
     let show = |row: Option<&Vec<Value>>| match row {
         Some(row) => row.iter().map(Value::sql).collect::<Vec<_>>().join(", "),
         None => "nothing".to_string(),
@@ -207,7 +209,7 @@ impl Case {
         let Ok(expected) = sqlite.query(&mode.reference(&self.query).sql()) else {
             return Ok(Verdict::Invalid);
         };
-        let rowdex = Rowdex::open(self.config, &self.scenario, &sqlite.rejected).await?;
+        let rowdex = Rowdex::open(self.config, &self.scenario, &sqlite.writes).await?;
         let answer = rowdex.query(&self.query.sql()).await;
         Ok(match judge(&expected, answer, mode) {
             None => Verdict::Pass,

@@ -1,6 +1,8 @@
 //! Random rows and later writes: the values each column draws from (NULLs, duplicates,
-//! extremes, unicode, empty strings), unique primary keys, and the INSERT, UPDATE, DELETE and
-//! INSERT OR REPLACE / IGNORE statements that load and change the tables.
+//! extremes, unicode, empty strings), unique primary keys, column DEFAULTs, and the INSERT
+//! (naming every column or leaving some to their DEFAULT), UPDATE, DELETE, INSERT OR REPLACE /
+//! IGNORE and `ON CONFLICT DO UPDATE` statements that load and change the tables, with or
+//! without RETURNING.
 //!
 //! Values both engines would store differently are never generated (each is a restriction
 //! against SQLite's semantics, not a rowdex bug):
@@ -16,10 +18,10 @@
 
 use std::collections::HashSet;
 
-use super::query::Expr;
+use super::query::{Expr, kind_of};
 use super::rng::Rng;
 use super::schema::{ColType, Column, Domain, Table};
-use super::value::Value;
+use super::value::{OutKind, Value};
 
 /// Integers every integer column draws from most of the time: small, with duplicates.
 const SMALL_INTS: [i64; 13] = [-100, -3, -2, -1, 0, 1, 2, 3, 5, 7, 10, 42, 100];
@@ -290,19 +292,47 @@ pub fn key_text(table: &Table, row: &[Value]) -> String {
 
 /// INSERT statements for `rows`: a few dozen rows each, or all in one for a huge table.
 pub fn insert_sql(table: &Table, rows: &[Vec<Value>], verb: &str) -> Vec<String> {
-    let columns: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+    insert_statements(table, rows, &[], verb, "")
+}
+
+/// INSERT statements naming every column of `table` but `omitted` (which take their
+/// DEFAULT), each ending in `tail` (an ON CONFLICT or RETURNING clause, or nothing). `rows`
+/// are whole rows: their values for the omitted columns are not written.
+fn insert_statements(
+    table: &Table,
+    rows: &[Vec<Value>],
+    omitted: &[String],
+    verb: &str,
+    tail: &str,
+) -> Vec<String> {
+    let named: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !omitted.contains(&c.name))
+        .map(|(i, _)| i)
+        .collect();
+    let columns: Vec<&str> = named
+        .iter()
+        .filter_map(|&i| table.columns.get(i))
+        .map(|c| c.name.as_str())
+        .collect();
     let chunk = if rows.len() > HUGE { rows.len() } else { 40 };
     rows.chunks(chunk)
         .map(|chunk| {
             let tuples: Vec<String> = chunk
                 .iter()
                 .map(|row| {
-                    let values: Vec<String> = row.iter().map(Value::sql).collect();
+                    let values: Vec<String> = named
+                        .iter()
+                        .filter_map(|&i| row.get(i))
+                        .map(Value::sql)
+                        .collect();
                     format!("({})", values.join(", "))
                 })
                 .collect();
             format!(
-                "{verb} INTO {} ({}) VALUES {}",
+                "{verb} INTO {} ({}) VALUES {}{tail}",
                 table.name,
                 columns.join(", "),
                 tuples.join(", ")
@@ -311,12 +341,14 @@ pub fn insert_sql(table: &Table, rows: &[Vec<Value>], verb: &str) -> Vec<String>
         .collect()
 }
 
-/// A write after the initial load, run on every engine alike.
+/// A write after the initial load, run on every engine alike. Any of them may end in
+/// RETURNING, whose rows are compared with SQLite's (see `engines`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
     Delete {
         table: String,
         filter: Expr,
+        returning: Option<Returning>,
     },
     /// Sets columns to literals, key columns too: moving rows onto a taken key (or two rows
     /// onto one) fails the statement in both engines. SQLite checks each row as it goes and
@@ -327,17 +359,24 @@ pub enum Write {
         table: String,
         sets: Vec<(String, Value)>,
         filter: Expr,
+        returning: Option<Returning>,
     },
-    /// Rows of which some have keys already taken, sometimes one key twice in the statement.
+    /// Rows of which some have keys already taken, sometimes one key twice in the statement
+    /// (never in an upsert: see `InsertMode::Update`).
     Insert {
         table: String,
         mode: InsertMode,
+        /// Whole rows, in the table's column order.
         rows: Vec<Vec<Value>>,
+        /// Columns the INSERT leaves out, which take their DEFAULT (NULL without one): the
+        /// rows' values for them are not written.
+        omitted: Vec<String>,
+        returning: Option<Returning>,
     },
 }
 
 /// What an INSERT does with a key that is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InsertMode {
     /// Fails the statement, which writes nothing.
     Plain,
@@ -345,14 +384,157 @@ pub enum InsertMode {
     Replace,
     /// `INSERT OR IGNORE`: the row is skipped.
     Ignore,
+    /// `ON CONFLICT (<primary key>) DO UPDATE`: the stored row is updated. Its rows never
+    /// propose one key twice: rowdex refuses that, as PostgreSQL does, where SQLite would
+    /// apply both.
+    Update(DoUpdate),
 }
 
 impl InsertMode {
-    fn verb(self) -> &'static str {
+    fn verb(&self) -> &'static str {
         match self {
-            InsertMode::Plain => "INSERT",
+            InsertMode::Plain | InsertMode::Update(_) => "INSERT",
             InsertMode::Replace => "INSERT OR REPLACE",
             InsertMode::Ignore => "INSERT OR IGNORE",
+        }
+    }
+}
+
+/// The `ON CONFLICT (<primary key>) DO UPDATE` of an upsert. It sets neither key columns nor
+/// UNIQUE ones, so an updated row never clashes with another (a clash SQLite would find row
+/// by row and rowdex at the end of the statement).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoUpdate {
+    /// `c = excluded.c`: the columns that take the proposed value.
+    pub take: Vec<String>,
+    /// `d = <table>.d + 1`: a column counted up from its stored value, always a number of
+    /// `Domain::Small` (no overflow, and an exact sum in both engines).
+    pub bump: Option<String>,
+    /// `WHERE <table>.c IS NOT NULL`, or `excluded.c`.
+    pub guard: Option<SetGuard>,
+}
+
+/// The condition of a DO UPDATE: a column of the stored (or the proposed) row is not NULL. A
+/// conflicting row it does not hold for is left as it is, and not returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetGuard {
+    pub column: String,
+    /// Whether it tests the proposed row (`excluded.c`) rather than the stored one.
+    pub proposed: bool,
+}
+
+impl DoUpdate {
+    /// The clause after the VALUES list: ` ON CONFLICT (key) DO UPDATE SET ... [WHERE ...]`.
+    fn sql(&self, table: &Table) -> String {
+        let key: Vec<&str> = table.key.iter().map(|k| k.column.as_str()).collect();
+        let mut sets: Vec<String> = self
+            .take
+            .iter()
+            .map(|c| format!("{c} = excluded.{c}"))
+            .collect();
+        if let Some(c) = &self.bump {
+            sets.push(format!("{c} = {}.{c} + 1", table.name));
+        }
+        let guard = self
+            .guard
+            .as_ref()
+            .map(|g| {
+                let row = if g.proposed {
+                    "excluded"
+                } else {
+                    table.name.as_str()
+                };
+                format!(" WHERE {row}.{} IS NOT NULL", g.column)
+            })
+            .unwrap_or_default();
+        format!(
+            " ON CONFLICT ({}) DO UPDATE SET {}{guard}",
+            key.join(", "),
+            sets.join(", ")
+        )
+    }
+
+    /// Whether it names `column` (in its SET list or its condition).
+    fn mentions(&self, column: &str) -> bool {
+        self.take.iter().any(|c| c == column)
+            || self.bump.as_deref() == Some(column)
+            || self.guard.as_ref().is_some_and(|g| g.column == column)
+    }
+}
+
+/// A RETURNING clause: `*`, or items over the written table's columns. Its rows are compared
+/// with SQLite's as a multiset: neither engine defines their order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Returning {
+    Star,
+    Items(Vec<ReturnItem>),
+}
+
+/// One item of a RETURNING list: a column, or an expression over one that both engines
+/// evaluate alike (no arithmetic: see `generate`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReturnItem {
+    Column(String),
+    /// `c IS [NOT] NULL`.
+    IsNull { column: String, negated: bool },
+    /// `coalesce(c, fallback)`, the fallback a value of the column's type.
+    Coalesce { column: String, fallback: Value },
+}
+
+impl ReturnItem {
+    /// The column it reads.
+    pub fn column(&self) -> &str {
+        match self {
+            ReturnItem::Column(column)
+            | ReturnItem::IsNull { column, .. }
+            | ReturnItem::Coalesce { column, .. } => column,
+        }
+    }
+
+    fn sql(&self) -> String {
+        match self {
+            ReturnItem::Column(column) => column.clone(),
+            ReturnItem::IsNull { column, negated } => {
+                format!("{column} IS {}NULL", if *negated { "NOT " } else { "" })
+            }
+            ReturnItem::Coalesce { column, fallback } => {
+                format!("coalesce({column}, {})", fallback.sql())
+            }
+        }
+    }
+
+    /// The kind of its value, its column being of type `ty`.
+    fn kind(&self, ty: ColType) -> OutKind {
+        match self {
+            ReturnItem::IsNull { .. } => OutKind::Bool,
+            ReturnItem::Column(_) | ReturnItem::Coalesce { .. } => kind_of(ty),
+        }
+    }
+}
+
+impl Returning {
+    /// The clause, with its leading space.
+    fn sql(&self) -> String {
+        match self {
+            Returning::Star => " RETURNING *".to_string(),
+            Returning::Items(items) => {
+                let items: Vec<String> = items.iter().map(ReturnItem::sql).collect();
+                format!(" RETURNING {}", items.join(", "))
+            }
+        }
+    }
+
+    /// The kinds of the returned columns, for a `.slt` file.
+    pub fn kinds(&self, table: &Table) -> Vec<OutKind> {
+        match self {
+            Returning::Star => table.columns.iter().map(|c| kind_of(c.ty)).collect(),
+            Returning::Items(items) => items
+                .iter()
+                .map(|item| {
+                    let ty = table.column(item.column()).map_or(ColType::Text, |c| c.ty);
+                    item.kind(ty)
+                })
+                .collect(),
         }
     }
 }
@@ -366,37 +548,85 @@ impl Write {
         }
     }
 
-    pub fn sql(&self, tables: &[Table]) -> Vec<String> {
+    /// The RETURNING clause, if the write has one.
+    pub fn returning(&self) -> Option<&Returning> {
         match self {
-            Write::Delete { table, filter } => {
-                vec![format!("DELETE FROM {table} WHERE {}", filter.sql(false))]
+            Write::Delete { returning, .. }
+            | Write::Update { returning, .. }
+            | Write::Insert { returning, .. } => returning.as_ref(),
+        }
+    }
+
+    /// The RETURNING clause, to set or drop.
+    pub fn returning_mut(&mut self) -> &mut Option<Returning> {
+        match self {
+            Write::Delete { returning, .. }
+            | Write::Update { returning, .. }
+            | Write::Insert { returning, .. } => returning,
+        }
+    }
+
+    /// The kinds of the columns its RETURNING clause returns; None without one.
+    pub fn returning_kinds(&self, tables: &[Table]) -> Option<Vec<OutKind>> {
+        let table = tables.iter().find(|t| t.name == self.table())?;
+        Some(self.returning()?.kinds(table))
+    }
+
+    pub fn sql(&self, tables: &[Table]) -> Vec<String> {
+        let returning = self.returning().map(Returning::sql).unwrap_or_default();
+        match self {
+            Write::Delete { table, filter, .. } => {
+                vec![format!(
+                    "DELETE FROM {table} WHERE {}{returning}",
+                    filter.sql(false)
+                )]
             }
             Write::Update {
                 table,
                 sets,
                 filter,
+                ..
             } => {
                 let sets: Vec<String> = sets
                     .iter()
                     .map(|(c, v)| format!("{c} = {}", v.sql()))
                     .collect();
                 vec![format!(
-                    "UPDATE {table} SET {} WHERE {}",
+                    "UPDATE {table} SET {} WHERE {}{returning}",
                     sets.join(", "),
                     filter.sql(false)
                 )]
             }
-            Write::Insert { table, mode, rows } => match tables.iter().find(|t| &t.name == table) {
-                Some(t) => insert_sql(t, rows, mode.verb()),
+            Write::Insert {
+                table,
+                mode,
+                rows,
+                omitted,
+                ..
+            } => match tables.iter().find(|t| &t.name == table) {
+                Some(t) => {
+                    let conflict = match mode {
+                        InsertMode::Update(update) => update.sql(t),
+                        _ => String::new(),
+                    };
+                    let tail = format!("{conflict}{returning}");
+                    insert_statements(t, rows, omitted, mode.verb(), &tail)
+                }
                 None => Vec::new(),
             },
         }
     }
 
-    /// Whether the write mentions `column` of `table` (in a SET or its condition).
+    /// Whether the write mentions `column` of `table` (in a SET, its condition, a DO UPDATE
+    /// or its RETURNING list).
     pub fn mentions(&self, table: &str, column: &str) -> bool {
         if self.table() != table {
             return false;
+        }
+        if let Some(Returning::Items(items)) = self.returning()
+            && items.iter().any(|item| item.column() == column)
+        {
+            return true;
         }
         let mut columns = std::collections::BTreeSet::new();
         match self {
@@ -407,14 +637,17 @@ impl Write {
                 }
                 filter.columns(&mut columns);
             }
-            // Whole rows: removing a column removes it from them.
-            Write::Insert { .. } => return false,
+            // Whole rows: removing a column removes it from them (and from `omitted`).
+            Write::Insert { mode, .. } => {
+                return matches!(mode, InsertMode::Update(update) if update.mentions(column));
+            }
         }
         columns.contains(&(table.to_string(), column.to_string()))
     }
 }
 
-/// Rows for an INSERT OR REPLACE / IGNORE: half of them reuse keys of `existing` rows.
+/// Rows for an INSERT (an upsert keeps only the first row of each key: see
+/// [`distinct_keys`]): half of them reuse keys of `existing` rows.
 pub fn conflicting_rows(rng: &mut Rng, table: &Table, existing: &[Vec<Value>]) -> Vec<Vec<Value>> {
     let count = rng.between(1, 6);
     let key_positions: Vec<usize> = table
@@ -449,10 +682,188 @@ pub fn conflicting_rows(rng: &mut Rng, table: &Table, existing: &[Vec<Value>]) -
     out
 }
 
+/// `rows` without those whose key an earlier one proposes: an upsert's rows (see
+/// `InsertMode::Update`).
+pub fn distinct_keys(table: &Table, rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    let mut keys: HashSet<String> = HashSet::new();
+    rows.into_iter()
+        .filter(|row| keys.insert(key_text(table, row)))
+        .collect()
+}
+
+/// Now and then, columns for an INSERT to leave out: mostly columns with a DEFAULT, sometimes
+/// nullable ones without (NULL then). Never a key column, nor a NOT NULL one without a
+/// DEFAULT (SQLite's OR IGNORE would skip such a row where rowdex fails the statement), nor
+/// every column.
+pub fn omitted_columns(rng: &mut Rng, table: &Table) -> Vec<String> {
+    let mut omitted = Vec::new();
+    if !rng.percent(35) {
+        return omitted;
+    }
+    for column in &table.columns {
+        let chance = if table.is_key(&column.name) {
+            0
+        } else if column.default.is_some() {
+            70
+        } else if table.nullable(&column.name) {
+            25
+        } else {
+            0
+        };
+        if rng.percent(chance) {
+            omitted.push(column.name.clone());
+        }
+    }
+    if omitted.len() == table.columns.len() {
+        omitted.pop();
+    }
+    omitted
+}
+
+/// Gives some non-key columns of `table` a DEFAULT, in two tables of five: a constant of the
+/// column's type, which the INSERTs that leave the column out write.
+pub fn random_defaults(rng: &mut Rng, table: &mut Table) {
+    if !rng.percent(40) {
+        return;
+    }
+    let key: Vec<String> = table.key.iter().map(|k| k.column.clone()).collect();
+    for column in &mut table.columns {
+        if !key.contains(&column.name) && rng.percent(50) {
+            let default = random_default(rng, column);
+            column.default = Some(default);
+        }
+    }
+}
+
+/// A DEFAULT for `column`: a value it may hold, but never a long string (which would only
+/// bloat every CREATE TABLE of a finding).
+fn random_default(rng: &mut Rng, column: &Column) -> Value {
+    match column.ty {
+        ColType::Text => Value::Text((*rng.pick(&TEXTS)).to_string()),
+        _ => random_value(rng, column),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::differential::schema::random_table;
+    use crate::differential::schema::{KeyPart, random_table};
+
+    /// `t1 (a BIGINT, b BIGINT DEFAULT 7, c TEXT, PRIMARY KEY (a DESC))`.
+    fn table() -> Table {
+        let column = |name: &str, ty: ColType, default: Option<Value>| Column {
+            name: name.into(),
+            ty,
+            spelling: if ty == ColType::Text { "TEXT" } else { "BIGINT" },
+            not_null: false,
+            domain: Domain::Small,
+            null_percent: 15,
+            default,
+        };
+        Table {
+            name: "t1".into(),
+            columns: vec![
+                column("a", ColType::Int, None),
+                column("b", ColType::Int, Some(Value::Int(7))),
+                column("c", ColType::Text, None),
+            ],
+            key: vec![KeyPart {
+                column: "a".into(),
+                desc: true,
+            }],
+            salt: None,
+            salt_on: Vec::new(),
+            inline_key: false,
+            uniques: Vec::new(),
+            ttl: false,
+            versions: false,
+            families: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn upserts_propose_each_key_once_and_render() {
+        let table = table();
+        let text = |s: &str| Value::Text(s.into());
+        let rows = distinct_keys(
+            &table,
+            vec![
+                vec![Value::Int(1), Value::Int(2), text("x")],
+                vec![Value::Int(1), Value::Int(3), Value::Null],
+                vec![Value::Int(4), Value::Int(5), Value::Null],
+            ],
+        );
+        assert_eq!(rows.len(), 2);
+        let write = Write::Insert {
+            table: "t1".into(),
+            mode: InsertMode::Update(DoUpdate {
+                take: vec!["c".into()],
+                bump: Some("b".into()),
+                guard: Some(SetGuard {
+                    column: "c".into(),
+                    proposed: false,
+                }),
+            }),
+            rows,
+            omitted: vec!["b".into()],
+            returning: Some(Returning::Items(vec![ReturnItem::Coalesce {
+                column: "c".into(),
+                fallback: text("z"),
+            }])),
+        };
+        let tables = std::slice::from_ref(&table);
+        assert_eq!(
+            write.sql(tables),
+            vec![
+                "INSERT INTO t1 (a, c) VALUES (1, 'x'), (4, NULL) ON CONFLICT (a) DO UPDATE \
+                 SET c = excluded.c, b = t1.b + 1 WHERE t1.c IS NOT NULL RETURNING coalesce(c, 'z')"
+                    .to_string()
+            ]
+        );
+        assert_eq!(write.returning_kinds(tables), Some(vec![OutKind::Text]));
+        assert!(write.mentions("t1", "b") && write.mentions("t1", "c"));
+        assert!(!write.mentions("t1", "a"));
+    }
+
+    #[test]
+    fn deletes_and_updates_render_returning() {
+        let table = table();
+        let filter = Expr::IsNull {
+            col: crate::differential::query::ColRef {
+                table: "t1".into(),
+                name: "c".into(),
+                ty: ColType::Text,
+            },
+            negated: false,
+        };
+        let delete = Write::Delete {
+            table: "t1".into(),
+            filter: filter.clone(),
+            returning: Some(Returning::Star),
+        };
+        let tables = std::slice::from_ref(&table);
+        assert_eq!(
+            delete.sql(tables),
+            vec!["DELETE FROM t1 WHERE c IS NULL RETURNING *".to_string()]
+        );
+        assert_eq!(
+            delete.returning_kinds(tables),
+            Some(vec![OutKind::Int, OutKind::Int, OutKind::Text])
+        );
+        let update = Write::Update {
+            table: "t1".into(),
+            sets: vec![("b".into(), Value::Int(1))],
+            filter,
+            returning: Some(Returning::Items(vec![ReturnItem::IsNull {
+                column: "b".into(),
+                negated: true,
+            }])),
+        };
+        assert_eq!(
+            update.sql(tables),
+            vec!["UPDATE t1 SET b = 1 WHERE c IS NULL RETURNING b IS NOT NULL".to_string()]
+        );
+    }
 
     #[test]
     fn rows_have_unique_keys_and_allowed_nulls() {

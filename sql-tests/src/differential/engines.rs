@@ -1,14 +1,16 @@
 //! The engines under comparison: SQLite (the reference, through rusqlite) and rowdex in each
 //! configuration (store, executor, with or without the secondary indexes), each set up with a
-//! scenario and asked the same queries.
+//! scenario and asked the same queries. Setting up compares the writes too: rowdex must reject
+//! the ones SQLite rejects, and return the rows SQLite returns (RETURNING, in any order).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use rowdex::{Executor, Output, Session};
 
+use super::case::first_difference;
 use super::scenario::{Scenario, Step, Target};
-use super::value::Value;
+use super::value::{Value, same_rows};
 use crate::{Backend, Error, FreshDatabase};
 
 /// One way of running rowdex.
@@ -61,17 +63,27 @@ impl fmt::Display for Config {
 /// A query's rows, or the engine's error message.
 pub type Answer = Result<Vec<Vec<Value>>, String>;
 
+/// What SQLite did with a scenario's writes, which rowdex must do alike.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOutcomes {
+    /// The write statements SQLite rejected: rowdex must reject them too.
+    pub rejected: BTreeSet<WriteStatement>,
+    /// The rows each write statement SQLite ran returned: its RETURNING rows, none without
+    /// the clause. rowdex's must be the same multiset.
+    pub returned: BTreeMap<WriteStatement, Vec<Vec<Value>>>,
+}
+
 /// SQLite with a scenario loaded.
 pub struct Sqlite {
     conn: rusqlite::Connection,
-    /// The write statements SQLite rejected: rowdex must reject them too.
-    pub rejected: BTreeSet<WriteStatement>,
+    /// What SQLite did with the scenario's writes.
+    pub writes: WriteOutcomes,
 }
 
 impl Sqlite {
     /// An in-memory SQLite database with `scenario` set up. SQLite rejecting a generated
-    /// statement other than a write is a generator bug, reported as
-    /// [`Error::SqliteRejected`].
+    /// statement other than a write, or failing to prepare a write, is a generator bug,
+    /// reported as [`Error::SqliteRejected`].
     pub fn open(scenario: &Scenario) -> Result<Sqlite, Error> {
         let conn =
             rusqlite::Connection::open_in_memory().map_err(|source| Error::SqliteRejected {
@@ -85,40 +97,54 @@ impl Sqlite {
                 sql: pragma.to_string(),
                 source,
             })?;
-        let mut rejected = BTreeSet::new();
+        let mut writes = WriteOutcomes::default();
         for step in scenario.setup(Target::Sqlite) {
-            match conn.execute_batch(&step.sql) {
-                Ok(()) => {}
-                // A statement fails as a whole in both engines, so the tables stay as they
-                // were and the setup goes on.
-                Err(_) if step.write.is_some() => {
-                    rejected.extend(write_statement(&step));
+            let rejected = |source| Error::SqliteRejected {
+                sql: step.sql.clone(),
+                source,
+            };
+            let Some(statement) = write_statement(&step) else {
+                conn.execute_batch(&step.sql).map_err(rejected)?;
+                continue;
+            };
+            // A write fails to prepare only when it is malformed: the generator's bug. One
+            // that fails to run (on a taken key, say) fails as a whole in both engines, so
+            // the tables stay as they were and the setup goes on.
+            let mut prepared = conn.prepare(&step.sql).map_err(rejected)?;
+            match statement_rows(&mut prepared) {
+                Ok(rows) => {
+                    writes.returned.insert(statement, rows);
                 }
-                Err(source) => {
-                    return Err(Error::SqliteRejected {
-                        sql: step.sql,
-                        source,
-                    });
+                Err(_) => {
+                    writes.rejected.insert(statement);
                 }
             }
         }
-        Ok(Sqlite { conn, rejected })
+        Ok(Sqlite { conn, writes })
     }
 
     pub fn query(&self, sql: &str) -> Result<Vec<Vec<Value>>, rusqlite::Error> {
         let mut statement = self.conn.prepare(sql)?;
-        let width = statement.column_count();
-        let mut rows = statement.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let mut values = Vec::with_capacity(width);
-            for i in 0..width {
-                values.push(Value::from_sqlite(row.get_ref(i)?));
-            }
-            out.push(values);
-        }
-        Ok(out)
+        statement_rows(&mut statement)
     }
+}
+
+/// Runs a prepared statement to its end and returns its rows: a query's, a write's RETURNING
+/// rows, or none (a write without RETURNING).
+fn statement_rows(
+    statement: &mut rusqlite::Statement<'_>,
+) -> Result<Vec<Vec<Value>>, rusqlite::Error> {
+    let width = statement.column_count();
+    let mut rows = statement.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut values = Vec::with_capacity(width);
+        for i in 0..width {
+            values.push(Value::from_sqlite(row.get_ref(i)?));
+        }
+        out.push(values);
+    }
+    Ok(out)
 }
 
 /// rowdex in one configuration with a scenario loaded, or the setup statement it rejected.
@@ -132,12 +158,12 @@ pub struct Rowdex {
 }
 
 impl Rowdex {
-    /// rowdex in `config` with `scenario` set up; `rejected` are the writes SQLite rejected,
-    /// which rowdex must reject too.
+    /// rowdex in `config` with `scenario` set up; `writes` is what SQLite did with the writes,
+    /// which rowdex must do alike (reject the same ones, return the same rows).
     pub async fn open(
         config: Config,
         scenario: &Scenario,
-        rejected: &BTreeSet<WriteStatement>,
+        writes: &WriteOutcomes,
     ) -> Result<Rowdex, Error> {
         let fresh = config.backend.open().await?;
         let mut session = fresh.database().session();
@@ -147,20 +173,11 @@ impl Rowdex {
             indexed: config.indexed,
         });
         for step in steps {
-            let must_fail = write_statement(&step).is_some_and(|w| rejected.contains(&w));
-            match run(&session, &step.sql).await {
-                Ok(_) if must_fail => {
-                    setup_failure = Some((
-                        step.sql,
-                        "succeeded where SQLite rejected the statement".to_string(),
-                    ));
-                    break;
-                }
-                Err(message) if !must_fail => {
-                    setup_failure = Some((step.sql, message));
-                    break;
-                }
-                _ => {}
+            let statement = write_statement(&step);
+            let answer = run(&session, &step.sql).await;
+            if let Some(message) = setup_difference(statement.as_ref(), answer, writes) {
+                setup_failure = Some((step.sql, message));
+                break;
             }
         }
         Ok(Rowdex {
@@ -202,6 +219,41 @@ pub fn write_statement(step: &Step) -> Option<WriteStatement> {
     step.write.map(|w| (w, step.sql.clone()))
 }
 
+/// How rowdex's answer to a setup statement differs from SQLite's, if it does: an error
+/// where SQLite ran the statement, success where SQLite rejected the write, or other rows
+/// returned by the write.
+fn setup_difference(
+    statement: Option<&WriteStatement>,
+    answer: Answer,
+    writes: &WriteOutcomes,
+) -> Option<String> {
+    let must_fail = statement.is_some_and(|w| writes.rejected.contains(w));
+    match answer {
+        Ok(_) if must_fail => Some("succeeded where SQLite rejected the statement".to_string()),
+        Err(message) if !must_fail => Some(message),
+        Err(_) => None,
+        Ok(got) => {
+            let expected = writes.returned.get(statement?)?;
+            returned_difference(expected, &got)
+        }
+    }
+}
+
+/// How a write's returned rows differ from SQLite's, compared as multisets: neither engine
+/// defines the order of RETURNING rows. (No apostrophe in the message: `case::error_pattern`
+/// would take it for a quote.)
+fn returned_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> Option<String> {
+    if same_rows(expected, got, false) {
+        return None;
+    }
+    Some(format!(
+        "RETURNING rows differ from SQLite: {} rows, SQLite {} ({})",
+        got.len(),
+        expected.len(),
+        first_difference(expected, got)
+    ))
+}
+
 /// Runs `sql` on a task of its own, so a panic inside rowdex is reported as that query's
 /// answer instead of ending the run.
 async fn run(session: &Session, sql: &str) -> Answer {
@@ -229,7 +281,8 @@ async fn run(session: &Session, sql: &str) -> Answer {
             }
             Ok(rows)
         }
-        // A statement: its count is not compared (writes are checked through the rows).
+        // A statement without rows (a write without RETURNING): its count is not compared
+        // (writes are checked through the rows they leave).
         _ => Ok(Vec::new()),
     }
 }

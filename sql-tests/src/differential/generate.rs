@@ -24,9 +24,16 @@
 //!   allows more, DataFusion rejects it).
 //! - No correlated subquery over its own table (it would need aliases) and subqueries only in
 //!   single-table queries, which keeps the SQL text within what both engines name alike.
+//! - An upsert (`ON CONFLICT (<key>) DO UPDATE`) never proposes one key twice (rowdex refuses
+//!   that, as PostgreSQL does, where SQLite applies both), sets neither key nor UNIQUE
+//!   columns, and counts up (`d = t.d + 1`) only `Domain::Small` numbers.
+//! - An INSERT leaves out only columns with a DEFAULT or nullable ones: SQLite's OR IGNORE
+//!   skips a row that lacks a NOT NULL value, where rowdex fails the statement.
+//! - RETURNING lists hold columns, `IS [NOT] NULL` and `coalesce` (no arithmetic, as above);
+//!   their rows are compared as multisets, since neither engine defines their order.
 
 use super::Restrictions;
-use super::data::{self, InsertMode, Write};
+use super::data::{self, DoUpdate, InsertMode, ReturnItem, Returning, SetGuard, Write};
 use super::query::{
     AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, Operand, OrderItem, Select, Sub,
 };
@@ -868,9 +875,11 @@ impl Gen<'_> {
     }
 }
 
-/// A write after the load: a DELETE or UPDATE with a random condition, or an INSERT OR
-/// REPLACE / IGNORE whose rows partly collide with stored keys. None when the drawn kind does
-/// not apply to the table (an UPDATE of a table with only key columns).
+/// A write after the load: a DELETE or UPDATE with a random condition, an INSERT (plain, OR
+/// REPLACE or OR IGNORE) whose rows partly collide with stored keys, or an upsert (`ON
+/// CONFLICT DO UPDATE`); INSERTs now and then leave columns to their DEFAULT, and any write
+/// may end in RETURNING. None when the drawn kind does not apply to the table (an UPDATE of a
+/// table with only key columns, an upsert of one without a primary key).
 pub fn random_write(
     rng: &mut Rng,
     scenario: &Scenario,
@@ -883,47 +892,153 @@ pub fn random_write(
         restrictions,
     };
     let cols = columns_of(&table);
-    match g.rng.below(3) {
-        0 => Some(Write::Delete {
+    let mut write = match g.rng.below(4) {
+        0 => Write::Delete {
             table: table.name.clone(),
             filter: g.write_filter(&table, &cols),
-        }),
-        1 => {
-            // Key columns a third of the time (see `Write::Update`).
-            let keys_too = g.rng.percent(33);
-            let settable: Vec<&Column> = table
-                .columns
-                .iter()
-                .filter(|c| keys_too || !table.is_key(&c.name))
-                .collect();
-            if settable.is_empty() {
-                return None;
-            }
-            let mut sets = Vec::new();
-            for _ in 0..g.rng.between(1, 2) {
-                let column = *g.rng.pick(&settable);
-                if sets.iter().any(|(name, _)| name == &column.name) {
-                    continue;
-                }
-                let value = data::random_cell(g.rng, &table, column);
-                sets.push((column.name.clone(), value));
-            }
-            Some(Write::Update {
-                table: table.name.clone(),
-                sets,
-                filter: g.write_filter(&table, &cols),
-            })
-        }
-        _ => Some(Write::Insert {
+            returning: None,
+        },
+        1 => g.update(&table, &cols)?,
+        2 => Write::Insert {
             table: table.name.clone(),
-            mode: *g.rng.pick(&[
-                InsertMode::Plain,
-                InsertMode::Replace,
-                InsertMode::Replace,
-                InsertMode::Ignore,
-            ]),
+            mode: g
+                .rng
+                .pick(&[
+                    InsertMode::Plain,
+                    InsertMode::Replace,
+                    InsertMode::Replace,
+                    InsertMode::Ignore,
+                ])
+                .clone(),
             rows: data::conflicting_rows(g.rng, &table, scenario.rows_of(&table.name)),
-        }),
+            omitted: data::omitted_columns(g.rng, &table),
+            returning: None,
+        },
+        _ => g.upsert(&table)?,
+    };
+    if g.rng.percent(35) {
+        *write.returning_mut() = Some(g.returning(&table));
+    }
+    Some(write)
+}
+
+/// The parts of writes.
+impl Gen<'_> {
+    /// An UPDATE setting one or two columns to values they may hold, key columns a third of
+    /// the time (see `Write::Update`); None when no column may be set.
+    fn update(&mut self, table: &Table, cols: &[ColRef]) -> Option<Write> {
+        let keys_too = self.rng.percent(33);
+        let settable: Vec<&Column> = table
+            .columns
+            .iter()
+            .filter(|c| keys_too || !table.is_key(&c.name))
+            .collect();
+        if settable.is_empty() {
+            return None;
+        }
+        let mut sets = Vec::new();
+        for _ in 0..self.rng.between(1, 2) {
+            let column = *self.rng.pick(&settable);
+            if sets.iter().any(|(name, _)| name == &column.name) {
+                continue;
+            }
+            let value = data::random_cell(self.rng, table, column);
+            sets.push((column.name.clone(), value));
+        }
+        Some(Write::Update {
+            table: table.name.clone(),
+            sets,
+            filter: self.write_filter(table, cols),
+            returning: None,
+        })
+    }
+
+    /// An upsert: `INSERT ... ON CONFLICT (<primary key>) DO UPDATE`, its rows partly on
+    /// stored keys and never one key twice (see `InsertMode::Update`), setting columns that
+    /// are neither in the key nor UNIQUE (see `DoUpdate`). None for a table without a primary
+    /// key or without such a column.
+    fn upsert(&mut self, table: &Table) -> Option<Write> {
+        if table.key.is_empty() {
+            return None;
+        }
+        let settable: Vec<&Column> = table
+            .columns
+            .iter()
+            .filter(|c| !table.is_key(&c.name) && !table.in_unique(&c.name))
+            .collect();
+        if settable.is_empty() {
+            return None;
+        }
+        let mut take: Vec<String> = settable
+            .iter()
+            .filter(|_| self.rng.percent(60))
+            .map(|c| c.name.clone())
+            .collect();
+        // Counting up needs small numbers: no overflow, and sums exact in both engines.
+        let countable: Vec<&Column> = settable
+            .iter()
+            .copied()
+            .filter(|c| {
+                matches!(c.ty, ColType::Int | ColType::Real)
+                    && c.domain == Domain::Small
+                    && !take.contains(&c.name)
+            })
+            .collect();
+        let bump = if !countable.is_empty() && self.rng.percent(40) {
+            Some(self.rng.pick(&countable).name.clone())
+        } else {
+            None
+        };
+        if take.is_empty() && bump.is_none() {
+            take.push(self.rng.pick(&settable).name.clone());
+        }
+        let guard = if self.rng.percent(30) {
+            Some(SetGuard {
+                column: self.rng.pick(&table.columns).name.clone(),
+                proposed: self.rng.percent(30),
+            })
+        } else {
+            None
+        };
+        let existing = self.scenario.rows_of(&table.name);
+        let rows = data::conflicting_rows(self.rng, table, existing);
+        Some(Write::Insert {
+            table: table.name.clone(),
+            mode: InsertMode::Update(DoUpdate { take, bump, guard }),
+            rows: data::distinct_keys(table, rows),
+            omitted: data::omitted_columns(self.rng, table),
+            returning: None,
+        })
+    }
+
+    /// A RETURNING clause for a write to `table`: `*` now and then, else some of its columns
+    /// in any order, a few inside `IS [NOT] NULL` or `coalesce` with a value of their type
+    /// (no arithmetic: see the module notes).
+    fn returning(&mut self, table: &Table) -> Returning {
+        if self.rng.percent(30) {
+            return Returning::Star;
+        }
+        let mut columns: Vec<&Column> = table.columns.iter().collect();
+        self.rng.shuffle(&mut columns);
+        columns.truncate(self.rng.between(1, columns.len()));
+        let items = columns
+            .into_iter()
+            .map(|column| {
+                let name = column.name.clone();
+                match self.rng.below(10) {
+                    0 | 1 => ReturnItem::IsNull {
+                        column: name,
+                        negated: self.rng.percent(50),
+                    },
+                    2 | 3 => ReturnItem::Coalesce {
+                        column: name,
+                        fallback: data::random_value(self.rng, column),
+                    },
+                    _ => ReturnItem::Column(name),
+                }
+            })
+            .collect();
+        Returning::Items(items)
     }
 }
 

@@ -1,7 +1,7 @@
-//! Drawing a random [`Scenario`]: tables, rows, indexes (unique where the rows allow it), later
-//! writes and sometimes a view. Apart from `scenario`, which describes a scenario and sets it
-//! up, because the writes and the view's condition come from the query generator, which reads
-//! scenarios.
+//! Drawing a random [`Scenario`]: tables, rows, indexes (unique where the rows allow it), column
+//! DEFAULTs, later writes and sometimes a view. Apart from `scenario`, which describes a
+//! scenario and sets it up, because the writes and the view's condition come from the query
+//! generator, which reads scenarios.
 
 use std::collections::HashSet;
 
@@ -32,6 +32,11 @@ impl Scenario {
         };
         for table in &scenario.tables {
             scenario.indexes.extend(schema::random_indexes(rng, table));
+        }
+        // DEFAULTs after the rows and indexes, which name every column and so do not depend
+        // on them: a seed's tables, rows and indexes stay what they were before DEFAULTs.
+        for table in &mut scenario.tables {
+            data::random_defaults(rng, table);
         }
         if rng.percent(50) {
             let count = rng.between(1, 6);

@@ -1,8 +1,9 @@
 //! Random tables and secondary indexes, and their DDL: rowdex's (DESC key columns, salting,
-//! indexes) and the equivalent SQLite table, which has the same columns, types and key but
-//! none of rowdex's storage options, since those must not change any answer.
+//! indexes) and the equivalent SQLite table, which has the same columns, types, DEFAULTs and
+//! key but none of rowdex's storage options, since those must not change any answer.
 
 use super::rng::Rng;
+use super::value::Value;
 
 /// The generator's column types. Each maps to one rowdex type and the SQLite type name with
 /// the same affinity (INTEGER, TEXT, REAL; a boolean is NUMERIC in SQLite and holds 0 or 1).
@@ -40,6 +41,9 @@ pub struct Column {
     /// How often a row holds NULL here, in percent (if the column allows it): a few columns
     /// are mostly NULL, where IS NULL paths and NULL ordering matter most.
     pub null_percent: usize,
+    /// `DEFAULT <constant>` of the column's type (never on a key column): what an INSERT that
+    /// leaves the column out writes (see `data::random_defaults`).
+    pub default: Option<Value>,
 }
 
 /// A column of a key (primary or index) with its order.
@@ -170,6 +174,9 @@ impl Table {
                 let mut text = format!("{family}{} {}", c.name, c.spelling);
                 if c.not_null || (key_not_null && self.is_key(&c.name)) {
                     text.push_str(" NOT NULL");
+                }
+                if let Some(default) = &c.default {
+                    text.push_str(&format!(" DEFAULT {}", default.sql()));
                 }
                 if inline && self.is_key(&c.name) {
                     text.push_str(" PRIMARY KEY");
@@ -357,6 +364,7 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
             Domain::Wide
         },
         null_percent: *rng.pick(&[5, 15, 15, 50]),
+        default: None,
     }
 }
 
@@ -423,6 +431,7 @@ mod tests {
                     not_null: false,
                     domain: Domain::Small,
                     null_percent: 15,
+                    default: None,
                 },
                 Column {
                     name: "b".into(),
@@ -431,6 +440,7 @@ mod tests {
                     not_null: true,
                     domain: Domain::Small,
                     null_percent: 15,
+                    default: Some(Value::Text("o'k".into())),
                 },
             ],
             key: vec![KeyPart {
@@ -452,11 +462,11 @@ mod tests {
         let t = sample();
         assert_eq!(
             t.rowdex_ddl(),
-            "CREATE TABLE t1 (a BIGINT, b TEXT NOT NULL, PRIMARY KEY (a DESC)) WITH (SALT_BUCKETS = 4)"
+            "CREATE TABLE t1 (a BIGINT, b TEXT NOT NULL DEFAULT 'o''k', PRIMARY KEY (a DESC)) WITH (SALT_BUCKETS = 4)"
         );
         assert_eq!(
             t.sqlite_ddl(),
-            "CREATE TABLE t1 (a BIGINT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a DESC))"
+            "CREATE TABLE t1 (a BIGINT NOT NULL, b TEXT NOT NULL DEFAULT 'o''k', PRIMARY KEY (a DESC))"
         );
     }
 

@@ -1,12 +1,13 @@
-//! Shrinking a failing case: the faster store first, then dropping writes, indexes, a table,
-//! rows (in halves, quarters, ... single rows), parts of the query (conditions, select items,
-//! ORDER BY, LIMIT) and of the schema (salt, DESC, unused columns), keeping each step only
-//! while the case still fails the same way. What is left is small enough to read as a `.slt`.
+//! Shrinking a failing case: the faster store first, then dropping writes (or their RETURNING,
+//! left-out columns and parts of a DO UPDATE), indexes, a table, rows (in halves, quarters,
+//! ... single rows), parts of the query (conditions, select items, ORDER BY, LIMIT) and of the
+//! schema (salt, DESC, DEFAULTs, unused columns), keeping each step only while the case still
+//! fails the same way. What is left is small enough to read as a `.slt`.
 
 use std::collections::BTreeSet;
 
 use super::case::{Case, Failure, Verdict};
-use super::data::Write;
+use super::data::{DoUpdate, InsertMode, Returning, Write};
 use super::query::{Expr, From, Item, Select};
 use super::value::Value;
 use crate::{Backend, Error};
@@ -129,7 +130,8 @@ pub async fn shrink(
     })
 }
 
-/// Cases without one write, one index, or the table the query does not read.
+/// Cases without one write (or with a simpler one), one index, or the table the query does
+/// not read.
 fn structure_candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
     let scenario = &case.scenario;
@@ -137,6 +139,13 @@ fn structure_candidates(case: &Case) -> Vec<Case> {
         let mut c = case.clone();
         c.scenario.writes.remove(i);
         out.push(c);
+    }
+    for (i, write) in scenario.writes.iter().enumerate() {
+        for variant in write_variants(write) {
+            let mut c = case.clone();
+            c.scenario.writes[i] = variant;
+            out.push(c);
+        }
     }
     for (i, write) in scenario.writes.iter().enumerate() {
         if let Write::Insert { rows, .. } = write
@@ -188,6 +197,73 @@ fn structure_candidates(case: &Case) -> Vec<Case> {
             c.scenario.rows.retain(|r| r.table != table.name);
             c.scenario.indexes.retain(|i| i.table != table.name);
             out.push(c);
+        }
+    }
+    out
+}
+
+/// One-step simplifications of a write: without its RETURNING clause or one item of it, with
+/// no column left to its DEFAULT, or an upsert's DO UPDATE simplified.
+fn write_variants(write: &Write) -> Vec<Write> {
+    let mut out = Vec::new();
+    if let Some(returning) = write.returning() {
+        let mut w = write.clone();
+        *w.returning_mut() = None;
+        out.push(w);
+        if let Returning::Items(items) = returning
+            && items.len() > 1
+        {
+            for i in 0..items.len() {
+                let mut fewer = items.clone();
+                fewer.remove(i);
+                let mut w = write.clone();
+                *w.returning_mut() = Some(Returning::Items(fewer));
+                out.push(w);
+            }
+        }
+    }
+    if let Write::Insert { omitted, mode, .. } = write {
+        if !omitted.is_empty() {
+            let mut w = write.clone();
+            if let Write::Insert { omitted, .. } = &mut w {
+                omitted.clear();
+            }
+            out.push(w);
+        }
+        if let InsertMode::Update(update) = mode {
+            for variant in do_update_variants(update) {
+                let mut w = write.clone();
+                if let Write::Insert { mode, .. } = &mut w {
+                    *mode = InsertMode::Update(variant);
+                }
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// One-step simplifications of a DO UPDATE that still set a column: without its condition,
+/// without its counted-up column, or without one of the columns it takes.
+fn do_update_variants(update: &DoUpdate) -> Vec<DoUpdate> {
+    let mut out = Vec::new();
+    if update.guard.is_some() {
+        out.push(DoUpdate {
+            guard: None,
+            ..update.clone()
+        });
+    }
+    if update.bump.is_some() && !update.take.is_empty() {
+        out.push(DoUpdate {
+            bump: None,
+            ..update.clone()
+        });
+    }
+    if update.take.len() + usize::from(update.bump.is_some()) > 1 {
+        for i in 0..update.take.len() {
+            let mut fewer = update.clone();
+            fewer.take.remove(i);
+            out.push(fewer);
         }
     }
     out
@@ -442,6 +518,15 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
             c.scenario.tables[t].families.clear();
             out.push(c);
         }
+        // Only nullable columns lose their DEFAULT: an INSERT leaving out a NOT NULL column
+        // without one fails in rowdex where SQLite's OR IGNORE skips the row.
+        for (k, column) in table.columns.iter().enumerate() {
+            if column.default.is_some() && !column.not_null {
+                let mut c = case.clone();
+                c.scenario.tables[t].columns[k].default = None;
+                out.push(c);
+            }
+        }
     }
     for (i, index) in scenario.indexes.iter().enumerate() {
         if !index.include.is_empty() {
@@ -496,12 +581,16 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
     out
 }
 
-/// Removes a column nothing refers to from a table and from every row written to it.
+/// Removes a column nothing refers to from a table, from every row written to it, and from
+/// the columns INSERTs leave out.
 fn remove_column(case: &mut Case, table: &str, position: usize) {
     let scenario = &mut case.scenario;
-    if let Some(t) = scenario.tables.iter_mut().find(|t| t.name == table) {
-        t.columns.remove(position);
-    }
+    let removed: Option<String> = scenario
+        .tables
+        .iter_mut()
+        .find(|t| t.name == table)
+        .filter(|t| position < t.columns.len())
+        .map(|t| t.columns.remove(position).name);
     for rows in scenario.rows.iter_mut().filter(|r| r.table == table) {
         for row in &mut rows.rows {
             if position < row.len() {
@@ -510,7 +599,12 @@ fn remove_column(case: &mut Case, table: &str, position: usize) {
         }
     }
     for write in &mut scenario.writes {
-        if let Write::Insert { table: t, rows, .. } = write
+        if let Write::Insert {
+            table: t,
+            rows,
+            omitted,
+            ..
+        } = write
             && t == table
         {
             for row in rows {
@@ -518,6 +612,7 @@ fn remove_column(case: &mut Case, table: &str, position: usize) {
                     row.remove(position);
                 }
             }
+            omitted.retain(|c| removed.as_ref() != Some(c));
         }
     }
 }

@@ -1,13 +1,13 @@
-//! Writing a failing case as a sqllogictest file: the setup statements of its configuration,
-//! then the query with SQLite's answer as the expected result, and comments saying where it
-//! was found, which configurations fail and what rowdex answered.
+//! Writing a failing case as a sqllogictest file: the setup statements of its configuration
+//! (a write with RETURNING as a query expecting SQLite's rows), then the query with SQLite's
+//! answer as the expected result, and comments saying where it was found, which
+//! configurations fail and what rowdex answered.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::case::{Case, Failure, Mode};
-use super::engines::{Config, WriteStatement, write_statement};
-use super::scenario::Target;
+use super::engines::{Config, WriteOutcomes, write_statement};
+use super::scenario::{Step, Target};
 use super::value::{OutKind, Value};
 
 /// Everything a finding's file says besides the case itself.
@@ -18,8 +18,9 @@ pub struct Notes<'a> {
     pub passing: &'a [Config],
     /// EXPLAIN of the query in the failing configuration.
     pub plan: &'a [String],
-    /// The writes SQLite rejected (`statement error` in the file).
-    pub rejected: &'a BTreeSet<WriteStatement>,
+    /// What SQLite did with the writes: one it rejected is a `statement error` in the file,
+    /// one with RETURNING a query of the rows SQLite returned.
+    pub writes: &'a WriteOutcomes,
 }
 
 /// The `.slt` text of a failing case.
@@ -94,11 +95,7 @@ pub fn render(
     for step in case.scenario.setup(Target::Rowdex {
         indexed: config.indexed,
     }) {
-        let verdict = match write_statement(&step) {
-            Some(w) if notes.rejected.contains(&w) => "error",
-            _ => "ok",
-        };
-        let _ = writeln!(out, "statement {verdict}\n{}\n", step.sql);
+        let _ = writeln!(out, "{}", setup_record(case, &step, notes.writes));
     }
     let mode = case.mode();
     if !mode.determined(expected.len()) {
@@ -127,6 +124,41 @@ pub fn render(
         Mode::Window { offset, .. } if offset as usize >= expected.len() => &[],
         _ => expected,
     };
+    out.push_str(&result_lines(rows, &kinds));
+    out
+}
+
+/// A setup statement's record: `statement ok`, `statement error` for a write SQLite rejected,
+/// or for a write with RETURNING a query expecting the rows SQLite returned, in any order.
+fn setup_record(case: &Case, step: &Step, writes: &WriteOutcomes) -> String {
+    let statement = write_statement(step);
+    if statement
+        .as_ref()
+        .is_some_and(|w| writes.rejected.contains(w))
+    {
+        return format!("statement error\n{}\n", step.sql);
+    }
+    let kinds = step
+        .write
+        .and_then(|i| case.scenario.writes.get(i))
+        .and_then(|w| w.returning_kinds(&case.scenario.tables));
+    let returned = statement.as_ref().and_then(|w| writes.returned.get(w));
+    match (kinds, returned) {
+        (Some(kinds), Some(rows)) => {
+            let letters: String = kinds.iter().map(|k| k.letter()).collect();
+            format!(
+                "query {letters} rowsort\n{}\n----\n{}",
+                step.sql,
+                result_lines(rows, &kinds)
+            )
+        }
+        _ => format!("statement ok\n{}\n", step.sql),
+    }
+}
+
+/// Result rows as lines of a `.slt` file, each value as rowdex prints one of its kind.
+fn result_lines(rows: &[Vec<Value>], kinds: &[OutKind]) -> String {
+    let mut out = String::new();
     for row in rows {
         let texts: Vec<String> = row
             .iter()
