@@ -317,6 +317,12 @@ async fn differential_against_sqlite() -> Result<(), rowdex_sql_tests::Error> {
         summary.mismatches,
         findings.join("\n\n")
     );
+    // Writes with RETURNING (DEFAULT columns and ON CONFLICT DO UPDATE ride along) must have
+    // had their rows compared, or that coverage silently dropped out.
+    assert!(
+        summary.returning_writes > 0,
+        "no generated write carried RETURNING"
+    );
     // The generated queries must reach the key and index access paths, or the run tests
     // little beyond full scans.
     for path in ["POINT GET", "RANGE SCAN", "INDEX SCAN"] {
