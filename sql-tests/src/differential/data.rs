@@ -476,9 +476,15 @@ pub enum Returning {
 pub enum ReturnItem {
     Column(String),
     /// `c IS [NOT] NULL`.
-    IsNull { column: String, negated: bool },
+    IsNull {
+        column: String,
+        negated: bool,
+    },
     /// `coalesce(c, fallback)`, the fallback a value of the column's type.
-    Coalesce { column: String, fallback: Value },
+    Coalesce {
+        column: String,
+        fallback: Value,
+    },
 }
 
 impl ReturnItem {
@@ -754,7 +760,11 @@ mod tests {
         let column = |name: &str, ty: ColType, default: Option<Value>| Column {
             name: name.into(),
             ty,
-            spelling: if ty == ColType::Text { "TEXT" } else { "BIGINT" },
+            spelling: if ty == ColType::Text {
+                "TEXT"
+            } else {
+                "BIGINT"
+            },
             not_null: false,
             domain: Domain::Small,
             null_percent: 15,

@@ -292,7 +292,12 @@ async fn writes_return_and_upsert_like_sqlite() -> Result<(), Error> {
             .collect()
     };
     let expected = [
-        vec![vec![Value::Int(1000), Value::Int(7), text("dflt"), Value::Real(1.5)]],
+        vec![vec![
+            Value::Int(1000),
+            Value::Int(7),
+            text("dflt"),
+            Value::Real(1.5),
+        ]],
         vec![
             vec![Value::Int(8), Value::Int(9), text("z")],
             vec![Value::Int(2000), Value::Int(70), text("h1")],
