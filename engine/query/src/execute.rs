@@ -13,6 +13,7 @@ pub(crate) mod create_as;
 pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod indexes;
+pub(crate) mod insert_values;
 pub(crate) mod keydesign;
 pub(crate) mod on_conflict;
 pub(crate) mod purge;

@@ -5,7 +5,7 @@ use super::engines::{Answer, Config, Rowdex, Sqlite};
 use super::query::Select;
 use super::scenario::Scenario;
 use super::schema::Table;
-use super::value::{Value, same_rows};
+use super::value::{Value, first_difference, same_rows};
 use crate::Error;
 
 #[derive(Debug, Clone)]
@@ -85,28 +85,6 @@ pub fn error_pattern(message: &str) -> String {
         })
         .collect();
     words.join(" ").chars().take(80).collect()
-}
-
-/// The first row one answer has and the other lacks, each way, for a one-line report.
-pub fn first_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> String {
-    let show = |row: Option<&Vec<Value>>| match row {
-        Some(row) => row.iter().map(Value::sql).collect::<Vec<_>>().join(", "),
-        None => "nothing".to_string(),
-    };
-    let mut e: Vec<&Vec<Value>> = expected.iter().collect();
-    let mut g: Vec<&Vec<Value>> = got.iter().collect();
-    e.sort_by(|a, b| super::value::row_cmp(a, b));
-    g.sort_by(|a, b| super::value::row_cmp(a, b));
-    let missing = e.iter().find(|row| !g.contains(row));
-    let extra = g.iter().find(|row| !e.contains(row));
-    match (missing, extra) {
-        (None, None) => "same rows, other order".to_string(),
-        (m, x) => format!(
-            "missing [{}], extra [{}]",
-            show(m.copied()),
-            show(x.copied())
-        ),
-    }
 }
 
 /// How a query's answer is compared.

@@ -8,9 +8,8 @@ use std::fmt;
 
 use rowdex::{Executor, Output, Session};
 
-use super::case::first_difference;
 use super::scenario::{Scenario, Step, Target};
-use super::value::{Value, same_rows};
+use super::value::{Value, first_difference, same_rows};
 use crate::{Backend, Error, FreshDatabase};
 
 /// One way of running rowdex.

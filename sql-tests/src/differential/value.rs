@@ -239,6 +239,28 @@ pub fn row_cmp(a: &[Value], b: &[Value]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// The first row one answer has and the other lacks, each way, for a one-line report.
+pub fn first_difference(expected: &[Vec<Value>], got: &[Vec<Value>]) -> String {
+    let show = |row: Option<&Vec<Value>>| match row {
+        Some(row) => row.iter().map(Value::sql).collect::<Vec<_>>().join(", "),
+        None => "nothing".to_string(),
+    };
+    let mut e: Vec<&Vec<Value>> = expected.iter().collect();
+    let mut g: Vec<&Vec<Value>> = got.iter().collect();
+    e.sort_by(|a, b| row_cmp(a, b));
+    g.sort_by(|a, b| row_cmp(a, b));
+    let missing = e.iter().find(|row| !g.contains(row));
+    let extra = g.iter().find(|row| !e.contains(row));
+    match (missing, extra) {
+        (None, None) => "same rows, other order".to_string(),
+        (m, x) => format!(
+            "missing [{}], extra [{}]",
+            show(m.copied()),
+            show(x.copied())
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,12 +19,15 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement, TableObject,
     TableWithJoins, Update,
 };
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
 use crate::error::{Error, Result};
+use crate::execute::insert_values::{
+    exact_decimal_literals, refuse_generated_values, values_with_defaults,
+};
 use crate::execute::on_conflict::{Action, insert_or_update};
 use crate::execute::query::run_explain;
 use crate::execute::returning::returning;
@@ -37,8 +40,8 @@ use crate::sql::literals::literal_rows;
 use crate::sql::names::{ident_name, object_name, statement_kind, target_columns, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite::unique_output_names;
-use crate::values::{assign, datum_from_array, decimal_from_text, full_row};
-use crate::write::constraints::{default_expression, default_row};
+use crate::values::{assign, datum_from_array, full_row};
+use crate::write::constraints::default_row;
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{OnExisting, key_text, write_rows};
 
@@ -192,108 +195,6 @@ fn table_alias(def: &TableDef, table: &TableWithJoins) -> String {
         } => ident_name(&alias.name),
         _ => def.name.clone(),
     }
-}
-
-/// Number literals bound for DECIMAL columns, read from their text exactly (`1.005` into
-/// DECIMAL(10, 2) is 1.01, and a 27-digit integer keeps every digit) rather than through the
-/// float or integer the SQLite rule reads them as.
-fn exact_decimal_literals(
-    def: &TableDef,
-    targets: &[usize],
-    source: &ast::Query,
-    rows: &mut [Vec<Datum>],
-) {
-    let ast::SetExpr::Values(values) = source.body.as_ref() else {
-        return;
-    };
-    for (row, literals) in rows.iter_mut().zip(&values.rows) {
-        for ((value, literal), column) in row.iter_mut().zip(literals.iter()).zip(targets) {
-            let DataType::Decimal { scale, .. } = def.columns[*column].data_type else {
-                continue;
-            };
-            let text = match literal {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::Number(text, _) => text.clone(),
-                    _ => continue,
-                },
-                ast::Expr::UnaryOp {
-                    op: ast::UnaryOperator::Minus,
-                    expr,
-                } => match expr.as_ref() {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::Number(text, _) => format!("-{text}"),
-                        _ => continue,
-                    },
-                    _ => continue,
-                },
-                _ => continue,
-            };
-            if let Some(exact) = decimal_from_text(&text, scale) {
-                *value = Datum::Decimal(exact);
-            }
-        }
-    }
-}
-
-/// Whether an item of a VALUES row is the DEFAULT keyword.
-fn is_default_keyword(expr: &ast::Expr) -> bool {
-    matches!(expr, ast::Expr::Identifier(ident)
-        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
-}
-
-/// Refuses a value for a GENERATED ALWAYS identity column other than the DEFAULT keyword.
-fn refuse_generated_values(def: &TableDef, targets: &[usize], source: &ast::Query) -> Result<()> {
-    for (i, &column) in targets.iter().enumerate() {
-        if !def.columns[column].generated_always {
-            continue;
-        }
-        let all_default = match source.body.as_ref() {
-            ast::SetExpr::Values(values) => values
-                .rows
-                .iter()
-                .all(|row| row.get(i).is_some_and(is_default_keyword)),
-            _ => false,
-        };
-        if !all_default {
-            return Err(Error::GeneratedAlways {
-                table: def.name.clone(),
-                column: def.columns[column].name.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// A VALUES list whose items include the DEFAULT keyword, with each such item replaced by its
-/// column's DEFAULT expression (NULL for a column without one); None when there is none.
-fn values_with_defaults(
-    def: &TableDef,
-    targets: &[usize],
-    source: &ast::Query,
-) -> Result<Option<Box<ast::Query>>> {
-    let ast::SetExpr::Values(values) = source.body.as_ref() else {
-        return Ok(None);
-    };
-    let is_default = is_default_keyword;
-    if !values
-        .rows
-        .iter()
-        .flat_map(|row| row.iter())
-        .any(is_default)
-    {
-        return Ok(None);
-    }
-    let mut replaced = values.clone();
-    for row in &mut replaced.rows {
-        for (item, column) in row.iter_mut().zip(targets) {
-            if is_default(item) {
-                *item = default_expression(&def.columns[*column])?;
-            }
-        }
-    }
-    let mut query = Box::new(source.clone());
-    query.body = Box::new(ast::SetExpr::Values(replaced));
-    Ok(Some(query))
 }
 
 pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output> {
