@@ -40,13 +40,7 @@ impl TableDef {
         name: &str,
         names_column: impl Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
-        let position = self
-            .column_index(name)
-            .filter(|&p| !self.columns[p].hidden)
-            .ok_or_else(|| CatalogError::ColumnNotFound {
-                table: self.name.clone(),
-                column: name.to_string(),
-            })?;
+        let position = self.visible_position(name)?;
         if self.key_position(position).is_some() {
             return Err(CatalogError::DropKeyColumn {
                 table: self.name.clone(),
@@ -94,15 +88,19 @@ impl TableDef {
         Ok(gone.into_iter().map(|check| check.name).collect())
     }
 
-    /// Renames a visible column (its id, and so its stored cells, stay).
-    pub fn rename_column(&mut self, old: &str, new: &str) -> Result<()> {
-        let position = self
-            .column_index(old)
+    /// The position of the visible column `name`.
+    pub fn visible_position(&self, name: &str) -> Result<usize> {
+        self.column_index(name)
             .filter(|&p| !self.columns[p].hidden)
             .ok_or_else(|| CatalogError::ColumnNotFound {
                 table: self.name.clone(),
-                column: old.to_string(),
-            })?;
+                column: name.to_string(),
+            })
+    }
+
+    /// Renames a visible column (its id, and so its stored cells, stay).
+    pub fn rename_column(&mut self, old: &str, new: &str) -> Result<()> {
+        let position = self.visible_position(old)?;
         if self.column_index(new).is_some() {
             return Err(CatalogError::ColumnExists {
                 table: self.name.clone(),

@@ -16,8 +16,6 @@ use datafusion::sql::sqlparser::ast::{
     RenameTableNameKind, SqlOption, Statement, TableConstraint, visit_expressions,
     visit_expressions_mut,
 };
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 use rowdex_catalog::{CatalogError, ColumnDef, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange, Transaction};
@@ -30,7 +28,7 @@ use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::write::constraints::{
-    CHECK_BATCH, Checks, declared_check, declared_default, default_now,
+    CHECK_BATCH, Checks, declared_check, declared_default, default_now, parse_expression,
 };
 
 /// What the table's stored rows must be checked for before the change commits, and what
@@ -257,15 +255,7 @@ fn alter_column(
     op: &AlterColumnOperation,
     row_checks: &mut RowChecks,
 ) -> Result<()> {
-    let position = def
-        .column_index(name)
-        .filter(|&p| !def.columns[p].hidden)
-        .ok_or_else(|| {
-            Error::Catalog(CatalogError::ColumnNotFound {
-                table: def.name.clone(),
-                column: name.to_string(),
-            })
-        })?;
+    let position = def.visible_position(name)?;
     match op {
         AlterColumnOperation::SetDefault { value } => {
             def.columns[position].default =
@@ -374,7 +364,7 @@ async fn check_stored_rows(
 
 /// Whether a condition (SQL text) names `column`.
 fn names_column(expr: &str, column: &str) -> bool {
-    let Ok(expr) = parse_expr(expr) else {
+    let Ok(expr) = parse_expression(expr) else {
         return true;
     };
     visit_expressions(&expr, |e| match e {
@@ -391,7 +381,7 @@ fn names_column(expr: &str, column: &str) -> bool {
 
 /// A condition (SQL text) with the column `old` named `new`.
 fn renamed_in(expr: &str, old: &str, new: &str) -> Result<String> {
-    let mut expr = parse_expr(expr)?;
+    let mut expr = parse_expression(expr)?;
     let renamed = Ident::with_quote('"', new);
     let _ = visit_expressions_mut(&mut expr, |e| {
         match e {
@@ -406,15 +396,6 @@ fn renamed_in(expr: &str, old: &str, new: &str) -> Result<String> {
         ControlFlow::<()>::Continue(())
     });
     Ok(expr.to_string())
-}
-
-fn parse_expr(sql: &str) -> Result<Expr> {
-    Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut parser| parser.parse_expr())
-        .map_err(|error| Error::Parse {
-            message: error.to_string(),
-        })
 }
 
 /// After a RENAME TO, the views whose query names the table by its old name: they fail until

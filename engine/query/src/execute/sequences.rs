@@ -13,8 +13,8 @@ use std::ops::ControlFlow;
 use std::sync::PoisonError;
 
 use datafusion::sql::sqlparser::ast::{
-    self, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, SelectItem,
-    SequenceOptions, SetExpr, Statement, visit_expressions, visit_expressions_mut,
+    self, Expr, Ident, ObjectName, SelectItem, SequenceOptions, SetExpr, Statement,
+    visit_expressions, visit_expressions_mut,
 };
 use rowdex_catalog::SequenceDef;
 
@@ -23,6 +23,7 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::literals::literal_exact;
 use crate::sql::names::object_name;
+use crate::write::constraints::sequence_call;
 
 pub(crate) async fn create_sequence(
     session: &Session,
@@ -89,29 +90,6 @@ pub(crate) async fn drop_sequence(session: &Session, name: &str, if_exists: bool
             session.db.sequences.forget(name);
             Ok(())
         }
-    }
-}
-
-/// The function and sequence of a call `nextval('s')` / `currval('s')`.
-fn sequence_call(expr: &Expr) -> Option<(bool, String)> {
-    let Expr::Function(function) = expr else {
-        return None;
-    };
-    let name = function.name.to_string().to_lowercase();
-    let next = match name.as_str() {
-        "nextval" => true,
-        "currval" => false,
-        _ => return None,
-    };
-    let FunctionArguments::List(list) = &function.args else {
-        return None;
-    };
-    match list.args.as_slice() {
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(value)))] => match &value.value {
-            ast::Value::SingleQuotedString(sequence) => Some((next, sequence.to_lowercase())),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

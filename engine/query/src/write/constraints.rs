@@ -129,31 +129,47 @@ pub(crate) fn default_now(def: &TableDef, column: &ColumnDef) -> Result<Datum> {
     assign(def, column, value)
 }
 
+/// An SQL expression's text parsed (a DEFAULT or CHECK as the catalog keeps it).
+pub(crate) fn parse_expression(sql: &str) -> Result<Expr> {
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_expr())
+        .map_err(|error| Error::Parse {
+            message: error.to_string(),
+        })
+}
+
 /// The sequence a DEFAULT draws from, when it is `nextval('name')` (SERIAL and identity
 /// columns, or declared so).
 pub(crate) fn sequence_of_default(sql: &str) -> Option<String> {
-    let expr = Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut parser| parser.parse_expr())
-        .ok()?;
-    nextval_argument(&expr)
+    nextval_argument(&parse_expression(sql).ok()?)
 }
 
 /// `name` of a call `nextval('name')`.
 pub(crate) fn nextval_argument(expr: &Expr) -> Option<String> {
+    match sequence_call(expr)? {
+        (true, name) => Some(name),
+        (false, _) => None,
+    }
+}
+
+/// A call `nextval('s')` (true) or `currval('s')` (false), with the sequence's name.
+pub(crate) fn sequence_call(expr: &Expr) -> Option<(bool, String)> {
     let Expr::Function(function) = expr else {
         return None;
     };
-    if !function.name.to_string().eq_ignore_ascii_case("nextval") {
-        return None;
-    }
+    let next = match function.name.to_string().to_lowercase().as_str() {
+        "nextval" => true,
+        "currval" => false,
+        _ => return None,
+    };
     let ast::FunctionArguments::List(list) = &function.args else {
         return None;
     };
     match list.args.as_slice() {
         [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Expr::Value(value)))] => {
             match &value.value {
-                ast::Value::SingleQuotedString(name) => Some(name.to_lowercase()),
+                ast::Value::SingleQuotedString(name) => Some((next, name.to_lowercase())),
                 _ => None,
             }
         }
@@ -188,12 +204,9 @@ pub(crate) fn default_expression(column: &ColumnDef) -> Result<Expr> {
     let Some(sql) = &column.default else {
         return Ok(Expr::value(ast::Value::Null));
     };
-    Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut parser| parser.parse_expr())
-        .map_err(|error| Error::Parse {
-            message: format!("the DEFAULT of column {}: {error}", column.name),
-        })
+    parse_expression(sql).map_err(|error| Error::Parse {
+        message: format!("the DEFAULT of column {}: {error}", column.name),
+    })
 }
 
 /// A column's DEFAULT as a DataFusion expression, for INSERTs that DataFusion plans.
