@@ -559,25 +559,22 @@ impl TableDef {
         value: &[u8],
     ) -> Result<()> {
         let cells = row::decode_row(value)?;
-        let written_in = cells.schema_version;
-        let mut present = Vec::new();
+        // A column added after the entry was written reads its added value; a cell, when the
+        // entry has one, overwrites it below.
+        if family == Some(0) {
+            for (slot, column) in row.iter_mut().zip(&self.columns) {
+                if column.family == 0
+                    && let Some(value) = column.missing_value(cells.schema_version)
+                {
+                    *slot = value;
+                }
+            }
+        }
         for (id, datum) in cells.cells {
             if let Some(position) = self.columns.iter().position(|c| c.id == id)
                 && let Some(slot) = row.get_mut(position)
             {
                 *slot = datum;
-                present.push(position);
-            }
-        }
-        if family == Some(0) {
-            for (position, column) in self.columns.iter().enumerate() {
-                if column.family == 0
-                    && !present.contains(&position)
-                    && let Some(value) = column.missing_value(written_in)
-                    && let Some(slot) = row.get_mut(position)
-                {
-                    *slot = value;
-                }
             }
         }
         Ok(())
