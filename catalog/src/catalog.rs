@@ -120,6 +120,9 @@ impl Catalog {
         for index in &def.indexes {
             tx.delete(keyspace::index_name_key(&index.name));
         }
+        for trigger in &def.triggers {
+            tx.delete(keyspace::trigger_name_key(&trigger.name));
+        }
         tx.commit().await?;
         self.write_tables().remove(name);
         Ok(Arc::new(def))
@@ -156,6 +159,12 @@ impl Catalog {
             for index in &def.indexes {
                 tx.put(
                     keyspace::index_name_key(&index.name),
+                    def.name.as_bytes().to_vec(),
+                );
+            }
+            for trigger in &def.triggers {
+                tx.put(
+                    keyspace::trigger_name_key(&trigger.name),
                     def.name.as_bytes().to_vec(),
                 );
             }

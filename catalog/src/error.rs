@@ -22,6 +22,10 @@ pub enum CatalogError {
     ViewNotFound { view: String },
     #[error("index {index} already exists")]
     IndexExists { index: String },
+    #[error("trigger {trigger} already exists")]
+    TriggerExists { trigger: String },
+    #[error("trigger {trigger} does not exist")]
+    TriggerNotFound { trigger: String },
     #[error("index {index} does not exist")]
     IndexNotFound { index: String },
     #[error("column {column} is not a column of table {table}")]

@@ -38,6 +38,7 @@ pub const ROW_DELTA_PREFIX: &[u8] = &[SYSTEM, b'D'];
 pub const STATISTICS_PREFIX: &[u8] = &[SYSTEM, b'S'];
 pub const ROLE_PREFIX: &[u8] = &[SYSTEM, b'U'];
 pub const SEQUENCE_PREFIX: &[u8] = &[SYSTEM, b'Q'];
+pub const TRIGGER_NAME_PREFIX: &[u8] = &[SYSTEM, b'G'];
 
 /// The prefix of every row of table `id`.
 pub fn table_prefix(id: u32) -> Vec<u8> {
@@ -116,6 +117,14 @@ pub fn statistics_key(table_id: u32) -> Vec<u8> {
 /// The catalog key that reserves an index name (index names are unique across tables).
 pub fn index_name_key(name: &str) -> Vec<u8> {
     let mut key = INDEX_NAME_PREFIX.to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+/// The catalog key that reserves a trigger name (trigger names are unique across tables, as
+/// in SQLite); its value is the table's name.
+pub fn trigger_name_key(name: &str) -> Vec<u8> {
+    let mut key = TRIGGER_NAME_PREFIX.to_vec();
     key.extend_from_slice(name.as_bytes());
     key
 }

@@ -18,6 +18,7 @@ mod scram;
 mod sequences;
 pub mod statistics;
 mod table;
+mod trigger;
 mod types;
 
 pub use catalog::Catalog;
@@ -31,4 +32,5 @@ pub use scram::{SCRAM_ITERATIONS, ScramVerifier, hmac};
 pub use sequences::SequenceDef;
 pub use statistics::{KeyGatherer, KeyStatistics, TableStatistics};
 pub use table::{HIDDEN_ROWID, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT};
+pub use trigger::{TriggerDef, TriggerEvent, TriggerTiming};
 pub use types::DataType;

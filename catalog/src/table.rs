@@ -11,6 +11,7 @@ use crate::column::{CheckDef, ColumnDef, KeyColumn};
 use crate::error::{CatalogError, Result};
 use crate::index::IndexDef;
 use crate::keyspace;
+use crate::trigger::TriggerDef;
 use crate::types::DataType;
 
 /// Name of the hidden row-id column of a table declared without a PRIMARY KEY.
@@ -69,6 +70,9 @@ pub struct TableDef {
     /// cells, left in old rows, are never read as another column's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub next_column_id: u32,
+    /// Triggers on the table's writes, in creation order (the order they fire in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerDef>,
 }
 
 fn is_zero(id: &u32) -> bool {
@@ -162,6 +166,7 @@ impl TableDef {
             families: Vec::new(),
             checks: Vec::new(),
             next_column_id: 0,
+            triggers: Vec::new(),
         })
     }
 

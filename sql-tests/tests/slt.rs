@@ -128,6 +128,7 @@ suites!(
     sequences,
     subqueries,
     transactions,
+    triggers,
     ttl,
     versions,
     views,

@@ -76,6 +76,14 @@ pub enum Error {
         "cannot insert a value into column {column} of table {table}: it is GENERATED ALWAYS AS IDENTITY (leave it out, or write DEFAULT)"
     )]
     GeneratedAlways { table: String, column: String },
+    #[error("{message}")]
+    Raised { message: String },
+    #[error(
+        "triggers nest deeper than {limit} levels (a trigger that fires itself, directly or through others)"
+    )]
+    TriggerDepth { limit: usize },
+    #[error("trigger {trigger}: {reason}")]
+    BadTrigger { trigger: String, reason: String },
     #[error("bad DEFAULT for column {column}: {reason}")]
     BadDefault { column: String, reason: String },
     #[error("bad CHECK constraint {constraint}: {reason}")]

@@ -24,6 +24,7 @@ pub(crate) mod sequences;
 pub(crate) mod show;
 pub(crate) mod statistics;
 pub(crate) mod transaction;
+pub(crate) mod triggers;
 pub(crate) mod views;
 
 use std::sync::Arc;
@@ -353,6 +354,8 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
         Statement::Copy { .. } => copy::copy(session, statement).await,
         Statement::CreateView(create) => views::create_view(session, create).await,
+        Statement::CreateTrigger(create) => triggers::create_trigger(session, create).await,
+        Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)

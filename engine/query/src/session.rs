@@ -46,6 +46,9 @@ pub struct Session {
     warnings: Arc<Mutex<Vec<String>>>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
+    /// How many triggers are running around the statements of this session: 0 for a
+    /// connection, n for the session a trigger's statements run in at nesting level n.
+    pub(crate) trigger_depth: usize,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -65,6 +68,19 @@ impl Session {
             txn: Arc::default(),
             sequence_values: LastValues::default(),
             warnings: Arc::default(),
+            trigger_depth: 0,
+        }
+    }
+
+    /// The session a trigger's statements run in: this connection's settings and sequence
+    /// values, with `txn` (the firing statement's transaction) as its open transaction, one
+    /// trigger level deeper.
+    pub(crate) fn for_trigger(&self, txn: Arc<SessionTxn>) -> Session {
+        Session {
+            txn: Arc::new(Mutex::new(Some(txn))),
+            warnings: Arc::default(),
+            trigger_depth: self.trigger_depth + 1,
+            ..self.clone()
         }
     }
 

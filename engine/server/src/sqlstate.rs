@@ -59,6 +59,9 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::ColumnHasNulls { .. } => "23502",
         Error::CurrvalUndefined { .. } => "55000",
         Error::GeneratedAlways { .. } => "428C9",
+        Error::Raised { .. } => "P0001",
+        Error::TriggerDepth { .. } => "54001",
+        Error::BadTrigger { .. } => "42P17",
         Error::ConstraintNotFound { .. } => "42704",
         Error::ConflictTwice { .. } => "21000",
         Error::NoConflictArbiter { .. } => "42P10",
@@ -98,7 +101,8 @@ fn catalog_code(error: &CatalogError) -> &'static str {
         CatalogError::ViewExists { .. } | CatalogError::IndexExists { .. } => "42P07",
         CatalogError::TableNotFound { .. } | CatalogError::ViewNotFound { .. } => "42P01",
         CatalogError::IndexNotFound { .. } | CatalogError::RoleNotFound { .. } => "42704",
-        CatalogError::RoleExists { .. } => "42710",
+        CatalogError::RoleExists { .. } | CatalogError::TriggerExists { .. } => "42710",
+        CatalogError::TriggerNotFound { .. } => "42704",
         CatalogError::ColumnNotFound { .. } | CatalogError::KeyColumnNotFound { .. } => "42703",
         CatalogError::DuplicateColumn { .. }
         | CatalogError::DuplicateIndexColumn { .. }

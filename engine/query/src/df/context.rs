@@ -25,6 +25,7 @@ use crate::db::DbState;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
+use crate::df::raise::register_raise;
 use crate::df::rules::{logical_optimizer_rules, physical_optimizer_rules};
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
@@ -68,6 +69,7 @@ pub(crate) fn new_context(db: &Arc<DbState>, expose_hidden: Option<String>) -> S
     );
     ctx.register_catalog("rowdex", Arc::new(catalog));
     register_history_functions(&ctx, db);
+    register_raise(&ctx);
     ctx
 }
 

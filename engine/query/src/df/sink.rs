@@ -12,10 +12,11 @@ use datafusion::error::Result as DfResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
+use rowdex_catalog::TriggerEvent;
 use rowdex_codec::Datum;
 
 use crate::db::DbState;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::values::{datum_from_array, full_row};
 use crate::write::WRITE_ATTEMPTS;
 use crate::write::rows::{OnExisting, write_rows};
@@ -74,6 +75,15 @@ impl RowdexSink {
         loop {
             // Read the definition afresh each try: a retry after a schema change must see it.
             let def = self.db.table_def(&self.table)?;
+            if def.has_triggers_on(&TriggerEvent::Insert) {
+                // Triggers run statements, which need a session; this sink has none.
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "INSERT through DataFusion's own planner into table {}, which has INSERT triggers (run it with Session::execute)",
+                        def.name
+                    ),
+                });
+            }
             let mut rows = Vec::with_capacity(values.len());
             for cells in &values {
                 // DataFusion filled the columns the INSERT left out (see

@@ -19,7 +19,7 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement, TableObject,
     TableWithJoins, Update,
 };
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{TableDef, TriggerEvent, TriggerTiming};
 use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
@@ -32,6 +32,7 @@ use crate::execute::on_conflict::{Action, insert_or_update};
 use crate::execute::query::run_explain;
 use crate::execute::returning::returning;
 use crate::execute::sequences::{bind_sequence_calls, calls_sequences};
+use crate::execute::triggers::{fire_deletes, fire_inserts, fire_updates};
 use crate::output::Output;
 use crate::scan::explain::ExplainOptions;
 use crate::session::Session;
@@ -43,7 +44,7 @@ use crate::sql::rewrite::unique_output_names;
 use crate::values::{assign, datum_from_array, full_row};
 use crate::write::constraints::default_row;
 use crate::write::row_writer::RowWriter;
-use crate::write::rows::{OnExisting, key_text, write_rows};
+use crate::write::rows::{OnExisting, fill_sequence_defaults, key_text, write_rows};
 
 pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> Result<Output> {
     let TableObject::TableName(name) = &insert.table else {
@@ -64,9 +65,15 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
     let alias = alias.as_deref().unwrap_or(&def.name);
     let Some(source) = &insert.source else {
-        let row = full_row(&def, &defaults, &[], [])?;
-        let txn = session.open_txn();
-        let written = write_rows(&session.db, txn.as_ref(), &def, &[], vec![row], mode).await?;
+        let proposed = Proposed {
+            def: &def,
+            alias,
+            targets: &[],
+            rows: vec![full_row(&def, &defaults, &[], [])?],
+            mode,
+            on_conflict: on_conflict(insert),
+        };
+        let written = proposed.write_in_statement(session, None).await?;
         return written_output(&def, alias, insert.returning.as_deref(), &written).await;
     };
     let targets = target_columns(&def, &insert.columns)?;
@@ -118,14 +125,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         mode,
         on_conflict: on_conflict(insert),
     };
-    let written = match statement_txn {
-        Some(statement_txn) => {
-            let written = proposed.write(session, Some(&statement_txn.txn)).await?;
-            statement_txn.finish(&session.db).await?;
-            written
-        }
-        None => proposed.write(session, session.open_txn().as_ref()).await?,
-    };
+    let written = proposed.write_in_statement(session, statement_txn).await?;
     written_output(&def, alias, insert.returning.as_deref(), &written).await
 }
 
@@ -141,20 +141,54 @@ struct Proposed<'a> {
 }
 
 impl Proposed<'_> {
-    /// Writes the rows; returns them as written.
-    async fn write(
+    /// Writes the rows in `statement_txn` (the transaction they were computed in), else in the
+    /// session's transaction; returns them as written. A table with INSERT triggers gets a
+    /// transaction for the statement, which its triggers' statements share.
+    async fn write_in_statement(
         self,
+        session: &Session,
+        statement_txn: Option<StatementTxn>,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let statement_txn = match statement_txn {
+            None if self.def.has_triggers_on(&TriggerEvent::Insert) => {
+                Some(StatementTxn::begin(&session.db, session.open_txn()).await?)
+            }
+            other => other,
+        };
+        match statement_txn {
+            Some(statement_txn) => {
+                let written = self.write(session, Some(&statement_txn.txn)).await?;
+                statement_txn.finish(&session.db).await?;
+                Ok(written)
+            }
+            None => self.write(session, session.open_txn().as_ref()).await,
+        }
+    }
+
+    /// Writes the rows in `txn`, firing the table's INSERT triggers around them.
+    async fn write(
+        mut self,
         session: &Session,
         txn: Option<&Arc<SessionTxn>>,
     ) -> Result<Vec<Vec<Datum>>> {
         let db = &session.db;
-        match self.on_conflict {
-            Some((target, action)) => {
-                let (def, alias, targets) = (self.def, self.alias, self.targets);
-                insert_or_update(db, txn, def, alias, targets, self.rows, target, action).await
-            }
-            None => write_rows(db, txn, self.def, self.targets, self.rows, self.mode).await,
+        let (def, alias, targets) = (self.def, self.alias, self.targets);
+        let fires = txn.filter(|_| def.has_triggers_on(&TriggerEvent::Insert));
+        if let Some(txn) = fires {
+            // BEFORE triggers see the values the rows are written with.
+            fill_sequence_defaults(db, def, targets, &mut self.rows).await?;
+            fire_inserts(session, txn, def, TriggerTiming::Before, &self.rows).await?;
         }
+        let written = match self.on_conflict {
+            Some((target, action)) => {
+                insert_or_update(db, txn, def, alias, targets, self.rows, target, action).await?
+            }
+            None => write_rows(db, txn, def, targets, self.rows, self.mode).await?,
+        };
+        if let Some(txn) = fires {
+            fire_inserts(session, txn, def, TriggerTiming::After, &written).await?;
+        }
+        Ok(written)
     }
 }
 
@@ -263,6 +297,12 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         }
         changes.push((old_row, new_row));
     }
+    let set: Vec<String> = assigned
+        .iter()
+        .map(|(c, _)| def.columns[*c].name.clone())
+        .collect();
+    let txn = &statement_txn.txn;
+    fire_updates(session, txn, &def, TriggerTiming::Before, &set, &changes).await?;
     let old_keys: HashSet<Vec<u8>> = changes.iter().map(|(old, _)| def.row_key_of(old)).collect();
     let mut new_keys: HashSet<Vec<u8>> = HashSet::with_capacity(changes.len());
     for (old_row, new_row) in &changes {
@@ -285,6 +325,7 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         writer.stage(Some(old_row), Some(new_row));
     }
     writer.commit().await?;
+    fire_updates(session, txn, &def, TriggerTiming::After, &set, &changes).await?;
     statement_txn.finish(&session.db).await?;
     let written: Vec<Vec<Datum>> = changes.into_iter().map(|(_, new_row)| new_row).collect();
     let alias = table_alias(&def, &update.table);
@@ -310,10 +351,15 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
         let Some(stored) = writer.stored_row(&def.row_key_of(row)).await? else {
             return Err(Error::WriteConflict);
         };
-        writer.stage(Some(&stored), None);
         removed.push(stored);
     }
+    let txn = &statement_txn.txn;
+    fire_deletes(session, txn, &def, TriggerTiming::Before, &removed).await?;
+    for stored in &removed {
+        writer.stage(Some(stored), None);
+    }
     writer.commit().await?;
+    fire_deletes(session, txn, &def, TriggerTiming::After, &removed).await?;
     statement_txn.finish(&session.db).await?;
     let alias = table_alias(&def, table);
     written_output(&def, &alias, delete.returning.as_deref(), &removed).await

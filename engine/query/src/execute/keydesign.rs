@@ -363,7 +363,10 @@ pub(crate) fn advise_table(def: &TableDef) -> Vec<String> {
             .is_some();
         if from_sequence {
             warnings.push(format!(
-                "write hotspot: the leading key column {} of table {} takes its values from a                  sequence (SERIAL or identity), so every new row lands at the same end of the                  key space (one hot partition); add WITH (SALT_BUCKETS = n), or lead the key                  with a column that spreads (SHOW KEY SPREAD {} shows where writes land)",
+                "write hotspot: the leading key column {} of table {} takes its values from a \
+                 sequence (SERIAL or identity), so every new row lands at the same end of the \
+                 key space (one hot partition); add WITH (SALT_BUCKETS = n), or lead the key \
+                 with a column that spreads (SHOW KEY SPREAD {} shows where writes land)",
                 column.name, def.name, def.name
             ));
         } else if increases_monotonically(&column.name, &column.data_type, def.key.len()) {

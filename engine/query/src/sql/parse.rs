@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
 use crate::sql::tokens::{
-    FamilyMember, empty_in_lists_as_subqueries, family_qualified_columns,
-    insert_aliases_as_table_names, number_placeholders, upserts_and_hints,
+    FamilyMember, StatementBoundary, empty_in_lists_as_subqueries, family_qualified_columns,
+    insert_aliases_as_table_names, number_placeholders, split_at_statement_ends, upserts_and_hints,
 };
 
 /// How deeply expressions may nest.
@@ -143,15 +143,9 @@ impl ScriptStatement {
 /// tokenized (an unterminated string or comment).
 pub fn script_statements(sql: &str) -> Result<Vec<ScriptStatement>> {
     let mut statements = Vec::new();
-    let mut current = Vec::new();
-    for token in tokenize(sql)? {
-        if token.token == Token::SemiColon {
-            push_statement(&mut statements, std::mem::take(&mut current));
-        } else {
-            current.push(token);
-        }
+    for tokens in split_at_statement_ends(tokenize(sql)?) {
+        push_statement(&mut statements, tokens);
     }
-    push_statement(&mut statements, current);
     Ok(statements)
 }
 
@@ -264,7 +258,22 @@ pub(crate) fn parse_with_parameters(sql: &str) -> Result<(ParsedStatement, usize
     }
 }
 
-fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+/// Parses a script's statements, each apart (so that the passes over tokens below count a
+/// trigger's body as part of its CREATE TRIGGER).
+fn parse_tokens(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
+    let mut statements = Vec::new();
+    for tokens in split_at_statement_ends(tokens) {
+        let (parsed, error) = parse_statement_tokens(tokens);
+        statements.extend(parsed);
+        if error.is_some() {
+            return (statements, error);
+        }
+    }
+    (statements, None)
+}
+
+/// Parses one statement's tokens (none, when they are only whitespace and comments).
+fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
     let dialect = GenericDialect {};
     let (upserts, hints) = upserts_and_hints(&mut tokens);
     empty_in_lists_as_subqueries(&mut tokens);
@@ -327,14 +336,18 @@ fn parse_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option
 /// name or a comment). An unterminated string is not complete.
 pub fn statement_ends(text: &str) -> bool {
     let dialect = GenericDialect {};
-    match Tokenizer::new(&dialect, text).tokenize() {
-        Ok(tokens) => tokens
-            .iter()
-            .rev()
-            .find(|t| !matches!(t, Token::Whitespace(_)))
-            .is_some_and(|t| *t == Token::SemiColon),
-        Err(_) => false,
+    let Ok(tokens) = Tokenizer::new(&dialect, text).tokenize() else {
+        return false;
+    };
+    // Whether the last significant token is a `;` that ends a statement.
+    let mut boundary = StatementBoundary::default();
+    let mut ended = false;
+    for token in &tokens {
+        if !matches!(token, Token::Whitespace(_)) {
+            ended = boundary.ends(token);
+        }
     }
+    ended
 }
 
 #[cfg(test)]

@@ -13,6 +13,67 @@ use crate::sql::hints::QueryHints;
 /// normalised like any identifier (lowercased unless quoted).
 pub type FamilyMember = (String, String);
 
+/// Where a script's statements end: at each `;`, except the ones between a CREATE TRIGGER's
+/// BEGIN and END, which end the statements of the trigger's body. Fed a statement's tokens in
+/// order; reset by the `;` that ends it.
+#[derive(Debug, Default)]
+pub(crate) struct StatementBoundary {
+    /// Significant tokens seen in the current statement.
+    seen: usize,
+    create: bool,
+    trigger: bool,
+    /// BEGIN and CASE blocks open in a trigger's body (both close with END).
+    depth: usize,
+}
+
+impl StatementBoundary {
+    /// Whether `token` ends the current statement.
+    pub(crate) fn ends(&mut self, token: &Token) -> bool {
+        match token {
+            Token::Whitespace(_) => false,
+            Token::SemiColon if self.depth == 0 => {
+                *self = StatementBoundary::default();
+                true
+            }
+            Token::Word(word) if word.quote_style.is_none() => {
+                match (self.seen, word.keyword) {
+                    (0, Keyword::CREATE) => self.create = true,
+                    (1..=3, Keyword::TRIGGER) if self.create => self.trigger = true,
+                    (_, Keyword::BEGIN) if self.trigger && self.depth == 0 => self.depth = 1,
+                    (_, Keyword::CASE) if self.depth > 0 => self.depth += 1,
+                    (_, Keyword::END) if self.depth > 0 => {
+                        self.depth -= 1;
+                        self.trigger = self.depth > 0;
+                    }
+                    _ => {}
+                }
+                self.seen += 1;
+                false
+            }
+            _ => {
+                self.seen += 1;
+                false
+            }
+        }
+    }
+}
+
+/// A script's tokens cut into its statements' (each without its closing `;`).
+pub(crate) fn split_at_statement_ends(tokens: Vec<TokenWithSpan>) -> Vec<Vec<TokenWithSpan>> {
+    let mut statements = Vec::new();
+    let mut current = Vec::new();
+    let mut boundary = StatementBoundary::default();
+    for token in tokens {
+        if boundary.ends(&token.token) {
+            statements.push(std::mem::take(&mut current));
+        } else {
+            current.push(token);
+        }
+    }
+    statements.push(current);
+    statements
+}
+
 /// Per statement of the script (in order): whether it is written `UPSERT INTO` (its keyword
 /// becomes INSERT, which the parser knows), and the hints of the `/*+ ... */` comments in it.
 pub(crate) fn upserts_and_hints(tokens: &mut [TokenWithSpan]) -> (Vec<bool>, Vec<QueryHints>) {

@@ -166,16 +166,14 @@ pub(crate) async fn assign_rowids(
 }
 
 /// Gives the columns a statement does not set whose DEFAULT draws from a sequence (SERIAL,
-/// identity) a fresh value per row.
+/// identity) a fresh value per row, where the row holds none yet (so that filling rows twice,
+/// as a table with triggers does before firing them, takes each value once).
 pub(crate) async fn fill_sequence_defaults(
     db: &DbState,
     def: &TableDef,
     targets: &[usize],
     rows: &mut [Vec<Datum>],
 ) -> Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
     for (position, column) in def.columns.iter().enumerate() {
         if targets.contains(&position) {
             continue;
@@ -183,12 +181,19 @@ pub(crate) async fn fill_sequence_defaults(
         let Some(sequence) = column.default.as_deref().and_then(sequence_of_default) else {
             continue;
         };
-        let values = db
+        let unfilled = rows.iter().filter(|row| row[position].is_null()).count();
+        if unfilled == 0 {
+            continue;
+        }
+        let mut values = db
             .sequences
-            .next_values(&db.catalog, &sequence, rows.len())
-            .await?;
-        for (row, value) in rows.iter_mut().zip(values) {
-            row[position] = assign(def, column, Datum::Int(value))?;
+            .next_values(&db.catalog, &sequence, unfilled)
+            .await?
+            .into_iter();
+        for row in rows.iter_mut().filter(|row| row[position].is_null()) {
+            if let Some(value) = values.next() {
+                row[position] = assign(def, column, Datum::Int(value))?;
+            }
         }
     }
     Ok(())

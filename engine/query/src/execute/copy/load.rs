@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::sql::sqlparser::ast::{Ident, ObjectName};
-use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, TableDef, TriggerEvent};
 use rowdex_codec::Datum;
 
 use crate::copy_data::format::{CopyFormat, parse_bytea};
@@ -63,6 +63,15 @@ impl LoadTarget {
             .catalog
             .table(&table)
             .ok_or_else(|| Error::TableNotFound { table })?;
+        if def.has_triggers_on(&TriggerEvent::Insert) {
+            // COPY writes batches of rows without running statements per row.
+            return Err(Error::Unsupported {
+                what: format!(
+                    "COPY FROM into table {}, which has INSERT triggers (INSERT the rows instead)",
+                    def.name
+                ),
+            });
+        }
         let names: Vec<ObjectName> = columns
             .iter()
             .map(|c| ObjectName::from(vec![c.clone()]))
