@@ -1,18 +1,25 @@
 //! Rewrites SQLite corpus text into what the sqllogictest crate parses and runs correctly.
 //!
-//! Two things differ from the crate's dialect:
+//! Two things differ from the crate's dialect, and one from the engines it names:
 //! - condition lines may carry a trailing comment (`skipif mysql # not compatible`), which the
 //!   crate rejects: the comment is dropped;
 //! - `onlyif mssql` followed by `halt` means "stop here on mssql", but the crate attaches the
 //!   condition to the next statement instead and halts every engine. Conditional halts are
 //!   decided here, for this engine: dropped when they do not apply, made unconditional when they
 //!   do.
+//! - `onlyif sqlite` records run: rowdex answers them as SQLite does.
 //!
 //! Lines are replaced rather than removed, so locations in failure messages stay the file's.
 
 /// The engine name the runner matches `skipif` / `onlyif` labels against. It is none of the
-/// engines SQLite's corpus names, so unguarded records run and `onlyif <engine>` ones are skipped.
+/// engines SQLite's corpus names, so unguarded records run and `onlyif <engine>` ones are
+/// skipped (but `onlyif sqlite`, see [`SQLITE_ONLY`]).
 pub const ENGINE_NAME: &str = "rowdex";
+
+/// Records only SQLite answers as written (`x IN ()`, `x IN table`, ...): rowdex claims
+/// SQLite's behaviour there and runs them as its own. (`skipif sqlite` still skips nothing for
+/// rowdex: the corpus uses it to stop engines other than SQLite before SQLite-only parts.)
+const SQLITE_ONLY: &str = "onlyif sqlite";
 
 /// The corpus text with condition comments stripped and conditional halts resolved.
 pub(crate) fn sqlite_test_script(text: &str) -> String {
@@ -30,7 +37,11 @@ pub(crate) fn sqlite_test_script(text: &str) -> String {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.first().copied() {
             Some("skipif" | "onlyif") => {
-                let condition = strip_comment(line);
+                let mut condition = strip_comment(line);
+                if condition == SQLITE_ONLY {
+                    // rowdex claims SQLite's behaviour for these records.
+                    condition = format!("onlyif {ENGINE_NAME}");
+                }
                 pending.push((out.len(), condition.clone()));
                 out.push(condition);
             }
@@ -92,6 +103,15 @@ mod tests {
         assert!(lines[0].starts_with('#'));
         assert!(lines[6].starts_with('#'));
         assert_eq!(lines[7], "halt");
+    }
+
+    #[test]
+    fn sqlite_only_records_run() {
+        let script = sqlite_test_script(
+            "onlyif sqlite # empty RHS\nquery I\nSELECT 1 IN ()\n----\n0\n\nonlyif sqlite\nhalt\n",
+        );
+        assert!(script.starts_with("onlyif rowdex\nquery I\n"), "{script}");
+        assert!(script.ends_with("\nhalt\n"), "{script}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the catalog as its default schema, the history table functions), the schema provider that
 //! resolves tables and views live, and how a statement is planned, run or explained there.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use datafusion::datasource::ViewTable;
 use datafusion::error::Result as DfResult;
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -283,6 +284,7 @@ pub(crate) async fn plan_statement(
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     let state = ctx.state();
+    answer_in_subqueries_of_non_numbers(&state, &mut statement).await;
     let planned = {
         let statement = DfStatement::Statement(Box::new(statement.clone()));
         for reference in state.resolve_table_references(&statement)? {
@@ -312,6 +314,28 @@ pub(crate) async fn plan_statement(
         }
         planned => Ok(planned?),
     }
+}
+
+/// SQLite's `'text' IN (SELECT number)`: see [`rewrite::in_subqueries_of_non_numbers`]. Each
+/// candidate subquery is planned alone to learn its column's type (one that does not plan
+/// alone, correlated say, is left as it is).
+async fn answer_in_subqueries_of_non_numbers(state: &SessionState, statement: &mut Statement) {
+    let candidates = rewrite::in_subqueries_of_non_numbers(statement);
+    if candidates.is_empty() {
+        return;
+    }
+    let mut numeric = HashSet::new();
+    for subquery in candidates {
+        let text = subquery.to_string();
+        let alone = DfStatement::Statement(Box::new(Statement::Query(Box::new(subquery))));
+        if let Ok(plan) = state.statement_to_plan(alone).await
+            && let [field] = plan.schema().fields().as_ref()
+            && field.data_type().is_numeric()
+        {
+            numeric.insert(text);
+        }
+    }
+    rewrite::in_subqueries_of_non_numbers_answered(statement, &numeric);
 }
 
 fn collect_scans<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a RowdexScanExec>) {

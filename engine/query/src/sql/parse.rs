@@ -451,6 +451,39 @@ mod tests {
     }
 
     #[test]
+    fn a_trigger_body_stays_in_its_create_trigger() -> Result<()> {
+        let script = "CREATE TRIGGER g AFTER INSERT ON t BEGIN INSERT INTO u VALUES (NEW.a); \
+                      SELECT CASE WHEN NEW.a > 0 THEN 1 END; END; upsert into t values (2)";
+        let statements = split_statements(script)?;
+        assert_eq!(statements.len(), 2);
+        assert!(matches!(
+            &statements[1],
+            ParsedStatement::Sql { upsert: true, .. }
+        ));
+        assert_eq!(script_statements(script)?.len(), 2);
+        assert!(statement_ends(
+            "CREATE TRIGGER g AFTER INSERT ON t BEGIN SELECT 1; END;"
+        ));
+        assert!(!statement_ends(
+            "CREATE TRIGGER g AFTER INSERT ON t BEGIN SELECT 1;"
+        ));
+        assert!(statement_ends("SELECT 1;"));
+        Ok(())
+    }
+
+    #[test]
+    fn in_a_table_reads_its_rows() -> Result<()> {
+        let statements = split_statements("SELECT 1 NOT IN t1, x IN (2), 'a' IN \"t 2\"")?;
+        assert_eq!(
+            statements[0].to_string(),
+            "SELECT 1 NOT IN (SELECT * FROM t1), x IN (2), 'a' IN (SELECT * FROM \"t 2\")"
+        );
+        let show = split_statements("SHOW TABLES IN public")?;
+        assert!(!show[0].to_string().contains("SELECT"));
+        Ok(())
+    }
+
+    #[test]
     fn syntax_errors_name_the_position_and_keep_earlier_statements() {
         let (ok, error) = parse_script("SELECT 1;\nSELEC 2;");
         assert_eq!(ok.len(), 1);

@@ -14,14 +14,16 @@
 //!   when DataFusion refused the query for it.
 //! * a division or modulo by zero is NULL, as in SQLite (DataFusion fails the query): `a / b`
 //!   reads `a / NULLIF(b, 0)`; only tried when a query failed for it.
+//! * `'text' IN (SELECT number)` and `x'blob' IN (SELECT number)`, which DataFusion fails to
+//!   cast, have SQLite's answer: no number equals text that is not a number, or a blob.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
-    OrderBy, OrderByKind, SelectItem, SetExpr, Statement, UnaryOperator, Value, visit_expressions,
-    visit_expressions_mut,
+    OrderBy, OrderByKind, Query, SelectItem, SetExpr, Statement, UnaryOperator, Value,
+    visit_expressions, visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -466,5 +468,66 @@ mod tests {
         assert_eq!(unique_output_names(&mut unique), None);
         let mut star = parse("SELECT *, a FROM t");
         assert_eq!(unique_output_names(&mut star), None);
+    }
+}
+
+/// The subqueries of `literal [NOT] IN (subquery)` whose literal SQLite compares unequal to
+/// every number (text that does not read as a number, or a blob), for the caller to find which
+/// of them select a number.
+pub(crate) fn in_subqueries_of_non_numbers(statement: &Statement) -> Vec<Query> {
+    let mut found = Vec::new();
+    let _ = visit_expressions(statement, |expr| {
+        if let Expr::InSubquery { expr, subquery, .. } = expr
+            && never_a_number(expr)
+        {
+            found.push(subquery.as_ref().clone());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
+/// Rewrites `literal [NOT] IN (subquery)`, for the subqueries in `numeric` (by text) whose one
+/// column is a number, into the answer a test that no value can pass has: NULL when the
+/// subquery yields a NULL, else false (true for NOT IN).
+pub(crate) fn in_subqueries_of_non_numbers_answered(
+    statement: &mut Statement,
+    numeric: &HashSet<String>,
+) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        if let Expr::InSubquery {
+            expr: operand,
+            subquery,
+            negated,
+        } = expr
+            && never_a_number(operand)
+            && numeric.contains(&subquery.to_string())
+        {
+            let text = format!(
+                "CASE WHEN EXISTS (SELECT 1 FROM ({subquery}) AS in_rows (v) WHERE v IS NULL) \
+                 THEN NULL ELSE {} END",
+                if *negated { "TRUE" } else { "FALSE" }
+            );
+            if let Ok(answer) = Parser::new(&GenericDialect {})
+                .try_with_sql(&text)
+                .and_then(|mut parser| parser.parse_expr())
+            {
+                *expr = answer;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Whether `expr` is a literal SQLite never finds equal to a number: text that does not read
+/// as one, or a blob.
+fn never_a_number(expr: &Expr) -> bool {
+    let Expr::Value(value) = unparenthesised(expr) else {
+        return false;
+    };
+    match &value.value {
+        Value::SingleQuotedString(text) => text.trim().parse::<f64>().is_err(),
+        Value::HexStringLiteral(_) => true,
+        _ => false,
     }
 }

@@ -121,7 +121,8 @@ pub(crate) fn upserts_and_hints(tokens: &mut [TokenWithSpan]) -> (Vec<bool>, Vec
 
 /// `x IN ()` is SQLite's spelling of a test against the empty set, which the generic dialect
 /// does not parse. An empty subquery means the same in standard SQL (false for every `x`, NULL
-/// included, and `NOT IN ()` true), so the list becomes `(SELECT NULL WHERE FALSE)`.
+/// included, and `NOT IN ()` true), so the list becomes `(SELECT NULL WHERE FALSE)`. SQLite's
+/// `x IN t`, a table's rows, becomes `x IN (SELECT * FROM t)`.
 pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
     let significant = |tokens: &[TokenWithSpan], from: usize| {
         (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
@@ -133,15 +134,29 @@ pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
         let close = open
             .and_then(|j| significant(tokens, j + 1))
             .filter(|&k| tokens[k].token == Token::RParen);
-        if let (true, Some(open), Some(close)) = (is_in, open, close) {
+        if is_in && let Some(table) = in_table(tokens, i) {
+            // `x IN t` (SQLite): the rows of table t, a one-column table.
+            let span = tokens[table].span;
+            let name = tokens[table].token.clone();
+            let inserted: Vec<TokenWithSpan> = [
+                Token::LParen,
+                word(Keyword::SELECT, "SELECT"),
+                Token::Whitespace(Whitespace::Space),
+                Token::Mul,
+                Token::Whitespace(Whitespace::Space),
+                word(Keyword::FROM, "FROM"),
+                Token::Whitespace(Whitespace::Space),
+                name,
+                Token::RParen,
+            ]
+            .into_iter()
+            .map(|token| TokenWithSpan::new(token, span))
+            .collect();
+            let count = inserted.len();
+            tokens.splice(table..=table, inserted);
+            i = table + count;
+        } else if let (true, Some(open), Some(close)) = (is_in, open, close) {
             let span = tokens[close].span;
-            let word = |keyword: Keyword, text: &str| {
-                Token::Word(Word {
-                    value: text.to_string(),
-                    quote_style: None,
-                    keyword,
-                })
-            };
             let space = Token::Whitespace(Whitespace::Space);
             let inserted: Vec<TokenWithSpan> = [
                 word(Keyword::SELECT, "SELECT"),
@@ -162,6 +177,53 @@ pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
             i += 1;
         }
     }
+}
+
+/// An unkeyworded word (plain or quoted).
+fn word(keyword: Keyword, text: &str) -> Token {
+    Token::Word(Word {
+        value: text.to_string(),
+        quote_style: None,
+        keyword,
+    })
+}
+
+/// Where the table name of `x [NOT] IN t` is, for the IN at `at`: a lone name (not a function
+/// call or a qualified name) after an IN that follows an operand (so `SHOW TABLES IN db` is
+/// left alone).
+fn in_table(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
+    let next = |from: usize| {
+        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let before = |to: usize| {
+        (0..to)
+            .rev()
+            .find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+    };
+    let mut operand = before(at)?;
+    if matches!(&tokens[operand].token, Token::Word(w) if w.keyword == Keyword::NOT) {
+        operand = before(operand)?;
+    }
+    let follows_operand = match &tokens[operand].token {
+        Token::Number(..)
+        | Token::SingleQuotedString(_)
+        | Token::HexStringLiteral(_)
+        | Token::RParen => true,
+        Token::Word(w) => {
+            w.quote_style.is_some()
+                || matches!(
+                    w.keyword,
+                    Keyword::NoKeyword | Keyword::NULL | Keyword::TRUE | Keyword::FALSE
+                )
+        }
+        _ => false,
+    };
+    let table = next(at + 1)?;
+    let is_name = matches!(&tokens[table].token, Token::Word(w)
+        if w.quote_style.is_some() || w.keyword == Keyword::NoKeyword);
+    let after = next(table + 1).map(|i| &tokens[i].token);
+    let lone = !matches!(after, Some(Token::LParen | Token::Period));
+    (follows_operand && is_name && lone).then_some(table)
 }
 
 /// Finds `family.column` at the start of a column definition of CREATE TABLE, which SQL's
