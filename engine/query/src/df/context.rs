@@ -281,6 +281,7 @@ pub(crate) async fn plan_statement(
     mut statement: Statement,
 ) -> Result<LogicalPlan> {
     rewrite::strip_unary_plus(&mut statement);
+    rewrite::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     let state = ctx.state();

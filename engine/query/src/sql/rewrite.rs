@@ -2,6 +2,7 @@
 //! accept it differs from what DataFusion's planner takes:
 //!
 //! * unary `+` is a no-op on any type (DataFusion refuses it on text);
+//! * `NULLIF(a, b)` has `a`'s type, as in SQLite;
 //! * a result may name two columns alike (`SELECT a AS x, b AS x`), which DataFusion refuses:
 //!   the duplicates get unique aliases for planning, and the result gets its names back. The
 //!   same goes for unaliased subqueries, which DataFusion names alike.
@@ -44,6 +45,54 @@ pub(crate) fn strip_unary_plus(statement: &mut Statement) {
         }
         ControlFlow::<()>::Continue(())
     });
+}
+
+/// `NULLIF(a, b)` is `a` or NULL, so its type is `a`'s, as in SQLite (`NULLIF(53, 1.5) / -71`
+/// divides integers); DataFusion gives it the type `a` and `b` are compared in. It becomes
+/// `CASE WHEN a = b THEN NULL ELSE a END`, which compares alike and keeps `a`'s type, where `a`
+/// calls no function and holds no subquery (evaluating it twice then costs nothing and cannot
+/// differ).
+pub(crate) fn nullif_as_case(statement: &mut Statement) {
+    let _ = visit_expressions_mut(statement, |expr| {
+        let Expr::Function(function) = expr else {
+            return ControlFlow::<()>::Continue(());
+        };
+        if !function.name.to_string().eq_ignore_ascii_case("nullif") {
+            return ControlFlow::Continue(());
+        }
+        let FunctionArguments::List(list) = &function.args else {
+            return ControlFlow::Continue(());
+        };
+        let [
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(first)),
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(second)),
+        ] = list.args.as_slice()
+        else {
+            return ControlFlow::Continue(());
+        };
+        if !list.clauses.is_empty() || list.duplicate_treatment.is_some() || !is_plain(first) {
+            return ControlFlow::Continue(());
+        }
+        let text = format!("CASE WHEN ({first}) = ({second}) THEN NULL ELSE ({first}) END");
+        if let Ok(case) = Parser::new(&GenericDialect {})
+            .try_with_sql(&text)
+            .and_then(|mut parser| parser.parse_expr())
+        {
+            *expr = Expr::Nested(Box::new(case));
+        }
+        ControlFlow::Continue(())
+    });
+}
+
+/// Whether `expr` calls no function and holds no subquery.
+fn is_plain(expr: &Expr) -> bool {
+    visit_expressions(expr, |inner| match inner {
+        Expr::Function(_) | Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_continue()
 }
 
 /// `x IN ()` is read as `x IN (SELECT NULL WHERE FALSE)` (see `sql::tokens`); a test against

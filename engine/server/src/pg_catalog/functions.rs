@@ -24,7 +24,7 @@ use rowdex::datafusion::logical_expr::{
 use rowdex::datafusion::prelude::SessionContext;
 
 use crate::pg_catalog::model::{
-    NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, format_type, quote_ident,
+    NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, format_type, quote_ident,
 };
 
 /// What the functions answer that is not in the catalog: who is connected, to what.
@@ -240,6 +240,13 @@ impl ScalarUDFImpl for PgFunction {
                 let relations = Relations::read(&self.db);
                 text_array(ints(0)?.into_iter().map(|oid| {
                     let oid = oid?;
+                    let check = relations
+                        .tables
+                        .iter()
+                        .find_map(|t| t.checks.iter().find(|c| check_oid(t, &c.name) == oid));
+                    if let Some(check) = check {
+                        return Some(format!("CHECK ({})", check.expr));
+                    }
                     let index = relations
                         .indexes
                         .iter()

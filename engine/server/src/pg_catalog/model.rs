@@ -360,6 +360,16 @@ pub fn primary_constraint_oid(table: &TableDef) -> i64 {
     table_oid(table) + 2
 }
 
+/// A CHECK constraint's OID (from its table's and its own name, as a view's from its name).
+pub fn check_oid(table: &TableDef, check: &str) -> i64 {
+    view_oid(&format!("{}\u{0}check\u{0}{check}", table.name))
+}
+
+/// The OID of a column's DEFAULT (`pg_attrdef`).
+pub fn default_oid(table: &TableDef, column: &str) -> i64 {
+    view_oid(&format!("{}\u{0}default\u{0}{column}", table.name))
+}
+
 pub fn view_oid(name: &str) -> i64 {
     // FNV-1a: stable across processes, unlike the standard library's hasher.
     let hash = name.bytes().fold(0x811c_9dc5u32, |h, b| {

@@ -16,9 +16,10 @@ use rowdex::arrow::error::ArrowError;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
     BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME, OWNER_ROLE,
-    PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, column_type, format_type,
-    primary_constraint_oid, table_oid, view_oid,
+    PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, check_oid, column_type,
+    default_oid, format_type, primary_constraint_oid, table_oid, view_oid,
 };
+use rowdex_catalog::ColumnDef;
 
 /// The type of a catalog column.
 #[derive(Debug, Clone, Copy)]
@@ -218,12 +219,7 @@ pub fn pg_catalog_table(
         "pg_am" => access_methods(),
         "pg_index" => indexes(relations),
         "pg_attribute" => attributes(relations),
-        "pg_attrdef" => Table::new(&[
-            ("oid", Int),
-            ("adrelid", Int),
-            ("adnum", Int),
-            ("adbin", Text),
-        ]),
+        "pg_attrdef" => defaults(relations),
         "pg_type" => types(),
         "pg_collation" => collations(),
         "pg_constraint" => constraints(relations),
@@ -421,39 +417,44 @@ fn classes(relations: &Relations) -> Table {
         ("reloptions", TextList),
         ("relpartbound", Text),
     ]);
-    let mut add =
-        |oid: i64, name: &str, kind: RelKind, am: i64, columns: usize, has_index: bool| {
-            table.row(vec![
-                ("oid", oid.into()),
-                ("relname", name.into()),
-                ("relnamespace", PUBLIC_NAMESPACE.into()),
-                ("reltype", 0.into()),
-                ("reloftype", 0.into()),
-                ("relowner", OWNER_ROLE.into()),
-                ("relam", am.into()),
-                ("relfilenode", oid.into()),
-                ("reltablespace", 0.into()),
-                ("relpages", 0.into()),
-                ("reltuples", Cell::Float(-1.0)),
-                ("relallvisible", 0.into()),
-                ("reltoastrelid", 0.into()),
-                ("relhasindex", has_index.into()),
-                ("relisshared", false.into()),
-                ("relpersistence", "p".into()),
-                ("relkind", kind.code().into()),
-                ("relnatts", (columns as i64).into()),
-                ("relchecks", 0.into()),
-                ("relhasrules", false.into()),
-                ("relhastriggers", false.into()),
-                ("relhassubclass", false.into()),
-                ("relrowsecurity", false.into()),
-                ("relforcerowsecurity", false.into()),
-                ("relispopulated", true.into()),
-                ("relreplident", "d".into()),
-                ("relispartition", false.into()),
-                ("relrewrite", 0.into()),
-            ]);
-        };
+    // `checks`: how many CHECK constraints a table has (psql lists them only when nonzero).
+    let mut add = |oid: i64,
+                   name: &str,
+                   kind: RelKind,
+                   am: i64,
+                   columns: usize,
+                   (has_index, checks): (bool, usize)| {
+        table.row(vec![
+            ("oid", oid.into()),
+            ("relname", name.into()),
+            ("relnamespace", PUBLIC_NAMESPACE.into()),
+            ("reltype", 0.into()),
+            ("reloftype", 0.into()),
+            ("relowner", OWNER_ROLE.into()),
+            ("relam", am.into()),
+            ("relfilenode", oid.into()),
+            ("reltablespace", 0.into()),
+            ("relpages", 0.into()),
+            ("reltuples", Cell::Float(-1.0)),
+            ("relallvisible", 0.into()),
+            ("reltoastrelid", 0.into()),
+            ("relhasindex", has_index.into()),
+            ("relisshared", false.into()),
+            ("relpersistence", "p".into()),
+            ("relkind", kind.code().into()),
+            ("relnatts", (columns as i64).into()),
+            ("relchecks", (checks as i64).into()),
+            ("relhasrules", false.into()),
+            ("relhastriggers", false.into()),
+            ("relhassubclass", false.into()),
+            ("relrowsecurity", false.into()),
+            ("relforcerowsecurity", false.into()),
+            ("relispopulated", true.into()),
+            ("relreplident", "d".into()),
+            ("relispartition", false.into()),
+            ("relrewrite", 0.into()),
+        ]);
+    };
     for t in &relations.tables {
         let has_index = relations.indexes.iter().any(|i| i.table.id == t.id);
         let columns = t.visible_columns().count();
@@ -463,7 +464,7 @@ fn classes(relations: &Relations) -> Table {
             RelKind::Table,
             HEAP_AM,
             columns,
-            has_index,
+            (has_index, t.checks.len()),
         );
     }
     for i in &relations.indexes {
@@ -473,7 +474,7 @@ fn classes(relations: &Relations) -> Table {
             RelKind::Index,
             BTREE_AM,
             i.columns().len(),
-            false,
+            (false, 0),
         );
     }
     for (oid, name, _) in &relations.views {
@@ -482,7 +483,7 @@ fn classes(relations: &Relations) -> Table {
             .iter()
             .find(|(view, _)| view == oid)
             .map_or(0, |(_, columns)| columns.len());
-        add(*oid, name, RelKind::View, 0, columns, false);
+        add(*oid, name, RelKind::View, 0, columns, (false, 0));
     }
     table
 }
@@ -598,41 +599,46 @@ fn attributes(relations: &Relations) -> Table {
         ("attoptions", TextList),
         ("attfdwoptions", TextList),
     ]);
-    let mut add =
-        |relid: i64, num: usize, name: &str, (type_oid, typmod): (i64, i64), not_null: bool| {
-            let collatable = TYPES.iter().any(|t| t.oid == type_oid && t.collatable);
-            let length = TYPES
-                .iter()
-                .find(|t| t.oid == type_oid)
-                .map_or(-1, |t| t.len);
-            table.row(vec![
-                ("attrelid", relid.into()),
-                ("attname", name.into()),
-                ("atttypid", type_oid.into()),
-                ("attstattarget", (-1).into()),
-                ("attlen", length.into()),
-                ("attnum", (num as i64).into()),
-                ("attndims", 0.into()),
-                ("attcacheoff", (-1).into()),
-                ("atttypmod", typmod.into()),
-                ("attbyval", (length > 0 && length <= 8).into()),
-                ("attalign", "d".into()),
-                ("attstorage", if length > 0 { "p" } else { "x" }.into()),
-                ("attcompression", "".into()),
-                ("attnotnull", not_null.into()),
-                ("atthasdef", false.into()),
-                ("atthasmissing", false.into()),
-                ("attidentity", "".into()),
-                ("attgenerated", "".into()),
-                ("attisdropped", false.into()),
-                ("attislocal", true.into()),
-                ("attinhcount", 0.into()),
-                (
-                    "attcollation",
-                    if collatable { DEFAULT_COLLATION } else { 0 }.into(),
-                ),
-            ]);
-        };
+    // (has a DEFAULT, identity kind) of a table's column; an index's or a view's has neither.
+    let mut add = |relid: i64,
+                   num: usize,
+                   name: &str,
+                   (type_oid, typmod): (i64, i64),
+                   not_null: bool,
+                   (has_default, identity): (bool, &str)| {
+        let collatable = TYPES.iter().any(|t| t.oid == type_oid && t.collatable);
+        let length = TYPES
+            .iter()
+            .find(|t| t.oid == type_oid)
+            .map_or(-1, |t| t.len);
+        table.row(vec![
+            ("attrelid", relid.into()),
+            ("attname", name.into()),
+            ("atttypid", type_oid.into()),
+            ("attstattarget", (-1).into()),
+            ("attlen", length.into()),
+            ("attnum", (num as i64).into()),
+            ("attndims", 0.into()),
+            ("attcacheoff", (-1).into()),
+            ("atttypmod", typmod.into()),
+            ("attbyval", (length > 0 && length <= 8).into()),
+            ("attalign", "d".into()),
+            ("attstorage", if length > 0 { "p" } else { "x" }.into()),
+            ("attcompression", "".into()),
+            ("attnotnull", not_null.into()),
+            ("atthasdef", has_default.into()),
+            ("atthasmissing", false.into()),
+            ("attidentity", identity.into()),
+            ("attgenerated", "".into()),
+            ("attisdropped", false.into()),
+            ("attislocal", true.into()),
+            ("attinhcount", 0.into()),
+            (
+                "attcollation",
+                if collatable { DEFAULT_COLLATION } else { 0 }.into(),
+            ),
+        ]);
+    };
     for t in &relations.tables {
         for (num, (_, column)) in t.visible_columns().enumerate() {
             add(
@@ -641,6 +647,7 @@ fn attributes(relations: &Relations) -> Table {
                 &column.name,
                 column_type(&column.data_type),
                 !column.nullable,
+                column_default(column),
             );
         }
     }
@@ -653,12 +660,56 @@ fn attributes(relations: &Relations) -> Table {
                 &column.name,
                 column_type(&column.data_type),
                 !column.nullable,
+                (false, ""),
             );
         }
     }
     for (oid, columns) in &relations.view_columns {
         for (num, (name, type_oid, typmod)) in columns.iter().enumerate() {
-            add(*oid, num + 1, name, (*type_oid, *typmod), false);
+            add(
+                *oid,
+                num + 1,
+                name,
+                (*type_oid, *typmod),
+                false,
+                (false, ""),
+            );
+        }
+    }
+    table
+}
+
+/// Whether a column has a `pg_attrdef` row, and its `attidentity`: a GENERATED ALWAYS identity
+/// is `a` and has none (as in PostgreSQL, psql shows the identity instead of a default).
+fn column_default(column: &ColumnDef) -> (bool, &'static str) {
+    match (&column.default, column.generated_always) {
+        (_, true) => (false, "a"),
+        (Some(_), false) => (true, ""),
+        (None, false) => (false, ""),
+    }
+}
+
+/// `pg_attrdef`: the DEFAULT of each column that has one, as its SQL text.
+fn defaults(relations: &Relations) -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("adrelid", Int),
+        ("adnum", Int),
+        ("adbin", Text),
+    ]);
+    for t in &relations.tables {
+        for (num, (_, column)) in t.visible_columns().enumerate() {
+            let Some(default) = &column.default else {
+                continue;
+            };
+            if column_default(column).0 {
+                table.row(vec![
+                    ("oid", default_oid(t, &column.name).into()),
+                    ("adrelid", table_oid(t).into()),
+                    ("adnum", (num as i64 + 1).into()),
+                    ("adbin", default.as_str().into()),
+                ]);
+            }
         }
     }
     table
@@ -808,6 +859,28 @@ fn constraints(relations: &Relations) -> Table {
             ("connoinherit", true.into()),
             ("conkey", Cell::IntList(key)),
         ]);
+    }
+    for t in &relations.tables {
+        for check in &t.checks {
+            table.row(vec![
+                ("oid", check_oid(t, &check.name).into()),
+                ("conname", check.name.as_str().into()),
+                ("connamespace", PUBLIC_NAMESPACE.into()),
+                ("contype", "c".into()),
+                ("condeferrable", false.into()),
+                ("condeferred", false.into()),
+                ("convalidated", true.into()),
+                ("conrelid", table_oid(t).into()),
+                ("contypid", 0.into()),
+                ("conindid", 0.into()),
+                ("conparentid", 0.into()),
+                ("confrelid", 0.into()),
+                ("conislocal", true.into()),
+                ("coninhcount", 0.into()),
+                ("connoinherit", false.into()),
+                ("conbin", check.expr.as_str().into()),
+            ]);
+        }
     }
     table
 }

@@ -22,3 +22,5 @@ DROP INDEX orders_cov;
 SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position;
 SELECT current_database(), current_schema(), current_user;
 SELECT c.relname FROM pg_class c WHERE c.oid = 'orders'::regclass;
+CREATE TABLE accounts (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, owner TEXT NOT NULL DEFAULT 'nobody', balance BIGINT DEFAULT 0 CHECK (balance >= 0), opened TIMESTAMP DEFAULT now(), CONSTRAINT owner_named CHECK (owner <> ''));
+\d accounts
