@@ -5,7 +5,7 @@ use super::engines::{Answer, Config, Rowdex, Sqlite};
 use super::query::Select;
 use super::scenario::Scenario;
 use super::schema::Table;
-use super::value::{Value, first_difference, same_rows};
+use super::value::{Value, first_difference, same_rows, sub_multiset};
 use crate::Error;
 
 #[derive(Debug, Clone)]
@@ -147,17 +147,6 @@ pub fn judge(expected: &[Vec<Value>], answer: Answer, mode: Mode) -> Option<Fail
         }
     };
     (!right).then_some(Failure::Mismatch { got })
-}
-
-/// Whether every row of `part` is in `whole`, as many times as it occurs in `part` at most.
-fn sub_multiset(part: &[Vec<Value>], whole: &[Vec<Value>]) -> bool {
-    let mut unused: Vec<&Vec<Value>> = whole.iter().collect();
-    part.iter().all(|row| {
-        let found = unused.iter().position(|candidate| {
-            candidate.len() == row.len() && candidate.iter().zip(row).all(|(a, b)| a.same(b))
-        });
-        found.map(|i| unused.swap_remove(i)).is_some()
-    })
 }
 
 /// The result of checking a case from scratch.

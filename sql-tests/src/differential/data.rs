@@ -14,13 +14,18 @@
 //!   characters (tab, newline, CR, VT, FF): sqllogictest files are line based and collapse
 //!   whitespace, so a finding with them could not be written down faithfully (other control
 //!   characters, such as U+0001 that order-preserving key encodings tend to escape, are fine);
-//! - no text equal to `NULL` or `(empty)`: sqllogictest spells NULL and '' that way.
+//! - no text equal to `NULL` or `(empty)`: sqllogictest spells NULL and '' that way;
+//! - no DECIMAL with more than two digits after the point (the columns' scale): rowdex
+//!   rounds `1.005` to 1.01 where SQLite keeps the double; and none stored of 10^6 or more
+//!   (a near-miss literal may reach it), so that SQLite's double holds every cent with room
+//!   to spare (its sums and averages are compared with rowdex's exact ones within `value`'s
+//!   tolerance, far below a cent).
 
 use std::collections::HashSet;
 
 use super::query::{Expr, kind_of};
 use super::rng::Rng;
-use super::schema::{ColType, Column, Domain, Table};
+use super::schema::{ColType, Column, DECIMAL_SCALE, Domain, Table};
 use super::value::{OutKind, Value};
 
 /// Integers every integer column draws from most of the time: small, with duplicates.
@@ -69,6 +74,34 @@ const WIDE_REALS: [f64; 14] = [
     123_456_789.123,
     -2.5e-10,
     std::f64::consts::PI,
+];
+
+/// DECIMAL(12,2) values in cents that every DECIMAL column draws from most of the time: zero
+/// and a cent either side of it (where a key encoding's sign handling shows), tenths that
+/// doubles do not hold exactly (SQLite's 0.1 + 0.2 is 0.30000000000000004, rowdex's 0.30),
+/// whole numbers (SQLite stores them as integers), 8.03 (whose double is a little under it:
+/// 8.029999999999999 at 15 digits), and duplicates. None over 1000 in magnitude, so a sum of
+/// a few thousand of them stays where a double resolves 10^-9.
+const SMALL_DECIMALS: [i64; 21] = [
+    -100_000, -1_999, -100, -50, -5, -1, 0, 1, 5, 10, 20, 30, 50, 100, 125, 250, 700, 803, 1_050,
+    1_234, 100_000,
+];
+
+/// DECIMAL(12,2) values in cents only `Domain::Wide` columns hold: the largest under 10^6
+/// (see the module notes) and pairs a cent apart, the edges of narrower integer types.
+const WIDE_DECIMALS: [i64; 12] = [
+    99_999_999,
+    -99_999_999,
+    99_999_998,
+    -99_999_998,
+    12_345_678,
+    -12_345_678,
+    10_000_000,
+    25_500,
+    25_600,
+    -12_800,
+    3_276_799,
+    6_553_600,
 ];
 
 /// Strings with prefix relations (`h1`/`h12`, `a`/`ab`), case pairs, LIKE's wildcard
@@ -164,7 +197,24 @@ pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
             }
         }
         ColType::Bool => Value::Bool(rng.percent(50)),
+        ColType::Decimal => {
+            let units = if column.domain == Domain::Wide && rng.percent(30) {
+                *rng.pick(&WIDE_DECIMALS)
+            } else if rng.percent(80) {
+                *rng.pick(&SMALL_DECIMALS)
+            } else {
+                // Any number of cents up to 1000.00 either way.
+                rng.below(200_001) as i64 - 100_000
+            };
+            Value::decimal(i128::from(units), DECIMAL_SCALE)
+        }
     }
+}
+
+/// A generated DECIMAL (`Value::decimal`, at the columns' scale or fewer digits) in cents.
+fn cents(units: i128, scale: u8) -> i128 {
+    let up = DECIMAL_SCALE.saturating_sub(scale);
+    units.saturating_mul(10i128.saturating_pow(u32::from(up)))
 }
 
 /// A value for `column` of `table`: NULL sometimes when the column allows it.
@@ -177,7 +227,7 @@ pub fn random_cell(rng: &mut Rng, table: &Table, column: &Column) -> Value {
 }
 
 /// A literal to compare `column` with: usually a value it may hold (so conditions match
-/// rows), sometimes a near miss (one more, a longer or shorter string).
+/// rows), sometimes a near miss (one more, a cent more or less, a longer or shorter string).
 pub fn random_literal(rng: &mut Rng, column: &Column) -> Value {
     let value = random_value(rng, column);
     if !rng.percent(20) {
@@ -185,6 +235,9 @@ pub fn random_literal(rng: &mut Rng, column: &Column) -> Value {
     }
     match value {
         Value::Int(v) => Value::Int(v.saturating_add(*rng.pick(&[-1, 1]))),
+        Value::Decimal { units, scale } => {
+            Value::decimal(cents(units, scale) + *rng.pick(&[-1, 1]), DECIMAL_SCALE)
+        }
         Value::Text(mut s) => {
             if s.is_empty() || rng.percent(50) {
                 s.push(*rng.pick(&ALPHABET));
@@ -279,7 +332,8 @@ pub fn unique_free(table: &Table, rows: &[Vec<Value>], row: &[Value]) -> bool {
 }
 
 /// A row's primary key as text, for uniqueness checks. Literal text tells values apart
-/// exactly: `f64`'s shortest form is unique per value, and `-0.0` is never generated.
+/// exactly: `f64`'s shortest form is unique per value, a DECIMAL is written without trailing
+/// zeros (`Value::decimal`), and `-0.0` is never generated.
 pub fn key_text(table: &Table, row: &[Value]) -> String {
     table
         .key
@@ -407,8 +461,9 @@ impl InsertMode {
 pub struct DoUpdate {
     /// `c = excluded.c`: the columns that take the proposed value.
     pub take: Vec<String>,
-    /// `d = <table>.d + 1`: a column counted up from its stored value, always a number of
-    /// `Domain::Small` (no overflow, and an exact sum in both engines).
+    /// `d = <table>.d + 1`: a column counted up from its stored value, always an integer or
+    /// real of `Domain::Small` (no overflow, and an exact sum in both engines; never a
+    /// DECIMAL, which SQLite adds as a double: 0.14 + 1 is not the double of 1.14).
     pub bump: Option<String>,
     /// `WHERE <table>.c IS NOT NULL`, or `excluded.c`.
     pub guard: Option<SetGuard>,
@@ -899,6 +954,9 @@ mod tests {
         for v in SMALL_REALS.iter().chain(&WIDE_REALS) {
             assert!(v.is_finite() && !(*v == 0.0 && v.is_sign_negative()));
         }
+        // Cents: at most 1000 for sums, under 10^6 at all (a near miss may be a cent more).
+        assert!(SMALL_DECIMALS.iter().all(|c| c.abs() <= 100_000));
+        assert!(WIDE_DECIMALS.iter().all(|c| c.abs() < 100_000_000));
         let unwritable = |c: char| c == '\0' || (c.is_control() && c.is_ascii_whitespace());
         for t in TEXTS {
             assert!(!t.chars().any(unwritable) && t != "NULL" && t != "(empty)");

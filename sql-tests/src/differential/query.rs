@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::schema::{ColType, Table};
+use super::schema::{ColType, DECIMAL_SCALE, Table};
 use super::value::{OutKind, Value};
 
 /// A column of one of the scenario's tables.
@@ -34,8 +34,13 @@ pub fn kind_of(ty: ColType) -> OutKind {
         ColType::Text => OutKind::Text,
         ColType::Real => OutKind::Real,
         ColType::Bool => OutKind::Bool,
+        ColType::Decimal => OutKind::Decimal(DECIMAL_SCALE),
     }
 }
+
+/// The digits DataFusion's `avg` of a DECIMAL keeps beyond the column's scale (its result is
+/// `DECIMAL(p + 4, s + 4)`, cut toward zero).
+const AVG_EXTRA_SCALE: u8 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
@@ -477,6 +482,9 @@ impl Item {
     pub fn kind(&self) -> OutKind {
         match self {
             Item::Col(c) => c.kind(),
+            Item::Agg(AggFn::Avg, Some(c)) if c.ty == ColType::Decimal => {
+                OutKind::Decimal(DECIMAL_SCALE + AVG_EXTRA_SCALE)
+            }
             Item::Agg(AggFn::Avg, _) => OutKind::Real,
             Item::Agg(AggFn::Sum | AggFn::Min | AggFn::Max, Some(c)) => c.kind(),
             Item::Agg(_, _) => OutKind::Int,

@@ -7,25 +7,37 @@ use super::value::Value;
 
 /// The generator's column types. Each maps to one rowdex type and the SQLite type name with
 /// the same affinity (INTEGER, TEXT, REAL; a boolean is NUMERIC in SQLite and holds 0 or 1).
-/// Not generated, for want of an SQLite equivalent: DECIMAL (SQLite stores it as a real),
-/// DATE and TIMESTAMP (text or numbers there), BYTEA, and VARCHAR(n), whose length rowdex
-/// enforces and SQLite ignores.
+/// Not generated, for want of an SQLite equivalent: DATE and TIMESTAMP (text or numbers
+/// there), BYTEA, and VARCHAR(n), whose length rowdex enforces and SQLite ignores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColType {
     Int,
     Text,
     Real,
     Bool,
+    /// `DECIMAL(12,2)` (or `NUMERIC(12,2)`), the same text in both engines' DDL: exact in
+    /// rowdex, NUMERIC affinity in SQLite, which stores 7 as an integer and 12.5 as a real.
+    /// The two agree because the values have at most two digits after the point and stay
+    /// under 10^6 (see `data`), the conditions on them are comparisons with such literals
+    /// (no arithmetic, see `generate`), and answers are compared as numbers within a
+    /// tolerance far below a cent (see `value`), SQLite's sums and averages being doubles.
+    Decimal,
 }
+
+/// The scale of every generated DECIMAL column (`DECIMAL(12,2)`): values and literals have
+/// at most this many digits after the point.
+pub const DECIMAL_SCALE: u8 = 2;
 
 /// Which values a column holds (see `data`): whether its numbers may be extreme, which decides
 /// whether summing them is well defined in both engines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Domain {
     /// Small integers, or reals with few binary digits: any sum of a few hundred of them is
-    /// exact in `i64` and `f64`, in any order.
+    /// exact in `i64` and `f64`, in any order. Decimals of at most 1000: their sums are
+    /// exact in rowdex and within a billionth in SQLite's doubles.
     Small,
-    /// Also the extremes: `i64::MIN`/`MAX`, reals near the ends of `f64`, and so on.
+    /// Also the extremes: `i64::MIN`/`MAX`, reals near the ends of `f64`, decimals up to
+    /// 999999.99, and so on.
     Wide,
 }
 
@@ -342,9 +354,10 @@ pub fn random_table(rng: &mut Rng, number: usize) -> Table {
 
 fn random_column(rng: &mut Rng, name: &str) -> Column {
     let ty = match rng.below(100) {
-        0..=44 => ColType::Int,
-        45..=74 => ColType::Text,
-        75..=91 => ColType::Real,
+        0..=39 => ColType::Int,
+        40..=66 => ColType::Text,
+        67..=81 => ColType::Real,
+        82..=91 => ColType::Decimal,
         _ => ColType::Bool,
     };
     let spelling = match ty {
@@ -352,6 +365,8 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
         ColType::Text => "TEXT",
         ColType::Real => *rng.pick(&["DOUBLE", "REAL", "DOUBLE"]),
         ColType::Bool => "BOOLEAN",
+        // The scale is `DECIMAL_SCALE`.
+        ColType::Decimal => *rng.pick(&["DECIMAL(12,2)", "NUMERIC(12,2)", "DECIMAL(12,2)"]),
     };
     Column {
         name: name.to_string(),
@@ -467,6 +482,33 @@ mod tests {
         assert_eq!(
             t.sqlite_ddl(),
             "CREATE TABLE t1 (a BIGINT NOT NULL, b TEXT NOT NULL DEFAULT 'o''k', PRIMARY KEY (a DESC))"
+        );
+    }
+
+    #[test]
+    fn decimal_columns_are_declared_alike() {
+        let decimal = |name: &str, default: Option<Value>| Column {
+            name: name.into(),
+            ty: ColType::Decimal,
+            spelling: "DECIMAL(12,2)",
+            not_null: false,
+            domain: Domain::Small,
+            null_percent: 15,
+            default,
+        };
+        let mut t = sample();
+        t.columns = vec![
+            decimal("a", None),
+            decimal("b", Some(Value::decimal(-5, DECIMAL_SCALE))),
+        ];
+        t.salt = None;
+        assert_eq!(
+            t.rowdex_ddl(),
+            "CREATE TABLE t1 (a DECIMAL(12,2), b DECIMAL(12,2) DEFAULT -0.05, PRIMARY KEY (a DESC))"
+        );
+        assert_eq!(
+            t.sqlite_ddl(),
+            "CREATE TABLE t1 (a DECIMAL(12,2) NOT NULL, b DECIMAL(12,2) DEFAULT -0.05, PRIMARY KEY (a DESC))"
         );
     }
 

@@ -6,6 +6,11 @@
 //! - `in_list_folding::GuardInListFolding`, first of the logical rules: the simplifier merges
 //!   two IN lists on one expression, which is wrong where the expression or a list holds NULL.
 //!   Upstream apache/datafusion#24258; retire with the release that carries it.
+//! - `exact_decimal_literals::ExactDecimalLiterals`, next: a float literal cast to a DECIMAL
+//!   by type coercion is multiplied as a double, so `d = 8.03` misses 8.03 (the literal becomes
+//!   8.029999999999999 at scale 15). Not a bug upstream so much as a choice (literals are
+//!   Float64 unless `parse_float_as_decimal`, which would change every other float's type);
+//!   keep it while that holds.
 //! - `predicate_subquery::GuardedPredicateSubquery`, in place of
 //!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
 //!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
@@ -21,6 +26,7 @@
 //! Subqueries DataFusion cannot plan at all are not a rule: `df::apply` runs them, and the
 //! session's query planner (`df::apply::exec::RowdexQueryPlanner`) puts them there.
 
+pub(crate) mod exact_decimal_literals;
 pub(crate) mod filter_projection;
 pub(crate) mod in_list_folding;
 pub(crate) mod join_ordering;
@@ -33,18 +39,21 @@ use datafusion::optimizer::optimizer::Optimizer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 
+use crate::df::rules::exact_decimal_literals::ExactDecimalLiterals;
 use crate::df::rules::filter_projection::SplitFilterProjection;
 use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
-/// `decorrelate_predicate_subquery` and `GuardInListFolding` first of all, before any
-/// simplification.
+/// `decorrelate_predicate_subquery`, and `GuardInListFolding` then `ExactDecimalLiterals` first
+/// of all, before any simplification.
 ///
 pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
     let guard: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(GuardInListFolding);
-    std::iter::once(guard)
+    let exact: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(ExactDecimalLiterals);
+    [guard, exact]
+        .into_iter()
         .chain(Optimizer::new().rules.into_iter().map(|rule| {
             if rule.name() == "decorrelate_predicate_subquery" {
                 Arc::new(GuardedPredicateSubquery::default())

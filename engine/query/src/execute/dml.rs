@@ -19,7 +19,7 @@ use datafusion::sql::sqlparser::ast::{
     OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement, TableObject,
     TableWithJoins, Update,
 };
-use rowdex_catalog::{TableDef, TriggerEvent, TriggerTiming};
+use rowdex_catalog::{DataType, TableDef, TriggerEvent, TriggerTiming};
 use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
@@ -520,7 +520,18 @@ async fn select_rows(
         .iter()
         .any(|c| c.hidden)
         .then(|| def.name.clone());
-    query_rows(session, statement, expose_hidden, Some(txn.txn.clone())).await
+    let mut rows = query_rows(session, statement, expose_hidden, Some(txn.txn.clone())).await?;
+    // A DECIMAL comes back from Arrow as a float: give it its stored form, which the row's key
+    // is encoded from.
+    for (position, column) in def.columns.iter().enumerate() {
+        if matches!(column.data_type, DataType::Decimal { .. }) {
+            for row in &mut rows {
+                let value = std::mem::replace(&mut row[position], Datum::Null);
+                row[position] = assign(def, column, value)?;
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// `SELECT every column, extra... FROM table WHERE selection`: the query that finds the rows
