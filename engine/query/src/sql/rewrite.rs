@@ -486,40 +486,6 @@ fn unnested(expr: &Expr) -> &Expr {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sql::parse::{ParsedStatement, split_statements};
-
-    fn parse(sql: &str) -> Statement {
-        match split_statements(sql).ok().and_then(|mut s| s.pop()) {
-            Some(ParsedStatement::Sql { statement, .. }) => *statement,
-            other => panic!("not a statement: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn unary_plus_disappears_everywhere() {
-        let mut statement = parse("SELECT + a, - + 3, (SELECT + b FROM t) FROM t WHERE + c > 1");
-        strip_unary_plus(&mut statement);
-        let text = statement.to_string();
-        assert!(!text.contains('+'), "{text}");
-        assert!(text.contains("-(3)"), "{text}");
-    }
-
-    #[test]
-    fn duplicate_names_get_unique_aliases_and_are_reported() {
-        let mut statement = parse("SELECT a AS x, b AS x, c FROM t");
-        let names = unique_output_names(&mut statement);
-        assert_eq!(names, Some(vec!["x".into(), "x".into(), "c".into()]));
-        assert!(statement.to_string().contains("b AS \"x__1\""));
-        let mut unique = parse("SELECT a AS x, b FROM t");
-        assert_eq!(unique_output_names(&mut unique), None);
-        let mut star = parse("SELECT *, a FROM t");
-        assert_eq!(unique_output_names(&mut star), None);
-    }
-}
-
 /// The subqueries of `literal [NOT] IN (subquery)` whose literal SQLite compares unequal to
 /// every number (text that does not read as a number, or a blob), for the caller to find which
 /// of them select a number.
@@ -578,5 +544,39 @@ fn never_a_number(expr: &Expr) -> bool {
         Value::SingleQuotedString(text) => text.trim().parse::<f64>().is_err(),
         Value::HexStringLiteral(_) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse::{ParsedStatement, split_statements};
+
+    fn parse(sql: &str) -> Statement {
+        match split_statements(sql).ok().and_then(|mut s| s.pop()) {
+            Some(ParsedStatement::Sql { statement, .. }) => *statement,
+            other => panic!("not a statement: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unary_plus_disappears_everywhere() {
+        let mut statement = parse("SELECT + a, - + 3, (SELECT + b FROM t) FROM t WHERE + c > 1");
+        strip_unary_plus(&mut statement);
+        let text = statement.to_string();
+        assert!(!text.contains('+'), "{text}");
+        assert!(text.contains("-(3)"), "{text}");
+    }
+
+    #[test]
+    fn duplicate_names_get_unique_aliases_and_are_reported() {
+        let mut statement = parse("SELECT a AS x, b AS x, c FROM t");
+        let names = unique_output_names(&mut statement);
+        assert_eq!(names, Some(vec!["x".into(), "x".into(), "c".into()]));
+        assert!(statement.to_string().contains("b AS \"x__1\""));
+        let mut unique = parse("SELECT a AS x, b FROM t");
+        assert_eq!(unique_output_names(&mut unique), None);
+        let mut star = parse("SELECT *, a FROM t");
+        assert_eq!(unique_output_names(&mut star), None);
     }
 }
