@@ -19,6 +19,7 @@ mod sequences;
 pub mod statistics;
 mod table;
 mod trigger;
+mod triggers;
 mod types;
 
 pub use catalog::Catalog;
