@@ -21,9 +21,10 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
-    OrderBy, OrderByKind, Query, SelectItem, SetExpr, Statement, UnaryOperator, Value,
+    BinaryOperator, CaseWhen, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
+    Ident, OrderBy, OrderByKind, Query, SelectItem, SetExpr, Statement, UnaryOperator, Value,
     visit_expressions, visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
@@ -53,6 +54,22 @@ pub(crate) fn strip_unary_plus(statement: &mut Statement) {
 /// calls no function and holds no subquery (evaluating it twice then costs nothing and cannot
 /// differ).
 pub(crate) fn nullif_as_case(statement: &mut Statement) {
+    // A result column keeps the name its text gives it, not the CASE's.
+    if let Statement::Query(query) = statement
+        && let SetExpr::Select(select) = query.body.as_mut()
+    {
+        for item in &mut select.projection {
+            if let SelectItem::UnnamedExpr(expr) = item
+                && calls_nullif(expr)
+            {
+                let alias = Ident::with_quote('"', expr.to_string());
+                *item = SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias,
+                };
+            }
+        }
+    }
     let _ = visit_expressions_mut(statement, |expr| {
         let Expr::Function(function) = expr else {
             return ControlFlow::<()>::Continue(());
@@ -73,15 +90,36 @@ pub(crate) fn nullif_as_case(statement: &mut Statement) {
         if !list.clauses.is_empty() || list.duplicate_treatment.is_some() || !is_plain(first) {
             return ControlFlow::Continue(());
         }
-        let text = format!("CASE WHEN ({first}) = ({second}) THEN NULL ELSE ({first}) END");
-        if let Ok(case) = Parser::new(&GenericDialect {})
-            .try_with_sql(&text)
-            .and_then(|mut parser| parser.parse_expr())
-        {
-            *expr = Expr::Nested(Box::new(case));
-        }
+        // Built, not printed and parsed again: `- - 36` prints as `--36`, a comment.
+        let (first, second) = (first.clone(), second.clone());
+        let case = Expr::Case {
+            case_token: AttachedToken::empty(),
+            end_token: AttachedToken::empty(),
+            operand: None,
+            conditions: vec![CaseWhen {
+                condition: Expr::BinaryOp {
+                    left: Box::new(Expr::Nested(Box::new(first.clone()))),
+                    op: BinaryOperator::Eq,
+                    right: Box::new(Expr::Nested(Box::new(second))),
+                },
+                result: Expr::value(Value::Null),
+            }],
+            else_result: Some(Box::new(Expr::Nested(Box::new(first)))),
+        };
+        *expr = Expr::Nested(Box::new(case));
         ControlFlow::Continue(())
     });
+}
+
+/// Whether `expr` calls NULLIF.
+fn calls_nullif(expr: &Expr) -> bool {
+    visit_expressions(expr, |inner| match inner {
+        Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("nullif") => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 /// Whether `expr` calls no function and holds no subquery.
