@@ -10,6 +10,7 @@
 pub(crate) mod alter;
 pub(crate) mod copy;
 pub(crate) mod create_as;
+pub(crate) mod create_like;
 pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod indexes;
@@ -322,6 +323,9 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         }
         Statement::CreateTable(create) if create.query.is_some() => {
             create_as::create_table_as(session, create).await
+        }
+        Statement::CreateTable(create) if create.like.is_some() => {
+            create_like::create_table_like(session, create).await
         }
         Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
         Statement::AlterTable(alter) => alter::alter_table(session, alter).await,

@@ -37,6 +37,7 @@ use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
+use crate::sql::sqlite_types;
 use crate::values::renamed_schema;
 
 /// A DataFusion context whose default schema is the rowdex catalog.
@@ -281,7 +282,7 @@ pub(crate) async fn plan_statement(
     mut statement: Statement,
 ) -> Result<LogicalPlan> {
     rewrite::strip_unary_plus(&mut statement);
-    rewrite::nullif_as_case(&mut statement);
+    sqlite_types::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     let state = ctx.state();
@@ -317,11 +318,11 @@ pub(crate) async fn plan_statement(
     }
 }
 
-/// SQLite's `'text' IN (SELECT number)`: see [`rewrite::in_subqueries_of_non_numbers`]. Each
+/// SQLite's `'text' IN (SELECT number)`: see [`sqlite_types::in_subqueries_of_non_numbers`]. Each
 /// candidate subquery is planned alone to learn its column's type (one that does not plan
 /// alone, correlated say, is left as it is).
 async fn answer_in_subqueries_of_non_numbers(state: &SessionState, statement: &mut Statement) {
-    let candidates = rewrite::in_subqueries_of_non_numbers(statement);
+    let candidates = sqlite_types::in_subqueries_of_non_numbers(statement);
     if candidates.is_empty() {
         return;
     }
@@ -336,7 +337,7 @@ async fn answer_in_subqueries_of_non_numbers(state: &SessionState, statement: &m
             numeric.insert(text);
         }
     }
-    rewrite::in_subqueries_of_non_numbers_answered(statement, &numeric);
+    sqlite_types::in_subqueries_of_non_numbers_answered(statement, &numeric);
 }
 
 fn collect_scans<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a RowdexScanExec>) {

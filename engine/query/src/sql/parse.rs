@@ -9,7 +9,7 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{Expr, Statement, Visit, Visitor};
-use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, PostgreSqlDialect};
 use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
@@ -18,7 +18,8 @@ use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
 use crate::sql::tokens::{
     FamilyMember, StatementBoundary, empty_in_lists_as_subqueries, family_qualified_columns,
-    insert_aliases_as_table_names, number_placeholders, split_at_statement_ends, upserts_and_hints,
+    insert_aliases_as_table_names, is_create_table_like, number_placeholders,
+    split_at_statement_ends, upserts_and_hints,
 };
 
 /// How deeply expressions may nest.
@@ -274,14 +275,19 @@ fn parse_tokens(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Err
 
 /// Parses one statement's tokens (none, when they are only whitespace and comments).
 fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
-    let dialect = GenericDialect {};
+    // PostgreSQL's dialect parses `CREATE TABLE t (LIKE other)`; the generic one all else.
+    let dialect: &dyn Dialect = if is_create_table_like(&tokens) {
+        &PostgreSqlDialect {}
+    } else {
+        &GenericDialect {}
+    };
     let (upserts, hints) = upserts_and_hints(&mut tokens);
     empty_in_lists_as_subqueries(&mut tokens);
     insert_aliases_as_table_names(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.
-    let mut parser = Parser::new(&dialect)
+    let mut parser = Parser::new(dialect)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .with_tokens_with_locations(tokens);
     let mut statements = Vec::new();

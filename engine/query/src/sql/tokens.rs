@@ -74,6 +74,27 @@ pub(crate) fn split_at_statement_ends(tokens: Vec<TokenWithSpan>) -> Vec<Vec<Tok
     statements
 }
 
+/// Whether a statement's tokens are PostgreSQL's `CREATE TABLE t (LIKE other ...)`, which the
+/// generic dialect does not parse (its `CREATE TABLE t LIKE other` it does).
+pub(crate) fn is_create_table_like(tokens: &[TokenWithSpan]) -> bool {
+    let mut significant = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_)));
+    if !matches!(significant.next(), Some(Token::Word(w)) if w.keyword == Keyword::CREATE) {
+        return false;
+    }
+    let mut table = false;
+    for token in significant.by_ref() {
+        match token {
+            Token::Word(w) if w.keyword == Keyword::TABLE => table = true,
+            Token::LParen => break,
+            _ => {}
+        }
+    }
+    table && matches!(significant.next(), Some(Token::Word(w)) if w.keyword == Keyword::LIKE)
+}
+
 /// Per statement of the script (in order): whether it is written `UPSERT INTO` (its keyword
 /// becomes INSERT, which the parser knows), and the hints of the `/*+ ... */` comments in it.
 pub(crate) fn upserts_and_hints(tokens: &mut [TokenWithSpan]) -> (Vec<bool>, Vec<QueryHints>) {
