@@ -34,6 +34,7 @@ use crate::session::Session;
 use crate::sql::literals::literal_of_datum;
 use crate::sql::names::{ident_name, object_name};
 use crate::sql::parse::ParsedStatement;
+use crate::write::constraints::parse_expression;
 
 /// How deeply triggers may nest (a trigger's statement firing a trigger, and so on) before
 /// the statement fails: deep enough for any chain of tables, short of a runaway recursion.
@@ -272,7 +273,9 @@ struct CompiledTrigger<'t> {
 impl<'t> CompiledTrigger<'t> {
     fn new(def: &'t TriggerDef) -> Result<CompiledTrigger<'t>> {
         let when = match &def.when {
-            Some(text) => Some(Statement::Query(Box::new(when_query(parse_expr(text)?)?))),
+            Some(text) => Some(Statement::Query(Box::new(when_query(parse_expression(
+                text,
+            )?)?))),
             None => None,
         };
         let body = def
@@ -375,15 +378,6 @@ fn parse_statement(text: &str) -> Result<Statement> {
         })
 }
 
-fn parse_expr(text: &str) -> Result<Expr> {
-    Parser::new(&GenericDialect {})
-        .try_with_sql(text)
-        .and_then(|mut parser| parser.parse_expr())
-        .map_err(|e| Error::Parse {
-            message: format!("{text}: {e}"),
-        })
-}
-
 /// The `NEW` and `OLD` rows of one row change, for binding into a trigger's statements.
 struct BoundRows<'r> {
     table: &'r TableDef,
@@ -459,7 +453,7 @@ impl<'r> BoundRows<'r> {
         let datum = &values[position];
         match (datum, self.table.columns[position].data_type) {
             (Datum::Decimal(units), DataType::Decimal { precision, scale }) => {
-                parse_expr(&format!(
+                parse_expression(&format!(
                     "CAST('{}' AS DECIMAL({precision}, {scale}))",
                     format_decimal(*units, scale)
                 ))
