@@ -77,22 +77,22 @@ pub(crate) fn split_at_statement_ends(tokens: Vec<TokenWithSpan>) -> Vec<Vec<Tok
 /// Whether a statement's tokens are PostgreSQL's `CREATE TABLE t (LIKE other ...)`, which the
 /// generic dialect does not parse (its `CREATE TABLE t LIKE other` it does).
 pub(crate) fn is_create_table_like(tokens: &[TokenWithSpan]) -> bool {
-    let mut significant = tokens
+    let mut words = tokens
         .iter()
         .map(|t| &t.token)
         .filter(|t| !matches!(t, Token::Whitespace(_)));
-    if !matches!(significant.next(), Some(Token::Word(w)) if w.keyword == Keyword::CREATE) {
+    if !matches!(words.next(), Some(Token::Word(w)) if w.keyword == Keyword::CREATE) {
         return false;
     }
     let mut table = false;
-    for token in significant.by_ref() {
+    for token in words.by_ref() {
         match token {
             Token::Word(w) if w.keyword == Keyword::TABLE => table = true,
             Token::LParen => break,
             _ => {}
         }
     }
-    table && matches!(significant.next(), Some(Token::Word(w)) if w.keyword == Keyword::LIKE)
+    table && matches!(words.next(), Some(Token::Word(w)) if w.keyword == Keyword::LIKE)
 }
 
 /// Per statement of the script (in order): whether it is written `UPSERT INTO` (its keyword
@@ -145,9 +145,6 @@ pub(crate) fn upserts_and_hints(tokens: &mut [TokenWithSpan]) -> (Vec<bool>, Vec
 /// included, and `NOT IN ()` true), so the list becomes `(SELECT NULL WHERE FALSE)`. SQLite's
 /// `x IN t`, a table's rows, becomes `x IN (SELECT * FROM t)`.
 pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
-    let significant = |tokens: &[TokenWithSpan], from: usize| {
-        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-    };
     let mut i = 0;
     while i < tokens.len() {
         let is_in = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::IN);
@@ -200,6 +197,11 @@ pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
     }
 }
 
+/// The first token at or after `from` that is not whitespace or a comment.
+fn significant(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
+    (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+}
+
 /// An unkeyworded word (plain or quoted).
 fn word(keyword: Keyword, text: &str) -> Token {
     Token::Word(Word {
@@ -213,9 +215,6 @@ fn word(keyword: Keyword, text: &str) -> Token {
 /// call or a qualified name) after an IN that follows an operand (so `SHOW TABLES IN db` is
 /// left alone).
 fn in_table(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
-    let next = |from: usize| {
-        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-    };
     let before = |to: usize| {
         (0..to)
             .rev()
@@ -239,10 +238,10 @@ fn in_table(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
         }
         _ => false,
     };
-    let table = next(at + 1)?;
+    let table = significant(tokens, at + 1)?;
     let is_name = matches!(&tokens[table].token, Token::Word(w)
         if w.quote_style.is_some() || w.keyword == Keyword::NoKeyword);
-    let after = next(table + 1).map(|i| &tokens[i].token);
+    let after = significant(tokens, table + 1).map(|i| &tokens[i].token);
     let lone = !matches!(after, Some(Token::LParen | Token::Period));
     (follows_operand && is_name && lone).then_some(table)
 }
@@ -256,9 +255,6 @@ pub(crate) fn family_qualified_columns(tokens: &mut [TokenWithSpan]) -> Vec<Vec<
     // Within the current statement: whether it is CREATE TABLE, the parenthesis depth, and
     // whether the next significant token starts a column definition.
     let (mut create, mut table, mut depth, mut at_column) = (false, false, 0usize, false);
-    let significant = |tokens: &[TokenWithSpan], from: usize| {
-        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-    };
     let mut i = 0;
     while i < tokens.len() {
         let token = &tokens[i].token;
@@ -335,9 +331,6 @@ pub(crate) fn family_qualified_columns(tokens: &mut [TokenWithSpan]) -> Vec<Vec<
 /// RETURNING use), which the parser's dialect does not take: the alias is dropped and
 /// `alias.column` in the rest of the statement becomes `t.column`.
 pub(crate) fn insert_aliases_as_table_names(tokens: &mut [TokenWithSpan]) {
-    let significant = |tokens: &[TokenWithSpan], from: usize| {
-        (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-    };
     let is_keyword = |tokens: &[TokenWithSpan], at: Option<usize>, keyword: Keyword| {
         at.is_some_and(|i| matches!(&tokens[i].token, Token::Word(w) if w.keyword == keyword))
     };
