@@ -27,40 +27,21 @@ pub struct Catalog {
 impl Catalog {
     /// Loads every table definition from the store.
     pub async fn open(store: Arc<dyn KvStore>) -> Result<Catalog> {
-        use futures::StreamExt;
-        let mut tables = BTreeMap::new();
-        let mut entries = scan_stream(
-            store.snapshot(),
-            KeyRange::prefix(TABLE_DEF_PREFIX),
-            Direction::Forward,
-            256,
-        );
-        while let Some(entry) = entries.next().await {
-            let (key, value) = entry?;
-            let def: TableDef =
-                serde_json::from_slice(&value).map_err(|source| CatalogError::Corrupt {
-                    what: String::from_utf8_lossy(&key).into_owned(),
-                    source,
-                })?;
-            tables.insert(def.name.clone(), Arc::new(def));
-        }
-        let mut views = BTreeMap::new();
-        let mut entries = scan_stream(
-            store.snapshot(),
-            KeyRange::prefix(VIEW_DEF_PREFIX),
-            Direction::Forward,
-            256,
-        );
-        while let Some(entry) = entries.next().await {
-            let (key, value) = entry?;
-            let name = String::from_utf8_lossy(&key[VIEW_DEF_PREFIX.len()..]).into_owned();
-            views.insert(name, String::from_utf8_lossy(&value).into_owned());
-        }
+        let (tables, views) = load(store.as_ref()).await?;
         Ok(Catalog {
             store,
             tables: RwLock::new(tables),
             views: RwLock::new(views),
         })
+    }
+
+    /// Reads every definition from the store again, in place of the cached ones: after a
+    /// catalog change whose commit's outcome is unknown, the store says which it was.
+    pub async fn reload(&self) -> Result<()> {
+        let (tables, views) = load(self.store.as_ref()).await?;
+        *self.write_tables() = tables;
+        *write_lock(&self.views) = views;
+        Ok(())
     }
 
     pub fn table(&self, name: &str) -> Option<Arc<TableDef>> {
@@ -323,6 +304,42 @@ fn read_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every table definition and view stored in `store`, by name.
+async fn load(
+    store: &dyn KvStore,
+) -> Result<(BTreeMap<String, Arc<TableDef>>, BTreeMap<String, String>)> {
+    use futures::StreamExt;
+    let mut tables = BTreeMap::new();
+    let mut entries = scan_stream(
+        store.snapshot(),
+        KeyRange::prefix(TABLE_DEF_PREFIX),
+        Direction::Forward,
+        256,
+    );
+    while let Some(entry) = entries.next().await {
+        let (key, value) = entry?;
+        let def: TableDef =
+            serde_json::from_slice(&value).map_err(|source| CatalogError::Corrupt {
+                what: String::from_utf8_lossy(&key).into_owned(),
+                source,
+            })?;
+        tables.insert(def.name.clone(), Arc::new(def));
+    }
+    let mut views = BTreeMap::new();
+    let mut entries = scan_stream(
+        store.snapshot(),
+        KeyRange::prefix(VIEW_DEF_PREFIX),
+        Direction::Forward,
+        256,
+    );
+    while let Some(entry) = entries.next().await {
+        let (key, value) = entry?;
+        let name = String::from_utf8_lossy(&key[VIEW_DEF_PREFIX.len()..]).into_owned();
+        views.insert(name, String::from_utf8_lossy(&value).into_owned());
+    }
+    Ok((tables, views))
 }
 
 /// Takes the next object id from the persisted counter.

@@ -13,6 +13,7 @@ use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
 use crate::db::DbState;
 use crate::db::clock::Clock;
 use crate::df::context::{RowdexSchema, new_context};
+use crate::df::rules::OptimizerRules;
 use crate::df::table::RowdexTable;
 use crate::error::Result;
 use crate::native::cache::QueryCache;
@@ -25,6 +26,8 @@ pub struct Database {
     inner: Arc<DbState>,
     /// Native queries compiled from SQL text, shared by every session.
     query_cache: Arc<QueryCache>,
+    /// The optimizer rules every session's context is built with (checked at open).
+    rules: OptimizerRules,
 }
 
 impl Database {
@@ -41,12 +44,15 @@ impl Database {
 
     /// A database over any store implementation.
     pub async fn with_store(store: Arc<dyn KvStore>) -> Result<Database> {
+        // A DataFusion whose rules rowdex works around have moved fails here, not silently.
+        let rules = OptimizerRules::new()?;
         let catalog = Catalog::open(store.clone()).await?;
         let inner = DbState::new(store, catalog);
         drop_unfinished_indexes(&inner).await?;
         Ok(Database {
             inner: Arc::new(inner),
             query_cache: Arc::default(),
+            rules,
         })
     }
 
@@ -68,7 +74,7 @@ impl Database {
     pub fn session(&self) -> Session {
         Session::new(
             self.inner.clone(),
-            new_context(&self.inner, None),
+            new_context(&self.inner, self.rules.clone(), None),
             self.query_cache.clone(),
         )
     }

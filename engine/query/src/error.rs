@@ -194,10 +194,16 @@ pub enum Error {
         "COPY FROM STDIN was abandoned before the end of its data ({loaded} rows before it were loaded)"
     )]
     CopyAbandoned { loaded: u64 },
+    /// A DataFusion optimizer rule that rowdex replaces, or places its own rules before, is not
+    /// in the DataFusion built with (an upgrade renamed or removed it).
+    #[error(
+        "DataFusion has no optimizer rule named {rule}: rowdex's workaround around it (df/rules.rs) would silently drop out; check it against this DataFusion version"
+    )]
+    OptimizerRuleMissing { rule: &'static str },
     #[error(transparent)]
     Index(rowdex_indexer::IndexError),
     #[error(transparent)]
-    Catalog(#[from] CatalogError),
+    Catalog(CatalogError),
     #[error(transparent)]
     Store(StoreError),
     #[error(transparent)]
@@ -209,6 +215,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether a commit was sent and its result never came back: the write may have been
+    /// applied. Such an error is not retryable (running the write again could apply it
+    /// twice); the data must be read again to know.
+    pub fn is_outcome_unknown(&self) -> bool {
+        match self {
+            Error::Store(StoreError::CommitOutcomeUnknown { .. }) => true,
+            Error::CopyRow { source, .. } | Error::CopyBatch { source, .. } => {
+                source.is_outcome_unknown()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether running the same statement again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -223,6 +242,17 @@ impl From<StoreError> for Error {
         match error {
             StoreError::Conflict => Error::WriteConflict,
             other => Error::Store(other),
+        }
+    }
+}
+
+impl From<CatalogError> for Error {
+    fn from(error: CatalogError) -> Self {
+        match error {
+            // A catalog change that lost a race (or whose commit's outcome is unknown) is the
+            // store's error, as for a row write: retryable, or not claimed to have failed.
+            CatalogError::Store(store) => store.into(),
+            other => Error::Catalog(other),
         }
     }
 }

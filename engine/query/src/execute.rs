@@ -221,6 +221,12 @@ impl Session {
                     if result.is_ok() && !is_query(parsed) {
                         statistics::refresh_outgrown(self);
                     }
+                    if let Err(error) = &result
+                        && error.is_outcome_unknown()
+                    {
+                        // A catalog change may have been applied behind the cache's back.
+                        let _ = self.db.catalog.reload().await;
+                    }
                     return result;
                 }
             }

@@ -58,7 +58,7 @@ pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use df::context::RowdexSchema;
 pub use df::rules::filter_projection::SplitFilterProjection;
 pub use df::rules::predicate_subquery::GuardedPredicateSubquery;
-pub use df::rules::{logical_optimizer_rules, physical_optimizer_rules};
+pub use df::rules::{LogicalRule, PhysicalRule, logical_optimizer_rules, physical_optimizer_rules};
 pub use df::scan_exec::RowdexScanExec;
 pub use df::table::RowdexTable;
 pub use error::{Error, Result};

@@ -41,8 +41,14 @@ pub fn pg_error(error: &Error, sql: &str) -> PgWireError {
     PgWireError::UserError(Box::new(statement_error(error, sql)))
 }
 
+/// `transaction_resolution_unknown`: a commit was sent and its result lost.
+pub const RESOLUTION_UNKNOWN: &str = "08007";
+
 /// The SQLSTATE of a rowdex error.
 pub fn code_of(error: &Error) -> &'static str {
+    if error.is_outcome_unknown() {
+        return RESOLUTION_UNKNOWN;
+    }
     match error {
         Error::Parse { .. } | Error::ColumnCountMismatch { .. } => "42601",
         Error::ExpressionTooDeep { .. } => "54001",

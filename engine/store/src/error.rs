@@ -31,6 +31,17 @@ pub enum StoreError {
         source: std::io::Error,
     },
 
+    /// A commit was sent but its result never came back (a broken connection to a remote
+    /// store, say): it may or may not have been applied. Not retryable as it is: running the
+    /// same write again could apply it twice.
+    #[error(
+        "the commit's outcome is unknown ({reason}): it may have been applied; read the data again before repeating it"
+    )]
+    CommitOutcomeUnknown {
+        /// What broke.
+        reason: String,
+    },
+
     /// The store could not finish a maintenance task in time; nothing was lost.
     #[error("store busy: {what}")]
     Busy {

@@ -21,6 +21,7 @@
 mod api;
 mod batch;
 mod error;
+pub mod faulty;
 mod fjall_store;
 pub mod hooked;
 mod memory;

@@ -644,13 +644,15 @@ impl Gen<'_> {
         };
         self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
-        select.hint = self.hint(table);
+        select.hint = self.hint(table, select.filter.as_ref());
         select
     }
 
-    /// Sometimes an access-path hint for a query on `table`: no index, one index, or an
-    /// intersection of two or three (which the cost model seldom picks on small tables).
-    fn hint(&mut self, table: &Table) -> Option<String> {
+    /// Sometimes an access-path hint for a query on `table` filtered by `filter`: no index,
+    /// one index, or an intersection of two or three (which the cost model seldom picks on
+    /// small tables). An intersection names, when it can, indexes whose leading column a
+    /// conjunct of the filter constrains, so that the hint can be obeyed.
+    fn hint(&mut self, table: &Table, filter: Option<&Expr>) -> Option<String> {
         let names: Vec<String> = self
             .scenario
             .indexes
@@ -658,6 +660,15 @@ impl Gen<'_> {
             .filter(|i| i.table == table.name)
             .map(|i| i.name.clone())
             .collect();
+        let usable = self.constrained_indexes(table, filter);
+        // A filter on two indexes' leading columns is the intersection's chance: take it
+        // mostly (the CI run's few queries must reach that path).
+        if usable.len() >= 2 && self.rng.percent(60) {
+            let mut chosen = usable;
+            self.rng.shuffle(&mut chosen);
+            chosen.truncate(self.rng.between(2, 3));
+            return Some(format!("INDEX_MERGE({} {})", table.name, chosen.join(" ")));
+        }
         match self.rng.below(100) {
             0..=7 => Some("NO_INDEX".to_string()),
             8..=21 if !names.is_empty() => {
@@ -671,6 +682,49 @@ impl Gen<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The indexes on `table` whose leading column a top-level conjunct of `filter` compares
+    /// with a literal, bounds or lists: the inputs an intersection can open.
+    fn constrained_indexes(&self, table: &Table, filter: Option<&Expr>) -> Vec<String> {
+        let conjuncts: &[Expr] = match filter {
+            Some(Expr::And(parts)) => parts,
+            Some(single) => std::slice::from_ref(single),
+            None => &[],
+        };
+        let constrained: Vec<&str> = conjuncts
+            .iter()
+            .filter_map(|conjunct| match conjunct {
+                Expr::Cmp {
+                    left: Operand::Col(col),
+                    op,
+                    right: Operand::Lit(_),
+                } if *op != CmpOp::Ne => Some(col.name.as_str()),
+                Expr::Between {
+                    col,
+                    negated: false,
+                    ..
+                }
+                | Expr::InList {
+                    col,
+                    negated: false,
+                    ..
+                } => Some(col.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        self.scenario
+            .indexes
+            .iter()
+            .filter(|index| {
+                index.table == table.name
+                    && index
+                        .columns
+                        .first()
+                        .is_some_and(|lead| constrained.contains(&lead.column.as_str()))
+            })
+            .map(|index| index.name.clone())
+            .collect()
     }
 
     /// The same query with other literals (a non-NULL literal stays non-NULL, so a NOT NULL
@@ -777,7 +831,7 @@ impl Gen<'_> {
         };
         self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
-        select.hint = self.hint(table);
+        select.hint = self.hint(table, select.filter.as_ref());
         select
     }
 

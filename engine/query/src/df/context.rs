@@ -27,7 +27,7 @@ use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
 use crate::df::raise::register_raise;
-use crate::df::rules::{logical_optimizer_rules, physical_optimizer_rules};
+use crate::df::rules::OptimizerRules;
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
@@ -40,8 +40,12 @@ use crate::sql::rewrite;
 use crate::sql::sqlite_types;
 use crate::values::renamed_schema;
 
-/// A DataFusion context whose default schema is the rowdex catalog.
-pub(crate) fn new_context(db: &Arc<DbState>, expose_hidden: Option<String>) -> SessionContext {
+/// A DataFusion context whose default schema is the rowdex catalog, optimized by `rules`.
+pub(crate) fn new_context(
+    db: &Arc<DbState>,
+    rules: OptimizerRules,
+    expose_hidden: Option<String>,
+) -> SessionContext {
     let mut config = SessionConfig::new()
         .with_default_catalog_and_schema("rowdex", "public")
         .with_information_schema(false)
@@ -59,8 +63,8 @@ pub(crate) fn new_context(db: &Arc<DbState>, expose_hidden: Option<String>) -> S
         .with_runtime_env(runtime)
         .with_default_features()
         .with_query_planner(Arc::new(RowdexQueryPlanner))
-        .with_optimizer_rules(logical_optimizer_rules())
-        .with_physical_optimizer_rules(physical_optimizer_rules())
+        .with_optimizer_rules(rules.logical)
+        .with_physical_optimizer_rules(rules.physical)
         .build();
     let ctx = SessionContext::new_with_state(state);
     let catalog = MemoryCatalogProvider::new();
@@ -116,7 +120,7 @@ impl SchemaProvider for RowdexSchema {
             return Ok(None);
         };
         // A view is planned afresh each time it is named, in a context of its own.
-        let ctx = new_context(&self.db, None);
+        let ctx = new_context(&self.db, OptimizerRules::new()?, None);
         let plan = plan_view_query(&ctx, &sql).await?;
         Ok(Some(Arc::new(ViewTable::new(plan, Some(sql)))))
     }

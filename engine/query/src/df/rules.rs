@@ -44,43 +44,167 @@ use crate::df::rules::filter_projection::SplitFilterProjection;
 use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
+use crate::error::{Error, Result};
+
+/// The DataFusion logical rule `GuardedPredicateSubquery` replaces.
+const REPLACED_LOGICAL_RULE: &str = "decorrelate_predicate_subquery";
+/// The DataFusion physical rule `ForgetBuildOrdering` goes before.
+const BEFORE_ENSURE_REQUIREMENTS: &str = "EnsureRequirements";
+/// The DataFusion physical rule `SplitFilterProjection` goes before (each time it runs).
+const BEFORE_PROJECTION_PUSHDOWN: &str = "ProjectionPushdown";
+
+/// A logical optimizer rule as a session context holds it.
+pub type LogicalRule = Arc<dyn OptimizerRule + Send + Sync>;
+/// A physical optimizer rule as a session context holds it.
+pub type PhysicalRule = Arc<dyn PhysicalOptimizerRule + Send + Sync>;
+
+/// Both rule lists a rowdex session context is built with, checked against the DataFusion
+/// built with.
+#[derive(Clone)]
+pub(crate) struct OptimizerRules {
+    pub(crate) logical: Vec<LogicalRule>,
+    pub(crate) physical: Vec<PhysicalRule>,
+}
+
+impl OptimizerRules {
+    /// Both lists; fails when a DataFusion rule that rowdex replaces or places its own rules
+    /// before is missing (renamed or removed by an upgrade), since the workaround would then
+    /// silently drop out.
+    pub(crate) fn new() -> Result<OptimizerRules> {
+        Ok(OptimizerRules {
+            logical: logical_optimizer_rules()?,
+            physical: physical_optimizer_rules()?,
+        })
+    }
+}
+
+impl std::fmt::Debug for OptimizerRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OptimizerRules")
+            .field(
+                "logical",
+                &self.logical.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            )
+            .field(
+                "physical",
+                &self.physical.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
 /// `decorrelate_predicate_subquery`, and `GuardInListFolding` then `ExactDecimalLiterals` first
-/// of all, before any simplification.
-///
-pub fn logical_optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
-    let guard: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(GuardInListFolding);
-    let exact: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(ExactDecimalLiterals);
-    [guard, exact]
+/// of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
+/// DataFusion has no `decorrelate_predicate_subquery`.
+pub fn logical_optimizer_rules() -> Result<Vec<LogicalRule>> {
+    logical_rules_from(Optimizer::new().rules)
+}
+
+fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
+    if !upstream
+        .iter()
+        .any(|rule| rule.name() == REPLACED_LOGICAL_RULE)
+    {
+        return Err(Error::OptimizerRuleMissing {
+            rule: REPLACED_LOGICAL_RULE,
+        });
+    }
+    let guard: LogicalRule = Arc::new(GuardInListFolding);
+    let exact: LogicalRule = Arc::new(ExactDecimalLiterals);
+    Ok([guard, exact]
         .into_iter()
-        .chain(Optimizer::new().rules.into_iter().map(|rule| {
-            if rule.name() == "decorrelate_predicate_subquery" {
-                Arc::new(GuardedPredicateSubquery::default())
-                    as Arc<dyn OptimizerRule + Send + Sync>
+        .chain(upstream.into_iter().map(|rule| {
+            if rule.name() == REPLACED_LOGICAL_RULE {
+                Arc::new(GuardedPredicateSubquery::default()) as LogicalRule
             } else {
                 rule
             }
         }))
-        .collect()
+        .collect())
 }
 
 /// DataFusion's default physical optimizer rules, with `SplitFilterProjection` before each
-/// `ProjectionPushdown` pass and `ForgetBuildOrdering` before `EnsureRequirements`.
-pub fn physical_optimizer_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    let mut rules = Vec::new();
-    for rule in PhysicalOptimizer::new().rules {
-        if rule.name() == "EnsureRequirements" {
-            rules.push(
-                Arc::new(ForgetBuildOrdering) as Arc<dyn PhysicalOptimizerRule + Send + Sync>
-            );
+/// `ProjectionPushdown` pass and `ForgetBuildOrdering` before `EnsureRequirements`. Fails with
+/// [`Error::OptimizerRuleMissing`] when this DataFusion has either of those two.
+pub fn physical_optimizer_rules() -> Result<Vec<PhysicalRule>> {
+    physical_rules_from(PhysicalOptimizer::new().rules)
+}
+
+fn physical_rules_from(upstream: Vec<PhysicalRule>) -> Result<Vec<PhysicalRule>> {
+    for anchor in [BEFORE_ENSURE_REQUIREMENTS, BEFORE_PROJECTION_PUSHDOWN] {
+        if !upstream.iter().any(|rule| rule.name() == anchor) {
+            return Err(Error::OptimizerRuleMissing { rule: anchor });
         }
-        if rule.name() == "ProjectionPushdown" {
-            rules.push(
-                Arc::new(SplitFilterProjection) as Arc<dyn PhysicalOptimizerRule + Send + Sync>
-            );
+    }
+    let mut rules = Vec::new();
+    for rule in upstream {
+        if rule.name() == BEFORE_ENSURE_REQUIREMENTS {
+            rules.push(Arc::new(ForgetBuildOrdering) as PhysicalRule);
+        }
+        if rule.name() == BEFORE_PROJECTION_PUSHDOWN {
+            rules.push(Arc::new(SplitFilterProjection) as PhysicalRule);
         }
         rules.push(rule);
     }
-    rules
+    Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names<R: ?Sized>(rules: &[Arc<R>], name: impl Fn(&R) -> &str) -> Vec<String> {
+        rules.iter().map(|rule| name(rule).to_string()).collect()
+    }
+
+    #[test]
+    fn every_rule_rowdex_replaces_or_precedes_is_in_this_datafusion() -> Result<()> {
+        let logical = names(&logical_optimizer_rules()?, |r| r.name());
+        assert!(!logical.iter().any(|n| n == REPLACED_LOGICAL_RULE));
+        let physical = names(&physical_optimizer_rules()?, |r| r.name());
+        for (ours, anchor) in [
+            (ForgetBuildOrdering.name(), BEFORE_ENSURE_REQUIREMENTS),
+            (SplitFilterProjection.name(), BEFORE_PROJECTION_PUSHDOWN),
+        ] {
+            let before = physical.iter().position(|n| n == ours);
+            let at = physical.iter().position(|n| n == anchor);
+            assert!(
+                before.is_some() && at.is_some() && before < at,
+                "{ours} is not before {anchor}: {physical:?}"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_rule_fails_the_build_of_the_lists() {
+        let without = |name: &str| -> Vec<LogicalRule> {
+            Optimizer::new()
+                .rules
+                .into_iter()
+                .filter(|rule| rule.name() != name)
+                .collect()
+        };
+        assert!(matches!(
+            logical_rules_from(without(REPLACED_LOGICAL_RULE)),
+            Err(Error::OptimizerRuleMissing {
+                rule: REPLACED_LOGICAL_RULE
+            })
+        ));
+        for anchor in [BEFORE_ENSURE_REQUIREMENTS, BEFORE_PROJECTION_PUSHDOWN] {
+            let upstream: Vec<PhysicalRule> = PhysicalOptimizer::new()
+                .rules
+                .into_iter()
+                .filter(|rule| rule.name() != anchor)
+                .collect();
+            assert!(
+                matches!(
+                    physical_rules_from(upstream),
+                    Err(Error::OptimizerRuleMissing { rule }) if rule == anchor
+                ),
+                "{anchor}"
+            );
+        }
+    }
 }

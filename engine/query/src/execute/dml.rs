@@ -24,6 +24,7 @@ use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::{context_with, new_context, plan_statement};
+use crate::df::rules::OptimizerRules;
 use crate::error::{Error, Result};
 use crate::execute::insert_values::{
     exact_decimal_literals, refuse_generated_values, values_with_defaults,
@@ -478,7 +479,7 @@ async fn query_rows(
     txn: Option<Arc<SessionTxn>>,
 ) -> Result<Vec<Vec<Datum>>> {
     let base = match &expose_hidden {
-        Some(_) => new_context(&session.db, expose_hidden),
+        Some(_) => new_context(&session.db, OptimizerRules::new()?, expose_hidden),
         None => session.ctx.clone(),
     };
     let ctx = context_with(&base, &QueryHints::default(), txn);

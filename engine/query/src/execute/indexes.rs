@@ -105,7 +105,20 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         salt_buckets,
     };
     let warnings = advise_index(&table, &index);
-    let building = db.catalog.create_index(&table_name, index).await?;
+    let building = match db.catalog.create_index(&table_name, index).await {
+        Ok(building) => building,
+        Err(error) => {
+            let error = Error::from(error);
+            if error.is_outcome_unknown() {
+                // The index may have been published: take it away again, as a failed build
+                // does below (a failure of that leaves it for the next open to drop).
+                if db.catalog.reload().await.is_ok() && db.catalog.find_index(&name).is_some() {
+                    let _ = drop_index(db, &name).await;
+                }
+            }
+            return Err(error);
+        }
+    };
     session.set_warnings(warnings);
     let Some(index) = building.index(&name).cloned() else {
         return Err(Error::IndexNotFound { index: name });
@@ -120,9 +133,28 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     };
     match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
         Ok(_) => {
-            let ready = db.catalog.mark_index_ready(&table_name, &name).await?;
-            // The new index's statistics, so that the planner can weigh it at once.
-            analyze(db, &ready, Some(&index)).await?;
+            let ready = match db.catalog.mark_index_ready(&table_name, &name).await {
+                Ok(ready) => ready,
+                Err(error) => {
+                    let error = Error::from(error);
+                    if error.is_outcome_unknown() {
+                        let _ = db.catalog.reload().await;
+                    }
+                    // Not visible to queries yet (or not known to be): take it away again.
+                    let _ = drop_index(db, &name).await;
+                    return Err(error);
+                }
+            };
+            // The new index's statistics, so that the planner can weigh it at once. The index
+            // is built and visible either way: a failure here leaves its figures to the next
+            // ANALYZE or refresh, and says so.
+            if let Err(error) = analyze(db, &ready, Some(&index)).await {
+                let mut warnings = session.warnings();
+                warnings.push(format!(
+                    "index {name} is built, but its statistics were not gathered ({error}); run ANALYZE {table_name}"
+                ));
+                session.set_warnings(warnings);
+            }
             Ok(Output::Done)
         }
         Err(error) => {

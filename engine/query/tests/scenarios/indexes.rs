@@ -462,20 +462,114 @@ async fn random_writes_keep_indexes_exact_on_disk() -> TestResult {
 
 const CONCURRENT_ROWS: i64 = 2_000;
 
+/// Writer statements that must commit while each build is held mid-way.
+const WRITES_DURING_PAUSE: usize = 25;
+
+/// What the writers and the held builds share.
+#[derive(Default)]
+struct BuildOverlap {
+    /// Writer statements run so far, committed or not.
+    done: AtomicUsize,
+    /// Writer statements committed so far.
+    committed: AtomicUsize,
+    /// Backfill pages still to let through before holding one; `None` when disarmed.
+    pass: std::sync::Mutex<Option<usize>>,
+    /// Writer statements committed while a backfill page was held, over every build.
+    overlapped: AtomicUsize,
+}
+
+impl BuildOverlap {
+    /// Holds the backfill page after the next `pages` ones.
+    fn hold_after(&self, pages: usize) {
+        *self.pass.lock().unwrap_or_else(|e| e.into_inner()) = Some(pages);
+    }
+
+    /// Whether this backfill page is the one to hold (which disarms the hold).
+    fn take_hold(&self) -> bool {
+        let mut pass = self.pass.lock().unwrap_or_else(|e| e.into_inner());
+        match *pass {
+            Some(0) => {
+                *pass = None;
+                true
+            }
+            Some(n) => {
+                *pass = Some(n - 1);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Waits (20 s at most) until the writers have committed `WRITES_DURING_PAUSE` more
+    /// statements, and counts them.
+    async fn hold(&self) {
+        let start = self.committed.load(Ordering::SeqCst);
+        let waiting = Instant::now();
+        while self.committed.load(Ordering::SeqCst) < start + WRITES_DURING_PAUSE
+            && waiting.elapsed() < Duration::from_secs(20)
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let during = self.committed.load(Ordering::SeqCst) - start;
+        self.overlapped.fetch_add(during, Ordering::SeqCst);
+    }
+}
+
+/// Store hooks that hold a backfill page (a transaction writing only index entries) before
+/// its commit, as [`BuildOverlap`] says.
+struct HoldBackfill(Arc<BuildOverlap>);
+
+/// One transaction under [`HoldBackfill`].
+struct HoldIfBackfill {
+    overlap: Arc<BuildOverlap>,
+    index_only: Option<bool>,
+}
+
+#[async_trait::async_trait]
+impl TransactionHooks for HoldIfBackfill {
+    fn on_write(&mut self, key: &[u8]) {
+        let index = key.first() == Some(&0x20);
+        self.index_only = Some(self.index_only.unwrap_or(true) && index);
+    }
+
+    async fn before_commit(&self) -> rowdex_store::Result<()> {
+        if self.index_only == Some(true) && self.overlap.take_hold() {
+            self.overlap.hold().await;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl StoreHooks for HoldBackfill {
+    async fn begin(
+        &self,
+        inner: &dyn KvStore,
+    ) -> rowdex_store::Result<Box<dyn rowdex_store::Transaction>> {
+        Ok(Box::new(HookedTransaction::new(
+            inner.begin().await?,
+            HoldIfBackfill {
+                overlap: self.0.clone(),
+                index_only: None,
+            },
+        )))
+    }
+}
+
 /// One writer: random small writes until `stop`, then a few more. Lost races and duplicate
 /// keys are expected; any other error fails the test.
 async fn writer(
     db: Database,
     seed: u64,
     stop: Arc<AtomicBool>,
-    done: Arc<AtomicUsize>,
+    overlap: Arc<BuildOverlap>,
 ) -> Result<(usize, usize), Error> {
     let s = db.session();
     let mut rng = Rng(seed);
     let (mut ok, mut lost) = (0, 0);
     let started = Instant::now();
     let mut after_stop = 0;
-    while after_stop < 20 && started.elapsed() < Duration::from_secs(20) {
+    while after_stop < 20 && started.elapsed() < Duration::from_secs(60) {
         if stop.load(Ordering::Relaxed) {
             after_stop += 1;
         }
@@ -501,16 +595,25 @@ async fn writer(
             _ => format!("UPDATE t SET c = {c}, b = {b} WHERE a = {a} AND pk < 12"),
         };
         match s.execute(&sql).await {
-            Ok(_) => ok += 1,
+            Ok(_) => {
+                ok += 1;
+                overlap.committed.fetch_add(1, Ordering::SeqCst);
+            }
             Err(e) if e.is_retryable() || matches!(e, Error::DuplicateKey { .. }) => lost += 1,
             Err(e) => return Err(e),
         }
-        done.fetch_add(1, Ordering::Relaxed);
+        overlap.done.fetch_add(1, Ordering::SeqCst);
     }
     Ok((ok, lost))
 }
 
-async fn online_build(db: Database) -> TestResult {
+/// Two indexes built over 2,000 rows while four sessions write them; each build is held after
+/// its first backfill page until the writers have committed `WRITES_DURING_PAUSE` statements,
+/// so the writes certainly land in the middle of the build.
+async fn online_build(inner: Arc<dyn KvStore>) -> TestResult {
+    let overlap = Arc::new(BuildOverlap::default());
+    let store = Arc::new(HookedStore::new(inner, HoldBackfill(overlap.clone())));
+    let db = Database::with_store(store as Arc<dyn KvStore>).await?;
     let s = db.session();
     s.execute("CREATE TABLE t (pk INT PRIMARY KEY, a INT, b INT, c TEXT)")
         .await?;
@@ -526,26 +629,27 @@ async fn online_build(db: Database) -> TestResult {
             .await?;
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicUsize::new(0));
     let writers: Vec<_> = (0..4u64)
         .map(|i| {
             tokio::spawn(writer(
                 db.clone(),
                 0x1000_0000_0000_0001 + i * 0x9e37_79b9,
                 stop.clone(),
-                done.clone(),
+                overlap.clone(),
             ))
         })
         .collect();
     let waiting = Instant::now();
-    while done.load(Ordering::Relaxed) < 10 && waiting.elapsed() < Duration::from_secs(10) {
+    while overlap.done.load(Ordering::SeqCst) < 10 && waiting.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let before = done.load(Ordering::Relaxed);
-    for ddl in [
+    let ddls = [
         "CREATE INDEX ia ON t (a)",
         "CREATE INDEX ibc ON t (b DESC, c) INCLUDE (a)",
-    ] {
+    ];
+    for ddl in ddls {
+        // Held after its first page: the second of four is where the writers get in.
+        overlap.hold_after(1);
         // A build that loses too many races gives up cleanly; a user would run it again.
         let mut attempt = 0;
         loop {
@@ -559,7 +663,6 @@ async fn online_build(db: Database) -> TestResult {
             }
         }
     }
-    let during = done.load(Ordering::Relaxed) - before;
     stop.store(true, Ordering::Relaxed);
     let mut totals = (0, 0);
     for w in writers {
@@ -567,11 +670,15 @@ async fn online_build(db: Database) -> TestResult {
         totals.0 += ok;
         totals.1 += lost;
     }
+    let overlapped = overlap.overlapped.load(Ordering::SeqCst);
     eprintln!(
-        "online build: {during} writes ran during CREATE INDEX; {} ok, {} lost races",
+        "online build: {overlapped} writes committed while a build was held mid-way; {} ok, {} lost races",
         totals.0, totals.1
     );
-    assert!(totals.0 > 0, "no write succeeded");
+    assert!(
+        overlapped >= ddls.len() * WRITES_DURING_PAUSE,
+        "only {overlapped} writes committed in the middle of the builds"
+    );
 
     let all = rows(&s, "SELECT pk, a, b, c FROM t ORDER BY pk").await?;
     assert_clean(&s, "t", Some(all.len()), "after the online build").await?;
@@ -602,13 +709,14 @@ async fn online_build(db: Database) -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn online_index_build_with_concurrent_writers_in_memory() -> TestResult {
-    online_build(Database::open_memory().await?).await
+    online_build(Arc::new(MemoryStore::new())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn online_index_build_with_concurrent_writers_on_disk() -> TestResult {
     let dir = tempfile::tempdir()?;
-    online_build(Database::open(dir.path()).await?).await
+    let store = rowdex_store::FjallStore::open(dir.path(), rowdex_store::Durability::default())?;
+    online_build(Arc::new(store)).await
 }
 
 // ---------------------------------------------------------------------------------------------

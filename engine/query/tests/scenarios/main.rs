@@ -13,6 +13,7 @@ mod early_stop;
 mod embedding;
 mod explain;
 mod families;
+mod faults;
 mod indexes;
 mod limits;
 mod memory_budget;

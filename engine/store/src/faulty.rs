@@ -1,0 +1,415 @@
+//! A store wrapper that injects faults at commits, for tests of what a failed or lost write
+//! leaves behind (in the style of [`crate::metered::MeteredStore`]: a `KvStore` over another).
+//!
+//! A *commit* here is what changes the store: a transaction's commit that carries writes, or
+//! an atomic batch ([`KvStore::write`]). They are numbered from 1 as they arrive; a fault can
+//! be planned for the n-th one from now, or for every one until [`FaultyStore::heal`]:
+//! - [`Fault::FailBefore`]: the commit fails with an I/O error and writes nothing;
+//! - [`Fault::Conflict`]: it fails as a lost race (retryable) and writes nothing;
+//! - [`Fault::LoseAcknowledgement`]: it is applied, then reported as
+//!   [`StoreError::CommitOutcomeUnknown`], as when a connection to a remote store breaks
+//!   after the request was sent.
+//!
+//! Every applied commit also records what its keys held before it, so that
+//! [`FaultyStore::crash`] can drop the last ones, as a power failure drops the writes a
+//! buffered journal had not synced yet (a suffix of them: journals are written in commit
+//! order). The before-images are read just before the commit is forwarded, so they are exact
+//! when commits do not race each other (one writer at a time), which is how the fault tests
+//! use it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::{
+    Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, Result, Savepoint, ScanPage,
+    StoreError, Transaction, WriteBatch,
+};
+
+/// What happens to a commit a fault is planned for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Fails with an I/O error before anything is applied.
+    FailBefore,
+    /// Fails as a conflict (retryable) before anything is applied.
+    Conflict,
+    /// Applied, then reported as [`StoreError::CommitOutcomeUnknown`].
+    LoseAcknowledgement,
+}
+
+/// When planned faults strike.
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    None,
+    /// At the commit numbered `at` (counted over the store's life), once.
+    Once {
+        at: u64,
+        fault: Fault,
+    },
+    /// At every commit until healed.
+    Always(Fault),
+}
+
+/// One applied commit's keys with what each held before it (`None`: absent).
+type BeforeImage = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+#[derive(Debug)]
+struct State {
+    /// Commits that reached the store, faulted ones included.
+    commits: u64,
+    plan: Plan,
+    /// Before-images of the applied commits, oldest first.
+    applied: Vec<BeforeImage>,
+}
+
+/// A [`KvStore`] over another, with faults injected at commits (see the module's text).
+pub struct FaultyStore {
+    inner: Arc<dyn KvStore>,
+    state: Arc<Mutex<State>>,
+}
+
+impl FaultyStore {
+    pub fn new(inner: Arc<dyn KvStore>) -> Self {
+        FaultyStore {
+            inner,
+            state: Arc::new(Mutex::new(State {
+                commits: 0,
+                plan: Plan::None,
+                applied: Vec::new(),
+            })),
+        }
+    }
+
+    fn state(&self) -> Result<MutexGuard<'_, State>> {
+        lock(&self.state)
+    }
+
+    /// Commits that reached the store so far, faulted ones included.
+    pub fn commits(&self) -> Result<u64> {
+        Ok(self.state()?.commits)
+    }
+
+    /// Commits applied so far (what [`FaultyStore::crash`] counts).
+    pub fn applied(&self) -> Result<usize> {
+        Ok(self.state()?.applied.len())
+    }
+
+    /// Plans `fault` for the `n`-th commit from now (`n` ≥ 1), in place of any other plan.
+    pub fn fail_commit(&self, n: u64, fault: Fault) -> Result<()> {
+        let mut state = self.state()?;
+        state.plan = Plan::Once {
+            at: state.commits + n.max(1),
+            fault,
+        };
+        Ok(())
+    }
+
+    /// Plans `fault` for every commit from now until [`FaultyStore::heal`].
+    pub fn fail_every_commit(&self, fault: Fault) -> Result<()> {
+        self.state()?.plan = Plan::Always(fault);
+        Ok(())
+    }
+
+    /// Cancels the planned faults.
+    pub fn heal(&self) -> Result<()> {
+        self.state()?.plan = Plan::None;
+        Ok(())
+    }
+
+    /// Drops every applied commit after the first `keep`, newest first, restoring what their
+    /// keys held: the store is left as if it had crashed before syncing them. A database
+    /// open over this store must be opened again afterwards (its caches saw the dropped
+    /// writes).
+    pub async fn crash(&self, keep: usize) -> Result<()> {
+        let dropped: Vec<BeforeImage> = {
+            let mut state = self.state()?;
+            let keep = keep.min(state.applied.len());
+            state.applied.split_off(keep)
+        };
+        for image in dropped.into_iter().rev() {
+            let mut batch = WriteBatch::new();
+            for (key, before) in image {
+                match before {
+                    Some(value) => batch.put(key, value),
+                    None => batch.delete(key),
+                }
+            }
+            self.inner.write(batch).await?;
+        }
+        Ok(())
+    }
+
+    /// The store underneath, without the faults.
+    pub fn inner(&self) -> &Arc<dyn KvStore> {
+        &self.inner
+    }
+}
+
+fn lock(state: &Mutex<State>) -> Result<MutexGuard<'_, State>> {
+    state.lock().map_err(|_| StoreError::LockPoisoned)
+}
+
+/// Counts a commit and says which fault, if any, strikes it.
+fn next_fault(state: &Mutex<State>) -> Result<Option<Fault>> {
+    let mut state = lock(state)?;
+    state.commits += 1;
+    Ok(match state.plan {
+        Plan::None => None,
+        Plan::Always(fault) => Some(fault),
+        Plan::Once { at, fault } if at == state.commits => {
+            state.plan = Plan::None;
+            Some(fault)
+        }
+        Plan::Once { .. } => None,
+    })
+}
+
+/// Runs one commit of the writes to `keys` through the planned fault: `apply` forwards it.
+async fn commit_through<F>(
+    inner: &dyn KvStore,
+    state: &Mutex<State>,
+    mut keys: Vec<Vec<u8>>,
+    apply: F,
+) -> Result<()>
+where
+    F: std::future::Future<Output = Result<()>>,
+{
+    let fault = next_fault(state)?;
+    match fault {
+        Some(Fault::FailBefore) => {
+            return Err(StoreError::Io {
+                source: std::io::Error::other("injected fault: the commit failed"),
+            });
+        }
+        Some(Fault::Conflict) => return Err(StoreError::Conflict),
+        Some(Fault::LoseAcknowledgement) | None => {}
+    }
+    keys.sort();
+    keys.dedup();
+    let before = inner.multi_get(&keys).await?;
+    apply.await?;
+    lock(state)?
+        .applied
+        .push(keys.into_iter().zip(before).collect());
+    match fault {
+        Some(Fault::LoseAcknowledgement) => Err(StoreError::CommitOutcomeUnknown {
+            reason: "injected fault: the acknowledgement was lost".to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for FaultyStore {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.inner.multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.inner.scan_page(range, direction, limit).await
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.inner.count_page(range, cap).await
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.inner.contains(keys).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvStore for FaultyStore {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        if batch.is_empty() {
+            return self.inner.write(batch).await;
+        }
+        let keys = batch.mutations().iter().map(|m| m.key().to_vec()).collect();
+        commit_through(
+            self.inner.as_ref(),
+            &self.state,
+            keys,
+            self.inner.write(batch),
+        )
+        .await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        self.inner.snapshot()
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        Ok(Box::new(FaultyTransaction {
+            inner: self.inner.begin().await?,
+            keys: Vec::new(),
+            store: self.inner.clone(),
+            state: self.state.clone(),
+        }))
+    }
+
+    async fn flush(&self) -> Result<()> {
+        self.inner.flush().await
+    }
+
+    async fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint().await
+    }
+
+    async fn compact(&self) -> Result<()> {
+        self.inner.compact().await
+    }
+}
+
+/// A transaction of a [`FaultyStore`]: remembers the keys it writes, for the commit's fault
+/// and before-image.
+struct FaultyTransaction {
+    inner: Box<dyn Transaction>,
+    /// Every key put or deleted (a key written and rolled back to a savepoint included: its
+    /// before-image is then its current value, which restoring leaves as it is).
+    keys: Vec<Vec<u8>>,
+    store: Arc<dyn KvStore>,
+    state: Arc<Mutex<State>>,
+}
+
+#[async_trait::async_trait]
+impl KvRead for FaultyTransaction {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.inner.multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.inner.scan_page(range, direction, limit).await
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.inner.count_page(range, cap).await
+    }
+
+    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+        self.inner.contains(keys).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Transaction for FaultyTransaction {
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.keys.push(key.clone());
+        self.inner.put(key, value);
+    }
+
+    fn delete(&mut self, key: Vec<u8>) {
+        self.keys.push(key.clone());
+        self.inner.delete(key);
+    }
+
+    fn put_run(&mut self, ascending: Vec<(Vec<u8>, Vec<u8>)>) {
+        self.keys
+            .extend(ascending.iter().map(|(key, _)| key.clone()));
+        self.inner.put_run(ascending);
+    }
+
+    fn savepoint(&mut self) -> Savepoint {
+        self.inner.savepoint()
+    }
+
+    fn rollback_to(&mut self, savepoint: Savepoint) {
+        self.inner.rollback_to(savepoint);
+    }
+
+    fn release(&mut self, savepoint: Savepoint) {
+        self.inner.release(savepoint);
+    }
+
+    async fn commit(self: Box<Self>) -> Result<()> {
+        let FaultyTransaction {
+            inner,
+            keys,
+            store,
+            state,
+        } = *self;
+        if keys.is_empty() {
+            return inner.commit().await;
+        }
+        commit_through(store.as_ref(), &state, keys, inner.commit()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryStore;
+
+    async fn put(store: &dyn KvStore, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut tx = store.begin().await?;
+        tx.put(key.to_vec(), value.to_vec());
+        tx.commit().await
+    }
+
+    #[tokio::test]
+    async fn faults_strike_the_planned_commit_and_crash_drops_a_suffix() -> Result<()> {
+        let store = FaultyStore::new(Arc::new(MemoryStore::new()));
+        put(&store, b"a", b"1").await?;
+        store.fail_commit(2, Fault::FailBefore)?;
+        put(&store, b"b", b"1").await?;
+        let failed = put(&store, b"c", b"1").await;
+        assert!(matches!(failed, Err(StoreError::Io { .. })), "{failed:?}");
+        assert_eq!(store.get(b"c").await?, None);
+        // A read-only transaction is not a commit.
+        store.begin().await?.commit().await?;
+        assert_eq!(store.commits()?, 3);
+
+        store.fail_commit(1, Fault::LoseAcknowledgement)?;
+        let lost = put(&store, b"a", b"2").await;
+        assert!(
+            matches!(lost, Err(StoreError::CommitOutcomeUnknown { .. })),
+            "{lost:?}"
+        );
+        assert_eq!(store.get(b"a").await?, Some(b"2".to_vec()));
+
+        store.fail_every_commit(Fault::Conflict)?;
+        for _ in 0..3 {
+            assert!(matches!(
+                put(&store, b"d", b"1").await,
+                Err(StoreError::Conflict)
+            ));
+        }
+        store.heal()?;
+        let mut batch = WriteBatch::new();
+        batch.put(b"b".to_vec(), b"2".to_vec());
+        batch.delete(b"a".to_vec());
+        store.write(batch).await?;
+        assert_eq!(store.applied()?, 4);
+
+        // Back to after the first two commits: a = 1, b = 1.
+        store.crash(2).await?;
+        assert_eq!(store.get(b"a").await?, Some(b"1".to_vec()));
+        assert_eq!(store.get(b"b").await?, Some(b"1".to_vec()));
+        assert_eq!(store.applied()?, 2);
+        store.crash(0).await?;
+        let all = store
+            .scan_page(&KeyRange::all(), Direction::Forward, 10)
+            .await?;
+        assert!(all.entries.is_empty(), "{:?}", all.entries);
+        Ok(())
+    }
+}
