@@ -42,6 +42,56 @@ pub enum StoreError {
         reason: String,
     },
 
+    /// No member of the etcd cluster answered, or none could reach a quorum, for as long as the
+    /// store waits; nothing was written.
+    #[error("the etcd cluster at {endpoints} is unavailable: {reason}")]
+    Unavailable {
+        /// The members tried.
+        endpoints: String,
+        /// The last member's problem.
+        reason: String,
+    },
+
+    /// The etcd server refused the request as too large for one of its limits; nothing was
+    /// written.
+    #[error(
+        "the etcd server's limit on {limit} refused the request ({detail}); start etcd with a larger {flag}"
+    )]
+    ServerLimit {
+        /// Which limit.
+        limit: &'static str,
+        /// The etcd flag that raises it.
+        flag: &'static str,
+        /// The server's message.
+        detail: String,
+    },
+
+    /// A snapshot read at a revision that has since been compacted away (it lived longer than
+    /// the history the store keeps); a new snapshot reads fine.
+    #[error("the snapshot is older than the history the store keeps ({detail})")]
+    SnapshotTooOld {
+        /// The server's message.
+        detail: String,
+    },
+
+    /// The etcd server answered with an error rowdex has no better name for.
+    #[error("etcd error: {message} (code {code})")]
+    Remote {
+        /// The gRPC status code.
+        code: i64,
+        /// What the server said.
+        message: String,
+    },
+
+    /// An `etcd://` address that cannot be used.
+    #[error("invalid etcd address {address:?}: {reason}")]
+    InvalidAddress {
+        /// The address given.
+        address: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
     /// The store could not finish a maintenance task in time; nothing was lost.
     #[error("store busy: {what}")]
     Busy {

@@ -21,6 +21,7 @@
 mod api;
 mod batch;
 mod error;
+pub mod etcd_store;
 pub mod faulty;
 mod fjall_store;
 pub mod hooked;
@@ -33,6 +34,7 @@ mod stream;
 pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Savepoint, Transaction};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
+pub use etcd_store::{EtcdAddress, EtcdOptions, EtcdStore};
 pub use fjall_store::{
     DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES,
 };

@@ -33,8 +33,8 @@ use crate::api::{Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
-use read_set::ReadSet;
-use transaction::{Committer, OptimisticTx};
+pub(crate) use read_set::ReadSet;
+pub(crate) use transaction::{Committer, OptimisticTx};
 
 /// What a storage engine provides so [`Core`] can build stores and transactions on it.
 ///

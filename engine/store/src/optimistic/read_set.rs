@@ -10,7 +10,7 @@ const VALIDATION_PAGE: usize = 1024;
 
 /// The snapshot data a transaction's results depend on.
 #[derive(Debug, Default)]
-pub(super) struct ReadSet {
+pub(crate) struct ReadSet {
     /// Key → fingerprint of what the snapshot held for it (absence included).
     keys: BTreeMap<Vec<u8>, u64>,
     /// Scanned parts of ranges with a digest of the snapshot entries inside them.
@@ -45,6 +45,16 @@ impl ReadSet {
             direction,
             digest,
         });
+    }
+
+    /// The keys read (and not written first by the transaction itself).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.keys.keys().map(Vec::as_slice)
+    }
+
+    /// The parts of ranges the transaction's scans covered.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = &KeyRange> {
+        self.ranges.iter().map(|scanned| &scanned.covered)
     }
 
     /// Fails with [`StoreError::Conflict`] unless `current` still holds exactly what was read.

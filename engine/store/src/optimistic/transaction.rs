@@ -12,12 +12,12 @@ use crate::range::{Direction, KeyRange, ScanPage};
 /// Where a transaction's writes go at commit: the store's commit lock, which validates what the
 /// transaction read against the latest state before applying its batch.
 #[async_trait::async_trait]
-pub(super) trait Committer: Send + Sync + 'static {
+pub(crate) trait Committer: Send + Sync + 'static {
     /// Validates `reads` and applies `batch` atomically, or fails with a conflict.
     async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()>;
 }
 
-pub(super) struct OptimisticTx<C> {
+pub(crate) struct OptimisticTx<C> {
     core: Arc<C>,
     snapshot: Arc<dyn KvRead>,
     writes: Writes,
@@ -34,7 +34,7 @@ pub(super) struct OptimisticTx<C> {
 type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 impl<C: Committer> OptimisticTx<C> {
-    pub(super) fn new(core: Arc<C>, snapshot: Arc<dyn KvRead>) -> Self {
+    pub(crate) fn new(core: Arc<C>, snapshot: Arc<dyn KvRead>) -> Self {
         OptimisticTx {
             core,
             snapshot,

@@ -142,6 +142,5 @@ pub async fn longest_keys_round_trip(store: Arc<dyn KvStore>) -> Result<()> {
 pub async fn capabilities_are_reported(store: Arc<dyn KvStore>) -> Result<()> {
     let caps = store.capabilities();
     assert!(caps.snapshots);
-    assert!(caps.native_reverse_scan);
     store.flush().await
 }

@@ -1,19 +1,28 @@
 //! One behavioural suite, run unchanged against every backend.
 //!
 //! Each case is an async function taking the store under test; `backend_suite!` instantiates
-//! every case as a `#[tokio::test]` per backend, so both backends are held to the same contract.
-//! The multi-threaded runtime is used so the concurrency cases really run in parallel.
+//! every case as a `#[tokio::test]` per backend, so every backend is held to the same contract:
+//! memory, fjall, and etcd (a real three-member cluster on loopback, started once per run of
+//! this binary; each case gets its own namespace on it). The multi-threaded runtime is used so
+//! the concurrency cases really run in parallel.
+//!
+//! Where the backends differ, it is stated in their capabilities and checked by
+//! `capabilities_are_reported`: etcd serves reverse scans by sorting on the server
+//! (`native_reverse_scan: false`) and is durable, memory is not durable.
 
 mod basic;
 mod common;
+mod etcd_only;
 mod fjall_only;
 mod scan;
 mod snapshot;
 mod txn;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
+use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
+use rowdex_store::{Durability, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore};
 use tempfile::TempDir;
 
 /// A store plus whatever must outlive it.
@@ -23,14 +32,14 @@ struct Fixture {
     _dir: Option<TempDir>,
 }
 
-fn open_memory() -> Fixture {
+async fn open_memory() -> Fixture {
     Fixture {
         store: Arc::new(MemoryStore::new()),
         _dir: None,
     }
 }
 
-fn open_fjall() -> Fixture {
+async fn open_fjall() -> Fixture {
     let dir = tempfile::tempdir().expect("create temp dir");
     let store = FjallStore::open(dir.path(), Durability::Buffered).expect("open fjall store");
     Fixture {
@@ -39,12 +48,43 @@ fn open_fjall() -> Fixture {
     }
 }
 
+/// The cluster every etcd case runs on, started at the first case (its members stop when
+/// this test binary exits).
+fn cluster() -> &'static LocalEtcdCluster {
+    static CLUSTER: OnceLock<LocalEtcdCluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime
+                .block_on(LocalEtcdCluster::start(3))
+                .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)")
+        })
+        .join()
+        .expect("cluster thread")
+    })
+}
+
+async fn open_etcd() -> Fixture {
+    static DATABASES: AtomicUsize = AtomicUsize::new(0);
+    let namespace = format!("conformance{}", DATABASES.fetch_add(1, Ordering::Relaxed));
+    let store = EtcdStore::connect(&cluster().address(&namespace), EtcdOptions::default())
+        .await
+        .expect("connect to the etcd cluster");
+    Fixture {
+        store: Arc::new(store),
+        _dir: None,
+    }
+}
+
 macro_rules! cases {
     ($open:path; $($module:ident :: $case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() -> rowdex_store::Result<()> {
-                let fixture = $open();
+                let fixture = $open().await;
                 crate::$module::$case(Arc::clone(&fixture.store)).await
             }
         )*
@@ -85,6 +125,7 @@ macro_rules! backend_suite {
                 txn::write_write_conflict,
                 txn::absent_key_read_conflicts_with_insert,
                 txn::range_scan_conflicts_with_insert,
+                txn::range_scan_conflicts_with_delete,
                 txn::range_scan_ignores_writes_outside,
                 txn::partial_scan_covers_only_what_was_returned,
                 txn::conflicting_commit_writes_nothing,
@@ -100,5 +141,18 @@ macro_rules! backend_suite {
     };
 }
 
+/// The capabilities each backend states: (durable, native reverse scans).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capabilities_differ_as_stated() {
+    let stated = |fixture: &Fixture| {
+        let caps = fixture.store.capabilities();
+        (caps.durable, caps.native_reverse_scan)
+    };
+    assert_eq!(stated(&open_memory().await), (false, true), "memory");
+    assert_eq!(stated(&open_fjall().await), (true, true), "fjall");
+    assert_eq!(stated(&open_etcd().await), (true, false), "etcd");
+}
+
 backend_suite!(memory, crate::open_memory);
 backend_suite!(fjall, crate::open_fjall);
+backend_suite!(etcd, crate::open_etcd);

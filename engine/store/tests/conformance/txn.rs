@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use rowdex_store::{Direction, KeyRange, KvStore, Result, StoreError};
+use rowdex_store::{Direction, KeyRange, KvStore, Result, StoreError, WriteBatch};
 
 use crate::common::{Entries, entries, put_all, range, reversed, scan_all};
 
@@ -151,6 +151,31 @@ pub async fn range_scan_conflicts_with_insert(store: Arc<dyn KvStore>) -> Result
     tx.put(b"count".to_vec(), b"3".to_vec());
     assert!(is_conflict(tx.commit().await));
     assert_eq!(store.get(b"count").await?, None);
+    Ok(())
+}
+
+pub async fn range_scan_conflicts_with_delete(store: Arc<dyn KvStore>) -> Result<()> {
+    // A delete leaves nothing behind in the range (etcd's range compares miss it): the keys
+    // the scan returned are checked one by one.
+    put_all(&*store, &[("p1", "x"), ("p2", "x"), ("p3", "x")]).await?;
+    let mut tx = store.begin().await?;
+    let seen = scan_all(&*tx, &KeyRange::prefix(b"p"), Direction::Forward, 10).await?;
+    assert_eq!(seen.len(), 3);
+    let mut batch = WriteBatch::new();
+    batch.delete(b"p2".to_vec());
+    store.write(batch).await?;
+    tx.put(b"count".to_vec(), b"3".to_vec());
+    assert!(is_conflict(tx.commit().await));
+    assert_eq!(store.get(b"count").await?, None);
+
+    // A deleted key read by a point get conflicts too.
+    let mut tx = store.begin().await?;
+    assert_eq!(tx.get(b"p3").await?, Some(b"x".to_vec()));
+    let mut batch = WriteBatch::new();
+    batch.delete(b"p3".to_vec());
+    store.write(batch).await?;
+    tx.put(b"count".to_vec(), b"1".to_vec());
+    assert!(is_conflict(tx.commit().await));
     Ok(())
 }
 

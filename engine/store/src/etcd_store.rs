@@ -1,0 +1,423 @@
+//! [`EtcdStore`]: the store on an etcd cluster, Raft-replicated across its members.
+//!
+//! rowdex talks to etcd through the JSON gateway every etcd v3.4+ member serves on its client
+//! port (the gRPC API as JSON over HTTP/1.1), with a small client of its own: no gRPC stack and
+//! no protobuf compiler in the build, so the default binary reaches a cluster too.
+//!
+//! * Reads of the latest state are linearizable reads; a snapshot reads at one revision of
+//!   etcd's multi-version store (see the `pin` module for how it picks it).
+//! * A write batch is one etcd transaction, applied atomically by the cluster.
+//! * An optimistic transaction reads a snapshot and commits as one compare-and-write
+//!   transaction (see the `commit` module); a failed compare is [`StoreError::Conflict`].
+//! * Old versions are compacted by rowdex itself (etcd does not by default), never above the
+//!   oldest revision a snapshot of this process reads and never within
+//!   [`EtcdOptions::keep_history`] of now, so a snapshot of another process has that long.
+//! * What etcd's limits refuse (operations per transaction, request size, storage quota)
+//!   fails with [`StoreError::ServerLimit`], naming the server flag that raises the limit.
+//!
+//! All of a database's keys live under one namespace, `name/`, so several databases can share
+//! a cluster.
+
+mod client;
+mod commit;
+mod http;
+pub mod local_cluster;
+mod pin;
+mod reader;
+mod wire;
+
+use std::collections::VecDeque;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use client::EtcdOptions;
+use client::{Client, Effect};
+use commit::EtcdCommitter;
+use pin::Pins;
+use reader::Reader;
+
+use crate::api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
+use crate::batch::WriteBatch;
+use crate::error::{Result, StoreError};
+use crate::optimistic::OptimisticTx;
+use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+
+/// The namespace of a database whose address names none.
+pub const DEFAULT_NAMESPACE: &str = "rowdex";
+
+/// Commits of this process between two compactions, at least.
+const COMPACT_EVERY_COMMITS: u64 = 1000;
+/// Time between two automatic compactions, at least.
+const COMPACT_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Where a database lives on a cluster: `etcd://host:port[,host:port...][/name]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdAddress {
+    /// The members' client addresses, `host:port`.
+    pub endpoints: Vec<String>,
+    /// The database's namespace (letters, digits, `_`, `-`, `.`).
+    pub namespace: String,
+}
+
+impl FromStr for EtcdAddress {
+    type Err = StoreError;
+
+    fn from_str(address: &str) -> Result<EtcdAddress> {
+        let invalid = |reason: &str| StoreError::InvalidAddress {
+            address: address.to_string(),
+            reason: reason.to_string(),
+        };
+        let rest = address
+            .strip_prefix("etcd://")
+            .ok_or_else(|| invalid("it must start with etcd://"))?;
+        let (hosts, namespace) = match rest.split_once('/') {
+            Some((hosts, namespace)) => (hosts, namespace),
+            None => (rest, DEFAULT_NAMESPACE),
+        };
+        let mut endpoints = Vec::new();
+        for host in hosts.split(',') {
+            let Some((name, port)) = host.rsplit_once(':') else {
+                return Err(invalid(&format!("{host:?} is not host:port")));
+            };
+            if name.is_empty() || port.parse::<u16>().is_err() {
+                return Err(invalid(&format!("{host:?} is not host:port")));
+            }
+            endpoints.push(host.to_string());
+        }
+        let valid_name = !namespace.is_empty()
+            && namespace
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid_name {
+            return Err(invalid(
+                "the database name after / may hold letters, digits, _, - and . only",
+            ));
+        }
+        Ok(EtcdAddress {
+            endpoints,
+            namespace: namespace.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for EtcdAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "etcd://{}/{}", self.endpoints.join(","), self.namespace)
+    }
+}
+
+/// What one store shares with its snapshots and transactions.
+pub(crate) struct Shared {
+    client: Client,
+    options: EtcdOptions,
+    /// `name/`, in front of every key.
+    namespace: Vec<u8>,
+    /// The first key after the namespace.
+    namespace_end: Vec<u8>,
+    pins: Pins,
+    compaction: Mutex<Compaction>,
+}
+
+/// When this process last compacted, and revisions it saw with when it saw them.
+#[derive(Debug, Default)]
+struct Compaction {
+    commits_since: u64,
+    last_run: Option<Instant>,
+    compacted_to: i64,
+    /// (when, revision), oldest first, at most one a second.
+    seen: VecDeque<(Instant, i64)>,
+}
+
+impl Shared {
+    fn namespaced(&self, key: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.namespace.len() + key.len());
+        out.extend_from_slice(&self.namespace);
+        out.extend_from_slice(key);
+        out
+    }
+
+    fn namespaced_end(&self, end: Option<&[u8]>) -> Vec<u8> {
+        match end {
+            Some(end) => self.namespaced(end),
+            None => self.namespace_end.clone(),
+        }
+    }
+
+    fn strip(&self, mut key: Vec<u8>) -> Result<Vec<u8>> {
+        if !key.starts_with(&self.namespace) {
+            return Err(StoreError::Remote {
+                code: 0,
+                message: "etcd returned a key outside the database's namespace".to_string(),
+            });
+        }
+        key.drain(..self.namespace.len());
+        Ok(key)
+    }
+
+    /// Bookkeeping after a commit: compacts now and then.
+    async fn after_commit(&self) {
+        let due = {
+            let mut compaction = self
+                .compaction
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            compaction.commits_since += 1;
+            compaction.commits_since >= COMPACT_EVERY_COMMITS
+                && compaction
+                    .last_run
+                    .is_none_or(|last| last.elapsed() >= COMPACT_INTERVAL)
+        };
+        self.note_revision();
+        if due {
+            // Compaction is housekeeping: a failure here is not the commit's.
+            let _ = self.compact().await;
+        }
+    }
+
+    fn note_revision(&self) {
+        let revision = self.pins.newest_seen();
+        let mut compaction = self
+            .compaction
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let now = Instant::now();
+        let fresh = compaction
+            .seen
+            .back()
+            .is_none_or(|(when, _)| now.duration_since(*when) >= Duration::from_secs(1));
+        if fresh {
+            compaction.seen.push_back((now, revision));
+        }
+        // Keep one sample older than the history kept, and the newer ones.
+        while compaction.seen.len() > 1
+            && compaction
+                .seen
+                .get(1)
+                .is_some_and(|(when, _)| now.duration_since(*when) >= self.options.keep_history)
+        {
+            compaction.seen.pop_front();
+        }
+    }
+
+    /// Compacts below what any snapshot of this process reads and what other processes may
+    /// still read (revisions younger than `keep_history`). Returns the revision compacted to.
+    async fn compact(&self) -> Result<Option<i64>> {
+        self.note_revision();
+        let target = {
+            let mut compaction = self
+                .compaction
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            compaction.commits_since = 0;
+            compaction.last_run = Some(Instant::now());
+            let old_enough = if self.options.keep_history.is_zero() {
+                Some(self.pins.newest_seen())
+            } else {
+                compaction
+                    .seen
+                    .iter()
+                    .rev()
+                    .find(|(when, _)| when.elapsed() >= self.options.keep_history)
+                    .map(|(_, revision)| *revision)
+            };
+            let live = self.pins.oldest_live().unwrap_or(i64::MAX);
+            match old_enough {
+                Some(revision) if revision.min(live) > compaction.compacted_to => {
+                    revision.min(live)
+                }
+                _ => return Ok(None),
+            }
+        };
+        let request = wire::CompactionRequest { revision: target };
+        let outcome: Result<wire::CompactionResponse> = self
+            .client
+            .call("/v3/kv/compaction", &request, Effect::Write)
+            .await;
+        match outcome {
+            // Another process compacted further already.
+            Ok(_) | Err(StoreError::SnapshotTooOld { .. }) => {
+                let mut compaction = self
+                    .compaction
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner());
+                compaction.compacted_to = compaction.compacted_to.max(target);
+                Ok(Some(target))
+            }
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// A store on an etcd cluster (see the module documentation).
+pub struct EtcdStore {
+    shared: Arc<Shared>,
+    latest: Reader,
+    address: EtcdAddress,
+}
+
+impl std::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EtcdStore({})", self.address)
+    }
+}
+
+impl EtcdStore {
+    /// Connects to the cluster at `address` and checks that it answers.
+    pub async fn connect(address: &EtcdAddress, options: EtcdOptions) -> Result<EtcdStore> {
+        if address.endpoints.is_empty() {
+            return Err(StoreError::InvalidAddress {
+                address: address.to_string(),
+                reason: "no endpoint".to_string(),
+            });
+        }
+        let namespace = format!("{}/", address.namespace).into_bytes();
+        let mut namespace_end = namespace.clone();
+        if let Some(last) = namespace_end.last_mut() {
+            *last += 1;
+        }
+        let shared = Arc::new(Shared {
+            client: Client::new(address.endpoints.clone(), options),
+            options,
+            namespace,
+            namespace_end,
+            pins: Pins::default(),
+            compaction: Mutex::new(Compaction::default()),
+        });
+        let status: wire::StatusResponse = shared
+            .client
+            .call(
+                "/v3/maintenance/status",
+                &serde_json::json!({}),
+                Effect::Read,
+            )
+            .await?;
+        shared.pins.saw(status.header.revision);
+        Ok(EtcdStore {
+            latest: Reader::latest(Arc::clone(&shared)),
+            shared,
+            address: address.clone(),
+        })
+    }
+
+    /// Where the store lives.
+    pub fn address(&self) -> &EtcdAddress {
+        &self.address
+    }
+
+    /// The member ids of the cluster's leader as each endpoint sees it (`None`: unreachable),
+    /// in the order of the endpoints; for tests and diagnostics.
+    pub async fn leader_seen_by_each(&self) -> Vec<Option<(u64, u64)>> {
+        let mut out = Vec::new();
+        for endpoint in self.shared.client.endpoints() {
+            let single = Client::new(
+                vec![endpoint.clone()],
+                EtcdOptions {
+                    call_timeout: Duration::from_secs(1),
+                    unavailable_after: Duration::ZERO,
+                    keep_history: self.shared.options.keep_history,
+                },
+            );
+            let status: Result<wire::StatusResponse> = single
+                .call(
+                    "/v3/maintenance/status",
+                    &serde_json::json!({}),
+                    Effect::Read,
+                )
+                .await;
+            out.push(
+                status
+                    .ok()
+                    .map(|status| (status.header.member_id, status.leader)),
+            );
+        }
+        out
+    }
+
+    /// Compacts now (as [`KvStore::compact`] does); returns the revision compacted to, or
+    /// `None` when nothing was old enough.
+    pub async fn compact_history(&self) -> Result<Option<i64>> {
+        self.shared.compact().await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvRead for EtcdStore {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.latest.get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.latest.multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.latest.scan_page(range, direction, limit).await
+    }
+
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        self.latest.visit_page(range, direction, limit, visit).await
+    }
+
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        self.latest.count_page(range, cap).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KvStore for EtcdStore {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // Acknowledged once a quorum of members has it on disk.
+            durable: true,
+            // A DESCEND range with a limit reads the whole range on the server.
+            native_reverse_scan: false,
+            snapshots: true,
+            // Every call is a round trip (about 0.3 ms on loopback); entries then cost their
+            // JSON decoding.
+            costs: AccessCosts {
+                seek_ns: 300_000,
+                next_ns: 2_000,
+                get_ns: 300_000,
+                check_ns: 300_000,
+            },
+        }
+    }
+
+    async fn write(&self, batch: WriteBatch) -> Result<()> {
+        commit::commit(&self.shared, Vec::new(), batch).await
+    }
+
+    fn snapshot(&self) -> Arc<dyn KvRead> {
+        Arc::new(Reader::snapshot(Arc::clone(&self.shared), false))
+    }
+
+    async fn begin(&self) -> Result<Box<dyn Transaction>> {
+        let snapshot = Arc::new(Reader::snapshot(Arc::clone(&self.shared), true));
+        let committer = Arc::new(EtcdCommitter {
+            shared: Arc::clone(&self.shared),
+            snapshot: Arc::clone(&snapshot),
+        });
+        Ok(Box::new(OptimisticTx::new(committer, snapshot)))
+    }
+
+    async fn flush(&self) -> Result<()> {
+        // The cluster acknowledges a write once a quorum of members has synced it.
+        Ok(())
+    }
+
+    async fn compact(&self) -> Result<()> {
+        self.shared.compact().await.map(|_| ())
+    }
+}
