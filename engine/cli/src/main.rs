@@ -2,6 +2,7 @@
 //! (`-c`, `-f`, or statements piped on stdin), and `rowdex serve`, the PostgreSQL wire-protocol
 //! server.
 
+mod location;
 mod output;
 mod progress;
 mod repl;
@@ -13,8 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use rowdex::Database;
 
+use crate::location::Location;
 use crate::output::Format;
 use crate::script::run_script;
 
@@ -32,8 +33,12 @@ struct Args {
     #[arg(default_value = "./rowdex-data")]
     dir: PathBuf,
     /// Use an in-memory database instead of DIR.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "store")]
     memory: bool,
+    /// Use the database on an etcd cluster instead of DIR:
+    /// etcd://host:port[,host:port...][/name].
+    #[arg(long, value_name = "ADDRESS")]
+    store: Option<String>,
     /// Run these statements and exit.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
@@ -71,15 +76,11 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
-    let opened = if args.memory {
-        Database::open_memory().await
-    } else {
-        Database::open(&args.dir).await
-    };
-    let db = match opened {
+    let location = Location::from_options(args.dir, args.memory, args.store);
+    let db = match location.open().await {
         Ok(db) => db,
         Err(e) => {
-            eprintln!("error: cannot open {}: {e}", args.dir.display());
+            eprintln!("error: cannot open {location}: {e}");
             return ExitCode::FAILURE;
         }
     };

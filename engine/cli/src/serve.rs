@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rowdex::Database;
 use rowdex_server::{AuthMethod, ServeOptions, Server, TlsFiles};
+
+use crate::location::Location;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -17,8 +18,12 @@ pub struct ServeArgs {
     #[arg(default_value = "./rowdex-data")]
     dir: PathBuf,
     /// Serve an in-memory database instead of DIR.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "store")]
     memory: bool,
+    /// Serve the database on an etcd cluster instead of DIR:
+    /// etcd://host:port[,host:port...][/name].
+    #[arg(long, value_name = "ADDRESS")]
+    store: Option<String>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:5432")]
     listen: SocketAddr,
@@ -42,15 +47,11 @@ pub struct ServeArgs {
 }
 
 pub async fn serve(args: ServeArgs) -> ExitCode {
-    let opened = if args.memory {
-        Database::open_memory().await
-    } else {
-        Database::open(&args.dir).await
-    };
-    let db = match opened {
+    let location = Location::from_options(args.dir, args.memory, args.store);
+    let db = match location.open().await {
         Ok(db) => db,
         Err(e) => {
-            eprintln!("error: cannot open {}: {e}", args.dir.display());
+            eprintln!("error: cannot open {location}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -77,11 +78,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let database = if args.memory {
-        "an in-memory database".to_string()
-    } else {
-        args.dir.display().to_string()
-    };
+    let database = location.to_string();
     match server.local_addr() {
         Ok(addr) => eprintln!("rowdex serve: {database} on {addr}"),
         Err(e) => eprintln!("rowdex serve: {database} ({e})"),

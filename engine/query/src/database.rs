@@ -8,7 +8,9 @@ use std::sync::Arc;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::prelude::SessionContext;
 use rowdex_catalog::{Catalog, RoleDef, TableDef};
-use rowdex_store::{Durability, FjallStore, KvStore, MemoryStore};
+use rowdex_store::{
+    Durability, EtcdAddress, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore,
+};
 
 use crate::db::DbState;
 use crate::db::clock::Clock;
@@ -34,6 +36,16 @@ impl Database {
     /// Opens (or creates) a durable database in `dir`.
     pub async fn open(dir: impl AsRef<Path>) -> Result<Database> {
         let store = FjallStore::open(dir.as_ref(), Durability::default())?;
+        Database::with_store(Arc::new(store)).await
+    }
+
+    /// Opens (or creates) the database at `address`,
+    /// `etcd://host:port[,host:port...][/name]`: rowdex on a replicated etcd cluster, shared
+    /// by every rowdex process that opens the same address (see README, "Running on a
+    /// cluster").
+    pub async fn open_etcd(address: &str) -> Result<Database> {
+        let address: EtcdAddress = address.parse()?;
+        let store = EtcdStore::connect(&address, EtcdOptions::default()).await?;
         Database::with_store(Arc::new(store)).await
     }
 

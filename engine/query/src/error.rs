@@ -232,7 +232,11 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict
+            Error::WriteConflict
+                | Error::SchemaChanged { .. }
+                | Error::TransactionConflict
+                // A new snapshot reads a revision the store still keeps.
+                | Error::Store(StoreError::SnapshotTooOld { .. })
         )
     }
 }

@@ -6,6 +6,7 @@ use pgwire::error::{ErrorInfo, PgWireError};
 use rowdex::Error;
 use rowdex::datafusion::error::DataFusionError;
 use rowdex_catalog::CatalogError;
+use rowdex_store::StoreError;
 
 /// `current transaction is aborted`: a statement sent after an error in a transaction block.
 pub const IN_FAILED_TRANSACTION: &str = "25P02";
@@ -90,6 +91,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::ParameterCount { .. } => PROTOCOL_VIOLATION,
         Error::CorruptStatistics(_) => "XX001",
         Error::Catalog(catalog) => catalog_code(catalog),
+        Error::Store(store) => store_code(store),
         Error::Index(rowdex_index) => match rowdex_index.to_string() {
             text if text.starts_with("UNIQUE index") => "23505",
             _ => "XX000",
@@ -97,6 +99,18 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::Codec(_) => "22000",
         Error::DataFusion(inner) => datafusion_code(inner),
         Error::Arrow(arrow) => arrow_code(&arrow.to_string()),
+        _ => "XX000",
+    }
+}
+
+fn store_code(error: &StoreError) -> &'static str {
+    match error {
+        // connection_failure: the cluster under the database cannot be reached.
+        StoreError::Unavailable { .. } => "08006",
+        // program_limit_exceeded: the store server's limits refused the statement.
+        StoreError::ServerLimit { .. } | StoreError::KeyTooLarge { .. } => "54000",
+        StoreError::ValueTooLarge { .. } => "54000",
+        StoreError::SnapshotTooOld { .. } => "72000",
         _ => "XX000",
     }
 }
