@@ -3,15 +3,22 @@
 //! Every DDL change is one optimistic transaction that reads and writes the id counter and the
 //! definition key, so two sessions creating the same table (or taking the same id) cannot both
 //! succeed, and a crash leaves either the old catalog or the new one.
+//!
+//! Every change also advances the catalog's version. On a store other processes write too
+//! (an etcd cluster), [`Catalog::refresh`] compares the stored version with the one the cache
+//! was loaded at before each statement and reloads when another process changed the catalog;
+//! writers check their table's schema version in their own transaction, so a write planned
+//! against an old definition conflicts and runs again on the new one.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use rowdex_store::{Direction, KeyRange, KvStore, Transaction, scan_stream};
 
 use crate::error::{CatalogError, Result};
 use crate::index::{IndexDef, IndexState};
-use crate::keyspace::{self, NEXT_ID_KEY, TABLE_DEF_PREFIX, VIEW_DEF_PREFIX};
+use crate::keyspace::{self, CATALOG_VERSION_KEY, NEXT_ID_KEY, TABLE_DEF_PREFIX, VIEW_DEF_PREFIX};
 use crate::table::TableDef;
 
 /// First id handed out; lower ids are kept for system objects.
@@ -22,25 +29,75 @@ pub struct Catalog {
     tables: RwLock<BTreeMap<String, Arc<TableDef>>>,
     /// View name -> defining SQL.
     views: RwLock<BTreeMap<String, String>>,
+    /// The catalog version the cache holds.
+    version: AtomicU64,
+    /// Whether other processes may change the catalog (see [`Catalog::refresh`]).
+    shared: bool,
 }
 
 impl Catalog {
     /// Loads every table definition from the store.
     pub async fn open(store: Arc<dyn KvStore>) -> Result<Catalog> {
-        let (tables, views) = load(store.as_ref()).await?;
+        let (tables, views, version) = load(store.as_ref()).await?;
         Ok(Catalog {
+            shared: store.capabilities().shared,
             store,
             tables: RwLock::new(tables),
             views: RwLock::new(views),
+            version: AtomicU64::new(version),
         })
+    }
+
+    /// On a store other processes write too: reloads the cache if the stored catalog version
+    /// moved since it was loaded (one point read). Elsewhere nothing: this process makes
+    /// every change and keeps its cache current itself.
+    pub async fn refresh(&self) -> Result<()> {
+        if !self.shared {
+            return Ok(());
+        }
+        let stored = decode_version(self.store.get(CATALOG_VERSION_KEY).await?.as_deref())?;
+        if stored != self.version.load(Ordering::SeqCst) {
+            self.reload().await?;
+        }
+        Ok(())
+    }
+
+    /// The catalog version the cache holds.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    /// Advances the stored catalog version inside a change's transaction (which therefore
+    /// conflicts with any other change committed meanwhile); returns (read, written).
+    async fn advance_version(tx: &mut dyn Transaction) -> Result<(u64, u64)> {
+        let read = decode_version(tx.get(CATALOG_VERSION_KEY).await?.as_deref())?;
+        let written = read + 1;
+        tx.put(CATALOG_VERSION_KEY.to_vec(), written.to_be_bytes().to_vec());
+        Ok((read, written))
+    }
+
+    /// After a change committed with `versions` (from [`Catalog::advance_version`]): the cache
+    /// is at the new version if it was current when the change read the version; otherwise
+    /// another process changed the catalog before, and the whole cache is read again.
+    async fn committed_at(&self, (read, written): (u64, u64)) {
+        let was_current = self
+            .version
+            .compare_exchange(read, written, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if !was_current && self.reload().await.is_err() {
+            // The change is committed whatever happens here: leave the cache marked stale,
+            // so that the next statement's refresh reads it again.
+            self.version.store(u64::MAX, Ordering::SeqCst);
+        }
     }
 
     /// Reads every definition from the store again, in place of the cached ones: after a
     /// catalog change whose commit's outcome is unknown, the store says which it was.
     pub async fn reload(&self) -> Result<()> {
-        let (tables, views) = load(self.store.as_ref()).await?;
+        let (tables, views, version) = load(self.store.as_ref()).await?;
         *self.write_tables() = tables;
         *write_lock(&self.views) = views;
+        self.version.store(version, Ordering::SeqCst);
         Ok(())
     }
 
@@ -87,7 +144,9 @@ impl Catalog {
             tx.put(name_key, def.name.as_bytes().to_vec());
         }
         put_def(tx.as_mut(), &def)?;
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         Ok(self.cache(def))
     }
 
@@ -104,7 +163,9 @@ impl Catalog {
         for trigger in &def.triggers {
             tx.delete(keyspace::trigger_name_key(&trigger.name));
         }
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         self.write_tables().remove(name);
         Ok(Arc::new(def))
     }
@@ -152,7 +213,9 @@ impl Catalog {
         }
         def.schema_version += 1;
         put_def(tx.as_mut(), &def)?;
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         if def.name != old_name {
             self.write_tables().remove(old_name);
         }
@@ -183,17 +246,25 @@ impl Catalog {
             });
         }
         tx.put(key, sql.as_bytes().to_vec());
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         write_lock(&self.views).insert(name.to_string(), sql.to_string());
         Ok(())
     }
 
     pub async fn drop_view(&self, name: &str) -> Result<()> {
-        if !self.delete_present(keyspace::view_def_key(name)).await? {
+        let mut tx = self.store.begin().await?;
+        let key = keyspace::view_def_key(name);
+        if tx.get(&key).await?.is_none() {
             return Err(CatalogError::ViewNotFound {
                 view: name.to_string(),
             });
         }
+        tx.delete(key);
+        let versions = Self::advance_version(tx.as_mut()).await?;
+        tx.commit().await?;
+        self.committed_at(versions).await;
         write_lock(&self.views).remove(name);
         Ok(())
     }
@@ -235,7 +306,9 @@ impl Catalog {
         def.indexes.push(index);
         def.schema_version += 1;
         put_def(tx.as_mut(), &def)?;
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         Ok(self.cache(def))
     }
 
@@ -253,7 +326,9 @@ impl Catalog {
         index.state = IndexState::Ready;
         def.schema_version += 1;
         put_def(tx.as_mut(), &def)?;
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         Ok(self.cache(def))
     }
 
@@ -277,7 +352,9 @@ impl Catalog {
         def.schema_version += 1;
         tx.delete(name_key);
         put_def(tx.as_mut(), &def)?;
+        let versions = Self::advance_version(tx.as_mut()).await?;
         tx.commit().await?;
+        self.committed_at(versions).await;
         Ok((self.cache(def), index))
     }
 
@@ -306,14 +383,21 @@ fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Every table definition and view stored in `store`, by name.
+/// Every table definition and view stored in `store`, by name, and the catalog version they
+/// are at (all read from one snapshot).
 async fn load(
     store: &dyn KvStore,
-) -> Result<(BTreeMap<String, Arc<TableDef>>, BTreeMap<String, String>)> {
+) -> Result<(
+    BTreeMap<String, Arc<TableDef>>,
+    BTreeMap<String, String>,
+    u64,
+)> {
     use futures::StreamExt;
+    let snapshot = store.snapshot();
+    let version = decode_version(snapshot.get(CATALOG_VERSION_KEY).await?.as_deref())?;
     let mut tables = BTreeMap::new();
     let mut entries = scan_stream(
-        store.snapshot(),
+        snapshot.clone(),
         KeyRange::prefix(TABLE_DEF_PREFIX),
         Direction::Forward,
         256,
@@ -329,7 +413,7 @@ async fn load(
     }
     let mut views = BTreeMap::new();
     let mut entries = scan_stream(
-        store.snapshot(),
+        snapshot,
         KeyRange::prefix(VIEW_DEF_PREFIX),
         Direction::Forward,
         256,
@@ -339,7 +423,19 @@ async fn load(
         let name = String::from_utf8_lossy(&key[VIEW_DEF_PREFIX.len()..]).into_owned();
         views.insert(name, String::from_utf8_lossy(&value).into_owned());
     }
-    Ok((tables, views))
+    Ok((tables, views, version))
+}
+
+/// A stored catalog version (none stored: 0).
+fn decode_version(bytes: Option<&[u8]>) -> Result<u64> {
+    let Some(bytes) = bytes else {
+        return Ok(0);
+    };
+    let array: [u8; 8] = bytes.try_into().map_err(|_| CatalogError::Corrupt {
+        what: "catalog version".to_string(),
+        source: serde::de::Error::custom("expected 8 bytes"),
+    })?;
+    Ok(u64::from_be_bytes(array))
 }
 
 /// Takes the next object id from the persisted counter.

@@ -29,6 +29,8 @@ pub const INDEX_DATA: u8 = 0x20;
 pub const HISTORY_DATA: u8 = 0x30;
 
 pub const NEXT_ID_KEY: &[u8] = &[SYSTEM, b'N'];
+/// The catalog's version: every change of a table, index or view advances it.
+pub const CATALOG_VERSION_KEY: &[u8] = &[SYSTEM, b'C'];
 pub const TABLE_DEF_PREFIX: &[u8] = &[SYSTEM, b'T'];
 pub const SCHEMA_VERSION_PREFIX: &[u8] = &[SYSTEM, b'V'];
 pub const INDEX_NAME_PREFIX: &[u8] = &[SYSTEM, b'I'];
@@ -38,6 +40,8 @@ pub const ROW_DELTA_PREFIX: &[u8] = &[SYSTEM, b'D'];
 pub const STATISTICS_PREFIX: &[u8] = &[SYSTEM, b'S'];
 pub const ROLE_PREFIX: &[u8] = &[SYSTEM, b'U'];
 pub const SEQUENCE_PREFIX: &[u8] = &[SYSTEM, b'Q'];
+/// Per table: the next hidden row id not yet handed out to any process (shared stores).
+pub const ROWID_BLOCK_PREFIX: &[u8] = &[SYSTEM, b'O'];
 pub const TRIGGER_NAME_PREFIX: &[u8] = &[SYSTEM, b'G'];
 
 /// The prefix of every row of table `id`.
@@ -87,6 +91,11 @@ fn table_key(prefix: &[u8], table_id: u32) -> Vec<u8> {
     key.extend_from_slice(prefix);
     key.extend_from_slice(&table_id.to_be_bytes());
     key
+}
+
+/// The key of a table's hidden row id allocator (see [`ROWID_BLOCK_PREFIX`]).
+pub fn rowid_block_key(table_id: u32) -> Vec<u8> {
+    table_key(ROWID_BLOCK_PREFIX, table_id)
 }
 
 /// The key of a table's folded row count (see [`row_delta_key`]).

@@ -28,6 +28,9 @@ pub struct DbState {
     pub(crate) catalog: Catalog,
     /// Next hidden row id per table id, loaded lazily from the table's last key.
     pub(crate) next_rowids: Mutex<HashMap<u32, i64>>,
+    /// On a shared store: per table, the block of hidden row ids taken and not used yet,
+    /// `(next, end)` (see `write::rowids`).
+    pub(crate) rowid_blocks: Mutex<HashMap<u32, (i64, i64)>>,
     pub(crate) stats: TableStats,
     /// The ranges of sequence values this process took and has not handed out.
     pub(crate) sequences: SequenceRanges,
@@ -45,6 +48,7 @@ impl DbState {
             store,
             catalog,
             next_rowids: Mutex::new(HashMap::new()),
+            rowid_blocks: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
             sequences: SequenceRanges::default(),
             clock: RwLock::new(Arc::new(SystemClock)),

@@ -93,6 +93,8 @@ impl Session {
 
     /// The cache's part of [`Session::run_cached`], for a statement with its literals lifted.
     async fn run_lifted(&self, lifted: Lifted) -> Result<Option<Output>> {
+        // Another process may have changed the catalog: a cached query re-plans if so.
+        self.db.catalog.refresh().await?;
         let entry = match self.query_cache.get(&lifted.key) {
             Some(entry) if entry.query.is_current(&self.db) => entry,
             _ => {
@@ -279,6 +281,8 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
 /// Runs one statement once, recording the sequence values it takes as the session's
 /// (`currval`).
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+    // Another process may have changed the catalog (a store shared by several processes).
+    session.db.catalog.refresh().await?;
     let last_values = session.sequence_values.clone();
     // Boxed: a statement's future is large, and callers' stacks are not.
     LAST_VALUES

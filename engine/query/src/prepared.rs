@@ -87,6 +87,8 @@ impl Prepared {
                 given: params.len(),
             });
         }
+        // Another process may have changed the catalog: the compiled query re-plans if so.
+        self.session.db.catalog.refresh().await?;
         if let Some(native) = self.native_query() {
             let hints = match &self.statement {
                 ParsedStatement::Sql { hints, .. } => hints.clone(),

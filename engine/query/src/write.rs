@@ -9,6 +9,7 @@ pub(crate) mod bulk;
 pub(crate) mod constraints;
 pub(crate) mod load;
 pub(crate) mod row_writer;
+pub(crate) mod rowids;
 pub(crate) mod rows;
 
 /// How often a write that lost a race with a concurrent writer (or a concurrent schema change)

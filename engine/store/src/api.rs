@@ -14,6 +14,9 @@ pub struct Capabilities {
     pub native_reverse_scan: bool,
     /// [`KvStore::snapshot`] gives a true point-in-time view.
     pub snapshots: bool,
+    /// Other processes may open and write the same store at the same time (a cluster), so
+    /// what a process caches of it (the catalog) must be checked against it.
+    pub shared: bool,
     /// What reads cost on this backend, for the planner's cost model.
     pub costs: AccessCosts,
 }

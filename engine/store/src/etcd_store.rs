@@ -384,6 +384,7 @@ impl KvStore for EtcdStore {
             // A DESCEND range with a limit reads the whole range on the server.
             native_reverse_scan: false,
             snapshots: true,
+            shared: true,
             // Every call is a round trip (about 0.3 ms on loopback); entries then cost their
             // JSON decoding.
             costs: AccessCosts {

@@ -174,6 +174,7 @@ impl Backend for MemoryBackend {
             durable: false,
             native_reverse_scan: true,
             snapshots: true,
+            shared: false,
             // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
             costs: AccessCosts {
                 seek_ns: 400,

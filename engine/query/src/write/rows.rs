@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
-use rowdex_store::{Direction, KeyRange};
 
 use crate::db::DbState;
 use crate::db::txn::SessionTxn;
@@ -15,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::values::assign;
 use crate::write::constraints::sequence_of_default;
 use crate::write::row_writer::RowWriter;
+use crate::write::rowids::reserve_rowids;
 
 /// What to do when an inserted key already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,38 +234,4 @@ pub(crate) fn key_text(def: &TableDef, row: &[Datum]) -> String {
         .map(|k| format!("{} = {}", def.columns[k.column].name, row[k.column]))
         .collect();
     format!("({})", parts.join(", "))
-}
-
-/// Reserves `count` consecutive hidden row ids for a table.
-async fn reserve_rowids(db: &DbState, def: &TableDef, count: usize) -> Result<i64> {
-    let known = db
-        .next_rowids
-        .lock()
-        .map(|m| m.get(&def.id).copied())
-        .unwrap_or(None);
-    let next = match known {
-        Some(next) => next,
-        None => {
-            // First insert since open: continue after the largest row id stored.
-            let mut largest = 0i64;
-            for prefix in def.scan_prefixes() {
-                let page = db
-                    .store
-                    .scan_page(&KeyRange::prefix(&prefix), Direction::Reverse, 1)
-                    .await?;
-                if let Some((key, value)) = page.entries.first() {
-                    let row = def.decode_row(key, value)?;
-                    if let Some(Datum::Int(id)) = def.key.first().map(|k| &row[k.column]) {
-                        largest = largest.max(*id);
-                    }
-                }
-            }
-            largest + 1
-        }
-    };
-    let mut map = db.next_rowids.lock().map_err(|_| Error::WriteConflict)?;
-    let entry = map.entry(def.id).or_insert(next);
-    let first = (*entry).max(next);
-    *entry = first + count as i64;
-    Ok(first)
 }

@@ -129,14 +129,15 @@ async fn state(fixture: &Fixture) -> Result<Dump, rowdex::Error> {
 }
 
 /// Every key and value of the store, row-count deltas summed per table, without the table
-/// definitions (0x00 'T', which carry their schema version), the schema versions (0x00 'V') and
-/// the id counter (0x00 'N'): a DDL statement undone after a fault leaves those counters
+/// definitions (0x00 'T', which carry their schema version), the schema versions (0x00 'V'), the
+/// id counter (0x00 'N') and the catalog version (0x00 'C'): a DDL statement undone after a
+/// fault leaves those counters
 /// advanced (ids are never reused), as PostgreSQL's OIDs move; [`state`] compares what the
 /// definitions say instead.
 async fn dump(store: &FaultyStore) -> Result<Dump, rowdex::Error> {
     const ROW_COUNT: &[u8] = &[0x00, b'R'];
     const ROW_DELTA: &[u8] = &[0x00, b'D'];
-    const COUNTERS: [&[u8]; 3] = [&[0x00, b'T'], &[0x00, b'V'], &[0x00, b'N']];
+    const COUNTERS: [&[u8]; 4] = [&[0x00, b'T'], &[0x00, b'V'], &[0x00, b'N'], &[0x00, b'C']];
     let mut out = Dump::new();
     let mut counts: BTreeMap<Vec<u8>, i128> = BTreeMap::new();
     let mut range = Some(KeyRange::all());

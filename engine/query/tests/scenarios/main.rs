@@ -5,6 +5,7 @@
 
 mod atomicity;
 mod backends;
+mod cluster;
 mod concurrency;
 mod copy;
 mod crash;

@@ -1,0 +1,322 @@
+//! Several rowdex processes on one etcd cluster (three members on loopback, started once for
+//! this binary). Each `Database` here opens the cluster by itself, with its own store client,
+//! catalog cache, statistics and row-id blocks, exactly as a separate `rowdex serve` process
+//! would: they share nothing but the cluster. (The server's tests run two real processes.)
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use rowdex::{Database, Datum, Error, Session};
+use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
+
+use crate::{Rng, TestResult, rows, table};
+
+/// The cluster the cases share; its members stop when this test binary exits.
+pub fn cluster() -> &'static LocalEtcdCluster {
+    static CLUSTER: OnceLock<LocalEtcdCluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime
+                .block_on(LocalEtcdCluster::start(3))
+                .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)")
+        })
+        .join()
+        .expect("cluster thread")
+    })
+}
+
+/// The address of a new, empty database on the shared cluster.
+pub fn new_database_address(theme: &str) -> String {
+    static DATABASES: AtomicUsize = AtomicUsize::new(0);
+    let n = DATABASES.fetch_add(1, Ordering::Relaxed);
+    cluster().address(&format!("{theme}{n}")).to_string()
+}
+
+/// Two "processes" on one new database.
+async fn two_processes(theme: &str) -> Result<(Database, Database), Error> {
+    let address = new_database_address(theme);
+    Ok((
+        Database::open_etcd(&address).await?,
+        Database::open_etcd(&address).await?,
+    ))
+}
+
+async fn check_table(session: &Session, name: &str) -> TestResult {
+    for row in rows(session, &format!("CHECK TABLE {name}")).await? {
+        assert_eq!(row.last().map(String::as_str), Some("ok"), "{row:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_in_one_process_is_seen_by_the_other() -> TestResult {
+    let (a, b) = two_processes("ddl").await?;
+    let (a, b) = (a.session(), b.session());
+    a.execute(
+        "CREATE TABLE t (id INT PRIMARY KEY, a INT, s TEXT);
+         INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y'), (3, 10, 'z');",
+    )
+    .await?;
+    assert_eq!(
+        rows(&b, "SELECT id FROM t WHERE a = 10 ORDER BY id").await?,
+        table(&[&["1"], &["3"]])
+    );
+    let prepared = b.prepare("SELECT id FROM t WHERE a = $1 ORDER BY id")?;
+    prepared.execute(&[Datum::Int(10)]).await?;
+    let plan = rows(&b, "EXPLAIN SELECT id FROM t WHERE a = 10").await?;
+    assert!(format!("{plan:?}").contains("FULL SCAN"), "{plan:?}");
+
+    // An index created by A: B plans with it, and B's prepared statement re-plans.
+    a.execute("CREATE INDEX ta ON t (a)").await?;
+    let plan = rows(&b, "EXPLAIN SELECT id FROM t WHERE a = 10").await?;
+    assert!(format!("{plan:?}").contains("ta"), "{plan:?}");
+    b.execute("INSERT INTO t VALUES (4, 10, 'w')").await?;
+    let found = prepared.execute(&[Datum::Int(10)]).await?;
+    assert_eq!(
+        crate::cells(&output_batches(found)),
+        table(&[&["1"], &["3"], &["4"]])
+    );
+    check_table(&a, "t").await?;
+
+    // A column added by A: B writes and reads the new shape.
+    a.execute("ALTER TABLE t ADD COLUMN c INT DEFAULT 5")
+        .await?;
+    b.execute("INSERT INTO t VALUES (9, 1, 'q', 7)").await?;
+    assert_eq!(
+        rows(&b, "SELECT id, c FROM t WHERE id IN (1, 9) ORDER BY id").await?,
+        table(&[&["1", "5"], &["9", "7"]])
+    );
+
+    // Dropped by A: gone for B.
+    a.execute("DROP TABLE t").await?;
+    let error = b.execute("SELECT * FROM t").await.expect_err("dropped");
+    assert!(error.to_string().contains("not found") || error.to_string().contains("t"));
+    assert!(
+        b.execute("INSERT INTO t VALUES (5, 1, 'v', 1)")
+            .await
+            .is_err()
+    );
+    Ok(())
+}
+
+fn output_batches(output: rowdex::Output) -> Vec<rowdex::arrow::array::RecordBatch> {
+    match output {
+        rowdex::Output::Rows { batches, .. } => batches,
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+/// Runs `sql` (a transaction) until it commits, rolling back after a retryable error.
+async fn run_retrying(session: &Session, sql: &str) -> Result<usize, Error> {
+    for attempt in 1.. {
+        match session.execute(sql).await {
+            Ok(_) => return Ok(attempt),
+            Err(error) if error.is_retryable() && attempt < 50 => {
+                let _ = session.execute("ROLLBACK").await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transfers_through_two_processes_conserve_the_total() -> TestResult {
+    let (a, b) = two_processes("transfers").await?;
+    a.session()
+        .execute(
+            "CREATE TABLE acct (id INT PRIMARY KEY, bal INT);
+             INSERT INTO acct SELECT x, 100 FROM generate_series(1, 8) AS g(x);",
+        )
+        .await?;
+    let mut tasks = Vec::new();
+    for (n, db) in [&a, &b, &a, &b].into_iter().enumerate() {
+        let session = db.session();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = Rng(0x9E37_79B9 + n as u64);
+            let mut retries = 0;
+            for _ in 0..15 {
+                let from = rng.int(1, 9);
+                let to = rng.int(1, 9);
+                let amount = rng.int(1, 30);
+                let sql = format!(
+                    "BEGIN; UPDATE acct SET bal = bal - {amount} WHERE id = {from}; \
+                     UPDATE acct SET bal = bal + {amount} WHERE id = {to}; COMMIT;"
+                );
+                retries += run_retrying(&session, &sql).await? - 1;
+            }
+            Ok::<usize, Error>(retries)
+        }));
+    }
+    let mut retries = 0;
+    for task in tasks {
+        retries += task.await??;
+    }
+    for db in [&a, &b] {
+        assert_eq!(
+            rows(&db.session(), "SELECT sum(bal), count(*) FROM acct").await?,
+            table(&[&["800", "8"]]),
+            "after {retries} retried transfers"
+        );
+    }
+    check_table(&b.session(), "acct").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unique_index_holds_across_processes() -> TestResult {
+    let (a, b) = two_processes("unique").await?;
+    a.session()
+        .execute(
+            "CREATE TABLE u (id INT PRIMARY KEY, email TEXT);
+             CREATE UNIQUE INDEX ue ON u (email);",
+        )
+        .await?;
+    let mut tasks = Vec::new();
+    for (n, db) in [&a, &b].into_iter().enumerate() {
+        let session = db.session();
+        tasks.push(tokio::spawn(async move {
+            let mut inserted = 0;
+            for e in 0..20 {
+                let id = n * 100 + e;
+                match session
+                    .execute(&format!("INSERT INTO u VALUES ({id}, 'user{e}')"))
+                    .await
+                {
+                    Ok(_) => inserted += 1,
+                    Err(error) if error.to_string().contains("UNIQUE") => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            Ok::<usize, Error>(inserted)
+        }));
+    }
+    let mut inserted = 0;
+    for task in tasks {
+        inserted += task.await??;
+    }
+    assert_eq!(inserted, 20, "each email exactly once");
+    assert_eq!(
+        rows(
+            &b.session(),
+            "SELECT count(*), count(DISTINCT email) FROM u"
+        )
+        .await?,
+        table(&[&["20", "20"]])
+    );
+    check_table(&a.session(), "u").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_ids_and_sequences_are_never_handed_out_twice() -> TestResult {
+    let (a, b) = two_processes("ids").await?;
+    a.session()
+        .execute(
+            "CREATE TABLE h (v INT);
+             CREATE TABLE s (id SERIAL PRIMARY KEY, v INT);",
+        )
+        .await?;
+    let mut tasks = Vec::new();
+    for (n, db) in [&a, &b].into_iter().enumerate() {
+        let session = db.session();
+        tasks.push(tokio::spawn(async move {
+            for batch in 0..10 {
+                let values: Vec<String> = (0..10)
+                    .map(|i| format!("({})", n * 1000 + batch * 10 + i))
+                    .collect();
+                let values = values.join(", ");
+                session
+                    .execute(&format!("INSERT INTO h VALUES {values}"))
+                    .await?;
+                session
+                    .execute(&format!("INSERT INTO s (v) VALUES {values}"))
+                    .await?;
+            }
+            Ok::<(), Error>(())
+        }));
+    }
+    for task in tasks {
+        task.await??;
+    }
+    let session = a.session();
+    assert_eq!(
+        rows(&session, "SELECT count(*), count(DISTINCT v) FROM h").await?,
+        table(&[&["200", "200"]])
+    );
+    assert_eq!(
+        rows(&session, "SELECT count(*), count(DISTINCT id) FROM s").await?,
+        table(&[&["200", "200"]])
+    );
+    check_table(&session, "h").await?;
+    check_table(&session, "s").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_index_in_one_process_while_another_writes() -> TestResult {
+    let (a, b) = two_processes("online").await?;
+    a.session()
+        .execute(
+            "CREATE TABLE w (id INT PRIMARY KEY, k INT, pad TEXT);
+             INSERT INTO w SELECT x, x % 50, 'p' FROM generate_series(1, 3000) AS g(x);",
+        )
+        .await?;
+    let writer = {
+        let session = b.session();
+        tokio::spawn(async move {
+            let mut rng = Rng(7);
+            for n in 0..120 {
+                let id = rng.int(1, 4000);
+                let sql = match n % 3 {
+                    0 => format!("UPSERT INTO w VALUES ({id}, {}, 'w')", rng.int(0, 50)),
+                    1 => format!("UPDATE w SET k = {} WHERE id = {id}", rng.int(0, 50)),
+                    _ => format!("DELETE FROM w WHERE id = {id}"),
+                };
+                session.execute(&sql).await?;
+            }
+            Ok::<(), Error>(())
+        })
+    };
+    a.session().execute("CREATE INDEX wk ON w (k)").await?;
+    writer.await??;
+    let (a, b) = (a.session(), b.session());
+    check_table(&a, "w").await?;
+    for k in [0, 17, 49] {
+        let by_index = rows(
+            &b,
+            &format!("SELECT /*+ INDEX(w wk) */ id FROM w WHERE k = {k} ORDER BY id"),
+        )
+        .await?;
+        let by_scan = rows(
+            &b,
+            &format!("SELECT /*+ NO_INDEX */ id FROM w WHERE k = {k} ORDER BY id"),
+        )
+        .await?;
+        assert_eq!(by_index, by_scan, "k = {k}");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_reopened_on_the_cluster_has_everything() -> TestResult {
+    let address = new_database_address("reopen");
+    {
+        let db = Database::open_etcd(&address).await?;
+        db.session()
+            .execute(
+                "CREATE TABLE r (id INT PRIMARY KEY, v TEXT);
+                 CREATE INDEX rv ON r (v);
+                 INSERT INTO r VALUES (1, 'a'), (2, 'b');",
+            )
+            .await?;
+    }
+    let db = Arc::new(Database::open_etcd(&address).await?);
+    let session = db.session();
+    assert_eq!(
+        rows(&session, "SELECT id FROM r WHERE v = 'b'").await?,
+        table(&[&["2"]])
+    );
+    check_table(&session, "r").await
+}
