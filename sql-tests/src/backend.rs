@@ -1,8 +1,11 @@
 //! Storage backends a file can run on, each giving a fresh, empty database per file.
 
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rowdex::Database;
+use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
 use tempfile::TempDir;
 
 use crate::Error;
@@ -14,6 +17,9 @@ pub enum Backend {
     Memory,
     /// The durable fjall store, in a temporary directory.
     Fjall,
+    /// An etcd cluster of three members on loopback, started at the first file that asks for
+    /// it (its members stop when the process exits); each file gets a database of its own.
+    Etcd,
 }
 
 impl Backend {
@@ -23,6 +29,7 @@ impl Backend {
         match self {
             Backend::Memory => "memory",
             Backend::Fjall => "fjall",
+            Backend::Etcd => "etcd",
         }
     }
 
@@ -44,8 +51,39 @@ impl Backend {
                     _dir: Some(dir),
                 })
             }
+            Backend::Etcd => {
+                static DATABASES: AtomicUsize = AtomicUsize::new(0);
+                let name = format!("slt{}", DATABASES.fetch_add(1, Ordering::Relaxed));
+                let address = test_cluster()?.address(&name).to_string();
+                Ok(FreshDatabase {
+                    db: Database::open_etcd(&address).await?,
+                    _dir: None,
+                })
+            }
         }
     }
+}
+
+/// The cluster of the etcd backend, started once per process.
+fn test_cluster() -> Result<&'static LocalEtcdCluster, Error> {
+    static CLUSTER: OnceLock<Result<LocalEtcdCluster, String>> = OnceLock::new();
+    let started = CLUSTER.get_or_init(|| {
+        // Started on a runtime of its own: the caller's may be a current-thread one.
+        std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| error.to_string())?;
+            runtime
+                .block_on(LocalEtcdCluster::start(3))
+                .map_err(|error| error.to_string())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the thread starting the cluster panicked".to_string()))
+    });
+    started
+        .as_ref()
+        .map_err(|reason| Error::Cluster(reason.clone()))
 }
 
 impl fmt::Display for Backend {

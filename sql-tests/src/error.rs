@@ -16,6 +16,9 @@ pub enum Error {
     },
     #[error("cannot create a temporary directory for the fjall backend: {0}")]
     TempDir(std::io::Error),
+    /// The etcd backend's cluster did not start (is etcd installed? scripts/install-etcd).
+    #[error("cannot start the etcd backend's cluster: {0}")]
+    Cluster(String),
     #[error(transparent)]
     Parse(#[from] sqllogictest::ParseError),
     /// SQLite rejected a statement the differential generator wrote: a generator bug, since

@@ -1,4 +1,5 @@
-//! The crate's single test binary: every suite under `slt/` once per store and executor, each
+//! The crate's single test binary: every suite under `slt/` once per store (memory, fjall, etcd)
+//! and executor, each
 //! a test of its own named `<store>::<executor>::<file>` (`fjall::native::nulls`) on a fresh
 //! database, so one suite runs alone (`cargo test -p rowdex-sql-tests -- fjall::native::nulls`)
 //! and the suites run in parallel; then a subset of SQLite's corpus, the differential run
@@ -59,7 +60,8 @@ macro_rules! suite_tests {
     };
 }
 
-/// The suites under `slt/`, each run on both stores with both executors: the answers of the
+/// The suites under `slt/`, each run on the three stores (memory, fjall, and a 3-member etcd
+/// cluster on loopback started once for this binary) with both executors: the answers of the
 /// two executors must agree, and the stores must agree with each other.
 macro_rules! suites {
     ($($name:ident),* $(,)?) => {
@@ -93,6 +95,21 @@ macro_rules! suites {
             mod datafusion {
                 use super::*;
                 suite_tests!(Backend::Fjall, Executor::DataFusion; $($name),*);
+            }
+        }
+
+        mod etcd {
+            use rowdex::Executor;
+            use rowdex_sql_tests::Backend;
+
+            mod native {
+                use super::*;
+                suite_tests!(Backend::Etcd, Executor::Auto; $($name),*);
+            }
+
+            mod datafusion {
+                use super::*;
+                suite_tests!(Backend::Etcd, Executor::DataFusion; $($name),*);
             }
         }
     };

@@ -113,6 +113,9 @@ enum IndexChoice {
 enum BackendChoice {
     Memory,
     Fjall,
+    /// A 3-member etcd cluster on loopback, started by the run (needs etcd installed).
+    Etcd,
+    /// Memory and fjall.
     Both,
 }
 
@@ -127,6 +130,7 @@ impl BackendChoice {
         match self {
             BackendChoice::Memory => &[Backend::Memory],
             BackendChoice::Fjall => &[Backend::Fjall],
+            BackendChoice::Etcd => &[Backend::Etcd],
             BackendChoice::Both => &Backend::ALL,
         }
     }
