@@ -196,3 +196,183 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
     assert!(shown.starts_with("id\n1\n2\ncount(*)\n2\n"), "{shown}");
     assert!(shown.contains("ok"), "{shown}");
 }
+
+/// `rowdex serve --store ADDRESS` started as a process of its own; its port read from the
+/// first line it prints.
+struct ServeProcess {
+    child: std::process::Child,
+    port: String,
+}
+
+impl ServeProcess {
+    fn start(store: &str) -> ServeProcess {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rowdex"))
+            .args(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+            .args(["--drain-seconds", "1"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start rowdex serve");
+        let mut log = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut started = String::new();
+        log.read_line(&mut started)
+            .expect("the server's first line");
+        let port = started
+            .trim()
+            .rsplit(':')
+            .next()
+            .filter(|port| port.parse::<u16>().is_ok())
+            .unwrap_or_else(|| panic!("rowdex serve did not start: {started}"))
+            .to_string();
+        ServeProcess { child, port }
+    }
+
+    fn signal(&mut self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal("-KILL");
+        }
+    }
+}
+
+/// pgbench's transfer script, run against one server for `seconds`, retrying 40001s.
+fn pgbench_transfers(port: &str, script: &Path, seconds: u32) -> std::thread::JoinHandle<String> {
+    let port = port.to_string();
+    let script = script.to_path_buf();
+    std::thread::spawn(move || {
+        let output = Command::new("pgbench")
+            .args(["-n", "-M", "prepared", "-c", "3", "-j", "1"])
+            .args(["-T", &seconds.to_string(), "--max-tries", "1000"])
+            .args(["-h", "127.0.0.1", "-U", "rowdex", "-p", &port, "-f"])
+            .arg(&script)
+            .arg("rowdex")
+            .output()
+            .unwrap_or_else(|e| panic!("pgbench (PostgreSQL 15) must be installed: {e}"));
+        let text = format!("{}{}", text(&output.stdout), text(&output.stderr));
+        assert!(output.status.success(), "pgbench failed:\n{text}");
+        text
+    })
+}
+
+/// A number pgbench printed after `label`.
+fn pgbench_figure(output: &str, label: &str) -> u64 {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("pgbench printed no \"{label}\":\n{output}"))
+}
+
+/// Two `rowdex serve` processes on one 3-member etcd cluster: what one creates the other
+/// queries; pgbench transfers through both conserve the total; a UNIQUE index holds across
+/// them; killing one loses nothing the other acknowledged.
+#[test]
+fn two_serve_processes_share_one_database_on_a_cluster() {
+    use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cluster = runtime
+        .block_on(LocalEtcdCluster::start(3))
+        .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)");
+    let store = cluster.address("bank").to_string();
+    let mut a = ServeProcess::start(&store);
+    let b = ServeProcess::start(&store);
+
+    psql(
+        &a.port,
+        "CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL);
+         CREATE INDEX acct_bal ON acct (bal);
+         INSERT INTO acct SELECT x, 1000 FROM generate_series(1, 20) AS g(x);",
+    );
+    assert_eq!(
+        psql(&b.port, "SELECT count(*), sum(bal) FROM acct"),
+        "20|20000\n"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("transfer.sql");
+    std::fs::write(
+        &script,
+        "\\set a random(1, 20)\n\\set b random(1, 20)\n\\set x random(1, 10)\n\
+         BEGIN;\nUPDATE acct SET bal = bal - :x WHERE id = :a;\n\
+         UPDATE acct SET bal = bal + :x WHERE id = :b;\nCOMMIT;\n",
+    )
+    .expect("script");
+    let through_a = pgbench_transfers(&a.port, &script, 4);
+    let through_b = pgbench_transfers(&b.port, &script, 4);
+    for (name, run) in [("a", through_a), ("b", through_b)] {
+        let output = run.join().expect("pgbench thread");
+        assert!(
+            pgbench_figure(&output, "number of transactions actually processed: ") > 0,
+            "{name}: {output}"
+        );
+        assert_eq!(
+            pgbench_figure(&output, "number of failed transactions: "),
+            0,
+            "{name}: {output}"
+        );
+    }
+    for port in [&a.port, &b.port] {
+        assert_eq!(
+            psql(port, "SELECT count(*), sum(bal) FROM acct"),
+            "20|20000\n"
+        );
+    }
+
+    // A UNIQUE index created through A refuses B's duplicate.
+    psql(
+        &a.port,
+        "CREATE TABLE u (id INT PRIMARY KEY, email TEXT); CREATE UNIQUE INDEX ue ON u (email);
+         INSERT INTO u VALUES (1, 'x@example.com')",
+    );
+    let duplicate = psql_command(&b.port)
+        .args([
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "INSERT INTO u VALUES (2, 'x@example.com')",
+        ])
+        .output()
+        .expect("psql");
+    assert!(!duplicate.status.success());
+    assert!(
+        text(&duplicate.stderr).contains("UNIQUE"),
+        "{}",
+        text(&duplicate.stderr)
+    );
+
+    // A is killed while B writes: everything B acknowledged is there, with its index entries.
+    for id in 100..130 {
+        if id == 115 {
+            a.signal("-KILL");
+        }
+        psql(&b.port, &format!("INSERT INTO acct VALUES ({id}, 0)"));
+    }
+    assert_eq!(
+        psql(
+            &b.port,
+            "SELECT count(*), sum(bal) FROM acct; SELECT count(*) FROM acct WHERE bal = 0"
+        ),
+        "50|20000\n30\n"
+    );
+    let checked = psql(&b.port, "CHECK TABLE acct; CHECK TABLE u");
+    assert!(
+        checked.lines().all(|line| line.ends_with("|ok")),
+        "{checked}"
+    );
+    drop(b);
+    drop(cluster);
+}

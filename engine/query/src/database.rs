@@ -44,8 +44,13 @@ impl Database {
     /// by every rowdex process that opens the same address (see README, "Running on a
     /// cluster").
     pub async fn open_etcd(address: &str) -> Result<Database> {
+        Database::open_etcd_with_options(address, EtcdOptions::default()).await
+    }
+
+    /// [`Database::open_etcd`] with the store's timeouts and the history it keeps chosen.
+    pub async fn open_etcd_with_options(address: &str, options: EtcdOptions) -> Result<Database> {
         let address: EtcdAddress = address.parse()?;
-        let store = EtcdStore::connect(&address, EtcdOptions::default()).await?;
+        let store = EtcdStore::connect(&address, options).await?;
         Database::with_store(Arc::new(store)).await
     }
 

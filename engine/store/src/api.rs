@@ -17,6 +17,10 @@ pub struct Capabilities {
     /// Other processes may open and write the same store at the same time (a cluster), so
     /// what a process caches of it (the catalog) must be checked against it.
     pub shared: bool,
+    /// The most keys one atomic batch or transaction commit should carry (`None`: no limit
+    /// short of memory). Bulk writers size their batches by it: etcd refuses transactions
+    /// past its `--max-txn-ops`.
+    pub max_commit_keys: Option<usize>,
     /// What reads cost on this backend, for the planner's cost model.
     pub costs: AccessCosts,
 }

@@ -46,6 +46,9 @@ use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 /// The namespace of a database whose address names none.
 pub const DEFAULT_NAMESPACE: &str = "rowdex";
 
+/// The keys one commit should carry at most (see [`Capabilities::max_commit_keys`]).
+pub const COMMIT_KEYS: usize = 10_000;
+
 /// Commits of this process between two compactions, at least.
 const COMPACT_EVERY_COMMITS: u64 = 1000;
 /// Time between two automatic compactions, at least.
@@ -385,6 +388,9 @@ impl KvStore for EtcdStore {
             native_reverse_scan: false,
             snapshots: true,
             shared: true,
+            // Half the --max-txn-ops the README suggests (20000), leaving room for the
+            // row-count and statistics keys a batch writes beside its rows.
+            max_commit_keys: Some(COMMIT_KEYS),
             // Every call is a round trip (about 0.3 ms on loopback); entries then cost their
             // JSON decoding.
             costs: AccessCosts {

@@ -242,6 +242,7 @@ impl Backend for FjallBackend {
             native_reverse_scan: true,
             snapshots: true,
             shared: false,
+            max_commit_keys: None,
             // fjall 3.1 with 1M rows just loaded: a get ~3.5 µs, opening a range ~5.4 µs, each
             // further entry ~0.28 µs.
             costs: AccessCosts {

@@ -175,6 +175,7 @@ impl Backend for MemoryBackend {
             native_reverse_scan: true,
             snapshots: true,
             shared: false,
+            max_commit_keys: None,
             // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
             costs: AccessCosts {
                 seek_ns: 400,

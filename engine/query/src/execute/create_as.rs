@@ -15,7 +15,7 @@ use rowdex_codec::Datum;
 
 use crate::df::context::run_query;
 use crate::error::{Error, Result};
-use crate::execute::copy::load::COPY_BATCH_ROWS;
+use crate::execute::copy::load::batch_rows;
 use crate::execute::ddl::table_options;
 use crate::execute::keydesign::advise_table;
 use crate::output::Output;
@@ -194,7 +194,8 @@ async fn fill(
     batches: &[datafusion::arrow::record_batch::RecordBatch],
 ) -> Result<()> {
     let targets: Vec<usize> = def.visible_columns().map(|(i, _)| i).collect();
-    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(COPY_BATCH_ROWS);
+    let batch_rows = batch_rows(&session.db.store.capabilities(), def);
+    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(batch_rows);
     for batch in batches {
         for row in 0..batch.num_rows() {
             let values = batch
@@ -202,8 +203,8 @@ async fn fill(
                 .iter()
                 .map(|column| datum_from_array(column.as_ref(), row));
             rows.push(full_row(def, &[], &targets, values)?);
-            if rows.len() >= COPY_BATCH_ROWS {
-                let full = std::mem::replace(&mut rows, Vec::with_capacity(COPY_BATCH_ROWS));
+            if rows.len() >= batch_rows {
+                let full = std::mem::replace(&mut rows, Vec::with_capacity(batch_rows));
                 write_rows(&session.db, None, def, &targets, full, OnExisting::Fail).await?;
             }
         }

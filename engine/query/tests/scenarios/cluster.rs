@@ -320,3 +320,150 @@ async fn a_database_reopened_on_the_cluster_has_everything() -> TestResult {
     );
     check_table(&session, "r").await
 }
+
+/// Inserts rows `from..to` one statement each (an index entry with each), noting which were
+/// acknowledged and which ended with an unknown outcome; any other error fails the test.
+async fn insert_rows(session: &Session, from: i64, to: i64) -> Result<(Vec<i64>, Vec<i64>), Error> {
+    let mut acknowledged = Vec::new();
+    let mut unknown = Vec::new();
+    for id in from..to {
+        match session
+            .execute(&format!("INSERT INTO f VALUES ({id}, {}, 'r{id}')", id % 7))
+            .await
+        {
+            Ok(_) => acknowledged.push(id),
+            Err(error) if error.is_outcome_unknown() => unknown.push(id),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok((acknowledged, unknown))
+}
+
+/// Every acknowledged row is there, no more rows than were tried, and the index agrees.
+async fn check_rows(session: &Session, acknowledged: &[i64], unknown: &[i64]) -> TestResult {
+    let present: Vec<i64> = rows(session, "SELECT id FROM f ORDER BY id")
+        .await?
+        .iter()
+        .map(|row| row[0].parse().expect("an id"))
+        .collect();
+    for id in acknowledged {
+        assert!(present.contains(id), "acknowledged row {id} is missing");
+    }
+    for id in &present {
+        assert!(
+            acknowledged.contains(id) || unknown.contains(id),
+            "row {id} was never acknowledged nor in doubt"
+        );
+    }
+    check_table(session, "f").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_survive_losing_the_leader() -> TestResult {
+    let mut cluster = LocalEtcdCluster::start(3).await?;
+    let db = Database::open_etcd(&cluster.address("leader").to_string()).await?;
+    let session = db.session();
+    session
+        .execute("CREATE TABLE f (id INT PRIMARY KEY, k INT, v TEXT); CREATE INDEX fk ON f (k)")
+        .await?;
+    let (mut acknowledged, mut unknown) = insert_rows(&session, 0, 30).await?;
+    let writer = {
+        let session = db.session();
+        tokio::spawn(async move { insert_rows(&session, 30, 150).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let leader = cluster.leader().await.expect("a leader");
+    cluster.kill(leader)?;
+    let (during, in_doubt) = writer.await??;
+    acknowledged.extend(during);
+    unknown.extend(in_doubt);
+    check_rows(&session, &acknowledged, &unknown).await?;
+    cluster.restart(leader).await?;
+    let (after, in_doubt) = insert_rows(&session, 150, 160).await?;
+    acknowledged.extend(after);
+    unknown.extend(in_doubt);
+    check_rows(&session, &acknowledged, &unknown).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_quorum_statements_fail_clearly_and_rowdex_goes_on_after() -> TestResult {
+    let mut cluster = LocalEtcdCluster::start(3).await?;
+    let options = rowdex_store::EtcdOptions {
+        call_timeout: std::time::Duration::from_secs(1),
+        unavailable_after: std::time::Duration::from_secs(2),
+        ..rowdex_store::EtcdOptions::default()
+    };
+    let db =
+        Database::open_etcd_with_options(&cluster.address("quorum").to_string(), options).await?;
+    let session = db.session();
+    session
+        .execute("CREATE TABLE f (id INT PRIMARY KEY, k INT, v TEXT); CREATE INDEX fk ON f (k)")
+        .await?;
+    let (mut acknowledged, mut unknown) = insert_rows(&session, 0, 10).await?;
+    cluster.kill(0)?;
+    cluster.kill(1)?;
+    // A statement of several rows: all of them or none, whatever the cluster's state.
+    let error = session
+        .execute("INSERT INTO f VALUES (100, 1, 'a'), (101, 2, 'b'), (102, 3, 'c')")
+        .await
+        .expect_err("no quorum");
+    let message = error.to_string();
+    assert!(
+        message.contains("unavailable") || error.is_outcome_unknown(),
+        "{message}"
+    );
+    if error.is_outcome_unknown() {
+        unknown.extend([100, 101, 102]);
+    }
+    let read = session.execute("SELECT count(*) FROM f").await;
+    assert!(read.is_err(), "a read without quorum answered");
+
+    cluster.restart(0).await?;
+    cluster.restart(1).await?;
+    let (after, in_doubt) = insert_rows(&session, 10, 20).await?;
+    acknowledged.extend(after);
+    unknown.extend(in_doubt);
+    let present = rows(&session, "SELECT count(*) FROM f WHERE id >= 100").await?;
+    assert!(
+        present == table(&[&["0"]]) || present == table(&[&["3"]]),
+        "the refused statement was applied in part: {present:?}"
+    );
+    check_rows(&session, &acknowledged, &unknown).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_is_batched_under_the_servers_limit_and_a_bigger_statement_is_refused() -> TestResult {
+    let db = Database::open_etcd(&new_database_address("copy")).await?;
+    let session = db.session();
+    session
+        .execute("CREATE TABLE c (id INT PRIMARY KEY, k INT, v TEXT); CREATE INDEX ck ON c (k)")
+        .await?;
+    // 30,000 rows and as many index entries: three times what one commit may carry.
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("rows.csv");
+    let data: String = (0..30_000)
+        .map(|id| format!("{id},{},row{id}\n", id % 100))
+        .collect();
+    std::fs::write(&file, data)?;
+    session
+        .execute(&format!("COPY c FROM '{}' (FORMAT csv)", file.display()))
+        .await?;
+    assert_eq!(
+        rows(&session, "SELECT count(*), count(DISTINCT k) FROM c").await?,
+        table(&[&["30000", "100"]])
+    );
+    check_table(&session, "c").await?;
+
+    // One statement writing 2 x 15,000 keys passes the test cluster's --max-txn-ops (20,000):
+    // refused, naming the flag, and nothing written.
+    let error = session
+        .execute("INSERT INTO c SELECT x, 1, 'big' FROM generate_series(100000, 114999) AS g(x)")
+        .await
+        .expect_err("over the limit");
+    assert!(error.to_string().contains("--max-txn-ops"), "{error}");
+    assert_eq!(
+        rows(&session, "SELECT count(*) FROM c").await?,
+        table(&[&["30000"]])
+    );
+    Ok(())
+}

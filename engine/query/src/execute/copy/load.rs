@@ -5,7 +5,8 @@
 //! [`ChunkReader`](crate::copy_data::stream::ChunkReader); either way it is any `Read`.
 //!
 //! Each batch is written whole or not at all, so a load of up to [`COPY_BATCH_ROWS`] rows is
-//! all-or-nothing. What a stopped load leaves: a record that cannot be read or converted stops
+//! all-or-nothing (on a store that caps the keys of a commit, etcd, batches are smaller: see
+//! [`batch_rows`]). What a stopped load leaves: a record that cannot be read or converted stops
 //! it after the complete batches before its own are written; a batch that cannot be written is
 //! not written at all; a source that gives up (a client's CopyFail, a dropped connection) stops
 //! it without writing anything more. Each error says how many rows were loaded.
@@ -17,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use datafusion::sql::sqlparser::ast::{Ident, ObjectName};
 use rowdex_catalog::{ColumnDef, DataType, TableDef, TriggerEvent};
 use rowdex_codec::Datum;
+use rowdex_store::Capabilities;
 
 use crate::copy_data::format::{CopyFormat, parse_bytea};
 use crate::copy_data::records::{ReadError, Record, RecordReader};
@@ -33,6 +35,19 @@ use crate::write::rows::{assign_rowids, fill_sequence_defaults};
 /// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
 /// enough that a batch's rows and mutations stay within some tens of megabytes.
 pub const COPY_BATCH_ROWS: usize = 50_000;
+
+/// Rows per batch of a bulk write into `def` on a store with `capabilities`: [`COPY_BATCH_ROWS`],
+/// or fewer where the store caps the keys of one commit (each row writes its own key and one
+/// per index and per column family).
+pub(crate) fn batch_rows(capabilities: &Capabilities, def: &TableDef) -> usize {
+    match capabilities.max_commit_keys {
+        None => COPY_BATCH_ROWS,
+        Some(keys) => {
+            let per_row = 1 + def.indexes.len() + def.families.len();
+            (keys / per_row).clamp(1, COPY_BATCH_ROWS)
+        }
+    }
+}
 
 /// Where a load's data comes from, for its progress and its errors.
 pub(crate) struct LoadSource<R> {
@@ -104,6 +119,7 @@ impl LoadTarget {
         // batch before: on two cores the conversion costs the load no time.
         let (sender, mut parsed) = tokio::sync::mpsc::channel(1);
         let converter = RecordConverter {
+            batch_rows: batch_rows(&db.store.capabilities(), &def),
             def: def.clone(),
             targets: targets.clone(),
             defaults: default_row(&def)?,
@@ -239,8 +255,9 @@ enum Parsed {
     Abandoned,
 }
 
-/// Turns records into rows of one table, in batches of [`COPY_BATCH_ROWS`].
+/// Turns records into rows of one table, in batches of `batch_rows` (see [`batch_rows`]).
 struct RecordConverter {
+    batch_rows: usize,
     def: Arc<TableDef>,
     targets: Vec<usize>,
     /// The row each record starts from: the columns' DEFAULTs (see `default_row`).
@@ -258,7 +275,7 @@ impl RecordConverter {
         mut reader: RecordReader<R>,
         sender: &tokio::sync::mpsc::Sender<Parsed>,
     ) {
-        let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(COPY_BATCH_ROWS);
+        let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(self.batch_rows);
         let (mut first_line, mut last_line) = (0u64, 0u64);
         let mut record = Record::default();
         let failure = loop {
@@ -295,8 +312,8 @@ impl RecordConverter {
                 }
                 Err(error) => break Some(Parsed::Failed { line, error }),
             }
-            if rows.len() >= COPY_BATCH_ROWS {
-                let full = std::mem::replace(&mut rows, Vec::with_capacity(COPY_BATCH_ROWS));
+            if rows.len() >= self.batch_rows {
+                let full = std::mem::replace(&mut rows, Vec::with_capacity(self.batch_rows));
                 let batch = Parsed::Batch {
                     rows: full,
                     first_line,
