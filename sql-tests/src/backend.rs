@@ -1,7 +1,6 @@
 //! Storage backends a file can run on, each giving a fresh, empty database per file.
 
 use std::fmt;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rowdex::Database;
@@ -54,7 +53,9 @@ impl Backend {
             Backend::Etcd => {
                 static DATABASES: AtomicUsize = AtomicUsize::new(0);
                 let name = format!("slt{}", DATABASES.fetch_add(1, Ordering::Relaxed));
-                let address = test_cluster()?.address(&name).to_string();
+                let cluster =
+                    LocalEtcdCluster::shared().map_err(|e| Error::Cluster(e.to_string()))?;
+                let address = cluster.address(&name).to_string();
                 Ok(FreshDatabase {
                     db: Database::open_etcd(&address).await?,
                     _dir: None,
@@ -62,28 +63,6 @@ impl Backend {
             }
         }
     }
-}
-
-/// The cluster of the etcd backend, started once per process.
-fn test_cluster() -> Result<&'static LocalEtcdCluster, Error> {
-    static CLUSTER: OnceLock<Result<LocalEtcdCluster, String>> = OnceLock::new();
-    let started = CLUSTER.get_or_init(|| {
-        // Started on a runtime of its own: the caller's may be a current-thread one.
-        std::thread::spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|error| error.to_string())?;
-            runtime
-                .block_on(LocalEtcdCluster::start(3))
-                .map_err(|error| error.to_string())
-        })
-        .join()
-        .unwrap_or_else(|_| Err("the thread starting the cluster panicked".to_string()))
-    });
-    started
-        .as_ref()
-        .map_err(|reason| Error::Cluster(reason.clone()))
 }
 
 impl fmt::Display for Backend {

@@ -127,23 +127,8 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_rowdex"))
-        .arg("serve")
-        .arg(&db)
-        .args(["--listen", "127.0.0.1:0", "--drain-seconds", "1"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start rowdex serve");
-    let mut log = BufReader::new(server.stderr.take().expect("stderr is piped"));
-    let mut started = String::new();
-    log.read_line(&mut started)
-        .expect("the server's first line");
-    let port = started
-        .trim()
-        .rsplit(':')
-        .next()
-        .expect("rowdex serve: DIR on ADDR")
-        .to_string();
+    let mut server = ServeProcess::start(&[db.to_str().expect("a UTF-8 path")]);
+    let port = server.port.clone();
     psql(
         &port,
         "CREATE TABLE t (id INT PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v)",
@@ -172,12 +157,7 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
         );
     }
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let status = server.wait().expect("the server exits");
+    let status = server.signal("-TERM");
     assert!(status.success(), "rowdex serve exited with {status}");
     drop(input);
     let _ = open.wait();
@@ -197,18 +177,20 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
     assert!(shown.contains("ok"), "{shown}");
 }
 
-/// `rowdex serve --store ADDRESS` started as a process of its own; its port read from the
-/// first line it prints.
+/// `rowdex serve` on a database (`DIR`, or `--store ADDRESS`) started as a process of its own,
+/// on a free loopback port read from the first line it prints.
 struct ServeProcess {
     child: std::process::Child,
     port: String,
 }
 
 impl ServeProcess {
-    fn start(store: &str) -> ServeProcess {
+    fn start(database: &[&str]) -> ServeProcess {
         use std::io::{BufRead, BufReader};
         let mut child = Command::new(env!("CARGO_BIN_EXE_rowdex"))
-            .args(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+            .arg("serve")
+            .args(database)
+            .args(["--listen", "127.0.0.1:0"])
             .args(["--drain-seconds", "1"])
             .stderr(Stdio::piped())
             .spawn()
@@ -227,20 +209,21 @@ impl ServeProcess {
         ServeProcess { child, port }
     }
 
-    fn signal(&mut self, signal: &str) {
+    /// Sends `signal` (`-TERM`, `-KILL`) and waits for the process to end.
+    fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
         let sent = Command::new("kill")
             .args([signal, &self.child.id().to_string()])
             .status()
             .expect("kill");
         assert!(sent.success());
-        let _ = self.child.wait();
+        self.child.wait().expect("the server exits")
     }
 }
 
 impl Drop for ServeProcess {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
-            self.signal("-KILL");
+            let _ = self.signal("-KILL");
         }
     }
 }
@@ -288,8 +271,8 @@ fn two_serve_processes_share_one_database_on_a_cluster() {
         .block_on(LocalEtcdCluster::start(3))
         .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)");
     let store = cluster.address("bank").to_string();
-    let mut a = ServeProcess::start(&store);
-    let b = ServeProcess::start(&store);
+    let mut a = ServeProcess::start(&["--store", &store]);
+    let b = ServeProcess::start(&["--store", &store]);
 
     psql(
         &a.port,
@@ -357,7 +340,7 @@ fn two_serve_processes_share_one_database_on_a_cluster() {
     // A is killed while B writes: everything B acknowledged is there, with its index entries.
     for id in 100..130 {
         if id == 115 {
-            a.signal("-KILL");
+            let _ = a.signal("-KILL");
         }
         psql(&b.port, &format!("INSERT INTO acct VALUES ({id}, 0)"));
     }

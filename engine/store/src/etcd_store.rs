@@ -24,18 +24,19 @@ mod http;
 pub mod local_cluster;
 mod pin;
 mod reader;
+mod shared;
 mod wire;
 
-use std::collections::VecDeque;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use client::EtcdOptions;
 use client::{Client, Effect};
 use commit::EtcdCommitter;
 use pin::Pins;
 use reader::Reader;
+use shared::{Compaction, Shared};
 
 use crate::api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::WriteBatch;
@@ -48,11 +49,6 @@ pub const DEFAULT_NAMESPACE: &str = "rowdex";
 
 /// The keys one commit should carry at most (see [`Capabilities::max_commit_keys`]).
 pub const COMMIT_KEYS: usize = 10_000;
-
-/// Commits of this process between two compactions, at least.
-const COMPACT_EVERY_COMMITS: u64 = 1000;
-/// Time between two automatic compactions, at least.
-const COMPACT_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Where a database lives on a cluster: `etcd://host:port[,host:port...][/name]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,148 +103,6 @@ impl FromStr for EtcdAddress {
 impl std::fmt::Display for EtcdAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "etcd://{}/{}", self.endpoints.join(","), self.namespace)
-    }
-}
-
-/// What one store shares with its snapshots and transactions.
-pub(crate) struct Shared {
-    client: Client,
-    options: EtcdOptions,
-    /// `name/`, in front of every key.
-    namespace: Vec<u8>,
-    /// The first key after the namespace.
-    namespace_end: Vec<u8>,
-    pins: Pins,
-    compaction: Mutex<Compaction>,
-}
-
-/// When this process last compacted, and revisions it saw with when it saw them.
-#[derive(Debug, Default)]
-struct Compaction {
-    commits_since: u64,
-    last_run: Option<Instant>,
-    compacted_to: i64,
-    /// (when, revision), oldest first, at most one a second.
-    seen: VecDeque<(Instant, i64)>,
-}
-
-impl Shared {
-    fn namespaced(&self, key: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.namespace.len() + key.len());
-        out.extend_from_slice(&self.namespace);
-        out.extend_from_slice(key);
-        out
-    }
-
-    fn namespaced_end(&self, end: Option<&[u8]>) -> Vec<u8> {
-        match end {
-            Some(end) => self.namespaced(end),
-            None => self.namespace_end.clone(),
-        }
-    }
-
-    fn strip(&self, mut key: Vec<u8>) -> Result<Vec<u8>> {
-        if !key.starts_with(&self.namespace) {
-            return Err(StoreError::Remote {
-                code: 0,
-                message: "etcd returned a key outside the database's namespace".to_string(),
-            });
-        }
-        key.drain(..self.namespace.len());
-        Ok(key)
-    }
-
-    /// Bookkeeping after a commit: compacts now and then.
-    async fn after_commit(&self) {
-        let due = {
-            let mut compaction = self
-                .compaction
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
-            compaction.commits_since += 1;
-            compaction.commits_since >= COMPACT_EVERY_COMMITS
-                && compaction
-                    .last_run
-                    .is_none_or(|last| last.elapsed() >= COMPACT_INTERVAL)
-        };
-        self.note_revision();
-        if due {
-            // Compaction is housekeeping: a failure here is not the commit's.
-            let _ = self.compact().await;
-        }
-    }
-
-    fn note_revision(&self) {
-        let revision = self.pins.newest_seen();
-        let mut compaction = self
-            .compaction
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let now = Instant::now();
-        let fresh = compaction
-            .seen
-            .back()
-            .is_none_or(|(when, _)| now.duration_since(*when) >= Duration::from_secs(1));
-        if fresh {
-            compaction.seen.push_back((now, revision));
-        }
-        // Keep one sample older than the history kept, and the newer ones.
-        while compaction.seen.len() > 1
-            && compaction
-                .seen
-                .get(1)
-                .is_some_and(|(when, _)| now.duration_since(*when) >= self.options.keep_history)
-        {
-            compaction.seen.pop_front();
-        }
-    }
-
-    /// Compacts below what any snapshot of this process reads and what other processes may
-    /// still read (revisions younger than `keep_history`). Returns the revision compacted to.
-    async fn compact(&self) -> Result<Option<i64>> {
-        self.note_revision();
-        let target = {
-            let mut compaction = self
-                .compaction
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
-            compaction.commits_since = 0;
-            compaction.last_run = Some(Instant::now());
-            let old_enough = if self.options.keep_history.is_zero() {
-                Some(self.pins.newest_seen())
-            } else {
-                compaction
-                    .seen
-                    .iter()
-                    .rev()
-                    .find(|(when, _)| when.elapsed() >= self.options.keep_history)
-                    .map(|(_, revision)| *revision)
-            };
-            let live = self.pins.oldest_live().unwrap_or(i64::MAX);
-            match old_enough {
-                Some(revision) if revision.min(live) > compaction.compacted_to => {
-                    revision.min(live)
-                }
-                _ => return Ok(None),
-            }
-        };
-        let request = wire::CompactionRequest { revision: target };
-        let outcome: Result<wire::CompactionResponse> = self
-            .client
-            .call("/v3/kv/compaction", &request, Effect::Write)
-            .await;
-        match outcome {
-            // Another process compacted further already.
-            Ok(_) | Err(StoreError::SnapshotTooOld { .. }) => {
-                let mut compaction = self
-                    .compaction
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner());
-                compaction.compacted_to = compaction.compacted_to.max(target);
-                Ok(Some(target))
-            }
-            Err(error) => Err(error),
-        }
     }
 }
 

@@ -8,11 +8,12 @@
 //! * [`Transaction`] — an optimistic transaction that reads a snapshot, sees its own writes and
 //!   commits only if nothing it read has changed in the meantime.
 //!
-//! Two backends implement them: [`MemoryStore`] (multi-version in-memory map, for tests and
+//! Three backends implement them: [`MemoryStore`] (multi-version in-memory map, for tests and
 //! scratch data) and [`FjallStore`] (the on-disk LSM tree of the `fjall` crate), each a
-//! [`Store`] over its backend. The traits' methods and the transactions are implemented once,
-//! generically, in the `optimistic` module, so both backends share the same isolation
-//! semantics and a backend writes only its reads, snapshots and batch application.
+//! [`Store`] over its backend, and [`EtcdStore`] (a replicated etcd cluster, shared by several
+//! processes). The transactions are implemented once, in the `optimistic` module, so every
+//! backend has the same isolation semantics: memory and fjall validate a commit under a lock in
+//! the process, etcd by the compares of one server-side transaction.
 //!
 //! Limits shared by all backends (they come from fjall's on-disk format and are enforced
 //! everywhere so that code tested on the memory store behaves the same on disk): keys are

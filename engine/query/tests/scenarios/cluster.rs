@@ -3,30 +3,18 @@
 //! catalog cache, statistics and row-id blocks, exactly as a separate `rowdex serve` process
 //! would: they share nothing but the cluster. (The server's tests run two real processes.)
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rowdex::{Database, Datum, Error, Session};
 use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
 
 use crate::{Rng, TestResult, rows, table};
 
-/// The cluster the cases share; its members stop when this test binary exits.
+/// The cluster the cases share (one per test binary).
 pub fn cluster() -> &'static LocalEtcdCluster {
-    static CLUSTER: OnceLock<LocalEtcdCluster> = OnceLock::new();
-    CLUSTER.get_or_init(|| {
-        std::thread::spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime
-                .block_on(LocalEtcdCluster::start(3))
-                .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)")
-        })
-        .join()
-        .expect("cluster thread")
-    })
+    LocalEtcdCluster::shared()
+        .expect("a 3-member etcd cluster (scripts/install-etcd installs etcd)")
 }
 
 /// The address of a new, empty database on the shared cluster.

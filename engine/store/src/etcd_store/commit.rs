@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::Shared;
 use super::client::Effect;
 use super::reader::Reader;
+use super::shared::Shared;
 use super::wire::{Bytes, Compare, DeleteRequest, PutRequest, RequestOp, TxnRequest, TxnResponse};
 use crate::batch::{Mutation, WriteBatch};
 use crate::error::{Result, StoreError};

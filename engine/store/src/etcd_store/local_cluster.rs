@@ -10,12 +10,14 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::EtcdAddress;
+use super::client::Effect;
 use super::client::{Client, EtcdOptions};
 use super::wire::StatusResponse;
-use super::{Effect, EtcdAddress};
 use crate::error::{Result, StoreError};
 
 /// The server limits the cluster runs with (README: "Running on a cluster").
@@ -114,6 +116,30 @@ impl LocalEtcdCluster {
         }
         cluster.wait_for_leader(Duration::from_secs(30)).await?;
         Ok(cluster)
+    }
+
+    /// A 3-member cluster shared by everything in this process that asks for it (the tests of
+    /// one test binary), started at the first call on a thread and runtime of its own; its
+    /// members stop when the process exits (see the module documentation). Each user takes a
+    /// database name of its own on it.
+    pub fn shared() -> Result<&'static LocalEtcdCluster> {
+        static SHARED: OnceLock<std::result::Result<LocalEtcdCluster, String>> = OnceLock::new();
+        let started = SHARED.get_or_init(|| {
+            std::thread::spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| error.to_string())?;
+                runtime
+                    .block_on(LocalEtcdCluster::start(3))
+                    .map_err(|error| error.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the thread starting the cluster panicked".to_string()))
+        });
+        started.as_ref().map_err(|reason| {
+            std::io::Error::other(format!("the shared etcd cluster did not start: {reason}")).into()
+        })
     }
 
     fn initial_cluster(&self) -> String {

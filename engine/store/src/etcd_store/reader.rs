@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::Shared;
 use super::client::Effect;
 use super::pin::Pin;
+use super::shared::Shared;
 use super::wire::{
     Bytes, KeyValue, RangeRequest, RangeResponse, RequestOp, TxnRequest, TxnResponse,
 };

@@ -18,8 +18,8 @@ mod scan;
 mod snapshot;
 mod txn;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
 use rowdex_store::{Durability, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore};
@@ -48,23 +48,10 @@ async fn open_fjall() -> Fixture {
     }
 }
 
-/// The cluster every etcd case runs on, started at the first case (its members stop when
-/// this test binary exits).
+/// The cluster every etcd case runs on (one per test binary).
 fn cluster() -> &'static LocalEtcdCluster {
-    static CLUSTER: OnceLock<LocalEtcdCluster> = OnceLock::new();
-    CLUSTER.get_or_init(|| {
-        std::thread::spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime
-                .block_on(LocalEtcdCluster::start(3))
-                .expect("start a 3-member etcd cluster (scripts/install-etcd installs etcd)")
-        })
-        .join()
-        .expect("cluster thread")
-    })
+    LocalEtcdCluster::shared()
+        .expect("a 3-member etcd cluster (scripts/install-etcd installs etcd)")
 }
 
 async fn open_etcd() -> Fixture {
