@@ -205,6 +205,9 @@ async fn main() -> BenchResult<()> {
     let mut results = Vec::new();
     for store in [Store::Fjall, Store::FjallSync, Store::Etcd] {
         let measured = run(store, rows, dir.path(), &etcd_address, &csv).await?;
+        for (case, time) in &measured {
+            println!("{:<11} {case:<44} {:>10} µs", store.name(), micros(*time));
+        }
         results.push((store, measured));
     }
     println!(
