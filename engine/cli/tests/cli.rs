@@ -182,6 +182,8 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
 struct ServeProcess {
     child: std::process::Child,
     port: String,
+    /// The server's stderr, kept open: a server writing to a closed pipe would fail.
+    _log: std::io::BufReader<std::process::ChildStderr>,
 }
 
 impl ServeProcess {
@@ -206,7 +208,11 @@ impl ServeProcess {
             .filter(|port| port.parse::<u16>().is_ok())
             .unwrap_or_else(|| panic!("rowdex serve did not start: {started}"))
             .to_string();
-        ServeProcess { child, port }
+        ServeProcess {
+            child,
+            port,
+            _log: log,
+        }
     }
 
     /// Sends `signal` (`-TERM`, `-KILL`) and waits for the process to end.
