@@ -237,6 +237,8 @@ impl Error {
                 | Error::TransactionConflict
                 // A new snapshot reads a revision the store still keeps.
                 | Error::Store(StoreError::SnapshotTooOld { .. })
+                // A commit proved not applied.
+                | Error::Store(StoreError::Interrupted { .. })
         )
     }
 }

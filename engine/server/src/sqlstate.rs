@@ -111,6 +111,8 @@ fn store_code(error: &StoreError) -> &'static str {
         StoreError::ServerLimit { .. } | StoreError::KeyTooLarge { .. } => "54000",
         StoreError::ValueTooLarge { .. } => "54000",
         StoreError::SnapshotTooOld { .. } => "72000",
+        // serialization_failure: nothing was written; drivers run it again.
+        StoreError::Interrupted { .. } => "40001",
         _ => "XX000",
     }
 }

@@ -92,6 +92,14 @@ pub enum StoreError {
         reason: String,
     },
 
+    /// A commit's answer was lost, and settling it proved that it was not applied (and now
+    /// never will be): nothing was written, and running it again is safe.
+    #[error("the commit was interrupted ({reason}) and not applied; run it again")]
+    Interrupted {
+        /// What broke.
+        reason: String,
+    },
+
     /// The store could not finish a maintenance task in time; nothing was lost.
     #[error("store busy: {what}")]
     Busy {

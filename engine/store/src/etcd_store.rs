@@ -27,6 +27,7 @@ mod reader;
 mod shared;
 mod wire;
 
+use std::hash::BuildHasher;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -133,6 +134,11 @@ impl EtcdStore {
         if let Some(last) = namespace_end.last_mut() {
             *last += 1;
         }
+        // Tells this store's commit markers from every other process's.
+        let tag = std::collections::hash_map::RandomState::new()
+            .hash_one((std::process::id(), std::time::SystemTime::now()));
+        let mut marker_prefix = format!("{}!c/", address.namespace).into_bytes();
+        marker_prefix.extend_from_slice(&tag.to_be_bytes());
         let shared = Arc::new(Shared {
             client: Client::new(address.endpoints.clone(), options),
             options,
@@ -140,6 +146,8 @@ impl EtcdStore {
             namespace_end,
             pins: Pins::default(),
             compaction: Mutex::new(Compaction::default()),
+            marker_prefix,
+            marker_lease: tokio::sync::Mutex::new(None),
         });
         let status: wire::StatusResponse = shared
             .client

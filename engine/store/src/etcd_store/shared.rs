@@ -14,6 +14,11 @@ use crate::error::{Result, StoreError};
 const COMPACT_EVERY_COMMITS: u64 = 1000;
 /// Time between two automatic compactions, at least.
 const COMPACT_INTERVAL: Duration = Duration::from_secs(60);
+/// Seconds a lease of commit markers lasts (see the `commit` module).
+const MARKER_LEASE_SECONDS: i64 = 120;
+/// How long one lease takes new markers: every marker outlives its commit by at least the
+/// lease's length minus this, far longer than settling a lost answer may take.
+const MARKER_LEASE_REUSE: Duration = Duration::from_secs(30);
 
 /// What one store shares with its snapshots and transactions.
 pub(crate) struct Shared {
@@ -25,6 +30,11 @@ pub(crate) struct Shared {
     pub(super) namespace_end: Vec<u8>,
     pub(super) pins: Pins,
     pub(super) compaction: Mutex<Compaction>,
+    /// `name!c/` and this store's tag: the prefix of its commit markers, outside the
+    /// database's keys.
+    pub(super) marker_prefix: Vec<u8>,
+    /// The lease new markers are put under, and when it was granted.
+    pub(super) marker_lease: tokio::sync::Mutex<Option<(i64, Instant)>>,
 }
 
 /// When this process last compacted, and revisions it saw with when it saw them.
@@ -50,6 +60,33 @@ impl Shared {
             Some(end) => self.namespaced(end),
             None => self.namespace_end.clone(),
         }
+    }
+
+    /// The marker key of the commit numbered `sequence`.
+    pub(super) fn marker_key(&self, sequence: u64) -> Vec<u8> {
+        let mut key = self.marker_prefix.clone();
+        key.extend_from_slice(&sequence.to_be_bytes());
+        key
+    }
+
+    /// The lease to put a new marker under: the current one while it is young, else a new
+    /// one. Granting is repeated freely (a lease never used expires by itself).
+    pub(super) async fn marker_lease(&self) -> Result<i64> {
+        let mut lease = self.marker_lease.lock().await;
+        if let Some((id, granted)) = *lease
+            && granted.elapsed() < MARKER_LEASE_REUSE
+        {
+            return Ok(id);
+        }
+        let request = wire::LeaseGrantRequest {
+            ttl: MARKER_LEASE_SECONDS,
+        };
+        let granted: wire::LeaseGrantResponse = self
+            .client
+            .call("/v3/lease/grant", &request, Effect::Read)
+            .await?;
+        *lease = Some((granted.id, Instant::now()));
+        Ok(granted.id)
     }
 
     pub(super) fn strip(&self, mut key: Vec<u8>) -> Result<Vec<u8>> {

@@ -140,11 +140,27 @@ impl Compare {
     }
 }
 
-/// `PutRequest`.
+/// `PutRequest`; a key put under a lease is deleted when the lease expires.
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct PutRequest {
     pub(super) key: Bytes,
     pub(super) value: Bytes,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) lease: i64,
+}
+
+/// `LeaseGrantRequest`: a lease of `ttl` seconds.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct LeaseGrantRequest {
+    #[serde(rename = "TTL")]
+    pub(super) ttl: i64,
+}
+
+/// `LeaseGrantResponse`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct LeaseGrantResponse {
+    #[serde(rename = "ID", default, deserialize_with = "int64")]
+    pub(super) id: i64,
 }
 
 /// `DeleteRangeRequest` of one key.

@@ -111,10 +111,12 @@ async fn compaction_stays_below_the_oldest_live_snapshot() {
 }
 
 /// Writes `count` numbered batches of two keys each, tolerating failures; returns which
-/// were acknowledged and which had an unknown outcome.
+/// were acknowledged and which had an unknown outcome. A batch whose commit was interrupted
+/// (its answer lost, and proved not applied) must not be there.
 async fn write_workload(store: &EtcdStore, from: u32, count: u32) -> (Vec<u32>, Vec<u32>) {
     let mut acknowledged = Vec::new();
     let mut unknown = Vec::new();
+    let mut interrupted = Vec::new();
     for n in from..from + count {
         let mut batch = WriteBatch::new();
         batch.put(
@@ -125,8 +127,14 @@ async fn write_workload(store: &EtcdStore, from: u32, count: u32) -> (Vec<u32>, 
         match store.write(batch).await {
             Ok(()) => acknowledged.push(n),
             Err(StoreError::CommitOutcomeUnknown { .. }) => unknown.push(n),
+            Err(StoreError::Interrupted { .. }) => interrupted.push(n),
             Err(error) => panic!("batch {n}: {error}"),
         }
+    }
+    for n in interrupted {
+        let key = format!("row{n:05}").into_bytes();
+        let found = store.get(&key).await.expect("read an interrupted batch's key");
+        assert_eq!(found, None, "batch {n} was interrupted, yet applied");
     }
     (acknowledged, unknown)
 }
@@ -216,4 +224,130 @@ async fn without_quorum_writes_fail_clearly_and_the_store_recovers() {
     let present = check_whole(&store, &acknowledged).await;
     // The refused batch may or may not have been applied, but never in part.
     assert!(present == acknowledged.len() || present == acknowledged.len() + 1);
+}
+
+/// What the proxy does to the next transaction request it sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loss {
+    None,
+    /// Drop the request before it reaches etcd.
+    Request,
+    /// Forward the request, then drop etcd's answer.
+    Answer,
+}
+
+/// A TCP proxy in front of one etcd member that can lose the next transaction's request or
+/// its answer, as a dying member or a broken network would.
+struct LossyProxy {
+    address: String,
+    next: Arc<std::sync::Mutex<Loss>>,
+}
+
+impl LossyProxy {
+    async fn start(upstream: String) -> LossyProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let next = Arc::new(std::sync::Mutex::new(Loss::None));
+        let armed = Arc::clone(&next);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let armed = Arc::clone(&armed);
+                tokio::spawn(async move { relay(client, upstream, armed).await });
+            }
+        });
+        LossyProxy { address, next }
+    }
+
+    fn lose_next(&self, loss: Loss) {
+        *self.next.lock().expect("proxy state") = loss;
+    }
+}
+
+/// Relays one connection, losing what `armed` says for its next transaction request.
+async fn relay(
+    client: tokio::net::TcpStream,
+    upstream: String,
+    armed: Arc<std::sync::Mutex<Loss>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+        return;
+    };
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    let drop_answer = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dropping = Arc::clone(&drop_answer);
+    let answers = tokio::spawn(async move {
+        let mut buffer = vec![0u8; 1 << 16];
+        loop {
+            let Ok(read) = from_server.read(&mut buffer).await else {
+                return;
+            };
+            if read == 0 || dropping.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            if to_client.write_all(&buffer[..read]).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut buffer = vec![0u8; 1 << 16];
+    while let Ok(read) = from_client.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        let is_txn = buffer[..read].starts_with(b"POST /v3/kv/txn");
+        let loss = if is_txn {
+            std::mem::replace(&mut *armed.lock().expect("proxy state"), Loss::None)
+        } else {
+            Loss::None
+        };
+        match loss {
+            Loss::Request => break,
+            Loss::Answer => drop_answer.store(true, std::sync::atomic::Ordering::SeqCst),
+            Loss::None => {}
+        }
+        if to_server.write_all(&buffer[..read]).await.is_err() {
+            break;
+        }
+    }
+    answers.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_whose_answer_is_lost_is_settled_by_a_fence() {
+    let proxy = LossyProxy::start(crate::cluster().endpoints()[0].clone()).await;
+    let address = rowdex_store::EtcdAddress {
+        endpoints: vec![proxy.address.clone()],
+        namespace: "settled".to_string(),
+    };
+    let store = EtcdStore::connect(&address, EtcdOptions::default())
+        .await
+        .expect("connect through the proxy");
+
+    // Applied, answer lost: the fence finds the marker, and the write succeeds, once.
+    proxy.lose_next(Loss::Answer);
+    let mut batch = WriteBatch::new();
+    batch.put(b"a".to_vec(), b"1".to_vec());
+    store.write(batch).await.expect("settled as applied");
+    assert_eq!(store.get(b"a").await.expect("read"), Some(b"1".to_vec()));
+
+    // The same for a transaction's commit.
+    let mut tx = store.begin().await.expect("begin");
+    assert_eq!(tx.get(b"a").await.expect("read"), Some(b"1".to_vec()));
+    tx.put(b"b".to_vec(), b"2".to_vec());
+    proxy.lose_next(Loss::Answer);
+    tx.commit().await.expect("settled as applied");
+    assert_eq!(store.get(b"b").await.expect("read"), Some(b"2".to_vec()));
+
+    // Lost on the way: the fence proves it was not applied, and it never will be.
+    proxy.lose_next(Loss::Request);
+    let mut batch = WriteBatch::new();
+    batch.put(b"c".to_vec(), b"3".to_vec());
+    let error = store.write(batch).await.expect_err("not applied");
+    assert!(matches!(error, StoreError::Interrupted { .. }), "{error}");
+    assert_eq!(store.get(b"c").await.expect("read"), None);
 }
