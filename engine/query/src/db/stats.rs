@@ -23,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use rowdex_catalog::{TableDef, TableStatistics, keyspace};
@@ -37,6 +38,10 @@ pub(crate) const FOLD_EVERY: u64 = 256;
 /// The share of its rows a table must change by, since its statistics were gathered, before
 /// they are gathered again (PostgreSQL's autoanalyze default is 10 %, plus 50 rows).
 pub(crate) const REFRESH_SHARE: f64 = 0.2;
+
+/// How long a process trusts what it loaded of a table on a store other processes write too:
+/// their writes reach its row counts (and statistics they gathered) this long after, at most.
+pub(crate) const SHARED_RELOAD: Duration = Duration::from_secs(10);
 
 /// Rows below which a table's statistics are not refreshed automatically: dives count such a
 /// table's ranges in full for less than gathering would cost.
@@ -53,6 +58,18 @@ struct Known {
     /// Changes whenever `gathered` is loaded or replaced: a plan choice made under one
     /// generation is kept until the next (see `NativeQuery::plan`).
     generation: u64,
+    /// When it was loaded from the store.
+    loaded: Option<Instant>,
+}
+
+impl Known {
+    /// Whether it should be loaded again: on a shared store, once it is [`SHARED_RELOAD`] old.
+    fn stale(&self, shared: bool) -> bool {
+        shared
+            && self
+                .loaded
+                .is_none_or(|loaded| loaded.elapsed() >= SHARED_RELOAD)
+    }
 }
 
 #[derive(Debug)]
@@ -96,9 +113,13 @@ impl TableStats {
         self.lock().get(&table_id).and_then(|k| k.gathered.clone())
     }
 
-    /// The exact row count, loading it (and the gathered statistics) the first time.
+    /// The exact row count, loading it (and the gathered statistics) the first time, and on
+    /// a store other processes write too, again once what was loaded is [`SHARED_RELOAD`] old.
     pub(crate) async fn rows(&self, store: &dyn KvStore, table: &TableDef) -> Result<u64> {
-        if let Some(known) = self.lock().get(&table.id) {
+        let shared = store.capabilities().shared;
+        if let Some(known) = self.lock().get(&table.id)
+            && !known.stale(shared)
+        {
             return Ok(known.rows);
         }
         let snapshot = store.snapshot();
@@ -129,14 +150,24 @@ impl TableStats {
                 .await
                 .is_ok();
         let generation = self.next_generation();
-        let mut tables = self.lock();
-        let known = tables.entry(table.id).or_insert(Known {
+        let loaded = Known {
             rows,
             unfolded: if folded { 0 } else { deltas.len() as u64 },
             gathered,
             generation,
-        });
-        Ok(known.rows)
+            loaded: Some(Instant::now()),
+        };
+        let mut tables = self.lock();
+        match tables.get_mut(&table.id) {
+            // Loaded meanwhile by another task, and still fresh: that figure has this
+            // process's commits since added to it.
+            Some(known) if !known.stale(shared) => Ok(known.rows),
+            Some(known) => {
+                *known = loaded;
+                Ok(known.rows)
+            }
+            None => Ok(tables.entry(table.id).or_insert(loaded).rows),
+        }
     }
 
     /// The key and value a write transaction puts to record its net row change `delta` on

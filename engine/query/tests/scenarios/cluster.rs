@@ -455,3 +455,26 @@ async fn copy_is_batched_under_the_servers_limit_and_a_bigger_statement_is_refus
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_counts_written_by_one_process_reach_the_others_estimates() -> TestResult {
+    let (a, b) = two_processes("counts").await?;
+    let (a, b) = (a.session(), b.session());
+    a.execute("CREATE TABLE n (id INT PRIMARY KEY, v INT)")
+        .await?;
+    let table_rows = |shown: Vec<Vec<String>>| {
+        shown
+            .into_iter()
+            .find(|row| row.get(1).is_some_and(|kind| kind == "TABLE"))
+            .and_then(|row| row.get(3).cloned())
+    };
+    let before = table_rows(rows(&b, "SHOW STATISTICS n").await?);
+    assert_eq!(before.as_deref(), Some("0"));
+    a.execute("INSERT INTO n SELECT x, x % 10 FROM generate_series(1, 3000) AS g(x)")
+        .await?;
+    // B loaded the count before A's load; it reloads it once what it holds is 10 s old.
+    tokio::time::sleep(std::time::Duration::from_millis(10_500)).await;
+    let after = table_rows(rows(&b, "SHOW STATISTICS n").await?);
+    assert_eq!(after.as_deref(), Some("3000"));
+    Ok(())
+}

@@ -102,6 +102,8 @@ impl Reader {
         request.revision = self.revision_to_ask();
         loop {
             let asked = request.revision;
+            // A read at a pinned revision needs no round with the leader.
+            request.serializable = asked != 0;
             let response: RangeResponse = self
                 .shared
                 .client
@@ -178,6 +180,7 @@ impl KvRead for Reader {
                             RequestOp::Range(RangeRequest {
                                 key: Bytes(self.shared.namespaced(key)),
                                 revision: asked,
+                                serializable: asked != 0,
                                 ..RangeRequest::default()
                             })
                         })

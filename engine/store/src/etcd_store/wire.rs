@@ -67,6 +67,11 @@ pub(super) struct RangeRequest {
     pub(super) keys_only: bool,
     #[serde(skip_serializing_if = "is_false")]
     pub(super) count_only: bool,
+    /// Served by the member asked from its own state, without confirming with the leader:
+    /// exact for a read at a given revision (the versions at a revision never change), which
+    /// a member not yet at that revision refuses ("future revision").
+    #[serde(skip_serializing_if = "is_false")]
+    pub(super) serializable: bool,
 }
 
 /// The response header: the store's revision the answer was read at (or a write made).

@@ -133,7 +133,10 @@ async fn write_workload(store: &EtcdStore, from: u32, count: u32) -> (Vec<u32>, 
     }
     for n in interrupted {
         let key = format!("row{n:05}").into_bytes();
-        let found = store.get(&key).await.expect("read an interrupted batch's key");
+        let found = store
+            .get(&key)
+            .await
+            .expect("read an interrupted batch's key");
         assert_eq!(found, None, "batch {n} was interrupted, yet applied");
     }
     (acknowledged, unknown)
