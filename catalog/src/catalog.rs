@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use rowdex_store::{Direction, KeyRange, KvStore, Transaction, scan_stream};
+use rowdex_store::{Direction, KeyRange, KvRead, KvStore, Transaction, scan_stream};
 
 use crate::error::{CatalogError, Result};
 use crate::index::{IndexDef, IndexState};
@@ -49,17 +49,19 @@ impl Catalog {
     }
 
     /// On a store other processes write too: reloads the cache if the stored catalog version
-    /// moved since it was loaded (one point read). Elsewhere nothing: this process makes
-    /// every change and keeps its cache current itself.
-    pub async fn refresh(&self) -> Result<()> {
+    /// moved since it was loaded (one point read), and returns the snapshot it read the version
+    /// through, which a query may go on reading (one linearizable read instead of two).
+    /// Elsewhere nothing: this process makes every change and keeps its cache current itself.
+    pub async fn refresh(&self) -> Result<Option<Arc<dyn KvRead>>> {
         if !self.shared {
-            return Ok(());
+            return Ok(None);
         }
-        let stored = decode_version(self.store.get(CATALOG_VERSION_KEY).await?.as_deref())?;
+        let view = self.store.snapshot();
+        let stored = decode_version(view.get(CATALOG_VERSION_KEY).await?.as_deref())?;
         if stored != self.version.load(Ordering::SeqCst) {
             self.reload().await?;
         }
-        Ok(())
+        Ok(Some(view))
     }
 
     /// The catalog version the cache holds.

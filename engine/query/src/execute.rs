@@ -35,6 +35,7 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::sql::sqlparser::ast::{ObjectType, Statement};
 
 use crate::db::sequences::LAST_VALUES;
+use crate::db::txn::with_query_view;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
 use crate::native;
@@ -93,8 +94,9 @@ impl Session {
 
     /// The cache's part of [`Session::run_cached`], for a statement with its literals lifted.
     async fn run_lifted(&self, lifted: Lifted) -> Result<Option<Output>> {
-        // Another process may have changed the catalog: a cached query re-plans if so.
-        self.db.catalog.refresh().await?;
+        // Another process may have changed the catalog: a cached query re-plans if so, and
+        // reads on from the snapshot that checked it.
+        let view = self.db.catalog.refresh().await?;
         let entry = match self.query_cache.get(&lifted.key) {
             Some(entry) if entry.query.is_current(&self.db) => entry,
             _ => {
@@ -126,12 +128,15 @@ impl Session {
         };
         self.set_warnings(Vec::new());
         let txn = self.open_txn();
-        native::run(
-            &self.db,
-            txn.as_ref(),
-            &entry.query,
-            &lifted.literals,
-            &entry.hints,
+        with_query_view(
+            view,
+            native::run(
+                &self.db,
+                txn.as_ref(),
+                &entry.query,
+                &lifted.literals,
+                &entry.hints,
+            ),
         )
         .await
     }
@@ -281,12 +286,17 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
 /// Runs one statement once, recording the sequence values it takes as the session's
 /// (`currval`).
 async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
-    // Another process may have changed the catalog (a store shared by several processes).
-    session.db.catalog.refresh().await?;
+    // Another process may have changed the catalog (a store shared by several processes); a
+    // query reads on from the snapshot that checked it.
+    let view = session.db.catalog.refresh().await?;
+    let view = view.filter(|_| is_query(parsed));
     let last_values = session.sequence_values.clone();
     // Boxed: a statement's future is large, and callers' stacks are not.
     LAST_VALUES
-        .scope(last_values, Box::pin(run_statement(session, parsed)))
+        .scope(
+            last_values,
+            Box::pin(with_query_view(view, run_statement(session, parsed))),
+        )
         .await
 }
 

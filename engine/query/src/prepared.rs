@@ -13,6 +13,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_codec::Datum;
 
+use crate::db::txn::with_query_view;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
 use crate::execute::copy;
@@ -87,17 +88,17 @@ impl Prepared {
                 given: params.len(),
             });
         }
-        // Another process may have changed the catalog: the compiled query re-plans if so.
-        self.session.db.catalog.refresh().await?;
+        // Another process may have changed the catalog: the compiled query re-plans if so,
+        // and reads on from the snapshot that checked it.
+        let view = self.session.db.catalog.refresh().await?;
         if let Some(native) = self.native_query() {
             let hints = match &self.statement {
                 ParsedStatement::Sql { hints, .. } => hints.clone(),
                 ParsedStatement::Command(_) => Default::default(),
             };
             let txn = self.session.open_txn();
-            if let Some(output) =
-                native::run(&self.session.db, txn.as_ref(), &native, params, &hints).await?
-            {
+            let run = native::run(&self.session.db, txn.as_ref(), &native, params, &hints);
+            if let Some(output) = with_query_view(view, run).await? {
                 return Ok(output);
             }
         }
