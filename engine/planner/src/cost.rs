@@ -3,7 +3,7 @@
 //! counted up to a cap before planning).
 
 use rowdex_catalog::TableStatistics;
-use rowdex_store::AccessCosts;
+use rowdex_store::{AccessCosts, Direction};
 
 use crate::budget::BUFFERED_KEYS_MAX;
 use crate::path::{AccessPath, Estimate, ScanPlan};
@@ -257,6 +257,15 @@ pub fn estimate(
         .filter(|_| plan.residual.is_empty())
         .map(|limit| (limit + plan.offset) as f64);
     let stop = |rows: f64| wanted.map_or(rows, |w| rows.min(w));
+    // On a backend whose reverse pages read the rest of the range (etcd), the entries of the
+    // range a LIMIT spares the client are still read on the server.
+    let unread_in_reverse = |range: f64, read: f64| {
+        if plan.direction == Direction::Reverse && costs.reverse_reads_whole_range {
+            (range - read).max(0.0) * next
+        } else {
+            0.0
+        }
+    };
     let buckets = f64::from(plan.table.salt_buckets.max(1));
     let (rows, entries, cost) = match &plan.path {
         AccessPath::PointGet { .. } => (1.0, 1.0, get),
@@ -274,11 +283,13 @@ pub fn estimate(
                 buckets * prefixes.len().max(1) as f64
             };
             let read = stop(n);
-            (n, read, seeks * seek + read * next)
+            let cost = seeks * seek + read * next + unread_in_reverse(n, read);
+            (n, read, cost)
         }
         AccessPath::FullScan => {
             let read = stop(table_rows);
-            (table_rows, read, buckets * seek + read * next)
+            let cost = buckets * seek + read * next + unread_in_reverse(table_rows, read);
+            (table_rows, read, cost)
         }
         AccessPath::IndexScan { input, covering } => {
             let n = size(counts.first());
@@ -287,7 +298,10 @@ pub fn estimate(
             (
                 n,
                 read * if *covering { 1.0 } else { 2.0 },
-                input.prefixes.len().max(1) as f64 * seek + read * next + lookups,
+                input.prefixes.len().max(1) as f64 * seek
+                    + read * next
+                    + lookups
+                    + unread_in_reverse(n, read),
             )
         }
         AccessPath::IndexIntersection {

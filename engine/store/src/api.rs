@@ -39,6 +39,10 @@ pub struct AccessCosts {
     /// Checking one key's presence ([`KvRead::contains`] on a batch), most often of an absent
     /// key: the probe of an intersection input checked rather than read.
     pub check_ns: u32,
+    /// A reverse page makes the backend read the whole rest of the range, not just the page
+    /// (etcd sorts a descending range on the server): a reverse scan stopped early by a LIMIT
+    /// still pays `next_ns` for every entry of its range.
+    pub reverse_reads_whole_range: bool,
 }
 
 /// A backend's page read (a scan or visit page, a count, a batch of gets or presence checks)

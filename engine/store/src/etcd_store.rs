@@ -262,6 +262,7 @@ impl KvStore for EtcdStore {
                 next_ns: 5_000,
                 get_ns: 20_000,
                 check_ns: 20_000,
+                reverse_reads_whole_range: true,
             },
         }
     }

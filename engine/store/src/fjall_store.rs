@@ -250,6 +250,7 @@ impl Backend for FjallBackend {
                 next_ns: 280,
                 get_ns: 3_500,
                 check_ns: 1_500,
+                reverse_reads_whole_range: false,
             },
         }
     }

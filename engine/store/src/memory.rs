@@ -182,6 +182,7 @@ impl Backend for MemoryBackend {
                 next_ns: 60,
                 get_ns: 300,
                 check_ns: 250,
+                reverse_reads_whole_range: false,
             },
         }
     }
