@@ -30,7 +30,6 @@ mod wire;
 use std::hash::BuildHasher;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 pub use client::EtcdOptions;
 use client::{Client, Effect};
@@ -168,35 +167,6 @@ impl EtcdStore {
     /// Where the store lives.
     pub fn address(&self) -> &EtcdAddress {
         &self.address
-    }
-
-    /// The member ids of the cluster's leader as each endpoint sees it (`None`: unreachable),
-    /// in the order of the endpoints; for tests and diagnostics.
-    pub async fn leader_seen_by_each(&self) -> Vec<Option<(u64, u64)>> {
-        let mut out = Vec::new();
-        for endpoint in self.shared.client.endpoints() {
-            let single = Client::new(
-                vec![endpoint.clone()],
-                EtcdOptions {
-                    call_timeout: Duration::from_secs(1),
-                    unavailable_after: Duration::ZERO,
-                    keep_history: self.shared.options.keep_history,
-                },
-            );
-            let status: Result<wire::StatusResponse> = single
-                .call(
-                    "/v3/maintenance/status",
-                    &serde_json::json!({}),
-                    Effect::Read,
-                )
-                .await;
-            out.push(
-                status
-                    .ok()
-                    .map(|status| (status.header.member_id, status.leader)),
-            );
-        }
-        out
     }
 
     /// Compacts now (as [`KvStore::compact`] does); returns the revision compacted to, or

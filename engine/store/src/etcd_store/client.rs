@@ -79,10 +79,6 @@ impl Client {
         }
     }
 
-    pub(super) fn endpoints(&self) -> &[String] {
-        &self.endpoints
-    }
-
     /// POSTs `request` to `path` on some member and decodes its answer.
     pub(super) async fn call<Q: Serialize, A: DeserializeOwned>(
         &self,
