@@ -129,6 +129,9 @@ impl<R: BufRead> RecordReader<R> {
         if !append {
             self.bytes.clear();
         }
+        // The break is stripped from this line only: a `\r` kept from the line before (a
+        // quoted field's content) is data.
+        let start = self.bytes.len();
         let read = self
             .source
             .read_until(b'\n', &mut self.bytes)
@@ -141,7 +144,7 @@ impl<R: BufRead> RecordReader<R> {
         if self.bytes.last() == Some(&b'\n') {
             self.bytes.pop();
             self.line_break = b"\n";
-            if self.bytes.last() == Some(&b'\r') {
+            if self.bytes.len() > start && self.bytes.last() == Some(&b'\r') {
                 self.bytes.pop();
                 self.line_break = b"\r\n";
             }
@@ -362,6 +365,20 @@ mod tests {
                 vec![some("1"), some(""), None],
                 vec![some("2"), some("a,\"b\"\nc"), some("x")],
             ]
+        );
+    }
+
+    #[test]
+    fn a_carriage_return_ending_a_quoted_line_is_data() {
+        // Found by `any_values_round_trip`: the `\r` before a quoted line break is content,
+        // and the line after is a bare `\n`.
+        let rows = records(
+            "\"\r\r\n\n\",\n\"a\r\n\r\n\",\r\n",
+            &format(CopyFormatKind::Csv),
+        );
+        assert_eq!(
+            rows,
+            vec![vec![some("\r\r\n\n"), None], vec![some("a\r\n\r\n"), None]]
         );
     }
 
