@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use fjall::config::{HashRatioPolicy, PartitioningPolicy, PinningPolicy};
 use fjall::{
-    CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable, Snapshot,
+    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
+    Readable, Snapshot,
 };
 
 use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
@@ -76,6 +77,20 @@ pub const DEFAULT_FJALL_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 /// (its default is 512 MiB).
 const MAX_JOURNALING_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The store seals the data keyspace's memtable itself once it holds this much, below fjall's
+/// own `max_memtable_size` (64 MiB, the default every rowdex keyspace was created with).
+///
+/// Past that size fjall asks its worker to seal the memtable, with a message per write, on a
+/// queue of 1,000. While the one worker (see `FjallStore::open`) is in a long compaction, a
+/// stream of small journaled writes (a CREATE INDEX backfill on 10M rows) fills the queue with
+/// those requests; the worker, when it gets to the first one, seals the memtable and then
+/// blocks sending its own flush request to the full queue it alone drains. That deadlocked a
+/// 10M-row load: writes went on into an unsealed memtable (1.7 GB resident) and the close
+/// waited forever. Sealing on the writing thread, before fjall would ask, sends one flush
+/// request per memtable instead, and fjall's write stall (four sealed memtables) then bounds
+/// memory while the worker compacts.
+const SEAL_MEMTABLE_BYTES: u64 = 48 * 1024 * 1024;
+
 /// A store kept in a fjall database directory.
 pub type FjallStore = Store<FjallBackend>;
 
@@ -117,6 +132,12 @@ impl Store<FjallBackend> {
     /// covers it): one per ingested batch after a bulk load, until compaction merges them.
     pub fn table_count(&self) -> usize {
         self.backend().data.table_count()
+    }
+
+    /// The bytes in the data keyspace's active memtable, as fjall counts them (what a write
+    /// adds before it is sealed and flushed into a table).
+    pub fn memtable_bytes(&self) -> u64 {
+        self.backend().data.tree.active_memtable().size()
     }
 
     /// Like [`FjallStore::open`], with a block cache of `cache_bytes` (filled as blocks are
@@ -174,6 +195,14 @@ impl FjallBackend {
         }
         ingestion.finish()?;
         journal::seal_if_long(&self.dir, &self.padding)
+    }
+
+    /// Seals the data memtable once it reaches [`SEAL_MEMTABLE_BYTES`].
+    fn seal_full_memtable(&self) -> Result<()> {
+        if self.data.tree.active_memtable().size() >= SEAL_MEMTABLE_BYTES {
+            self.data.rotate_memtable()?;
+        }
+        Ok(())
     }
 
     fn view(&self) -> FjallView {
@@ -314,7 +343,7 @@ impl Backend for FjallBackend {
             }
         }
         out.commit()?;
-        Ok(())
+        self.seal_full_memtable()
     }
 }
 

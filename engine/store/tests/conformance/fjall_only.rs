@@ -196,6 +196,40 @@ async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
     Ok(())
 }
 
+/// Journaled writes never take the memtable to fjall's own sealing size (64 MiB): the store
+/// seals it at 48 MiB on the writing thread. When fjall had to ask its one worker instead (a
+/// message per write while the worker compacted), a 10M-row CREATE INDEX filled the worker's
+/// queue and deadlocked it. Without the store's sealing, the memtable passes 56 MiB here.
+#[tokio::test]
+async fn writes_seal_the_memtable_before_fjall_must_ask() -> Result<()> {
+    const MIB: usize = 1024 * 1024;
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let value = vec![5u8; 16 * 1024];
+    let mut written = 0u64;
+    let mut largest = 0;
+    for batch_number in 0..80u32 {
+        let mut batch = WriteBatch::new();
+        for i in 0..64u32 {
+            let key = format!("m{batch_number:04}{i:04}").into_bytes();
+            batch.put(key, value.clone());
+            written += 1;
+        }
+        store.write(batch).await?;
+        largest = largest.max(store.memtable_bytes());
+    }
+    assert!(
+        largest < 56 * MIB as u64,
+        "the memtable reached {largest} bytes"
+    );
+    assert!(largest > 40 * MIB as u64, "the test wrote too little");
+    drop(store);
+    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
+    assert_eq!(counted.entries, written);
+    Ok(())
+}
+
 #[test]
 fn buffered_is_the_default() {
     assert_eq!(Durability::default(), Durability::Buffered);
