@@ -5,7 +5,8 @@
 //! peak RSS), three ways: rowdex as it plans, rowdex with the best plan forced by a hint, and
 //! SQLite on the same rows with the same indexes (`ANALYZE`d, WAL, synchronous=NORMAL, its
 //! page cache sized like fjall's block cache). The answers must agree. A fourth run forces
-//! rowdex's DataFusion executor, to compare the two executors at this size.
+//! rowdex's DataFusion executor, to compare the two executors at this size; a fifth is the
+//! store's floor (`raw`): the best plan's reads written by hand against the same store.
 //!
 //! Table `t (id, a, b, s, c, d, v, pad)`: `a = id % 200` (0.5 % per value), `b` a permutation
 //! of the ids, `s` 2 000 rows per value, `c` and `d` 4 values each (25 %), `v` unindexed, `pad`
@@ -24,8 +25,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod raw;
+
 use rowdex::Database;
-use rowdex_store::{Durability, FjallStore};
+use rowdex_store::{Durability, FjallStore, KvStore};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -286,6 +289,27 @@ async fn run_case(
             answer = lines.join(";");
         }
         answer
+    } else if variant == "raw" {
+        let store = Arc::new(FjallStore::open_with_cache(
+            &rowdex_dir(dir),
+            Durability::default(),
+            cache_mib * 1024 * 1024,
+        )?);
+        let db = Database::with_store(store.clone()).await?;
+        let layout = raw::Layout::of(&db)?;
+        println!("PLAN the best plan's reads through KvRead, by hand");
+        reset_peak_rss();
+        println!("RESULT base_mib {}", status_mib("VmRSS:"));
+        let mut answer = String::new();
+        for _ in 0..=REPS {
+            let started = Instant::now();
+            let reader = store.snapshot();
+            answer = raw::answer(reader.as_ref(), &layout, case.name)
+                .await?
+                .ok_or("no floor for this case")?;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        answer
     } else {
         let store = FjallStore::open_with_cache(
             &rowdex_dir(dir),
@@ -473,9 +497,9 @@ fn main() -> BenchResult<()> {
         );
     }
     println!(
-        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | rowdex / hinted | rowdex / SQLite | rowdex peak MiB (query's own) | SQLite peak MiB (query's own) |"
+        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | raw store ms | rowdex / hinted | rowdex / SQLite | raw store / SQLite | rowdex peak MiB (query's own) | SQLite peak MiB (query's own) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut plans = Vec::new();
     for case in &CASES {
         if let Some(wanted) = &wanted
@@ -484,8 +508,10 @@ fn main() -> BenchResult<()> {
             continue;
         }
         let mut reports = BTreeMap::new();
-        for variant in ["plain", "hinted", "datafusion", "sqlite"] {
-            if variant == "hinted" && case.best.is_empty() {
+        for variant in ["plain", "hinted", "datafusion", "sqlite", "raw"] {
+            if (variant == "hinted" && case.best.is_empty())
+                || (variant == "raw" && !raw::HAS_FLOOR.contains(&case.name))
+            {
                 continue;
             }
             eprintln!("{} ({variant})...", case.name);
@@ -518,15 +544,17 @@ fn main() -> BenchResult<()> {
             _ => String::new(),
         };
         println!(
-            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.label,
             fmt_ms(get("plain", "ms")),
             fmt_ms(get("plain", "first_ms")),
             fmt_ms(get("hinted", "ms")),
             fmt_ms(get("datafusion", "ms")),
             fmt_ms(get("sqlite", "ms")),
+            fmt_ms(get("raw", "ms")),
             ratio(get("plain", "ms"), get("hinted", "ms")),
             ratio(get("plain", "ms"), get("sqlite", "ms")),
+            ratio(get("raw", "ms"), get("sqlite", "ms")),
             memory(get("plain", "peak_mib"), get("plain", "base_mib")),
             memory(get("sqlite", "peak_mib"), get("sqlite", "base_mib")),
         );
