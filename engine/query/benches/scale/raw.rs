@@ -14,7 +14,8 @@ use rowdex_codec::row::{CellValue, cells};
 use rowdex_codec::{Datum, SortOrder};
 use rowdex_store::{Direction, KeyRange, KvRead};
 
-use crate::BenchResult;
+/// The bench's result (`main` has the same alias; this file imports nothing from it).
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Entries per page and keys per multi-get, as rowdex's own scans use.
 const PAGE: usize = 1024;
