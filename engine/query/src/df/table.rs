@@ -178,6 +178,7 @@ impl TableProvider for RowdexTable {
         let predicates = request.predicates.clone();
         let replannable = request.hint == IndexHint::Auto;
         let plan = choose_plan(&self.db, request).await?;
+        let facts = PlanningFacts::load(&self.db, &self.def).await?;
         Ok(Arc::new(
             RowdexScanExec::new(
                 plan,
@@ -188,7 +189,7 @@ impl TableProvider for RowdexTable {
                 self.db.store.clone(),
                 self.db.expiry_cutoff(&self.def),
             )
-            .with_planning_facts(PlanningFacts::of(&self.db, &self.def))
+            .with_planning_facts(facts)
             .with_memory_budget(self.db.memory_budget()),
         ))
     }

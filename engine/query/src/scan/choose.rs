@@ -193,12 +193,19 @@ pub(crate) struct PlanningFacts {
 
 impl PlanningFacts {
     /// The facts of `table`, when statistics were gathered and its row count is loaded.
-    pub(crate) fn of(db: &DbState, table: &TableDef) -> Option<PlanningFacts> {
+    fn of(db: &DbState, table: &TableDef) -> Option<PlanningFacts> {
         Some(PlanningFacts {
             statistics: db.stats.gathered(table.id).filter(|g| g.rows > 0)?,
             rows: db.stats.known_rows(table)?,
             costs: db.store.capabilities().costs,
         })
+    }
+
+    /// [`PlanningFacts::of`], loading the table's row count and statistics first when this
+    /// process has not yet: a scan with one candidate path is chosen without them.
+    pub(crate) async fn load(db: &DbState, table: &TableDef) -> Result<Option<PlanningFacts>> {
+        db.stats.rows(db.store.as_ref(), table).await?;
+        Ok(Self::of(db, table))
     }
 
     /// The table's rows, and the primary key's samples (its leading column's encoded value at
