@@ -137,7 +137,7 @@ impl Store<FjallBackend> {
     /// The bytes in the data keyspace's active memtable, as fjall counts them (what a write
     /// adds before it is sealed and flushed into a table).
     pub fn memtable_bytes(&self) -> u64 {
-        self.backend().data.tree.active_memtable().size()
+        self.backend().memtable_bytes()
     }
 
     /// Like [`FjallStore::open`], with a block cache of `cache_bytes` (filled as blocks are
@@ -197,9 +197,13 @@ impl FjallBackend {
         journal::seal_if_long(&self.dir, &self.padding)
     }
 
+    fn memtable_bytes(&self) -> u64 {
+        self.data.tree.active_memtable().size()
+    }
+
     /// Seals the data memtable once it reaches [`SEAL_MEMTABLE_BYTES`].
     fn seal_full_memtable(&self) -> Result<()> {
-        if self.data.tree.active_memtable().size() >= SEAL_MEMTABLE_BYTES {
+        if self.memtable_bytes() >= SEAL_MEMTABLE_BYTES {
             self.data.rotate_memtable()?;
         }
         Ok(())
