@@ -3,6 +3,7 @@
 //! ([`clock`]); and the transactions sessions and statements read and write through ([`txn`]).
 
 pub(crate) mod analyze;
+pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod dives;
 pub(crate) mod sequences;

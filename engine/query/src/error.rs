@@ -120,6 +120,12 @@ pub enum Error {
     NoTransaction,
     #[error("{statement} cannot run inside a transaction; COMMIT or ROLLBACK first")]
     NotInTransaction { statement: String },
+    #[error(
+        "{statement} cannot run in a transaction block that has written: rowdex commits a schema change at once, apart from the block, so it must come before the block's first write (or after COMMIT)"
+    )]
+    SchemaChangeAfterWrite { statement: String },
+    #[error("cannot execute {statement} in a read-only transaction")]
+    ReadOnlyTransaction { statement: String },
     #[error("no savepoint named {name} in the open transaction")]
     NoSuchSavepoint { name: String },
     #[error("UNIQUE index {index} on table {table} already holds {value}")]

@@ -118,17 +118,21 @@ impl Session {
                 if parameters != lifted.literals.len() {
                     return Ok(None);
                 }
-                let Some(query) = NativeQuery::compile(&self.db, query) else {
+                let Some(compiled) = NativeQuery::compile(&self.db, query) else {
                     return Ok(None);
                 };
-                let entry = Arc::new(CachedQuery { query, hints });
+                let entry = Arc::new(CachedQuery {
+                    query: compiled,
+                    hints,
+                    statement: statement.as_ref().clone(),
+                });
                 self.query_cache.insert(lifted.key, entry.clone());
                 entry
             }
         };
         self.set_warnings(Vec::new());
         let txn = self.open_txn();
-        with_query_view(
+        let output = with_query_view(
             view,
             native::run(
                 &self.db,
@@ -138,7 +142,10 @@ impl Session {
                 &entry.hints,
             ),
         )
-        .await
+        .await?;
+        output
+            .map(|output| self.name_output(&entry.statement, output))
+            .transpose()
     }
 
     /// Runs a query and returns its batches (the last statement's, for a script).
@@ -197,16 +204,37 @@ impl Session {
             statistics::refresh_outgrown(self);
             return Ok(output);
         }
+        if self.transaction_characteristics().read_only && writes(parsed) {
+            return Err(Error::ReadOnlyTransaction {
+                statement: statement_name(parsed),
+            });
+        }
         if let Some(txn) = self.open_txn() {
-            refuse_in_transaction(parsed)?;
+            let schema_change = in_transaction(parsed)? == InTransaction::OnItsOwn;
+            if schema_change && txn.has_written() {
+                return Err(Error::SchemaChangeAfterWrite {
+                    statement: statement_name(parsed),
+                });
+            }
             // Inside a transaction a statement runs once: its reads come from the transaction's
             // snapshot, so running it again would meet the same state. A failure undoes the
             // statement alone.
             let savepoint = txn.statement_start().await?;
             let result = run_once(self, parsed).await;
             txn.statement_end(savepoint, result.is_ok()).await?;
+            if schema_change && result.is_ok() {
+                // The block reads on from after the change (an index it built, say).
+                txn.renew(self.db.store.as_ref()).await?;
+                self.add_notice(format!(
+                    "{} ran inside a transaction block and is committed already: ROLLBACK does \
+                     not undo it (rowdex's schema changes are not transactional)",
+                    statement_name(parsed)
+                ));
+            }
             return result;
         }
+        // Writes, and schema changes (which change nothing when they lose a race for the
+        // catalog: concurrent CREATE INDEX on two tables, say), run again.
         let is_write = matches!(
             parsed,
             ParsedStatement::Sql { statement, .. } if matches!(
@@ -215,6 +243,11 @@ impl Session {
                     | Statement::Update(_)
                     | Statement::Delete(_)
                     | Statement::AlterTable(_)
+                    | Statement::CreateTable(_)
+                    | Statement::CreateIndex(_)
+                    | Statement::CreateView(_)
+                    | Statement::CreateSequence { .. }
+                    | Statement::Drop { .. }
             )
         );
         let mut attempt = 1;
@@ -252,18 +285,29 @@ fn is_query(parsed: &ParsedStatement) -> bool {
     )
 }
 
-/// Rejects what cannot join a transaction: schema changes and index maintenance commit on
-/// their own (the catalog is shared by every session at once), and COPY FROM commits batch by
-/// batch.
-fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
+/// How a statement runs inside a transaction block.
+#[derive(Debug, PartialEq, Eq)]
+enum InTransaction {
+    /// As part of the block: read through its snapshot, written into it.
+    InBlock,
+    /// On its own, committed at once apart from the block: a schema change (the catalog is
+    /// shared live by every session), allowed only before the block's first write.
+    OnItsOwn,
+}
+
+/// How `parsed` runs inside a transaction block, or the error for what cannot run there at
+/// all: index checks and rebuilds, PURGE, VACUUM, CHECKPOINT and role changes. (COPY FROM in a
+/// block writes into the block's transaction.)
+fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
     let refused = match parsed {
         ParsedStatement::Command(
             Command::ShowIndexes { .. }
             | Command::ExplainKey { .. }
             | Command::ShowWarnings
             | Command::ShowStatistics { .. },
-        ) => None,
-        ParsedStatement::Command(command) => Some(command.to_string()),
+        ) => return Ok(InTransaction::InBlock),
+        ParsedStatement::Command(Command::Analyze { .. }) => return Ok(InTransaction::OnItsOwn),
+        ParsedStatement::Command(command) => command.to_string(),
         ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
             Statement::Query(_)
             | Statement::Explain { .. }
@@ -272,13 +316,67 @@ fn refuse_in_transaction(parsed: &ParsedStatement) -> Result<()> {
             | Statement::Delete(_)
             | Statement::ShowTables { .. }
             | Statement::ExplainTable { .. }
-            | Statement::Copy { to: true, .. } => None,
-            other => Some(statement_kind(other)),
+            | Statement::Copy { .. } => return Ok(InTransaction::InBlock),
+            Statement::CreateTable(_)
+            | Statement::AlterTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::Drop { .. }
+            | Statement::CreateView(_)
+            | Statement::CreateSequence { .. }
+            | Statement::CreateTrigger(_)
+            | Statement::DropTrigger(_) => return Ok(InTransaction::OnItsOwn),
+            other => statement_kind(other),
         },
     };
-    match refused {
-        Some(statement) => Err(Error::NotInTransaction { statement }),
-        None => Ok(()),
+    Err(Error::NotInTransaction { statement: refused })
+}
+
+/// Whether a statement may change the database (so a READ ONLY transaction refuses it).
+fn writes(parsed: &ParsedStatement) -> bool {
+    match parsed {
+        ParsedStatement::Command(command) => !matches!(
+            command,
+            Command::ShowIndexes { .. }
+                | Command::ExplainKey { .. }
+                | Command::ShowWarnings
+                | Command::ShowStatistics { .. }
+                | Command::ShowKeySpread { .. }
+                | Command::CheckIndex { repair: false, .. }
+                | Command::CheckTable { repair: false, .. }
+        ),
+        ParsedStatement::Sql { statement, .. } => !matches!(
+            statement.as_ref(),
+            Statement::Query(_)
+                | Statement::Explain { .. }
+                | Statement::ShowTables { .. }
+                | Statement::ExplainTable { .. }
+                | Statement::Copy { to: true, .. }
+                | Statement::Set(_)
+        ),
+    }
+}
+
+/// The statement's name for messages, as PostgreSQL names statements (`INSERT`, `CREATE
+/// TABLE`, `DROP INDEX`).
+fn statement_name(parsed: &ParsedStatement) -> String {
+    let statement = match parsed {
+        ParsedStatement::Command(command) => return command.to_string(),
+        ParsedStatement::Sql { statement, .. } => statement.as_ref(),
+    };
+    match statement {
+        Statement::Insert(_) => "INSERT".into(),
+        Statement::Update(_) => "UPDATE".into(),
+        Statement::Delete(_) => "DELETE".into(),
+        Statement::Copy { .. } => "COPY".into(),
+        Statement::CreateTable(_) => "CREATE TABLE".into(),
+        Statement::CreateIndex(_) => "CREATE INDEX".into(),
+        Statement::CreateView(_) => "CREATE VIEW".into(),
+        Statement::CreateSequence { .. } => "CREATE SEQUENCE".into(),
+        Statement::CreateTrigger(_) => "CREATE TRIGGER".into(),
+        Statement::DropTrigger(_) => "DROP TRIGGER".into(),
+        Statement::AlterTable(_) => "ALTER TABLE".into(),
+        Statement::Drop { object_type, .. } => format!("DROP {object_type}"),
+        other => statement_kind(other),
     }
 }
 

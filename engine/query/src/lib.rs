@@ -54,6 +54,7 @@ mod write;
 pub use copy_data::format::{CopyFormat, CopyFormatKind};
 pub use copy_data::stream::{CopyIn, CopyOut};
 pub use database::Database;
+pub use db::characteristics::{Characteristics, IsolationLevel};
 pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use df::context::RowdexSchema;
 pub use df::rules::filter_projection::SplitFilterProjection;
@@ -74,6 +75,7 @@ pub use sql::parse::{
     ParsedStatement, ScriptStatement, parse_script, script_statements, split_statements,
     statement_ends,
 };
+pub use sql::semantics::Semantics;
 
 pub use datafusion;
 pub use datafusion::arrow;

@@ -23,6 +23,7 @@ use crate::native::compile::NativeQuery;
 use crate::output::Output;
 use crate::session::{Executor, Session};
 use crate::sql::literals::bind_literals;
+use crate::sql::parameter_casts::parameter_casts;
 use crate::sql::parse::{ParsedStatement, parse_with_parameters};
 
 impl Session {
@@ -92,6 +93,7 @@ impl Prepared {
         // and reads on from the snapshot that checked it.
         let view = self.session.db.catalog.refresh().await?;
         if let Some(native) = self.native_query() {
+            self.session.set_warnings(Vec::new());
             let hints = match &self.statement {
                 ParsedStatement::Sql { hints, .. } => hints.clone(),
                 ParsedStatement::Command(_) => Default::default(),
@@ -99,7 +101,12 @@ impl Prepared {
             let txn = self.session.open_txn();
             let run = native::run(&self.session.db, txn.as_ref(), &native, params, &hints);
             if let Some(output) = with_query_view(view, run).await? {
-                return Ok(output);
+                return match &self.statement {
+                    ParsedStatement::Sql { statement, .. } => {
+                        self.session.name_output(statement, output)
+                    }
+                    ParsedStatement::Command(_) => Ok(output),
+                };
             }
         }
         let bound = bind_literals(&self.statement, params)?;
@@ -157,13 +164,23 @@ impl Prepared {
                 }
             }
         }
+        // What planning left untyped, a cast may type (`$1::int2`).
+        for (slot, cast) in parameters
+            .iter_mut()
+            .zip(parameter_casts(statement, self.parameters))
+        {
+            if slot.is_none() {
+                *slot = cast;
+            }
+        }
         let columns = match (statement.as_ref(), plan, returned) {
             (_, _, Some(query)) => {
                 let plan = plan_statement(&ctx, query).await?;
                 Some(Arc::new(plan.schema().as_arrow().clone()))
             }
             (Statement::Query(_), Some(plan), None) => {
-                Some(Arc::new(plan.schema().as_arrow().clone()))
+                let schema = Arc::new(untyped_as_text(plan.schema().as_arrow()));
+                Some(self.session.name_schema(statement, &schema))
             }
             (
                 Statement::Query(_) | Statement::Explain { .. } | Statement::ShowTables { .. },
@@ -214,4 +231,24 @@ impl Prepared {
         *cached = NativeQuery::compile(&self.session.db, query);
         cached.clone()
     }
+}
+
+/// `schema` with its columns of no type (`SELECT $1` with an untyped parameter) as text, which
+/// is how PostgreSQL describes an expression of unknown type and how its value comes back.
+fn untyped_as_text(
+    schema: &datafusion::arrow::datatypes::Schema,
+) -> datafusion::arrow::datatypes::Schema {
+    let fields: Vec<datafusion::arrow::datatypes::Field> = schema
+        .fields()
+        .iter()
+        .map(|field| match field.data_type() {
+            ArrowType::Null => field
+                .as_ref()
+                .clone()
+                .with_data_type(ArrowType::Utf8)
+                .with_nullable(true),
+            _ => field.as_ref().clone(),
+        })
+        .collect();
+    datafusion::arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone())
 }

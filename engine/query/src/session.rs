@@ -5,16 +5,23 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::Query;
+use datafusion::sql::sqlparser::ast::{Query, Statement};
 
 use crate::db::DbState;
+use crate::db::characteristics::Characteristics;
 use crate::db::sequences::LastValues;
 use crate::db::txn::SessionTxn;
 use crate::df::context::context_with;
+use crate::error::Result;
 use crate::native::cache::QueryCache;
 use crate::native::compile::NativeQuery;
+use crate::output::Output;
 use crate::sql::hints::QueryHints;
+use crate::sql::output_names::{postgres_names, renamed};
+use crate::sql::semantics::Semantics;
 
 /// Which executor runs queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,6 +44,8 @@ pub struct Session {
     pub(crate) query_cache: Arc<QueryCache>,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) executor: Executor,
+    /// Whose rules the session follows where SQLite's and PostgreSQL's differ.
+    pub(crate) semantics: Semantics,
     /// Whether SQL text goes through the compiled-query cache (true unless
     /// [`Session::set_query_cache`] turned it off).
     pub(crate) query_cache_enabled: bool,
@@ -44,6 +53,14 @@ pub struct Session {
     txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
     /// What the last statement warned about (the row-key advisor's findings).
     warnings: Arc<Mutex<Vec<String>>>,
+    /// The part of `warnings` a PostgreSQL client is sent as notices: what PostgreSQL would
+    /// warn about too (an option without effect, SET TRANSACTION outside a block, a schema
+    /// change committed inside one), not rowdex's own advice.
+    notices: Arc<Mutex<Vec<String>>>,
+    /// What a transaction is when it begins without saying (`SET SESSION CHARACTERISTICS AS
+    /// TRANSACTION ...`, `default_transaction_isolation`); statements outside a transaction
+    /// block run under it too.
+    default_characteristics: Arc<Mutex<Characteristics>>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
     /// How many triggers are running around the statements of this session: 0 for a
@@ -64,10 +81,13 @@ impl Session {
             query_cache,
             progress: None,
             executor: Executor::Auto,
+            semantics: Semantics::default(),
             query_cache_enabled: true,
             txn: Arc::default(),
             sequence_values: LastValues::default(),
             warnings: Arc::default(),
+            notices: Arc::default(),
+            default_characteristics: Arc::default(),
             trigger_depth: 0,
         }
     }
@@ -79,6 +99,7 @@ impl Session {
         Session {
             txn: Arc::new(Mutex::new(Some(txn))),
             warnings: Arc::default(),
+            notices: Arc::default(),
             trigger_depth: self.trigger_depth + 1,
             ..self.clone()
         }
@@ -96,6 +117,16 @@ impl Session {
 
     pub fn executor(&self) -> Executor {
         self.executor
+    }
+
+    /// Chooses whose rules the session follows where SQLite and PostgreSQL differ (SQLite's by
+    /// default; `rowdex serve` gives its sessions PostgreSQL's).
+    pub fn set_semantics(&mut self, semantics: Semantics) {
+        self.semantics = semantics;
+    }
+
+    pub fn semantics(&self) -> Semantics {
+        self.semantics
     }
 
     /// Turns the compiled-query cache on or off for this session (on by default). Off, every
@@ -117,6 +148,67 @@ impl Session {
 
     pub(crate) fn set_warnings(&self, warnings: Vec<String>) {
         *self.warnings.lock().unwrap_or_else(PoisonError::into_inner) = warnings;
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Adds a warning to the current statement's that a PostgreSQL client is also sent as a
+    /// notice (see [`Session::notices`]).
+    pub(crate) fn add_notice(&self, notice: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(notice.clone());
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(notice);
+    }
+
+    /// The last statement's warnings that a PostgreSQL client would get from PostgreSQL too:
+    /// a storage parameter without effect, SET TRANSACTION outside a transaction block, a
+    /// schema change committed inside one. (The row-key advisor's findings are rowdex's own,
+    /// for SHOW WARNINGS.)
+    pub fn notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The isolation level and access mode of the open transaction, or of the next one.
+    pub fn transaction_characteristics(&self) -> Characteristics {
+        match self.open_txn() {
+            Some(txn) => txn.characteristics(),
+            None => self.default_characteristics(),
+        }
+    }
+
+    /// Changes the open transaction's isolation level and access mode (`SET TRANSACTION`);
+    /// outside a transaction it changes nothing, as in PostgreSQL.
+    pub fn set_transaction_characteristics(&self, characteristics: Characteristics) {
+        if let Some(txn) = self.open_txn() {
+            txn.set_characteristics(characteristics);
+        }
+    }
+
+    /// What a transaction is when BEGIN does not say.
+    pub fn default_characteristics(&self) -> Characteristics {
+        *self
+            .default_characteristics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets what a transaction is when BEGIN does not say (PostgreSQL's
+    /// `default_transaction_isolation` and `default_transaction_read_only`).
+    pub fn set_default_characteristics(&self, characteristics: Characteristics) {
+        *self
+            .default_characteristics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = characteristics;
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).
@@ -150,7 +242,38 @@ impl Session {
     /// The session's context for one statement, carrying to the table scans the statement's
     /// hints and the session's open transaction, when there are any.
     pub(crate) fn statement_context(&self, hints: &QueryHints) -> SessionContext {
-        context_with(&self.ctx, hints, self.open_txn())
+        context_with(&self.ctx, hints, self.open_txn(), self.semantics)
+    }
+
+    /// The columns of `statement`'s result (`schema`) as this session names them: PostgreSQL's
+    /// names in a session that follows PostgreSQL (see `sql::output_names`), else as they are.
+    pub(crate) fn name_schema(&self, statement: &Statement, schema: &SchemaRef) -> SchemaRef {
+        if self.semantics != Semantics::PostgreSql {
+            return schema.clone();
+        }
+        match postgres_names(statement, schema) {
+            Some(names) => renamed(schema, &names),
+            None => schema.clone(),
+        }
+    }
+
+    /// A query's output with its columns named by [`Session::name_schema`].
+    pub(crate) fn name_output(&self, statement: &Statement, output: Output) -> Result<Output> {
+        let Output::Rows { schema, batches } = output else {
+            return Ok(output);
+        };
+        let named = self.name_schema(statement, &schema);
+        if named == schema {
+            return Ok(Output::Rows { schema, batches });
+        }
+        let batches = batches
+            .into_iter()
+            .map(|batch| RecordBatch::try_new(named.clone(), batch.columns().to_vec()))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Output::Rows {
+            schema: named,
+            batches,
+        })
     }
 
     /// The native form of a query, when the session lets the native executor run it and it can.

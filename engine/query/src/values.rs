@@ -179,6 +179,14 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
             Datum::Timestamp(i64::from(days) * 86_400_000_000)
         }
         (DataType::Bytes { .. }, Datum::Text(s)) => Datum::Bytes(s.into_bytes()),
+        // A quoted literal is a constant of no type yet, read as the column's type (`k INTEGER
+        // DEFAULT '0'`, `INSERT ... VALUES ('5')`, a parameter sent as text): PostgreSQL's
+        // rule, and SQLite's numeric affinity agrees. Text that does not read as the type is
+        // still a mismatch.
+        (data_type, Datum::Text(s)) => match number_from_text(data_type, &s) {
+            Some(value) => value,
+            None => return Err(mismatch(&Datum::Text(s))),
+        },
         (_, d) => return Err(mismatch(&d)),
     };
     // DECIMAL(p, s) holds at most p digits: |value| < 10^p in units of the scale.
@@ -216,6 +224,27 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
 /// A decimal number's text as a DECIMAL of `scale`, exactly: `-12.345` at scale 2 is -1235
 /// (rounded half away from zero, as PostgreSQL's numeric); None for anything else, or a value
 /// past 128 bits.
+/// `text` read as a value of the number or boolean type `data_type` (surrounding spaces
+/// allowed, as PostgreSQL allows them), None when it does not read as one.
+fn number_from_text(data_type: &DataType, text: &str) -> Option<Datum> {
+    let text = text.trim();
+    match data_type {
+        DataType::Integer => text.parse::<i64>().ok().map(Datum::Int),
+        DataType::Float => text
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() || !text.contains(|c: char| c.is_ascii_digit()))
+            .map(Datum::Float),
+        DataType::Decimal { scale, .. } => decimal_from_text(text, *scale).map(Datum::Decimal),
+        DataType::Boolean => match text.to_lowercase().as_str() {
+            "t" | "true" | "y" | "yes" | "on" | "1" => Some(Datum::Boolean(true)),
+            "f" | "false" | "n" | "no" | "off" | "0" => Some(Datum::Boolean(false)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub fn decimal_from_text(text: &str, scale: i8) -> Option<i128> {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),

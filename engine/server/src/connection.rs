@@ -3,9 +3,10 @@
 //! of [`SessionState`]; results go out as DataRows in the format the client asked for, with
 //! PostgreSQL's command tags and SQLSTATE codes.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use futures::{Sink, SinkExt, stream};
@@ -25,8 +26,11 @@ use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, PgWireConnectionS
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
-use pgwire::messages::extendedquery::{Bind, BindComplete, Describe, Execute};
-use pgwire::messages::response::EmptyQueryResponse;
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
+    TARGET_TYPE_BYTE_STATEMENT,
+};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::startup::ParameterStatus;
 use rowdex::arrow::array::StringArray;
@@ -40,7 +44,7 @@ use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::sqlstate::{
     FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
-    QUERY_CANCELED, error_info, pg_error, statement_error,
+    QUERY_CANCELED, WARNING, error_info, pg_error, statement_error,
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
@@ -65,6 +69,9 @@ pub struct Connection {
     parser: Arc<StatementParser>,
     /// The COPY FROM STDIN receiving the client's data, if one is.
     copy: PendingCopy,
+    /// The names of the prepared statements the client made (Parse with a name), which
+    /// DEALLOCATE forgets.
+    statement_names: Mutex<BTreeSet<String>>,
 }
 
 /// How a simple query's statements ended.
@@ -82,7 +89,47 @@ impl Connection {
             state,
             parser,
             copy: PendingCopy::default(),
+            statement_names: Mutex::default(),
         }
+    }
+
+    fn statement_names(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.statement_names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `DEALLOCATE [PREPARE] name | ALL`: forgets one prepared statement of the connection, or
+    /// every one.
+    fn deallocate<C>(&self, client: &mut C, sql: &str) -> Ran
+    where
+        C: ClientPortalStore,
+        C::PortalStore: PortalStore,
+    {
+        let rest = sql.trim().trim_end_matches(';').trim();
+        let rest = rest.get("DEALLOCATE".len()..).unwrap_or("").trim_start();
+        let rest = match rest.get(..8) {
+            Some(word) if word.eq_ignore_ascii_case("PREPARE ") => rest[8..].trim_start(),
+            _ => rest,
+        };
+        if rest.eq_ignore_ascii_case("ALL") {
+            for name in std::mem::take(&mut *self.statement_names()) {
+                client.portal_store().rm_statement(&name);
+            }
+            return Ok((Output::Done, Tag::new("DEALLOCATE ALL")));
+        }
+        let name = match rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            Some(quoted) => quoted.replace("\"\"", "\""),
+            None => rest.to_lowercase(),
+        };
+        if !self.statement_names().remove(&name) {
+            return Err(Box::new(error_info(
+                "26000",
+                format!("prepared statement \"{name}\" does not exist"),
+            )));
+        }
+        client.portal_store().rm_statement(&name);
+        Ok((Output::Done, Tag::new("DEALLOCATE")))
     }
 
     /// Runs one statement under the transaction-block rules: in a failed block only ROLLBACK
@@ -91,7 +138,8 @@ impl Connection {
     /// answered here; everything else is `run`. An error inside a block fails the block.
     async fn run_statement<C, F>(&self, client: &mut C, kind: &Kind, sql: &str, run: F) -> Ran
     where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::PortalStore: PortalStore,
         F: Future<Output = rowdex::Result<Output>>,
     {
         self.state.start(client);
@@ -130,6 +178,7 @@ impl Connection {
                 return Ok((Output::Done, kind.tag(&Output::Done)));
             }
             Kind::Set => return self.set(client, sql).await,
+            Kind::Deallocate => return self.deallocate(client, sql),
             Kind::ShowParameter(name) => return self.show(name),
             _ => {}
         }
@@ -151,6 +200,14 @@ impl Connection {
             Ok(output) => {
                 if *kind == Kind::RollbackTo {
                     self.state.set_block_failed(false);
+                }
+                // What the statement warned about (a key design that will hurt, a storage
+                // parameter with no effect, a schema change committed inside a block) goes to
+                // the client as WARNING notices; SHOW WARNINGS returns them as rows instead.
+                if !kind.is_show_warnings() {
+                    for warning in self.state.session.notices() {
+                        notice(client, WARNING, &warning).await;
+                    }
                 }
                 let tag = kind.tag(&output);
                 Ok((output, tag))
@@ -190,6 +247,9 @@ impl Connection {
         let applied = self.state.settings().apply_set(sql);
         let (name, value) =
             applied.map_err(|message| Box::new(error_info(INVALID_PARAMETER_VALUE, message)))?;
+        self.state
+            .apply_transaction_parameter(&name, &value)
+            .map_err(|message| Box::new(error_info(INVALID_PARAMETER_VALUE, message)))?;
         if REPORTED_PARAMETERS.contains(&name.as_str()) {
             let status = ParameterStatus::new(name, value);
             // A client gone mid-statement is noticed by the next write of its connection.
@@ -202,7 +262,7 @@ impl Connection {
 
     /// `SHOW name` of a session parameter (or `SHOW ALL`).
     fn show(&self, name: &str) -> Ran {
-        let settings = self.state.settings();
+        let settings = self.state.current_settings();
         let (column, values) = if name.eq_ignore_ascii_case("all") {
             ("setting".to_string(), settings.all())
         } else {
@@ -256,9 +316,14 @@ fn response(
             let fields = Arc::new(row_fields(described.unwrap_or(&schema), format)?);
             let rows = data_rows(&fields, batches, described)?;
             let mut response = QueryResponse::new(fields, stream::iter(rows));
-            if matches!(tag, t if t == Tag::new("SHOW")) {
-                response.set_command_tag("SHOW");
-            }
+            // The statement's own tag without its row count, which pgwire appends: `INSERT 0`
+            // for an INSERT ... RETURNING, `UPDATE`, `SHOW`, `SELECT`.
+            let text = CommandComplete::from(tag).tag;
+            let command = match text.rsplit_once(' ') {
+                Some((head, rows)) if rows.parse::<usize>().is_ok() => head,
+                _ => text.as_str(),
+            };
+            response.set_command_tag(command);
             Ok(Response::Query(response))
         }
         _ => Ok(Response::Execution(tag)),
@@ -400,7 +465,12 @@ impl CopyHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self.copy.data(copy_data.data).await
+        let sent = self.copy.data(copy_data.data).await;
+        if sent.is_err() {
+            // A COPY in a transaction block fails the block, as any failed statement does.
+            self.state.fail_block_if_open();
+        }
+        sent
     }
 
     async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
@@ -410,6 +480,9 @@ impl CopyHandler for Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let done = self.copy.done(client).await;
+        if done.is_err() {
+            self.state.fail_block_if_open();
+        }
         client.set_transaction_status(self.state.status());
         done
     }
@@ -421,6 +494,7 @@ impl CopyHandler for Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let error = self.copy.fail(&fail.message).await;
+        self.state.fail_block_if_open();
         client.set_transaction_status(self.state.status());
         error
     }
@@ -433,6 +507,50 @@ impl ExtendedQueryHandler for Connection {
 
     fn query_parser(&self) -> Arc<Self::QueryParser> {
         self.parser.clone()
+    }
+
+    /// pgwire's Parse, remembering the statement's name for DEALLOCATE.
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.clone().unwrap_or_default();
+        let parser = self.query_parser();
+        match StoredStatement::parse(client, &message, parser).await? {
+            Some(statement) => client.portal_store().put_statement(Arc::new(statement)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
+        if !name.is_empty() {
+            self.statement_names().insert(name);
+        }
+        client
+            .feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    /// pgwire's Close, forgetting a closed statement's name.
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
+            client.portal_store().rm_statement(name);
+            self.statement_names().remove(name);
+        } else {
+            client.portal_store().rm_portal(name);
+        }
+        client
+            .feed(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
     }
 
     /// pgwire's Execute, then the transaction state this connection tracks (which a failed

@@ -22,6 +22,9 @@ pub enum Kind {
     Set,
     /// SHOW of a session parameter; the name upper-cased.
     ShowParameter(String),
+    /// DEALLOCATE [PREPARE] name | ALL: forgets prepared statements (answered by the server,
+    /// which holds them).
+    Deallocate,
     /// Anything rowdex runs; `words` are its first words.
     Other {
         words: Vec<String>,
@@ -38,7 +41,20 @@ impl Kind {
             ("COMMIT" | "END", _) => Kind::Commit,
             ("ROLLBACK", "TO") => Kind::RollbackTo,
             ("ROLLBACK" | "ABORT", _) => Kind::Rollback,
+            // SET TRANSACTION and SET SESSION CHARACTERISTICS change the transaction's modes,
+            // which rowdex keeps.
+            ("SET", "TRANSACTION") => Kind::Other {
+                words: words.to_vec(),
+            },
+            ("SET", "SESSION") if word(2) == "CHARACTERISTICS" => Kind::Other {
+                words: words.to_vec(),
+            },
             ("SET", _) => Kind::Set,
+            ("DEALLOCATE", _) => Kind::Deallocate,
+            // SHOW TRANSACTION ISOLATION LEVEL is `transaction_isolation` by another name.
+            ("SHOW", "TRANSACTION") if word(2) == "ISOLATION" => {
+                Kind::ShowParameter("TRANSACTION_ISOLATION".to_string())
+            }
             ("SHOW", name) if words.len() == 2 && is_parameter(name) => {
                 Kind::ShowParameter(name.to_string())
             }
@@ -46,6 +62,11 @@ impl Kind {
                 words: words.to_vec(),
             },
         }
+    }
+
+    /// Whether this is `SHOW WARNINGS`, whose rows are the warnings of the statement before.
+    pub fn is_show_warnings(&self) -> bool {
+        matches!(self, Kind::Other { words } if words.len() >= 2 && words[0] == "SHOW" && words[1] == "WARNINGS")
     }
 
     /// Whether a cancel request may stop a statement of this kind while it runs: a read at
@@ -74,6 +95,7 @@ impl Kind {
             Kind::Rollback | Kind::RollbackTo => Tag::new("ROLLBACK"),
             Kind::Set => Tag::new("SET"),
             Kind::ShowParameter(_) => Tag::new("SHOW"),
+            Kind::Deallocate => Tag::new("DEALLOCATE"),
             Kind::Other { words } => other_tag(words, output),
         }
     }
@@ -170,6 +192,15 @@ mod tests {
     fn show_is_a_parameter_only_when_named_one() {
         let kind = Kind::of(&words("SHOW TIMEZONE"), |n| n == "TIMEZONE");
         assert_eq!(kind, Kind::ShowParameter("TIMEZONE".into()));
+        assert_eq!(
+            Kind::of(&words("SHOW TRANSACTION ISOLATION LEVEL"), |_| false),
+            Kind::ShowParameter("TRANSACTION_ISOLATION".into())
+        );
+        assert!(matches!(
+            Kind::of(&words("SET TRANSACTION ISOLATION LEVEL"), |_| true),
+            Kind::Other { .. }
+        ));
+        assert_eq!(Kind::of(&words("SET search_path TO"), |_| true), Kind::Set);
         assert!(matches!(
             Kind::of(&words("SHOW INDEXES"), |n| n == "TIMEZONE"),
             Kind::Other { .. }

@@ -29,6 +29,9 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("default_transaction_isolation", "serializable".to_string()),
         ("max_identifier_length", "63".to_string()),
         ("default_transaction_read_only", "off".to_string()),
+        ("transaction_read_only", "off".to_string()),
+        ("default_transaction_deferrable", "off".to_string()),
+        ("transaction_deferrable", "off".to_string()),
         ("in_hot_standby", "off".to_string()),
     ]
 }
@@ -61,6 +64,13 @@ impl Settings {
         self.values
             .get(&name.to_lowercase())
             .map(|(spelled, value)| (spelled.clone(), vec![value.clone()]))
+    }
+
+    /// Sets a parameter this session knows (no-op for others).
+    pub fn set(&mut self, name: &str, value: String) {
+        if let Some((_, current)) = self.values.get_mut(&name.to_lowercase()) {
+            *current = value;
+        }
     }
 
     /// Every parameter as `name = value` lines (`SHOW ALL`).

@@ -16,6 +16,8 @@ pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
 pub const PROTOCOL_VIOLATION: &str = "08P01";
 /// A statement stopped at the client's request (a CopyFail, a CancelRequest).
 pub const QUERY_CANCELED: &str = "57014";
+/// A warning (sent as a notice; the statement succeeded).
+pub const WARNING: &str = "01000";
 /// A value in a parameter or a SET that does not parse.
 pub const INVALID_PARAMETER_VALUE: &str = "22023";
 
@@ -57,6 +59,9 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::TableNotFound { .. } => "42P01",
         Error::ColumnNotFound { .. } => "42703",
         Error::IndexNotFound { .. } | Error::UnknownType { .. } => "42704",
+        // Text that does not read as the column's type: PostgreSQL's invalid input syntax
+        // (a quoted literal there is of no type until it meets the column).
+        Error::TypeMismatch { found: "TEXT", .. } => "22P02",
         Error::TypeMismatch { .. } => "42804",
         Error::BadDefault { .. } | Error::BadCheck { .. } => "42P17",
         Error::OutOfRange { .. } => "22003",
@@ -80,7 +85,10 @@ pub fn code_of(error: &Error) -> &'static str {
         | Error::BadCursor
         | Error::CursorMismatch => INVALID_PARAMETER_VALUE,
         Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict => "40001",
-        Error::TransactionAlreadyOpen | Error::NotInTransaction { .. } => "25001",
+        Error::TransactionAlreadyOpen
+        | Error::NotInTransaction { .. }
+        | Error::SchemaChangeAfterWrite { .. } => "25001",
+        Error::ReadOnlyTransaction { .. } => "25006",
         Error::NoTransaction => "25P01",
         Error::NoSuchSavepoint { .. } => "3B001",
         Error::NoTtl { .. } | Error::NoVersions { .. } => "55000",

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
-use rowdex::{Database, Session};
+use rowdex::{Database, IsolationLevel, Semantics, Session};
 
 use crate::cancel::CancelKey;
 use crate::pg_catalog::functions::SessionFacts;
@@ -30,8 +30,12 @@ pub struct SessionState {
 
 impl SessionState {
     pub fn new(db: &Database) -> Self {
+        // A client of the PostgreSQL protocol expects PostgreSQL's rules (division by zero
+        // is an error, ...), not the SQLite corpus's.
+        let mut session = db.session();
+        session.set_semantics(Semantics::PostgreSql);
         SessionState {
-            session: db.session(),
+            session,
             db: db.clone(),
             settings: Mutex::new(Settings::default()),
             failed: AtomicBool::new(false),
@@ -76,6 +80,59 @@ impl SessionState {
         for (name, value) in metadata {
             settings.adopt(name, value);
         }
+    }
+
+    /// The session's settings with the four parameters that name transaction characteristics
+    /// (`transaction_isolation`, `transaction_read_only` and their defaults) as rowdex's
+    /// session has them now, for SHOW.
+    pub fn current_settings(&self) -> Settings {
+        let mut settings = self.settings().clone();
+        let now = self.session.transaction_characteristics();
+        let default = self.session.default_characteristics();
+        let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
+        settings.set("transaction_isolation", now.isolation.name().to_string());
+        settings.set("transaction_read_only", on_off(now.read_only));
+        settings.set(
+            "default_transaction_isolation",
+            default.isolation.name().to_string(),
+        );
+        settings.set("default_transaction_read_only", on_off(default.read_only));
+        settings
+    }
+
+    /// Applies a SET of a parameter that names a transaction characteristic to rowdex's
+    /// session: the defaults change the next transactions, `transaction_*` the open one (and
+    /// nothing outside a block, as in PostgreSQL). Other parameters are left alone. An error
+    /// says what is wrong with the value.
+    pub fn apply_transaction_parameter(&self, name: &str, value: &str) -> Result<(), String> {
+        let name = name.to_lowercase();
+        let level = || {
+            IsolationLevel::from_name(value)
+                .ok_or_else(|| format!("invalid value for parameter \"{name}\": \"{value}\""))
+        };
+        let flag = || match value.to_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" => Ok(true),
+            "off" | "false" | "no" | "0" => Ok(false),
+            _ => Err(format!("parameter \"{name}\" requires a Boolean value")),
+        };
+        let mut default = self.session.default_characteristics();
+        match name.as_str() {
+            "default_transaction_isolation" => default.isolation = level()?,
+            "default_transaction_read_only" => default.read_only = flag()?,
+            "transaction_isolation" | "transaction_read_only" => {
+                let mut now = self.session.transaction_characteristics();
+                if name == "transaction_isolation" {
+                    now.isolation = level()?;
+                } else {
+                    now.read_only = flag()?;
+                }
+                self.session.set_transaction_characteristics(now);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        }
+        self.session.set_default_characteristics(default);
+        Ok(())
     }
 
     /// Whether `name` is a session parameter (so `SHOW name` is answered by the server).

@@ -153,20 +153,43 @@ impl CopyFormat {
 
 /// Appends the rows of `batch` to `out` in `format`, a line each.
 pub fn encode_rows(batch: &RecordBatch, format: &CopyFormat, out: &mut Vec<u8>) {
-    let columns: Vec<Vec<Option<String>>> = batch
+    let columns = batch_texts(batch);
+    for row in 0..batch.num_rows() {
+        encode_row(&columns, row, format, out);
+    }
+}
+
+/// Every row of `batch` in `format`, each in a piece of its own: PostgreSQL sends a `COPY ...
+/// TO STDOUT` as one CopyData message per row, and drivers read rows by message.
+pub fn encode_each_row(batch: &RecordBatch, format: &CopyFormat) -> Vec<Vec<u8>> {
+    let columns = batch_texts(batch);
+    (0..batch.num_rows())
+        .map(|row| {
+            let mut out = Vec::new();
+            encode_row(&columns, row, format, &mut out);
+            out
+        })
+        .collect()
+}
+
+/// Each column of `batch` as COPY's texts (None for NULL).
+fn batch_texts(batch: &RecordBatch) -> Vec<Vec<Option<String>>> {
+    batch
         .columns()
         .iter()
         .map(|column| copy_texts(column.as_ref()))
-        .collect();
-    for row in 0..batch.num_rows() {
-        for (i, column) in columns.iter().enumerate() {
-            if i > 0 {
-                out.push(format.delimiter);
-            }
-            encode_field(column[row].as_deref(), format, out);
+        .collect()
+}
+
+/// Appends row `row` of `columns` to `out`, ended by a line break.
+fn encode_row(columns: &[Vec<Option<String>>], row: usize, format: &CopyFormat, out: &mut Vec<u8>) {
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            out.push(format.delimiter);
         }
-        out.push(b'\n');
+        encode_field(column[row].as_deref(), format, out);
     }
+    out.push(b'\n');
 }
 
 /// Appends the header line (the column names) to `out`.

@@ -118,7 +118,8 @@ impl CopyIn {
     }
 }
 
-/// The bytes a `COPY ... TO STDOUT` wrote, in pieces of whole rows.
+/// The bytes a `COPY ... TO STDOUT` wrote: the header line (if asked for) and each row, a
+/// piece each.
 #[derive(Debug)]
 pub struct CopyOut {
     pub format: CopyFormat,

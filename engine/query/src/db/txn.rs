@@ -8,7 +8,8 @@
 //! failing statement is undone alone and the transaction goes on, as in SQLite.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use datafusion::prelude::SessionConfig;
 use rowdex_store::{
@@ -17,6 +18,7 @@ use rowdex_store::{
 use tokio::sync::RwLock;
 
 use crate::db::DbState;
+use crate::db::characteristics::Characteristics;
 use crate::error::{Error, Result};
 
 /// The open transaction of a session. Shared by the session and by the scans of its
@@ -25,6 +27,11 @@ pub(crate) struct SessionTxn {
     // Reads need `&` access to the transaction across awaits while writes need `&mut`; an
     // async lock lets both happen from any task without blocking a runtime thread.
     state: RwLock<Option<Open>>,
+    /// Its isolation level and access mode (BEGIN's modes, then SET TRANSACTION's).
+    characteristics: Mutex<Characteristics>,
+    /// Whether a statement has buffered a write into it (kept after a rollback to a savepoint:
+    /// it only ever errs towards "written").
+    written: AtomicBool,
 }
 
 struct Open {
@@ -76,7 +83,29 @@ impl SessionTxn {
                 row_deltas: HashMap::new(),
                 marks: Vec::new(),
             })),
+            characteristics: Mutex::new(Characteristics::default()),
+            written: AtomicBool::new(false),
         }))
+    }
+
+    /// The transaction's isolation level and access mode.
+    pub(crate) fn characteristics(&self) -> Characteristics {
+        *self
+            .characteristics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn set_characteristics(&self, characteristics: Characteristics) {
+        *self
+            .characteristics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = characteristics;
+    }
+
+    /// Whether any statement has written into the transaction.
+    pub(crate) fn has_written(&self) -> bool {
+        self.written.load(Ordering::Acquire)
     }
 
     /// Marks where the next statement starts, to undo it alone if it fails.
@@ -96,6 +125,38 @@ impl SessionTxn {
         Ok(())
     }
 
+    /// Starts the transaction over on a fresh snapshot of `store`, keeping its characteristics
+    /// and its savepoints' names, once a schema change committed inside it: its later reads
+    /// must see what the change committed (the rows an index build wrote, say). Only a
+    /// transaction that has written nothing may: what it read before is then not validated at
+    /// COMMIT, as if the schema change had ended a read-only transaction and begun another.
+    pub(crate) async fn renew(&self, store: &dyn KvStore) -> Result<()> {
+        if self.has_written() {
+            return Err(Error::NotInTransaction {
+                statement: "a schema change after a write".into(),
+            });
+        }
+        let mut tx = store.begin().await?;
+        let mut state = self.state.write().await;
+        let open = open(&mut state)?;
+        let savepoints: Vec<(String, Savepoint)> = open
+            .savepoints
+            .iter()
+            .map(|(name, _)| (name.clone(), tx.savepoint()))
+            .collect();
+        let marks = savepoints
+            .iter()
+            .map(|(_, savepoint)| (*savepoint, HashMap::new()))
+            .collect();
+        *open = Open {
+            tx,
+            savepoints,
+            row_deltas: HashMap::new(),
+            marks,
+        };
+        Ok(())
+    }
+
     /// Buffers a statement's row and index changes: every delete before any put (see
     /// `RowWriter::apply`).
     pub(crate) async fn apply(
@@ -105,6 +166,7 @@ impl SessionTxn {
     ) -> Result<()> {
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
+        self.written.store(true, Ordering::Release);
         for key in deletes {
             open.tx.delete(key);
         }

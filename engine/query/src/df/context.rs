@@ -37,6 +37,7 @@ use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
+use crate::sql::semantics::Semantics;
 use crate::sql::sqlite_types;
 use crate::values::renamed_schema;
 
@@ -136,8 +137,10 @@ pub(crate) fn context_with(
     ctx: &SessionContext,
     hints: &QueryHints,
     txn: Option<Arc<SessionTxn>>,
+    semantics: Semantics,
 ) -> SessionContext {
     let mut state = ctx.state();
+    state.config_mut().set_extension(Arc::new(semantics));
     if !hints.is_empty() {
         state.config_mut().set_extension(Arc::new(hints.clone()));
     }
@@ -149,6 +152,14 @@ pub(crate) fn context_with(
             .set_extension(Arc::new(StatementSnapshot::default())),
     }
     SessionContext::new_with_state(state)
+}
+
+/// The semantics the statement context `ctx` was made with (SQLite's by default).
+pub(crate) fn semantics_of(ctx: &SessionContext) -> Semantics {
+    ctx.state()
+        .config()
+        .get_extension::<Semantics>()
+        .map_or_else(Semantics::default, |semantics| *semantics)
 }
 
 /// Plans and runs a query through DataFusion.
@@ -163,7 +174,8 @@ pub(crate) async fn run_query(ctx: &SessionContext, mut statement: Statement) ->
         // SQLite's division by zero is NULL: the query runs again with every divisor guarded
         // (it has written nothing), its result keeping the first plan's columns.
         Err(refused)
-            if refused.to_string().contains("Divide by zero")
+            if semantics_of(ctx).division_by_zero_is_null()
+                && refused.to_string().contains("Divide by zero")
                 && rewrite::division_by_zero_as_null(&mut statement) =>
         {
             let plan = plan_statement(ctx, statement).await?;

@@ -18,7 +18,9 @@ use std::io::{BufWriter, Write};
 use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Query, Statement};
 use futures::StreamExt;
 
-use crate::copy_data::format::{CopyFormat, CopyFormatKind, encode_header, encode_rows};
+use crate::copy_data::format::{
+    CopyFormat, CopyFormatKind, encode_each_row, encode_header, encode_rows,
+};
 use crate::copy_data::stream::{CHUNKS_IN_FLIGHT, ChunkReader, CopyIn, CopyOut};
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
@@ -213,13 +215,21 @@ async fn copy_to(
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         rows += batch.num_rows() as u64;
-        encode_rows(&batch, &format, &mut chunk);
-        if chunk.len() >= OUT_CHUNK_BYTES {
-            match &mut file {
-                Some((writer, path)) => write_file(writer, path, &chunk)?,
-                None => chunks.push(std::mem::take(&mut chunk)),
+        match &mut file {
+            Some((writer, path)) => {
+                encode_rows(&batch, &format, &mut chunk);
+                if chunk.len() >= OUT_CHUNK_BYTES {
+                    write_file(writer, path, &chunk)?;
+                    chunk.clear();
+                }
             }
-            chunk.clear();
+            // To the client, a piece per row (a CopyData message each, as PostgreSQL sends).
+            None => {
+                if !chunk.is_empty() {
+                    chunks.push(std::mem::take(&mut chunk));
+                }
+                chunks.extend(encode_each_row(&batch, &format));
+            }
         }
     }
     match file {

@@ -22,6 +22,7 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
 use crate::sql::names::{ident_name, object_name};
+use crate::sql::storage;
 use crate::values::{datum_from_array, full_row};
 use crate::write::bulk::drop_table;
 use crate::write::rows::{OnExisting, write_rows};
@@ -75,6 +76,9 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
         return Err(error);
     }
     session.set_warnings(warnings);
+    for option in &options.ignored {
+        session.add_notice(storage::no_effect(option));
+    }
     Ok(Output::Done)
 }
 

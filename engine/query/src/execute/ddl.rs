@@ -20,6 +20,7 @@ use crate::execute::sequences::start_and_increment;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
+use crate::sql::storage;
 use crate::sql::tokens::FamilyMember;
 use crate::write::bulk::{drop_index, drop_table};
 use crate::write::constraints::{declared_check, declared_default};
@@ -213,6 +214,9 @@ pub(crate) async fn create_table(
         }
     }
     session.set_warnings(warnings);
+    for option in &options.ignored {
+        session.add_notice(storage::no_effect(option));
+    }
     Ok(Output::Done)
 }
 
@@ -372,6 +376,8 @@ pub(crate) struct TableOptions {
     ttl: Option<u64>,
     /// `VERSIONS = n`: versions kept of each row, the current one included.
     versions: Option<u32>,
+    /// PostgreSQL storage parameters given (`fillfactor = 100`), accepted without effect.
+    pub(crate) ignored: Vec<String>,
 }
 
 impl TableOptions {
@@ -396,6 +402,7 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
         on: None,
         ttl: None,
         versions: None,
+        ignored: Vec::new(),
     };
     let list = match declared {
         CreateTableOptions::None => return Ok(options),
@@ -436,6 +443,8 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
             options.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
                 option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
             })?);
+        } else if storage::is_table_parameter(&key.value) {
+            options.ignored.push(option.to_string());
         } else {
             return Err(Error::BadTableOption {
                 option: option.to_string(),

@@ -482,7 +482,7 @@ async fn query_rows(
         Some(_) => new_context(&session.db, OptimizerRules::new()?, expose_hidden),
         None => session.ctx.clone(),
     };
-    let ctx = context_with(&base, &QueryHints::default(), txn);
+    let ctx = context_with(&base, &QueryHints::default(), txn, session.semantics);
     // Rows are taken by position, so `SELECT i, i` may name two columns alike.
     let _ = unique_output_names(&mut statement);
     let plan = plan_statement(&ctx, statement).await?;

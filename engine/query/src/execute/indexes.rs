@@ -17,11 +17,15 @@ use crate::execute::keydesign::advise_index;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name, visible_column};
+use crate::sql::storage;
 use crate::write::bulk::drop_index;
 
-/// `WITH (SALT_BUCKETS = n)` on CREATE INDEX: the only index option.
-fn index_salt_buckets(with: &[ast::Expr]) -> Result<u16> {
+/// `WITH (...)` on CREATE INDEX: `SALT_BUCKETS = n`, rowdex's one index option, and
+/// PostgreSQL's index storage parameters (`fillfactor`, `deduplicate_items`, ...), accepted
+/// without effect and returned to be warned about.
+fn index_options(with: &[ast::Expr]) -> Result<(u16, Vec<String>)> {
     let mut buckets = 0;
+    let mut ignored = Vec::new();
     for option in with {
         let bad = || Error::BadIndexOption {
             option: format!(
@@ -39,6 +43,10 @@ fn index_salt_buckets(with: &[ast::Expr]) -> Result<u16> {
         let ast::Expr::Identifier(key) = left.as_ref() else {
             return Err(bad());
         };
+        if storage::is_index_parameter(&key.value) {
+            ignored.push(option.to_string());
+            continue;
+        }
         if !key.value.eq_ignore_ascii_case("salt_buckets") {
             return Err(bad());
         }
@@ -49,23 +57,59 @@ fn index_salt_buckets(with: &[ast::Expr]) -> Result<u16> {
             .filter(|n| (1..=256).contains(n))
             .ok_or_else(bad)?;
     }
-    Ok(buckets)
+    Ok((buckets, ignored))
+}
+
+/// The name PostgreSQL gives an index created without one: `table_col1_col2_idx`, cut to 63
+/// bytes, with a number appended while the name is taken.
+fn generated_index_name(session: &Session, table: &str, create: &CreateIndex) -> String {
+    let mut stem = String::from(table);
+    for column in &create.columns {
+        let part = match &column.column.expr {
+            ast::Expr::Identifier(ident) => ident_name(ident),
+            _ => "expr".to_string(),
+        };
+        stem.push('_');
+        stem.push_str(&part);
+    }
+    let taken = |name: &str| {
+        session.db.catalog.find_index(name).is_some() || session.db.table_def(name).is_ok()
+    };
+    let mut suffix = 0u32;
+    loop {
+        let ending = match suffix {
+            0 => "_idx".to_string(),
+            n => format!("_idx{n}"),
+        };
+        let mut cut = 63usize.saturating_sub(ending.len()).min(stem.len());
+        while !stem.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let name = format!("{}{ending}", &stem[..cut]);
+        if !taken(&name) {
+            return name;
+        }
+        suffix += 1;
+    }
 }
 
 pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Result<Output> {
-    let Some(name) = &create.name else {
-        return Err(Error::Unsupported {
-            what: "CREATE INDEX without a name".to_string(),
-        });
+    // B-tree is what a rowdex index is: an ordered range of the store.
+    let btree = match &create.using {
+        None => true,
+        Some(method) => method.to_string().eq_ignore_ascii_case("btree"),
     };
-    if create.predicate.is_some() || create.using.is_some() {
+    if create.predicate.is_some() || !btree {
         return Err(Error::Unsupported {
-            what: "partial indexes and USING on CREATE INDEX".to_string(),
+            what: "partial indexes and index methods other than btree on CREATE INDEX".to_string(),
         });
     }
-    let salt_buckets = index_salt_buckets(&create.with)?;
-    let name = object_name(name)?;
+    let (salt_buckets, ignored) = index_options(&create.with)?;
     let table_name = object_name(&create.table_name)?;
+    let name = match &create.name {
+        Some(name) => object_name(name)?,
+        None => generated_index_name(session, &table_name, create),
+    };
     let db = &session.db;
     let table = db.table_def(&table_name)?;
     if db.catalog.find_index(&name).is_some() {
@@ -120,6 +164,9 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         }
     };
     session.set_warnings(warnings);
+    for option in &ignored {
+        session.add_notice(storage::no_effect(option));
+    }
     let Some(index) = building.index(&name).cloned() else {
         return Err(Error::IndexNotFound { index: name });
     };

@@ -22,10 +22,11 @@ pub(crate) async fn run_select(
     {
         let txn = session.open_txn();
         if let Some(output) = native::run(&session.db, txn.as_ref(), &native, &[], hints).await? {
-            return Ok(output);
+            return session.name_output(statement, output);
         }
     }
-    run_query(&session.statement_context(hints), statement.clone()).await
+    let output = run_query(&session.statement_context(hints), statement.clone()).await?;
+    session.name_output(statement, output)
 }
 
 /// EXPLAIN [VERBOSE] of a statement: the native executor's plan when it would run the query,

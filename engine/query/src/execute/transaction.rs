@@ -1,7 +1,7 @@
 //! BEGIN, COMMIT, ROLLBACK and the savepoint statements: they open, end and mark the session's
 //! transaction (see `db::txn`).
 
-use datafusion::sql::sqlparser::ast::{Statement, TransactionModifier};
+use datafusion::sql::sqlparser::ast::{Set, Statement, TransactionModifier};
 
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
@@ -23,21 +23,43 @@ pub(crate) async fn transaction_control(
             ..
         } => {
             // Deferred is what rowdex does anyway (nothing is locked; conflicts show at COMMIT);
-            // SQLite's IMMEDIATE/EXCLUSIVE locks and isolation-level modes are not offered.
-            if !modes.is_empty()
-                || !matches!(modifier, None | Some(TransactionModifier::Deferred))
+            // SQLite's IMMEDIATE/EXCLUSIVE locks are not offered. Isolation levels and access
+            // modes are PostgreSQL's (see `db::characteristics`).
+            if !matches!(modifier, None | Some(TransactionModifier::Deferred))
                 || !statements.is_empty()
                 || exception.is_some()
             {
                 return Err(Error::Unsupported {
-                    what: format!("{statement} (only BEGIN [DEFERRED] [TRANSACTION])"),
+                    what: format!(
+                        "{statement} (only BEGIN [DEFERRED] [TRANSACTION] [ISOLATION LEVEL ...] \
+                         [READ ONLY | READ WRITE])"
+                    ),
                 });
             }
             if session.in_transaction() {
                 return Err(Error::TransactionAlreadyOpen);
             }
+            let characteristics = session.default_characteristics().with_modes(modes)?;
             let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
+            txn.set_characteristics(characteristics);
             session.swap_txn(Some(txn));
+        }
+        Statement::Set(Set::SetTransaction {
+            modes,
+            snapshot: None,
+            session: for_session,
+        }) => {
+            if *for_session {
+                let characteristics = session.default_characteristics().with_modes(modes)?;
+                session.set_default_characteristics(characteristics);
+            } else if let Some(txn) = session.open_txn() {
+                txn.set_characteristics(txn.characteristics().with_modes(modes)?);
+            } else {
+                // As PostgreSQL: a warning, and nothing changes.
+                session.add_notice(
+                    "SET TRANSACTION can only be used in transaction blocks".to_string(),
+                );
+            }
         }
         Statement::Commit { chain: false, .. } => {
             let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;

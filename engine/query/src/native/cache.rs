@@ -11,17 +11,21 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use datafusion::sql::sqlparser::ast::Statement;
+
 use crate::native::compile::NativeQuery;
 use crate::sql::hints::QueryHints;
 
 /// Queries kept before the cache starts over.
 const CAPACITY: usize = 1024;
 
-/// A cached query and the hints its text carries.
+/// A cached query, the hints its text carries, and the statement it was compiled from (for the
+/// names of its result columns in a session that follows PostgreSQL).
 #[derive(Debug)]
 pub(crate) struct CachedQuery {
     pub query: NativeQuery,
     pub hints: QueryHints,
+    pub statement: Statement,
 }
 
 #[derive(Debug, Default)]

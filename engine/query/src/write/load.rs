@@ -6,15 +6,18 @@
 //! The run is written only when it is the plain case: every key once in the batch, none
 //! stored, the table's schema unchanged since the encoding. Anything else goes to the insert
 //! engine ([`write_rows`]) row by row, which reports a duplicate key, a UNIQUE clash or an
-//! expired row exactly as INSERT does.
+//! expired row exactly as INSERT does. Inside a transaction block every batch goes that way,
+//! into the block's transaction: nothing of the load is committed before the block is.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 use rowdex_indexer::mutations::row_change;
 
 use crate::db::DbState;
+use crate::db::txn::SessionTxn;
 use crate::error::Result;
 use crate::write::constraints::Checks;
 use crate::write::row_writer::RowWriter;
@@ -85,13 +88,17 @@ pub(crate) fn encode_new_rows(
 /// conflict to retry), goes row by row.
 pub(crate) async fn write_new_rows(
     db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
     targets: &[usize],
     batch: &mut EncodedRows,
 ) -> Result<u64> {
+    if txn.is_some() {
+        return row_by_row(db, txn, def, targets, batch).await;
+    }
     let run = match batch.run.take() {
         Some(run) if batch.schema_version == def.schema_version => run,
-        _ => return row_by_row(db, def, targets, batch).await,
+        _ => return row_by_row(db, None, def, targets, batch).await,
     };
     let mut writer = RowWriter::begin_at(db, def, None, batch.now).await?;
     // The run holds every row's entry, each once, so the row keys are distinct too.
@@ -99,7 +106,7 @@ pub(crate) async fn write_new_rows(
     if stored.iter().any(Option::is_some) {
         // The transaction is dropped unwritten.
         drop(writer);
-        return row_by_row(db, def, targets, batch).await;
+        return row_by_row(db, None, def, targets, batch).await;
     }
     let probes = std::mem::take(&mut batch.unique_probes);
     writer.stage_new_run(batch.rows.len(), run, probes).await?;
@@ -109,11 +116,12 @@ pub(crate) async fn write_new_rows(
 
 async fn row_by_row(
     db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
     targets: &[usize],
     batch: &EncodedRows,
 ) -> Result<u64> {
     let rows = batch.rows.clone();
-    let written = write_rows(db, None, def, targets, rows, OnExisting::Fail).await?;
+    let written = write_rows(db, txn, def, targets, rows, OnExisting::Fail).await?;
     Ok(written.len() as u64)
 }

@@ -25,6 +25,7 @@ use rowdex::datafusion::prelude::SessionContext;
 
 use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, format_type, quote_ident,
+    type_oid_by_name,
 };
 
 /// What the functions answer that is not in the catalog: who is connected, to what.
@@ -66,6 +67,8 @@ enum Function {
     RelationName,
     /// `oid::regtype`: a type's name.
     TypeName,
+    /// `to_regtype('name')`: a type's OID by name (NULL when rowdex has no such type).
+    RegtypeOid,
     /// `oid::regnamespace`: a namespace's name.
     NamespaceName,
 }
@@ -116,6 +119,7 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("to_regclass", Function::RegclassOid, Int64),
         ("pg_rowdex_relation_name", Function::RelationName, Utf8),
         ("pg_rowdex_type_name", Function::TypeName, Utf8),
+        ("to_regtype", Function::RegtypeOid, Int64),
         ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
     ]
 }
@@ -316,6 +320,11 @@ impl ScalarUDFImpl for PgFunction {
                     )
                 }))
             }
+            Function::RegtypeOid => Arc::new(Int64Array::from_iter(
+                texts(0)?
+                    .into_iter()
+                    .map(|name| name.and_then(|name| type_oid_by_name(&name))),
+            )),
             Function::TypeName => text_array(
                 ints(0)?
                     .into_iter()

@@ -123,6 +123,27 @@ pub fn arrow_type(data_type: &ArrowType) -> (i64, i64) {
 
 /// `format_type(oid, typmod)`: the type as SQL spells it (`character varying(20)`,
 /// `numeric(10,2)`); None for an OID that is no type.
+/// The OID of the type `name` names (`int4`, `integer`, `pg_catalog.text`, `character
+/// varying`, ...), as `to_regtype` finds it; None for a type rowdex does not have.
+pub fn type_oid_by_name(name: &str) -> Option<i64> {
+    let name = name.trim().to_lowercase();
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+    let alias = match name {
+        "int" => Some(23),
+        "decimal" => Some(1700),
+        "float" => Some(701),
+        "character" | "char" => Some(1042),
+        "varchar" => Some(1043),
+        _ => None,
+    };
+    alias.or_else(|| {
+        TYPES
+            .iter()
+            .find(|t| t.name == name || format_type(t.oid, None).as_deref() == Some(name))
+            .map(|t| t.oid)
+    })
+}
+
 pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
     let modifier = typmod.filter(|m| *m >= 4).map(|m| m - 4);
     Some(match oid {

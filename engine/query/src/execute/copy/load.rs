@@ -372,7 +372,8 @@ async fn load_batch(
         // A write that fails for any reason writes nothing, so the batch can be offered again
         // (row by row, against the definition as it is now).
         let current = session.db.table_def(&def.name)?;
-        match write_new_rows(&session.db, &current, targets, &mut encoded).await {
+        let txn = session.open_txn();
+        match write_new_rows(&session.db, txn.as_ref(), &current, targets, &mut encoded).await {
             Ok(written) => return Ok(written),
             Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
             Err(error) => return Err(lines.failed(loaded_before, error)),

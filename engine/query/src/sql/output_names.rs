@@ -1,0 +1,243 @@
+//! The names PostgreSQL gives a query's result columns, for sessions that follow PostgreSQL
+//! (`Semantics::PostgreSql`): clients read rows by these names (`row["count"]`, a record's
+//! keys, a DataFrame's columns). DataFusion names an unaliased expression by its text
+//! (`count(*)`, `Utf8("0") + Int64(1)`); PostgreSQL by the rule of its `FigureColname`:
+//!
+//! - a column reference: the column's name (DataFusion agrees; left as it names it);
+//! - a function call, aggregates included: the function's name (`count`, `upper`, `coalesce`);
+//! - a cast: the name of what it casts if that has one, else the type's (`'0'::int` is `int4`);
+//! - `CASE` is `case`, `EXISTS (...)` is `exists`, `ARRAY[...]` is `array`, a scalar subquery
+//!   its own column's name;
+//! - anything else (a literal, an operator, a parameter): `?column?`.
+//!
+//! An alias wins, and wildcards keep the names of the columns they expand to.
+
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::sql::sqlparser::ast::{
+    DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString,
+};
+use std::sync::Arc;
+
+/// How sure a name is, as PostgreSQL ranks them: a cast's type name gives way to a stronger
+/// name of what it casts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Strength {
+    /// `?column?`.
+    None,
+    /// A name from the expression's kind (`case`, a cast's type).
+    Kind,
+    /// A column's or a function's name.
+    Named,
+}
+
+/// One select-list item's name: PostgreSQL's for an expression, or "as DataFusion named it"
+/// (a column reference, an alias, a wildcard's columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ItemName {
+    /// PostgreSQL's name for the item's one column.
+    Postgres(String),
+    /// The item's one column keeps DataFusion's name.
+    Kept,
+    /// A wildcard: all the columns it expands to keep their names.
+    Wildcard,
+}
+
+/// The names of `statement`'s result columns as PostgreSQL gives them, one per column of
+/// `schema` (the result as DataFusion or the native executor named it); None when the
+/// statement is no query, or its select list does not line up with `schema` (two wildcards).
+pub(crate) fn postgres_names(statement: &Statement, schema: &Schema) -> Option<Vec<String>> {
+    let Statement::Query(query) = statement else {
+        return None;
+    };
+    let items = query_item_names(query)?;
+    let width = schema.fields().len();
+    let wildcards = items.iter().filter(|i| **i == ItemName::Wildcard).count();
+    let named = items.len() - wildcards;
+    let expanded = match wildcards {
+        0 if named == width => 0,
+        1 if width >= named => width - named,
+        _ => return None,
+    };
+    let mut names = Vec::with_capacity(width);
+    let mut fields = schema.fields().iter();
+    for item in items {
+        let take = if item == ItemName::Wildcard {
+            expanded
+        } else {
+            1
+        };
+        for _ in 0..take {
+            let field = fields.next()?;
+            names.push(match &item {
+                ItemName::Postgres(name) => name.clone(),
+                _ => field.name().clone(),
+            });
+        }
+    }
+    Some(names)
+}
+
+/// `schema` with its fields renamed to `names` (the same count), nothing else changed.
+pub(crate) fn renamed(schema: &SchemaRef, names: &[String]) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(field, name)| field.as_ref().clone().with_name(name))
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The names of a query's select list (its first SELECT's, for a set operation, as in
+/// PostgreSQL); None for a body that is not a SELECT (VALUES, say).
+fn query_item_names(query: &Query) -> Option<Vec<ItemName>> {
+    let select = first_select(&query.body)?;
+    Some(
+        select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(expr) => match figure(expr) {
+                    (_, None) => ItemName::Kept,
+                    (Strength::None, Some(_)) => ItemName::Postgres("?column?".to_string()),
+                    (_, Some(name)) => ItemName::Postgres(name),
+                },
+                SelectItem::ExprWithAlias { .. } | SelectItem::ExprWithAliases { .. } => {
+                    ItemName::Kept
+                }
+                SelectItem::QualifiedWildcard(..) | SelectItem::Wildcard(_) => ItemName::Wildcard,
+            })
+            .collect(),
+    )
+}
+
+fn first_select(body: &SetExpr) -> Option<&datafusion::sql::sqlparser::ast::Select> {
+    match body {
+        SetExpr::Select(select) => Some(select),
+        SetExpr::SetOperation { left, .. } => first_select(left),
+        SetExpr::Query(query) => first_select(&query.body),
+        _ => None,
+    }
+}
+
+/// PostgreSQL's name for `expr` and how strong it is; a name of None means a column reference,
+/// whose name DataFusion already gives as PostgreSQL does.
+fn figure(expr: &Expr) -> (Strength, Option<String>) {
+    let named = |name: &str| (Strength::Named, Some(name.to_lowercase()));
+    let kind = |name: &str| (Strength::Kind, Some(name.to_string()));
+    match expr {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => (Strength::Named, None),
+        Expr::Nested(inner) => figure(inner),
+        Expr::Function(function) => match function.name.0.last() {
+            Some(part) => match part.as_ident() {
+                Some(ident) if ident.quote_style.is_some() => {
+                    (Strength::Named, Some(ident.value.clone()))
+                }
+                Some(ident) => named(&ident.value),
+                None => named(&part.to_string()),
+            },
+            None => (Strength::None, Some(String::new())),
+        },
+        Expr::Cast {
+            expr: inner,
+            data_type,
+            ..
+        } => match figure(inner) {
+            (Strength::Named, name) => (Strength::Named, name),
+            _ => kind(&type_name(data_type)),
+        },
+        Expr::TypedString(TypedString { data_type, .. }) => kind(&type_name(data_type)),
+        Expr::Case { .. } => kind("case"),
+        Expr::Exists { .. } => kind("exists"),
+        Expr::Array(_) => kind("array"),
+        Expr::Interval(_) => kind("interval"),
+        Expr::Extract { .. } => named("extract"),
+        Expr::Substring { .. } => named("substring"),
+        Expr::Position { .. } => named("position"),
+        Expr::Trim { .. } => named("btrim"),
+        Expr::Ceil { .. } => named("ceil"),
+        Expr::Floor { .. } => named("floor"),
+        Expr::Subquery(query) => match query_item_names(query).as_deref() {
+            Some([ItemName::Postgres(name)]) if name != "?column?" => {
+                (Strength::Named, Some(name.clone()))
+            }
+            Some([ItemName::Kept]) => (Strength::Named, None),
+            _ => (Strength::None, Some(String::new())),
+        },
+        _ => (Strength::None, Some(String::new())),
+    }
+}
+
+/// The name PostgreSQL gives a type in a cast's column name: its internal name (`int4`,
+/// `varchar`, `float8`, ...).
+fn type_name(data_type: &DataType) -> String {
+    let name = match data_type {
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4",
+        DataType::BigInt(_) | DataType::Int8(_) => "int8",
+        DataType::SmallInt(_) | DataType::Int2(_) => "int2",
+        DataType::Real | DataType::Float4 => "float4",
+        DataType::Float(_) | DataType::Double(_) | DataType::DoublePrecision | DataType::Float8 => {
+            "float8"
+        }
+        DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => "numeric",
+        DataType::Boolean | DataType::Bool => "bool",
+        DataType::Varchar(_) | DataType::CharacterVarying(_) | DataType::CharVarying(_) => {
+            "varchar"
+        }
+        DataType::Char(_) | DataType::Character(_) => "bpchar",
+        DataType::Text => "text",
+        DataType::Bytea => "bytea",
+        DataType::Date => "date",
+        DataType::Timestamp(..) => "timestamp",
+        other => return other.to_string().to_lowercase(),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::DataType as ArrowDataType;
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    fn names(sql: &str, columns: &[&str]) -> Option<Vec<String>> {
+        let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql)
+            .expect("parses")
+            .remove(0);
+        let schema = Schema::new(
+            columns
+                .iter()
+                .map(|c| Field::new(*c, ArrowDataType::Int64, true))
+                .collect::<Vec<_>>(),
+        );
+        postgres_names(&statement, &schema)
+    }
+
+    #[test]
+    fn expressions_are_named_as_postgresql_names_them() {
+        let got = names(
+            "SELECT '0'::int + 1, count(*), upper(t.name), '0'::int, id::text, CASE WHEN true \
+             THEN 1 END, 1, $1, x AS y, t.id, COALESCE(a, b), (SELECT max(v) FROM u), \
+             EXISTS (SELECT 1), CAST(2 AS BIGINT) FROM t",
+            &[
+                "a", "b", "c", "d", "e", "f", "g", "h", "y", "id", "k", "l", "m", "n",
+            ],
+        );
+        let want = [
+            "?column?", "count", "upper", "int4", "e", "case", "?column?", "?column?", "y", "id",
+            "coalesce", "max", "exists", "int8",
+        ];
+        assert_eq!(got, Some(want.iter().map(|s| s.to_string()).collect()));
+    }
+
+    #[test]
+    fn wildcards_keep_their_columns_names() {
+        assert_eq!(
+            names("SELECT *, 1 FROM t", &["a", "b", "Int64(1)"]),
+            Some(vec!["a".into(), "b".into(), "?column?".into()])
+        );
+        assert_eq!(names("SELECT *, * FROM t", &["a", "a"]), None);
+        assert_eq!(names("VALUES (1)", &["column1"]), None);
+    }
+}

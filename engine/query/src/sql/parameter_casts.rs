@@ -1,0 +1,96 @@
+//! Parameter types from casts: `$1::int2`, `CAST($2 AS VARCHAR)`. PostgreSQL types a
+//! parameter by the cast applied to it, and drivers rely on it: asyncpg encodes each value by
+//! the type Describe reports, SQLAlchemy casts every bound value (`%(x)s::VARCHAR`). DataFusion
+//! types a placeholder only where it meets a column, so a prepared statement's description
+//! fills the parameters it leaves untyped from the casts found here.
+
+use std::ops::ControlFlow;
+
+use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use datafusion::sql::sqlparser::ast::{
+    DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
+};
+
+/// The Arrow type of each parameter `$n` that `statement` casts (index n - 1), the first cast
+/// of a parameter deciding; None for the others.
+pub(crate) fn parameter_casts(statement: &Statement, parameters: usize) -> Vec<Option<ArrowType>> {
+    let mut types = vec![None; parameters];
+    let _ = visit_expressions(statement, |expr| {
+        if let Expr::Cast {
+            expr: inner,
+            data_type,
+            ..
+        } = expr
+            && let Expr::Value(value) = inner.as_ref()
+            && let Value::Placeholder(name) = &value.value
+            && let Some(index) = name
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| n.checked_sub(1))
+            && let Some(slot) = types.get_mut(index)
+            && slot.is_none()
+        {
+            *slot = arrow_type(data_type);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    types
+}
+
+/// The Arrow type rowdex reads a SQL type as, for the types a parameter is cast to.
+fn arrow_type(data_type: &DataType) -> Option<ArrowType> {
+    Some(match data_type {
+        DataType::SmallInt(_) | DataType::Int2(_) => ArrowType::Int16,
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => ArrowType::Int32,
+        DataType::BigInt(_) | DataType::Int8(_) => ArrowType::Int64,
+        DataType::Real | DataType::Float4 => ArrowType::Float32,
+        DataType::Float(_) | DataType::Double(_) | DataType::DoublePrecision | DataType::Float8 => {
+            ArrowType::Float64
+        }
+        DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => match info {
+            ExactNumberInfo::PrecisionAndScale(p, s) => {
+                ArrowType::Decimal128(u8::try_from(*p).ok()?, i8::try_from(*s).ok()?)
+            }
+            ExactNumberInfo::Precision(p) => ArrowType::Decimal128(u8::try_from(*p).ok()?, 0),
+            ExactNumberInfo::None => ArrowType::Decimal128(38, 10),
+        },
+        DataType::Boolean | DataType::Bool => ArrowType::Boolean,
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::CharacterVarying(_)
+        | DataType::CharVarying(_)
+        | DataType::Char(_)
+        | DataType::Character(_)
+        | DataType::String(_) => ArrowType::Utf8,
+        DataType::Bytea => ArrowType::Binary,
+        DataType::Date => ArrowType::Date32,
+        DataType::Timestamp(..) => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    #[test]
+    fn casts_type_their_parameters() {
+        let statement = Parser::parse_sql(
+            &PostgreSqlDialect {},
+            "SELECT $1::int2, CAST($2 AS VARCHAR(3)), $3, $1::text, $4::numeric(10,2)",
+        )
+        .expect("parses")
+        .remove(0);
+        assert_eq!(
+            parameter_casts(&statement, 4),
+            vec![
+                Some(ArrowType::Int16),
+                Some(ArrowType::Utf8),
+                None,
+                Some(ArrowType::Decimal128(10, 2)),
+            ]
+        );
+    }
+}
