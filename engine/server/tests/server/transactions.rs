@@ -208,3 +208,101 @@ async fn a_client_gone_mid_transaction_leaves_nothing_of_it() {
     assert_check_table_clean(&client, "d").await;
     server.stop().await;
 }
+
+/// What drivers and ORMs do inside the transaction their driver opened: read the isolation
+/// level, create tables and indexes, load with COPY, and roll back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drivers_blocks_hold_show_ddl_and_copy() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        .await
+        .expect("begin");
+    let level = client
+        .simple_query("SHOW TRANSACTION ISOLATION LEVEL")
+        .await
+        .expect("show inside a block");
+    let shown: Vec<String> = level
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, vec!["read committed".to_string()]);
+    // A schema change inside the block commits at once (the block has not written yet).
+    client
+        .batch_execute("CREATE TABLE t (id INT PRIMARY KEY, k INT DEFAULT '0' NOT NULL) WITH (fillfactor = 100)")
+        .await
+        .expect("create inside a block");
+    client
+        .batch_execute("CREATE INDEX ON t (k)")
+        .await
+        .expect("an index without a name");
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY t (id) FROM STDIN")
+        .await
+        .expect("copy inside a block");
+    futures::pin_mut!(sink);
+    use futures::SinkExt;
+    sink.send(bytes::Bytes::from_static(b"1\n2\n3\n"))
+        .await
+        .expect("data");
+    assert_eq!(sink.finish().await.expect("copy done"), 3);
+    let refused = client
+        .batch_execute("CREATE INDEX t_k2 ON t (k)")
+        .await
+        .expect_err("a schema change after the block's first write");
+    assert_eq!(sqlstate(&refused), "25001");
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+    // The table and its index stay; the rows COPY wrote inside the block are gone.
+    let count = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .expect("count");
+    assert_eq!(count.get::<_, i64>(0), 0);
+    let index = client
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 't_k_idx'",
+            &[],
+        )
+        .await
+        .expect("the generated index name");
+    assert_eq!(index.get::<_, i64>(0), 1);
+    // A read-only transaction refuses writes.
+    client
+        .batch_execute("BEGIN READ ONLY")
+        .await
+        .expect("begin");
+    let refused = client
+        .batch_execute("INSERT INTO t VALUES (9, 9)")
+        .await
+        .expect_err("a write in a read-only transaction");
+    assert_eq!(sqlstate(&refused), "25006");
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+    // PostgreSQL's rules on the wire: division by zero fails, columns have PostgreSQL's names.
+    let error = client
+        .simple_query("SELECT 1/0")
+        .await
+        .expect_err("division by zero");
+    assert_eq!(sqlstate(&error), "22012");
+    let row = client
+        .query_one("SELECT '0'::int + 1, count(*), upper('a') FROM t", &[])
+        .await
+        .expect("named columns");
+    let names: Vec<&str> = row.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, vec!["?column?", "count", "upper"]);
+    // DEALLOCATE forgets a prepared statement; DEALLOCATE ALL every one.
+    let prepared = client.prepare("SELECT id FROM t").await.expect("prepare");
+    client
+        .batch_execute("DEALLOCATE ALL")
+        .await
+        .expect("deallocate all");
+    let gone = client
+        .query(&prepared, &[])
+        .await
+        .expect_err("a deallocated statement");
+    assert_eq!(sqlstate(&gone), "26000");
+    server.stop().await;
+}
