@@ -234,7 +234,8 @@ impl Session {
             return result;
         }
         // Writes, and schema changes (which change nothing when they lose a race for the
-        // catalog: concurrent CREATE INDEX on two tables, say), run again.
+        // catalog: concurrent CREATE TABLE in two sessions, say), run again. CREATE INDEX
+        // retries its own catalog steps (`indexes::retry_catalog`): its backfill is not redone.
         let is_write = matches!(
             parsed,
             ParsedStatement::Sql { statement, .. } if matches!(
@@ -244,7 +245,6 @@ impl Session {
                     | Statement::Delete(_)
                     | Statement::AlterTable(_)
                     | Statement::CreateTable(_)
-                    | Statement::CreateIndex(_)
                     | Statement::CreateView(_)
                     | Statement::CreateSequence { .. }
                     | Statement::Drop { .. }

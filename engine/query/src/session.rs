@@ -257,21 +257,31 @@ impl Session {
         }
     }
 
-    /// A query's output with its columns named by [`Session::name_schema`].
+    /// A query's output with its columns named by [`Session::name_schema`]. Each batch keeps
+    /// its own column types (DataFusion may hand over `Utf8View` where the plan says `Utf8`).
     pub(crate) fn name_output(&self, statement: &Statement, output: Output) -> Result<Output> {
         let Output::Rows { schema, batches } = output else {
             return Ok(output);
         };
-        let named = self.name_schema(statement, &schema);
-        if named == schema {
+        let names = match self.semantics {
+            Semantics::PostgreSql => postgres_names(statement, &schema),
+            Semantics::Sqlite => None,
+        };
+        let Some(names) = names.filter(|n| {
+            n.iter()
+                .zip(schema.fields())
+                .any(|(name, field)| name != field.name())
+        }) else {
             return Ok(Output::Rows { schema, batches });
-        }
+        };
         let batches = batches
             .into_iter()
-            .map(|batch| RecordBatch::try_new(named.clone(), batch.columns().to_vec()))
+            .map(|batch| {
+                RecordBatch::try_new(renamed(&batch.schema(), &names), batch.columns().to_vec())
+            })
             .collect::<std::result::Result<_, _>>()?;
         Ok(Output::Rows {
-            schema: named,
+            schema: renamed(&schema, &names),
             batches,
         })
     }

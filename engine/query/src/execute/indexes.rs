@@ -7,7 +7,7 @@ use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::{self, CreateIndex};
-use rowdex_catalog::{IndexDef, IndexState, KeyColumn, TableDef};
+use rowdex_catalog::{CatalogError, IndexDef, IndexState, KeyColumn, TableDef};
 use rowdex_indexer::IndexError;
 use rowdex_indexer::maintain::{self, CheckReport};
 
@@ -18,6 +18,7 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::sql::storage;
+use crate::write::WRITE_ATTEMPTS;
 use crate::write::bulk::drop_index;
 
 /// `WITH (...)` on CREATE INDEX: `SALT_BUCKETS = n`, rowdex's one index option, and
@@ -58,6 +59,26 @@ fn index_options(with: &[ast::Expr]) -> Result<(u16, Vec<String>)> {
             .ok_or_else(bad)?;
     }
     Ok((buckets, ignored))
+}
+
+/// Runs a catalog change again while it loses a race with another session's (a concurrent
+/// CREATE INDEX on another table, say): a lost race changes nothing, and the change is the same
+/// the next time, so the statement does not fail for it.
+async fn retry_catalog<T, F, Fut>(mut change: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, CatalogError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match change().await.map_err(Error::from) {
+            Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => {
+                attempt += 1;
+                tokio::task::yield_now().await;
+            }
+            result => return result,
+        }
+    }
 }
 
 /// The name PostgreSQL gives an index created without one: `table_col1_col2_idx`, cut to 63
@@ -149,7 +170,8 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         salt_buckets,
     };
     let warnings = advise_index(&table, &index);
-    let building = match db.catalog.create_index(&table_name, index).await {
+    let building = match retry_catalog(|| db.catalog.create_index(&table_name, index.clone())).await
+    {
         Ok(building) => building,
         Err(error) => {
             let error = Error::from(error);
@@ -180,18 +202,19 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     };
     match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
         Ok(_) => {
-            let ready = match db.catalog.mark_index_ready(&table_name, &name).await {
-                Ok(ready) => ready,
-                Err(error) => {
-                    let error = Error::from(error);
-                    if error.is_outcome_unknown() {
-                        let _ = db.catalog.reload().await;
+            let ready =
+                match retry_catalog(|| db.catalog.mark_index_ready(&table_name, &name)).await {
+                    Ok(ready) => ready,
+                    Err(error) => {
+                        let error = Error::from(error);
+                        if error.is_outcome_unknown() {
+                            let _ = db.catalog.reload().await;
+                        }
+                        // Not visible to queries yet (or not known to be): take it away again.
+                        let _ = drop_index(db, &name).await;
+                        return Err(error);
                     }
-                    // Not visible to queries yet (or not known to be): take it away again.
-                    let _ = drop_index(db, &name).await;
-                    return Err(error);
-                }
-            };
+                };
             // The new index's statistics, so that the planner can weigh it at once. The index
             // is built and visible either way: a failure here leaves its figures to the next
             // ANALYZE or refresh, and says so.

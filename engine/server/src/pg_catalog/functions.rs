@@ -27,6 +27,7 @@ use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, format_type, quote_ident,
     type_oid_by_name,
 };
+use crate::settings::defaults;
 
 /// What the functions answer that is not in the catalog: who is connected, to what.
 #[derive(Debug, Clone)]
@@ -69,6 +70,15 @@ enum Function {
     TypeName,
     /// `to_regtype('name')`: a type's OID by name (NULL when rowdex has no such type).
     RegtypeOid,
+    /// `pg_get_serial_sequence(table, column)`: the sequence of a SERIAL column.
+    SerialSequence,
+    /// `current_setting(name)`: a setting's value at the start of a session (settings a
+    /// session changed later are not seen here), `heap` for the table access method, and
+    /// `off` for `jit`; NULL for others.
+    CurrentSetting,
+    /// `json_build_object(key, value, ...)`: an object's JSON text (SQLAlchemy's reflection
+    /// builds identity and collation details with it).
+    JsonObject,
     /// `oid::regnamespace`: a namespace's name.
     NamespaceName,
 }
@@ -81,6 +91,7 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_table_is_visible", Function::IsVisible, Boolean),
         ("pg_type_is_visible", Function::IsVisible, Boolean),
         ("pg_function_is_visible", Function::IsVisible, Boolean),
+        ("pg_collation_is_visible", Function::IsVisible, Boolean),
         ("format_type", Function::FormatType, Utf8),
         ("pg_get_expr", Function::GetExpr, Utf8),
         ("pg_get_indexdef", Function::IndexDef, Utf8),
@@ -120,6 +131,9 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_rowdex_relation_name", Function::RelationName, Utf8),
         ("pg_rowdex_type_name", Function::TypeName, Utf8),
         ("to_regtype", Function::RegtypeOid, Int64),
+        ("pg_get_serial_sequence", Function::SerialSequence, Utf8),
+        ("json_build_object", Function::JsonObject, Utf8),
+        ("current_setting", Function::CurrentSetting, Utf8),
         ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
     ]
 }
@@ -325,6 +339,30 @@ impl ScalarUDFImpl for PgFunction {
                     .into_iter()
                     .map(|name| name.and_then(|name| type_oid_by_name(&name))),
             )),
+            Function::SerialSequence => {
+                let relations = Relations::read(&self.db);
+                text_array(
+                    texts(0)?
+                        .into_iter()
+                        .zip(texts(1)?)
+                        .map(|(table, column)| relations.serial_sequence(&table?, &column?)),
+                )
+            }
+            Function::CurrentSetting => text_array(
+                texts(0)?
+                    .into_iter()
+                    .map(|name| name.and_then(|name| setting_at_start(&name))),
+            ),
+            Function::JsonObject => {
+                let columns: Vec<(Vec<Option<String>>, bool)> = (0..arrays.len())
+                    .map(|i| {
+                        let bare = arrays[i].data_type().is_numeric()
+                            || *arrays[i].data_type() == DataType::Boolean;
+                        texts(i).map(|values| (values, bare))
+                    })
+                    .collect::<DfResult<_>>()?;
+                text_array((0..rows).map(|row| Some(json_object(&columns, row))))
+            }
             Function::TypeName => text_array(
                 ints(0)?
                     .into_iter()
@@ -380,6 +418,52 @@ fn int_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<i6
 }
 
 /// Argument `i` as text.
+/// A setting's value at the start of a session, for `current_setting`.
+fn setting_at_start(name: &str) -> Option<String> {
+    match name.to_lowercase().as_str() {
+        "default_table_access_method" => Some("heap".to_string()),
+        "jit" => Some("off".to_string()),
+        lower => defaults()
+            .into_iter()
+            .find(|(known, _)| known.eq_ignore_ascii_case(lower))
+            .map(|(_, value)| value),
+    }
+}
+
+/// Row `row` of key and value columns (each with whether its values are JSON numbers or
+/// booleans, written bare) as a JSON object's text.
+fn json_object(columns: &[(Vec<Option<String>>, bool)], row: usize) -> String {
+    let quoted = |text: &str| {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let members: Vec<String> = columns
+        .chunks(2)
+        .map(|pair| {
+            let key = pair[0].0[row].as_deref().unwrap_or("");
+            let value = match pair.get(1) {
+                Some((values, bare)) => match values[row].as_deref() {
+                    None => "null".to_string(),
+                    Some(value) if *bare => value.to_string(),
+                    Some(value) => quoted(value),
+                },
+                None => "null".to_string(),
+            };
+            format!("{} : {value}", quoted(key))
+        })
+        .collect();
+    format!("{{{}}}", members.join(", "))
+}
+
 fn text_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<String>>> {
     let Some(array) = arrays.get(i) else {
         return Ok(vec![None; rows]);

@@ -355,6 +355,25 @@ impl Relations {
     }
 
     /// The OID of the relation named `name` (a table, an index or a view).
+    /// The sequence behind a column's `nextval('...')` DEFAULT (a SERIAL or identity column),
+    /// schema-qualified as `pg_get_serial_sequence` gives it.
+    pub fn serial_sequence(&self, table: &str, column: &str) -> Option<String> {
+        let table = table
+            .strip_prefix("public.")
+            .unwrap_or(table)
+            .trim_matches('"');
+        let column = column.trim_matches('"');
+        let def = self.tables.iter().find(|t| t.name == table)?;
+        let default = def
+            .columns
+            .iter()
+            .find(|c| c.name == column)?
+            .default
+            .as_ref()?;
+        let sequence = default.strip_prefix("nextval('")?.split('\'').next()?;
+        Some(format!("public.{sequence}"))
+    }
+
     pub fn relation_oid(&self, name: &str) -> Option<i64> {
         let name = name.strip_prefix("public.").unwrap_or(name);
         let name = name.trim_matches('"');

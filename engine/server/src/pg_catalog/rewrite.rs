@@ -235,6 +235,17 @@ fn replace_function(function: &mut Function) -> Option<Expr> {
     {
         return array_subquery(query);
     }
+    // `generate_subscripts(array, dim)`: the array's subscripts 1..n, as a set-returning call
+    // DataFusion unnests in step with an `unnest(array)` beside it (SQLAlchemy's reflection
+    // pairs the two over pg_index.indkey and pg_constraint.conkey).
+    if name == "generate_subscripts"
+        && let FunctionArguments::List(list) = &function.args
+        && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(array))) = list.args.first()
+    {
+        return parse_expr(&format!(
+            "unnest(range(1, CAST(coalesce(array_length({array}), 0) AS BIGINT) + 1))"
+        ));
+    }
     if matches!(function.args, FunctionArguments::None)
         && matches!(
             name.as_str(),

@@ -169,7 +169,7 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
 use Kind::{Bool, Float, Int, IntList, Text, TextList};
 
 /// The names of the `pg_catalog` tables.
-pub const PG_CATALOG_TABLES: [&str; 25] = [
+pub const PG_CATALOG_TABLES: [&str; 27] = [
     "pg_namespace",
     "pg_class",
     "pg_am",
@@ -195,6 +195,8 @@ pub const PG_CATALOG_TABLES: [&str; 25] = [
     "pg_views",
     "pg_indexes",
     "pg_trigger",
+    "pg_sequence",
+    "pg_opclass",
 ];
 
 /// The names of the `information_schema` tables.
@@ -284,6 +286,31 @@ pub fn pg_catalog_table(
             ("classoid", Int),
             ("objsubid", Int),
             ("description", Text),
+        ]),
+        // Sequences are not relations in rowdex's pg_class; SQLAlchemy reads this only for
+        // identity columns' options.
+        "pg_sequence" => Table::new(&[
+            ("seqrelid", Int),
+            ("seqtypid", Int),
+            ("seqstart", Int),
+            ("seqincrement", Int),
+            ("seqmax", Int),
+            ("seqmin", Int),
+            ("seqcache", Int),
+            ("seqcycle", Bool),
+        ]),
+        // Every index column uses its type's default operator class, so there is none to list
+        // (SQLAlchemy asks for the non-default ones).
+        "pg_opclass" => Table::new(&[
+            ("oid", Int),
+            ("opcmethod", Int),
+            ("opcname", Text),
+            ("opcnamespace", Int),
+            ("opcowner", Int),
+            ("opcfamily", Int),
+            ("opcintype", Int),
+            ("opcdefault", Bool),
+            ("opckeytype", Int),
         ]),
         "pg_tablespace" => tablespaces(),
         "pg_tables" => pg_tables(relations),
@@ -522,9 +549,9 @@ fn indexes(relations: &Relations) -> Table {
         ("indisready", Bool),
         ("indislive", Bool),
         ("indisreplident", Bool),
-        ("indkey", Text),
+        ("indkey", IntList),
         ("indcollation", Text),
-        ("indclass", Text),
+        ("indclass", IntList),
         ("indoption", Text),
         ("indexprs", Text),
         ("indpred", Text),
@@ -538,11 +565,9 @@ fn indexes(relations: &Relations) -> Table {
                 .position(|(c, _)| c == column)
                 .map_or(0, |p| p as i64 + 1)
         };
-        let key: Vec<String> = index
-            .columns()
-            .into_iter()
-            .map(|c| attnum(c).to_string())
-            .collect();
+        let key: Vec<i64> = index.columns().into_iter().map(attnum).collect();
+        // Every column's operator class is its type's default (0 here: no class to name).
+        let classes = vec![0; key.len()];
         let options: Vec<String> = index
             .keys
             .iter()
@@ -564,7 +589,8 @@ fn indexes(relations: &Relations) -> Table {
             ("indisready", true.into()),
             ("indislive", true.into()),
             ("indisreplident", false.into()),
-            ("indkey", key.join(" ").into()),
+            ("indkey", Cell::IntList(key)),
+            ("indclass", Cell::IntList(classes)),
             ("indoption", options.join(" ").into()),
         ]);
     }
