@@ -174,7 +174,6 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     {
         Ok(building) => building,
         Err(error) => {
-            let error = Error::from(error);
             if error.is_outcome_unknown() {
                 // The index may have been published: take it away again, as a failed build
                 // does below (a failure of that leaves it for the next open to drop).
@@ -206,7 +205,6 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
                 match retry_catalog(|| db.catalog.mark_index_ready(&table_name, &name)).await {
                     Ok(ready) => ready,
                     Err(error) => {
-                        let error = Error::from(error);
                         if error.is_outcome_unknown() {
                             let _ = db.catalog.reload().await;
                         }
