@@ -26,6 +26,7 @@ pub(crate) mod show;
 pub(crate) mod statistics;
 pub(crate) mod transaction;
 pub(crate) mod triggers;
+pub(crate) mod truncate;
 pub(crate) mod views;
 
 use std::sync::Arc;
@@ -244,6 +245,7 @@ impl Session {
                     | Statement::Update(_)
                     | Statement::Delete(_)
                     | Statement::AlterTable(_)
+                    | Statement::Truncate(_)
                     | Statement::CreateTable(_)
                     | Statement::CreateView(_)
                     | Statement::CreateSequence { .. }
@@ -316,6 +318,7 @@ fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
             | Statement::Delete(_)
             | Statement::ShowTables { .. }
             | Statement::ExplainTable { .. }
+            | Statement::Truncate(_)
             | Statement::Copy { .. } => return Ok(InTransaction::InBlock),
             Statement::CreateTable(_)
             | Statement::AlterTable(_)
@@ -368,6 +371,7 @@ fn statement_name(parsed: &ParsedStatement) -> String {
         Statement::Update(_) => "UPDATE".into(),
         Statement::Delete(_) => "DELETE".into(),
         Statement::Copy { .. } => "COPY".into(),
+        Statement::Truncate(_) => "TRUNCATE TABLE".into(),
         Statement::CreateTable(_) => "CREATE TABLE".into(),
         Statement::CreateIndex(_) => "CREATE INDEX".into(),
         Statement::CreateView(_) => "CREATE VIEW".into(),
@@ -478,6 +482,7 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::CreateTrigger(create) => triggers::create_trigger(session, create).await,
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
+        Statement::Truncate(truncate) => truncate::truncate(session, truncate).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)
@@ -510,8 +515,18 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
             session.db.store.checkpoint().await?;
             Ok(Output::Done)
         }
-        Command::Vacuum => {
+        Command::Vacuum { analyze, tables } => {
+            for table in tables {
+                session.db.table_def(table)?;
+            }
             session.db.store.compact().await?;
+            if *analyze && tables.is_empty() {
+                statistics::analyze_tables(session, None).await?;
+            } else if *analyze {
+                for table in tables {
+                    statistics::analyze_tables(session, Some(table)).await?;
+                }
+            }
             Ok(Output::Done)
         }
         Command::CreateRole {

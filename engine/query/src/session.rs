@@ -105,6 +105,15 @@ impl Session {
         }
     }
 
+    /// This connection with `txn` as its open transaction (a statement that runs several
+    /// statements in one transaction of its own, TRUNCATE of several tables).
+    pub(crate) fn with_txn(&self, txn: Arc<SessionTxn>) -> Session {
+        Session {
+            txn: Arc::new(Mutex::new(Some(txn))),
+            ..self.clone()
+        }
+    }
+
     /// Reports the progress of long operations (CREATE INDEX on a large table) to `progress`.
     pub fn set_progress(&mut self, progress: ProgressFn) {
         self.progress = Some(progress);

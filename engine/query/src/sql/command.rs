@@ -38,9 +38,12 @@ pub enum Command {
     /// `CHECKPOINT`: make every write durable and move what the next open would replay into
     /// the store's tables (PostgreSQL's statement of that name).
     Checkpoint,
-    /// `VACUUM`: rewrite the store's tables into as few as it can (after a bulk load, reads
-    /// then consult one table per key), waiting until it is done.
-    Vacuum,
+    /// `VACUUM [FULL] [FREEZE] [VERBOSE] [ANALYZE] [t, ...]`: rewrite the store's tables into
+    /// as few as it can (after a bulk load, reads then consult one table per key), waiting
+    /// until it is done; the whole store whatever tables are named (PostgreSQL's FULL, FREEZE
+    /// and VERBOSE change nothing more). With ANALYZE, the named tables' statistics (every
+    /// table's when none is named) are gathered after.
+    Vacuum { analyze: bool, tables: Vec<String> },
     /// `CREATE ROLE name [[WITH] option ...]`; `CREATE USER` is the same with LOGIN unless
     /// NOLOGIN is given (`user`).
     CreateRole {
@@ -110,7 +113,16 @@ impl std::fmt::Display for Command {
             Command::Analyze { table: Some(t) } => write!(f, "ANALYZE {t}"),
             Command::ShowStatistics { table } => write!(f, "SHOW STATISTICS {table}"),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
-            Command::Vacuum => f.write_str("VACUUM"),
+            Command::Vacuum { analyze, tables } => {
+                f.write_str("VACUUM")?;
+                if *analyze {
+                    f.write_str(" ANALYZE")?;
+                }
+                if !tables.is_empty() {
+                    write!(f, " {}", tables.join(", "))?;
+                }
+                Ok(())
+            }
             Command::CreateRole {
                 name,
                 options,
@@ -246,7 +258,26 @@ pub(crate) fn parse_command(
         }
         ("VACUUM", _) => {
             parser.next_token();
-            Some(Ok(Command::Vacuum))
+            let mut analyze = false;
+            while matches!(
+                word(0, parser).as_str(),
+                "FULL" | "FREEZE" | "VERBOSE" | "ANALYZE"
+            ) {
+                analyze |= word(0, parser) == "ANALYZE";
+                parser.next_token();
+            }
+            let mut tables = Vec::new();
+            loop {
+                match optional_name(parser) {
+                    Ok(Some(table)) => tables.push(table),
+                    Ok(None) => break,
+                    Err(e) => return Some(Err(e)),
+                }
+                if !parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            Some(Ok(Command::Vacuum { analyze, tables }))
         }
         ("REINDEX", _) => {
             parser.next_token();

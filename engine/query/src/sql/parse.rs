@@ -17,9 +17,9 @@ use crate::error::{Error, Result};
 use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
 use crate::sql::tokens::{
-    FamilyMember, StatementBoundary, empty_in_lists_as_subqueries, family_qualified_columns,
-    insert_aliases_as_table_names, is_create_table_like, number_placeholders,
-    split_at_statement_ends, upserts_and_hints,
+    FamilyMember, StatementBoundary, copy_option_booleans, empty_in_lists_as_subqueries,
+    family_qualified_columns, insert_aliases_as_table_names, is_create_table_like,
+    number_placeholders, split_at_statement_ends, upserts_and_hints,
 };
 
 /// How deeply expressions may nest.
@@ -284,6 +284,7 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
     let (upserts, hints) = upserts_and_hints(&mut tokens);
     empty_in_lists_as_subqueries(&mut tokens);
     insert_aliases_as_table_names(&mut tokens);
+    copy_option_booleans(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.

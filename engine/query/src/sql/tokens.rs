@@ -197,6 +197,36 @@ pub(crate) fn empty_in_lists_as_subqueries(tokens: &mut Vec<TokenWithSpan>) {
     }
 }
 
+/// `COPY ... WITH (FREEZE on)`: PostgreSQL takes on/off (and 1/0) for a COPY option's boolean,
+/// the parser only TRUE/FALSE; `pgbench -i` writes `(freeze on)`. In a COPY statement, an `on`
+/// or `off` right after FREEZE or HEADER becomes TRUE or FALSE.
+pub(crate) fn copy_option_booleans(tokens: &mut [TokenWithSpan]) {
+    let Some(first) = significant(tokens, 0) else {
+        return;
+    };
+    if !matches!(&tokens[first].token, Token::Word(w) if w.keyword == Keyword::COPY) {
+        return;
+    }
+    let mut i = first;
+    while let Some(at) = significant(tokens, i + 1) {
+        let is_option = matches!(
+            &tokens[i].token,
+            Token::Word(w) if matches!(w.keyword, Keyword::FREEZE | Keyword::HEADER)
+        );
+        if is_option && let Token::Word(value) = &tokens[at].token {
+            let replacement = match value.value.to_lowercase().as_str() {
+                "on" => Some(word(Keyword::TRUE, "TRUE")),
+                "off" => Some(word(Keyword::FALSE, "FALSE")),
+                _ => None,
+            };
+            if let Some(replacement) = replacement {
+                tokens[at].token = replacement;
+            }
+        }
+        i = at;
+    }
+}
+
 /// The first token at or after `from` that is not whitespace or a comment.
 fn significant(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
     (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))

@@ -95,3 +95,58 @@ async fn pgbench_transfers_conserve_the_total() {
     assert_check_table_clean(&setup, "acct").await;
     server.stop().await;
 }
+
+/// pgbench's own initialisation, its steps but the last: drop and create its tables (with
+/// `fillfactor`), generate the data client-side (TRUNCATE and `COPY ... (freeze on)` inside one
+/// transaction) and vacuum them. The last default step, `p` (`ALTER TABLE ... ADD PRIMARY
+/// KEY`), needs the table re-keyed, which rowdex does not do yet: it is checked to fail
+/// cleanly, leaving the loaded rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_initialises_its_tables() {
+    let server = TestServer::start().await;
+    let port = server.addr.port().to_string();
+    let init = move |steps: &str| {
+        Command::new("pgbench")
+            .args(["-i", "-s", "1", "-I", steps, "-h", "127.0.0.1", "-p", &port])
+            .args(["-U", "rowdex", "rowdex"])
+            .output()
+            .expect("run pgbench")
+    };
+    let handle = tokio::task::spawn_blocking({
+        let init = init.clone();
+        move || init("dtgv")
+    });
+    let output = handle.await.expect("pgbench thread");
+    assert!(
+        output.status.success(),
+        "pgbench -i -I dtgv failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let client = server.client().await;
+    for (table, rows) in [
+        ("pgbench_branches", 1),
+        ("pgbench_tellers", 10),
+        ("pgbench_accounts", 100_000),
+    ] {
+        let count = client
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .await
+            .expect("count");
+        assert_eq!(count.get::<_, i64>(0), rows, "{table}");
+    }
+    let output = tokio::task::spawn_blocking(move || init("p"))
+        .await
+        .expect("pgbench thread");
+    assert!(
+        !output.status.success()
+            && String::from_utf8_lossy(&output.stderr).contains("ADD PRIMARY KEY"),
+        "pgbench's primary-key step: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let count = client
+        .query_one("SELECT count(*) FROM pgbench_accounts", &[])
+        .await
+        .expect("count");
+    assert_eq!(count.get::<_, i64>(0), 100_000);
+    server.stop().await;
+}

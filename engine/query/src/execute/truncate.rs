@@ -1,0 +1,68 @@
+//! TRUNCATE [TABLE] t [, ...] [CONTINUE IDENTITY] [CASCADE | RESTRICT]: every row of each
+//! table removed in one transaction (the session's open one, as PostgreSQL's TRUNCATE is
+//! transactional, or one of the statement's own), with their index entries, as DELETE
+//! removes them. Tools run it inside their transactions (`pgbench -i` truncates its tables
+//! before loading them). rowdex has no ON TRUNCATE triggers, and a TRUNCATE does not fire
+//! DELETE triggers, so a table with DELETE triggers is refused rather than emptied
+//! differently from PostgreSQL; RESTART IDENTITY is refused too (sequences do not restart).
+
+use datafusion::sql::sqlparser::ast::{Statement, Truncate, TruncateIdentityOption};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use rowdex_catalog::TriggerEvent;
+
+use crate::db::txn::SessionTxn;
+use crate::error::{Error, Result};
+use crate::execute::dml;
+use crate::output::Output;
+use crate::session::Session;
+use crate::sql::names::object_name;
+
+pub(crate) async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
+    if matches!(truncate.identity, Some(TruncateIdentityOption::Restart)) {
+        return Err(Error::Unsupported {
+            what: "TRUNCATE ... RESTART IDENTITY (sequences do not restart)".into(),
+        });
+    }
+    let mut deletes = Vec::with_capacity(truncate.table_names.len());
+    for target in &truncate.table_names {
+        let name = object_name(&target.name)?;
+        let def = session.db.table_def(&name)?;
+        if def.has_triggers_on(&TriggerEvent::Delete) {
+            return Err(Error::Unsupported {
+                what: format!("TRUNCATE of {name}, which has DELETE triggers"),
+            });
+        }
+        let sql = format!("DELETE FROM {}", target.name);
+        let parsed = Parser::parse_sql(&GenericDialect {}, &sql)
+            .map_err(|e| Error::Parse {
+                message: e.to_string(),
+            })?
+            .pop();
+        match parsed {
+            Some(Statement::Delete(delete)) => deletes.push(delete),
+            _ => {
+                return Err(Error::Parse {
+                    message: format!("{sql} is not a DELETE"),
+                });
+            }
+        }
+    }
+    if session.open_txn().is_some() {
+        for delete in &deletes {
+            dml::delete(session, delete).await?;
+        }
+        return Ok(Output::Done);
+    }
+    // All the tables at once, or none.
+    let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
+    let inner = session.with_txn(txn.clone());
+    for delete in &deletes {
+        if let Err(error) = dml::delete(&inner, delete).await {
+            txn.rollback().await;
+            return Err(error);
+        }
+    }
+    txn.commit(&session.db).await?;
+    Ok(Output::Done)
+}
