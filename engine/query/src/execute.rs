@@ -482,7 +482,7 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::CreateTrigger(create) => triggers::create_trigger(session, create).await,
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
-        Statement::Truncate(truncate) => truncate::truncate(session, truncate).await,
+        Statement::Truncate(truncate) => truncate::boxed(session, truncate).await,
         Statement::ShowTables { .. } => show::show_tables(session),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)

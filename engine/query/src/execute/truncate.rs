@@ -6,6 +6,9 @@
 //! DELETE triggers, so a table with DELETE triggers is refused rather than emptied
 //! differently from PostgreSQL; RESTART IDENTITY is refused too (sequences do not restart).
 
+use std::future::Future;
+use std::pin::Pin;
+
 use datafusion::sql::sqlparser::ast::{Statement, Truncate, TruncateIdentityOption};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -18,7 +21,18 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::object_name;
 
-pub(crate) async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
+/// [`truncate`], its future made and boxed in a frame of its own: it holds DELETE's futures,
+/// and built in the dispatcher's frame it would grow the stack every statement is polled on
+/// (a debug build keeps a slot per arm), which a statement nested in another's poll (a store
+/// hook in a test) runs out of.
+pub(crate) fn boxed<'a>(
+    session: &'a Session,
+    statement: &'a Truncate,
+) -> Pin<Box<dyn Future<Output = Result<Output>> + Send + 'a>> {
+    Box::pin(truncate(session, statement))
+}
+
+async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
     if matches!(truncate.identity, Some(TruncateIdentityOption::Restart)) {
         return Err(Error::Unsupported {
             what: "TRUNCATE ... RESTART IDENTITY (sequences do not restart)".into(),
