@@ -76,6 +76,9 @@ enum Function {
     /// session changed later are not seen here), `heap` for the table access method, and
     /// `off` for `jit`; NULL for others.
     CurrentSetting,
+    /// `quote_literal(value)`: the value's text as a SQL string literal (asyncpg quotes a
+    /// `copy_from_query`'s arguments with it).
+    QuoteLiteral,
     /// `json_build_object(key, value, ...)`: an object's JSON text (SQLAlchemy's reflection
     /// builds identity and collation details with it).
     JsonObject,
@@ -134,6 +137,7 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_get_serial_sequence", Function::SerialSequence, Utf8),
         ("json_build_object", Function::JsonObject, Utf8),
         ("current_setting", Function::CurrentSetting, Utf8),
+        ("quote_literal", Function::QuoteLiteral, Utf8),
         ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
     ]
 }
@@ -353,6 +357,11 @@ impl ScalarUDFImpl for PgFunction {
                     .into_iter()
                     .map(|name| name.and_then(|name| setting_at_start(&name))),
             ),
+            Function::QuoteLiteral => text_array(
+                texts(0)?
+                    .into_iter()
+                    .map(|value| value.map(|value| quote_literal(&value))),
+            ),
             Function::JsonObject => {
                 let columns: Vec<(Vec<Option<String>>, bool)> = (0..arrays.len())
                     .map(|i| {
@@ -418,6 +427,17 @@ fn int_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<i6
 }
 
 /// Argument `i` as text.
+/// `text` as PostgreSQL's `quote_literal` writes it: in single quotes, each quote doubled, and
+/// as an `E'...'` string with each backslash doubled when it holds one.
+fn quote_literal(text: &str) -> String {
+    let quoted = text.replace('\'', "''");
+    if text.contains('\\') {
+        format!("E'{}'", quoted.replace('\\', "\\\\"))
+    } else {
+        format!("'{quoted}'")
+    }
+}
+
 /// A setting's value at the start of a session, for `current_setting`.
 fn setting_at_start(name: &str) -> Option<String> {
     match name.to_lowercase().as_str() {
@@ -480,4 +500,32 @@ fn downcast<T: 'static>(array: &ArrayRef) -> DfResult<&T> {
         .as_any()
         .downcast_ref::<T>()
         .ok_or_else(|| DataFusionError::Internal("an argument of an unexpected type".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_quoted_as_postgresql_quotes_them() {
+        assert_eq!(quote_literal("4"), "'4'");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+        assert_eq!(quote_literal("a\\b"), "E'a\\\\b'");
+    }
+
+    #[test]
+    fn json_objects_quote_text_and_leave_numbers_bare() {
+        let columns = vec![
+            (vec![Some("name".to_string())], false),
+            (vec![Some("a \"b\"".to_string())], false),
+            (vec![Some("n".to_string())], false),
+            (vec![Some("3".to_string())], true),
+            (vec![Some("none".to_string())], false),
+            (vec![None], false),
+        ];
+        assert_eq!(
+            json_object(&columns, 0),
+            r#"{"name" : "a \"b\"", "n" : 3, "none" : null}"#
+        );
+    }
 }
