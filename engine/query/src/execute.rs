@@ -205,7 +205,7 @@ impl Session {
             statistics::refresh_outgrown(self);
             return Ok(output);
         }
-        if self.transaction_characteristics().read_only && writes(parsed) {
+        if writes(parsed) && self.transaction_characteristics().read_only {
             return Err(Error::ReadOnlyTransaction {
                 statement: statement_name(parsed),
             });

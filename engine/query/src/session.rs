@@ -97,11 +97,10 @@ impl Session {
     /// trigger level deeper.
     pub(crate) fn for_trigger(&self, txn: Arc<SessionTxn>) -> Session {
         Session {
-            txn: Arc::new(Mutex::new(Some(txn))),
             warnings: Arc::default(),
             notices: Arc::default(),
             trigger_depth: self.trigger_depth + 1,
-            ..self.clone()
+            ..self.with_txn(txn)
         }
     }
 

@@ -221,9 +221,6 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
     Ok(converted)
 }
 
-/// A decimal number's text as a DECIMAL of `scale`, exactly: `-12.345` at scale 2 is -1235
-/// (rounded half away from zero, as PostgreSQL's numeric); None for anything else, or a value
-/// past 128 bits.
 /// `text` read as a value of the number or boolean type `data_type` (surrounding spaces
 /// allowed, as PostgreSQL allows them), None when it does not read as one.
 fn number_from_text(data_type: &DataType, text: &str) -> Option<Datum> {
@@ -245,6 +242,9 @@ fn number_from_text(data_type: &DataType, text: &str) -> Option<Datum> {
     }
 }
 
+/// A decimal number's text as a DECIMAL of `scale`, exactly: `-12.345` at scale 2 is -1235
+/// (rounded half away from zero, as PostgreSQL's numeric); None for anything else, or a value
+/// past 128 bits.
 pub fn decimal_from_text(text: &str, scale: i8) -> Option<i128> {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),

@@ -42,6 +42,7 @@ use crate::batched::Batched;
 use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
+use crate::settings::strip_word;
 use crate::sqlstate::{
     FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
     QUERY_CANCELED, WARNING, error_info, pg_error, statement_error,
@@ -106,12 +107,9 @@ impl Connection {
         C: ClientPortalStore,
         C::PortalStore: PortalStore,
     {
-        let rest = sql.trim().trim_end_matches(';').trim();
-        let rest = rest.get("DEALLOCATE".len()..).unwrap_or("").trim_start();
-        let rest = match rest.get(..8) {
-            Some(word) if word.eq_ignore_ascii_case("PREPARE ") => rest[8..].trim_start(),
-            _ => rest,
-        };
+        let text = sql.trim().trim_end_matches(';').trim();
+        let rest = strip_word(text, "DEALLOCATE").unwrap_or(text);
+        let rest = strip_word(rest, "PREPARE").unwrap_or(rest);
         if rest.eq_ignore_ascii_case("ALL") {
             for name in std::mem::take(&mut *self.statement_names()) {
                 client.portal_store().rm_statement(&name);

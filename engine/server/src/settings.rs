@@ -140,7 +140,7 @@ fn parse_set(sql: &str) -> Result<(String, String), String> {
 }
 
 /// `text` after its leading `word` (any case) and the whitespace following it.
-fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+pub fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
     let head = text.get(..word.len())?;
     let tail = &text[word.len()..];
     (head.eq_ignore_ascii_case(word) && (tail.is_empty() || tail.starts_with(char::is_whitespace)))

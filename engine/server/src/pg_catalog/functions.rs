@@ -426,7 +426,6 @@ fn int_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<i6
     Ok(downcast::<Int64Array>(&cast)?.iter().collect())
 }
 
-/// Argument `i` as text.
 /// `text` as PostgreSQL's `quote_literal` writes it: in single quotes, each quote doubled, and
 /// as an `E'...'` string with each backslash doubled when it holds one.
 fn quote_literal(text: &str) -> String {
@@ -484,6 +483,7 @@ fn json_object(columns: &[(Vec<Option<String>>, bool)], row: usize) -> String {
     format!("{{{}}}", members.join(", "))
 }
 
+/// Argument `i` as text.
 fn text_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<String>>> {
     let Some(array) = arrays.get(i) else {
         return Ok(vec![None; rows]);

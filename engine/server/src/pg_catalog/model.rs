@@ -121,8 +121,6 @@ pub fn arrow_type(data_type: &ArrowType) -> (i64, i64) {
     }
 }
 
-/// `format_type(oid, typmod)`: the type as SQL spells it (`character varying(20)`,
-/// `numeric(10,2)`); None for an OID that is no type.
 /// The OID of the type `name` names (`int4`, `integer`, `pg_catalog.text`, `character
 /// varying`, ...), as `to_regtype` finds it; None for a type rowdex does not have.
 pub fn type_oid_by_name(name: &str) -> Option<i64> {
@@ -144,6 +142,8 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
     })
 }
 
+/// `format_type(oid, typmod)`: the type as SQL spells it (`character varying(20)`,
+/// `numeric(10,2)`); None for an OID that is no type.
 pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
     let modifier = typmod.filter(|m| *m >= 4).map(|m| m - 4);
     Some(match oid {
@@ -354,7 +354,6 @@ impl Relations {
             .map(|(_, name, _)| name.clone())
     }
 
-    /// The OID of the relation named `name` (a table, an index or a view).
     /// The sequence behind a column's `nextval('...')` DEFAULT (a SERIAL or identity column),
     /// schema-qualified as `pg_get_serial_sequence` gives it.
     pub fn serial_sequence(&self, table: &str, column: &str) -> Option<String> {
@@ -374,6 +373,7 @@ impl Relations {
         Some(format!("public.{sequence}"))
     }
 
+    /// The OID of the relation named `name` (a table, an index or a view).
     pub fn relation_oid(&self, name: &str) -> Option<i64> {
         let name = name.strip_prefix("public.").unwrap_or(name);
         let name = name.trim_matches('"');
