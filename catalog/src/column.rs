@@ -5,7 +5,7 @@
 use rowdex_codec::{Datum, SortOrder, key};
 use serde::{Deserialize, Serialize};
 
-use crate::types::DataType;
+use crate::types::{DataType, Declared};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnDef {
@@ -37,6 +37,10 @@ pub struct ColumnDef {
     /// that writes one is refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub generated_always: bool,
+    /// The narrower type the column was declared with under PostgreSQL's rules (INTEGER,
+    /// REAL, CHAR(n), ...), None where `data_type` is the declared type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<Declared>,
 }
 
 fn is_zero(version: &u32) -> bool {
@@ -62,6 +66,21 @@ impl ColumnDef {
             added_in: 0,
             missing: None,
             generated_always: false,
+            declared: None,
+        }
+    }
+
+    /// The column's declared type as SQL spells it where that says more than `data_type`'s
+    /// name: a [`Declared`] type, or `VARCHAR(n)` for a length-limited text column.
+    pub fn declared_type(&self) -> Option<String> {
+        let max_len = match self.data_type {
+            DataType::Text { max_len } => max_len,
+            _ => None,
+        };
+        match (self.declared, max_len) {
+            (Some(declared), _) => Some(declared.spelling(max_len)),
+            (None, Some(_)) => Some(Declared::Varchar.spelling(max_len)),
+            (None, None) => None,
         }
     }
 

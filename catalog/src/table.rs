@@ -122,6 +122,7 @@ impl TableDef {
                 added_in: 0,
                 missing: None,
                 generated_always: false,
+                declared: None,
             });
             key_columns.push(KeyColumn {
                 column: columns.len() - 1,
@@ -215,6 +216,7 @@ impl TableDef {
             added_in: 0,
             missing: None,
             generated_always: false,
+            declared: None,
         });
         Ok(())
     }

@@ -1,7 +1,11 @@
-//! SQL column types as rowdex stores them.
+//! SQL column types as rowdex stores them ([`DataType`]), and the narrower type a column may
+//! have been declared with ([`Declared`]).
 //!
-//! Every integer type is 64-bit and every floating type is a 64-bit double, as in SQLite: the
-//! declared width only changes what DESCRIBE prints, never what a column can hold.
+//! Every integer is stored in 64 bits and every floating value as a double. A table created
+//! under SQLite's rules keeps SQLite's affinities: the declared width changes nothing. One
+//! created under PostgreSQL's rules (a session of `rowdex serve`) records the declared type
+//! where it is narrower (SMALLINT, INTEGER, REAL, CHAR(n), VARCHAR): a value must fit it, and
+//! clients are told it.
 
 use rowdex_codec::Datum;
 use serde::{Deserialize, Serialize};
@@ -59,6 +63,46 @@ impl std::fmt::Display for DataType {
             DataType::Bytes { max_len: None } => f.write_str("BYTEA"),
             DataType::Date => f.write_str("DATE"),
             DataType::Timestamp => f.write_str("TIMESTAMP"),
+        }
+    }
+}
+
+/// The type a column was declared with where it is narrower than the [`DataType`] that stores
+/// it: PostgreSQL's SMALLINT, INTEGER and REAL (stored as 64-bit integers and doubles) and its
+/// character types (stored as text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Declared {
+    /// SMALLINT (INT2): -32768 to 32767.
+    SmallInt,
+    /// INTEGER (INT, INT4): a 32-bit signed integer.
+    Integer,
+    /// REAL (FLOAT4): a single-precision float; a value is rounded to one when stored.
+    Real,
+    /// CHAR(n): stored without trailing blanks, read padded with blanks to its length.
+    Char,
+    /// VARCHAR or VARCHAR(n): text of at most its length (the DataType's `max_len`).
+    Varchar,
+}
+
+impl Declared {
+    /// The range of integers the type holds, for the integer types.
+    pub fn integer_range(self) -> Option<std::ops::RangeInclusive<i64>> {
+        match self {
+            Declared::SmallInt => Some(i64::from(i16::MIN)..=i64::from(i16::MAX)),
+            Declared::Integer => Some(i64::from(i32::MIN)..=i64::from(i32::MAX)),
+            _ => None,
+        }
+    }
+
+    /// The type's SQL spelling, with the length `max_len` a character type has.
+    pub fn spelling(self, max_len: Option<u32>) -> String {
+        match (self, max_len) {
+            (Declared::SmallInt, _) => "SMALLINT".to_string(),
+            (Declared::Integer, _) => "INTEGER".to_string(),
+            (Declared::Real, _) => "REAL".to_string(),
+            (Declared::Char, n) => format!("CHAR({})", n.unwrap_or(1)),
+            (Declared::Varchar, Some(n)) => format!("VARCHAR({n})"),
+            (Declared::Varchar, None) => "VARCHAR".to_string(),
         }
     }
 }

@@ -76,6 +76,7 @@ pub use sql::parse::{
     statement_ends,
 };
 pub use sql::semantics::Semantics;
+pub use values::DECLARED_TYPE;
 
 pub use datafusion;
 pub use datafusion::arrow;

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use datafusion::arrow::datatypes::{DataType as ArrowType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, FieldRef, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_codec::Datum;
@@ -40,8 +40,10 @@ impl Session {
 #[derive(Debug, Clone)]
 pub struct Description {
     /// The type of each parameter where the statement fixes it (a comparison with a column,
-    /// an inserted or assigned column, LIMIT); None where any value goes.
-    pub parameters: Vec<Option<ArrowType>>,
+    /// an inserted or assigned column, LIMIT); None where any value goes. A parameter that
+    /// takes a column's type takes its field, with the column's declared type in the metadata
+    /// (see `values::column_field`).
+    pub parameters: Vec<Option<FieldRef>>,
     /// The columns of the rows the statement returns; None for a statement that returns no
     /// rows, and for a rowdex command (whose rows are known when it runs).
     pub columns: Option<SchemaRef>,
@@ -154,23 +156,21 @@ impl Prepared {
             None
         };
         if let Some(plan) = &plan {
-            for (name, data_type) in plan.get_parameter_types()? {
+            for (name, field) in plan.get_parameter_fields()? {
                 let index = name
                     .strip_prefix('$')
                     .and_then(|n| n.parse::<usize>().ok())
                     .and_then(|n| n.checked_sub(1));
                 if let Some(slot) = index.and_then(|i| parameters.get_mut(i)) {
-                    *slot = data_type.filter(|t| *t != ArrowType::Null);
+                    *slot = field.filter(|f| *f.data_type() != ArrowType::Null);
                 }
             }
         }
         // What planning left untyped, a cast may type (`$1::int2`).
-        for (slot, cast) in parameters
-            .iter_mut()
-            .zip(parameter_casts(statement, self.parameters))
-        {
+        let casts = parameter_casts(statement, self.parameters);
+        for (index, (slot, cast)) in parameters.iter_mut().zip(casts).enumerate() {
             if slot.is_none() {
-                *slot = cast;
+                *slot = cast.map(|t| Arc::new(Field::new(format!("${}", index + 1), t, true)));
             }
         }
         let columns = match (statement.as_ref(), plan, returned) {

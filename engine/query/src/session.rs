@@ -20,7 +20,7 @@ use crate::native::cache::QueryCache;
 use crate::native::compile::NativeQuery;
 use crate::output::Output;
 use crate::sql::hints::QueryHints;
-use crate::sql::output_names::{postgres_names, renamed};
+use crate::sql::output_names::{postgres_columns, renamed};
 use crate::sql::semantics::Semantics;
 
 /// Which executor runs queries.
@@ -259,37 +259,34 @@ impl Session {
         if self.semantics != Semantics::PostgreSql {
             return schema.clone();
         }
-        match postgres_names(statement, schema) {
-            Some(names) => renamed(schema, &names),
+        match postgres_columns(statement, schema) {
+            Some(columns) => renamed(schema, &columns),
             None => schema.clone(),
         }
     }
 
-    /// A query's output with its columns named by [`Session::name_schema`]. Each batch keeps
-    /// its own column types (DataFusion may hand over `Utf8View` where the plan says `Utf8`).
+    /// A query's output with its columns named (and typed) by [`Session::name_schema`]. Each
+    /// batch keeps its own column types (DataFusion may hand over `Utf8View` where the plan
+    /// says `Utf8`).
     pub(crate) fn name_output(&self, statement: &Statement, output: Output) -> Result<Output> {
         let Output::Rows { schema, batches } = output else {
             return Ok(output);
         };
-        let names = match self.semantics {
-            Semantics::PostgreSql => postgres_names(statement, &schema),
+        let columns = match self.semantics {
+            Semantics::PostgreSql => postgres_columns(statement, &schema),
             Semantics::Sqlite => None,
         };
-        let Some(names) = names.filter(|n| {
-            n.iter()
-                .zip(schema.fields())
-                .any(|(name, field)| name != field.name())
-        }) else {
+        let Some(columns) = columns.filter(|columns| *renamed(&schema, columns) != *schema) else {
             return Ok(Output::Rows { schema, batches });
         };
         let batches = batches
             .into_iter()
             .map(|batch| {
-                RecordBatch::try_new(renamed(&batch.schema(), &names), batch.columns().to_vec())
+                RecordBatch::try_new(renamed(&batch.schema(), &columns), batch.columns().to_vec())
             })
             .collect::<std::result::Result<_, _>>()?;
         Ok(Output::Rows {
-            schema: renamed(&schema, &names),
+            schema: renamed(&schema, &columns),
             batches,
         })
     }

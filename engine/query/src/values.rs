@@ -3,6 +3,7 @@
 //! values to a full row, values compared with a column without changing the comparison, and
 //! building batches.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -12,7 +13,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::ScalarValue;
-use rowdex_catalog::{ColumnDef, DataType, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
 use rowdex_codec::Datum;
 
 use crate::error::{Error, Result};
@@ -30,12 +31,31 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
     }
 }
 
+/// The field metadata key under which a column's declared type travels with its values (see
+/// [`column_field`]).
+pub const DECLARED_TYPE: &str = "rowdex.declared_type";
+
+/// The Arrow field of a table's column. A column declared narrower than it is stored (INTEGER,
+/// REAL, VARCHAR(n), ...) carries the declared type's SQL spelling in its metadata under
+/// [`DECLARED_TYPE`]; DataFusion keeps a field's metadata through projections, filters, sorts
+/// and joins, so a result's column still says what it was declared as (the PostgreSQL server
+/// describes and sends it so).
+pub fn column_field(column: &ColumnDef) -> Field {
+    let field = Field::new(&column.name, arrow_type(&column.data_type), column.nullable);
+    match column.declared_type() {
+        Some(declared) => {
+            field.with_metadata(HashMap::from([(DECLARED_TYPE.to_string(), declared)]))
+        }
+        None => field,
+    }
+}
+
 /// The Arrow schema of `columns` (positions in the table) of a table.
 pub fn table_schema(table: &TableDef, columns: &[usize]) -> SchemaRef {
     let fields: Vec<Field> = columns
         .iter()
         .filter_map(|i| table.columns.get(*i))
-        .map(|c| Field::new(&c.name, arrow_type(&c.data_type), c.nullable))
+        .map(column_field)
         .collect();
     Arc::new(Schema::new(fields))
 }
@@ -189,6 +209,10 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         },
         (_, d) => return Err(mismatch(&d)),
     };
+    let converted = match column.declared {
+        Some(declared) => fit_declared(table, column, declared, converted)?,
+        None => converted,
+    };
     // DECIMAL(p, s) holds at most p digits: |value| < 10^p in units of the scale.
     if let (DataType::Decimal { precision, scale }, Datum::Decimal(v)) =
         (&column.data_type, &converted)
@@ -219,6 +243,47 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         });
     }
     Ok(converted)
+}
+
+/// `value` (already of the column's stored type) as the narrower type the column was declared
+/// with: an integer must be in its range, a REAL is rounded to single precision, a CHAR(n)
+/// loses its trailing blanks (they are padding, given back when it is read).
+fn fit_declared(
+    table: &TableDef,
+    column: &ColumnDef,
+    declared: Declared,
+    value: Datum,
+) -> Result<Datum> {
+    let out_of_range = |value: String| Error::OutOfRange {
+        table: table.name.clone(),
+        column: column.name.clone(),
+        expected: column
+            .declared_type()
+            .unwrap_or_else(|| column.data_type.to_string()),
+        value,
+    };
+    Ok(match (declared, value) {
+        (Declared::SmallInt | Declared::Integer, Datum::Int(v)) => {
+            if declared
+                .integer_range()
+                .is_some_and(|range| !range.contains(&v))
+            {
+                return Err(out_of_range(v.to_string()));
+            }
+            Datum::Int(v)
+        }
+        (Declared::Real, Datum::Float(v)) => {
+            let single = v as f32;
+            if v.is_finite() && !single.is_finite() {
+                return Err(out_of_range(v.to_string()));
+            }
+            Datum::Float(f64::from(single))
+        }
+        (Declared::Char, Datum::Text(s)) if s.ends_with(' ') => {
+            Datum::Text(s.trim_end_matches(' ').to_string())
+        }
+        (_, value) => value,
+    })
 }
 
 /// `text` read as a value of the number or boolean type `data_type` (surrounding spaces

@@ -311,7 +311,8 @@ fn response(
 ) -> PgWireResult<Response> {
     match output {
         Output::Rows { schema, batches } => {
-            let fields = Arc::new(row_fields(described.unwrap_or(&schema), format)?);
+            let described = described.unwrap_or(&schema);
+            let fields = Arc::new(row_fields(described, format)?);
             let rows = data_rows(&fields, batches, described)?;
             let mut response = QueryResponse::new(fields, stream::iter(rows));
             // The statement's own tag without its row count, which pgwire appends: `INSERT 0`

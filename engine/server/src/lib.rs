@@ -6,8 +6,8 @@
 //! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
 //!    `cancel` (process ids, cancel keys and cancel requests), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
-//! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `types`
-//!    (Arrow results and parameters on the wire), `pg_catalog` (the catalog PostgreSQL
+//! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
+//!    (result columns typed as declared), `types` (Arrow results and parameters on the wire), `pg_catalog` (the catalog PostgreSQL
 //!    clients read, and the rewrite of their catalog queries);
 //! 3. `state` (what a connection keeps between statements);
 //! 4. `statement` (extended-protocol statements and their descriptions);
@@ -19,6 +19,7 @@ mod batched;
 mod cancel;
 mod connection;
 mod copy;
+mod declared;
 mod error;
 mod kind;
 mod listener;

@@ -20,6 +20,8 @@ pub const QUERY_CANCELED: &str = "57014";
 pub const WARNING: &str = "01000";
 /// A value in a parameter or a SET that does not parse.
 pub const INVALID_PARAMETER_VALUE: &str = "22023";
+/// A value that does not fit its type (a 64-bit value in an INTEGER column on the wire).
+pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
 
 /// An `ERROR` response with `code` and `message`.
 pub fn error_info(code: &str, message: impl Into<String>) -> ErrorInfo {

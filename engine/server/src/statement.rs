@@ -76,7 +76,7 @@ impl WireStatement {
                     .flatten()
                     .filter(|t| *t != Type::UNKNOWN)
                     .unwrap_or_else(|| {
-                        parameter_type(inferred.parameters.get(i).and_then(Option::as_ref))
+                        parameter_type(inferred.parameters.get(i).and_then(Option::as_deref))
                     })
             })
             .collect()

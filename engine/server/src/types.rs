@@ -12,86 +12,90 @@ use pgwire::api::results::FieldInfo;
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 use rowdex::Datum;
-use rowdex::arrow::compute::cast;
-use rowdex::arrow::datatypes::{DataType as ArrowType, SchemaRef};
+use rowdex::arrow::datatypes::{Field, SchemaRef};
 use rowdex::arrow::record_batch::RecordBatch;
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
-use crate::sqlstate::{INVALID_PARAMETER_VALUE, error_info};
+use crate::declared::{to_wire, wire_column, wire_schema};
+use crate::sqlstate::{INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, error_info};
 
 /// Microseconds in a day.
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
-/// The PostgreSQL type a parameter of Arrow type `arrow` is described as (TEXT where rowdex
-/// does not know the type: the client then sends text, which rowdex coerces).
-pub fn parameter_type(arrow: Option<&ArrowType>) -> Type {
-    arrow
-        .and_then(|t| into_pg_type(t).ok())
+/// The PostgreSQL type a parameter of Arrow field `field` is described as: its column's
+/// declared type where it takes one (see `declared`), else its Arrow type's; TEXT where rowdex
+/// does not know the type (the client then sends text, which rowdex coerces).
+pub fn parameter_type(field: Option<&Field>) -> Type {
+    let Some(field) = field else {
+        return Type::TEXT;
+    };
+    let column = wire_column(field);
+    column
+        .pg_type
+        .or_else(|| into_pg_type(&column.arrow).ok())
         .filter(|t| *t != Type::UNKNOWN)
         .unwrap_or(Type::TEXT)
 }
 
-/// The row description of a result with `schema`, each column in the format the client asked.
+/// The row description of a result with `schema`, each column in the format the client asked,
+/// typed as PostgreSQL types it (see `declared`).
 pub fn row_fields(schema: &SchemaRef, format: &Format) -> PgWireResult<Vec<FieldInfo>> {
-    arrow_schema_to_pg_fields(schema, format, None)
+    let wire = wire_schema(schema);
+    let fields = arrow_schema_to_pg_fields(&wire, format, None)?;
+    Ok(fields
+        .into_iter()
+        .zip(wire.fields())
+        .map(|(info, field)| {
+            let column = wire_column(field);
+            let info = match column.pg_type {
+                Some(pg_type) => FieldInfo::new(
+                    info.name().to_string(),
+                    info.table_id(),
+                    info.column_id(),
+                    pg_type,
+                    info.format(),
+                ),
+                None => info,
+            };
+            info.with_type_modifier(column.type_modifier)
+        })
+        .collect())
 }
 
-/// Every row of `batches` as DataRow messages for `fields`. Where a batch's column type is not
-/// the one `described` (the schema sent in an earlier Describe) says, it is cast to it first,
-/// so that the rows match the description the client decodes them by.
+/// Every row of `batches` as DataRow messages for `fields`, the columns described by
+/// `described` (the schema sent in an earlier Describe, or the result's own): each batch is
+/// cast to the types the description gave (see `declared::to_wire`; DataFusion may hand over
+/// `Utf8View` where its plan says `Utf8`), so that the rows match what the client decodes them
+/// by.
 pub fn data_rows(
     fields: &Arc<Vec<FieldInfo>>,
     batches: Vec<RecordBatch>,
-    described: Option<&SchemaRef>,
+    described: &SchemaRef,
 ) -> PgWireResult<Vec<PgWireResult<DataRow>>> {
+    let wire = wire_schema(described);
     let mut rows = Vec::new();
     for batch in batches {
-        let batch = match described {
-            Some(schema) => conform(batch, schema)?,
-            None => batch,
-        };
+        let schema = described;
+        if batch.num_columns() != schema.fields().len() {
+            return Err(PgWireError::UserError(Box::new(error_info(
+                "XX000",
+                format!(
+                    "the statement returned {} columns where its description had {}",
+                    batch.num_columns(),
+                    schema.fields().len()
+                ),
+            ))));
+        }
+        let batch = to_wire(batch, &wire).map_err(|e| {
+            PgWireError::UserError(Box::new(error_info(
+                NUMERIC_VALUE_OUT_OF_RANGE,
+                e.to_string(),
+            )))
+        })?;
         rows.extend(encode_recordbatch(fields.clone(), batch));
     }
     Ok(rows)
-}
-
-/// `batch` with its columns cast to the types of `schema` where they differ.
-fn conform(batch: RecordBatch, schema: &SchemaRef) -> PgWireResult<RecordBatch> {
-    if batch.num_columns() != schema.fields().len() {
-        return Err(PgWireError::UserError(Box::new(error_info(
-            "XX000",
-            format!(
-                "the statement returned {} columns where its description had {}",
-                batch.num_columns(),
-                schema.fields().len()
-            ),
-        ))));
-    }
-    let same = batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(schema.fields())
-        .all(|(have, want)| have.data_type() == want.data_type());
-    if same {
-        return Ok(batch);
-    }
-    let columns = batch
-        .columns()
-        .iter()
-        .zip(schema.fields())
-        .map(|(column, field)| cast(column, field.data_type()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| PgWireError::ApiError(Box::new(e)))?;
-    let relaxed = Arc::new(rowdex::arrow::datatypes::Schema::new(
-        schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone().with_nullable(true))
-            .collect::<Vec<_>>(),
-    ));
-    RecordBatch::try_new(relaxed, columns).map_err(|e| PgWireError::ApiError(Box::new(e)))
 }
 
 /// Parameter `index` of `portal` as a datum, read as `pg_type` in the format the client sent.
@@ -178,6 +182,7 @@ fn days_since_epoch(date: NaiveDate) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rowdex::arrow::datatypes::DataType as ArrowType;
 
     #[test]
     fn dates_count_days_from_1970() {
@@ -197,7 +202,8 @@ mod tests {
     #[test]
     fn unknown_parameters_are_described_as_text() {
         assert_eq!(parameter_type(None), Type::TEXT);
-        assert_eq!(parameter_type(Some(&ArrowType::Int64)), Type::INT8);
-        assert_eq!(parameter_type(Some(&ArrowType::Null)), Type::TEXT);
+        let field = |t| Field::new("$1", t, true);
+        assert_eq!(parameter_type(Some(&field(ArrowType::Int64))), Type::INT8);
+        assert_eq!(parameter_type(Some(&field(ArrowType::Null))), Type::TEXT);
     }
 }

@@ -27,6 +27,7 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
 use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::sql::semantics::Semantics;
 use crate::write::constraints::{
     CHECK_BATCH, Checks, declared_check, declared_default, default_now, parse_expression,
 };
@@ -56,12 +57,14 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     let mut def = stored.clone();
     let mut row_checks = RowChecks::default();
     for operation in &alter.operations {
-        apply(&mut def, operation, &mut row_checks).map_err(|error| match error {
-            Error::Catalog(CatalogError::ColumnNotFound { table, column }) => {
-                Error::ColumnNotFound { table, column }
-            }
-            other => other,
-        })?;
+        apply(&mut def, operation, &mut row_checks, session.semantics).map_err(
+            |error| match error {
+                Error::Catalog(CatalogError::ColumnNotFound { table, column }) => {
+                    Error::ColumnNotFound { table, column }
+                }
+                other => other,
+            },
+        )?;
     }
     check_stored_rows(session, tx.as_ref(), &def, &row_checks).await?;
     let warnings = renamed_view_warnings(session, &stored, &def);
@@ -102,6 +105,7 @@ fn apply(
     def: &mut TableDef,
     operation: &AlterTableOperation,
     row_checks: &mut RowChecks,
+    semantics: Semantics,
 ) -> Result<()> {
     match operation {
         AlterTableOperation::AddColumn {
@@ -114,7 +118,7 @@ fn apply(
             if *if_not_exists && def.column_index(&name).is_some() {
                 return Ok(());
             }
-            add_column(def, column_def, row_checks)
+            add_column(def, column_def, row_checks, semantics)
         }
         AlterTableOperation::DropColumn {
             column_names,
@@ -191,9 +195,12 @@ fn add_column(
     def: &mut TableDef,
     declared: &datafusion::sql::sqlparser::ast::ColumnDef,
     row_checks: &mut RowChecks,
+    semantics: Semantics,
 ) -> Result<()> {
     let name = ident_name(&declared.name);
-    let mut column = ColumnDef::nullable(&name, parse_type(&declared.data_type)?);
+    let (data_type, width) = parse_type(&declared.data_type, semantics)?;
+    let mut column = ColumnDef::nullable(&name, data_type);
+    column.declared = width;
     let mut default = None;
     let mut checks = Vec::new();
     for option in &declared.options {

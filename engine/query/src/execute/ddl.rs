@@ -11,7 +11,8 @@ use datafusion::sql::sqlparser::ast::{
     SequenceOptions, SqlOption, TableConstraint,
 };
 use rowdex_catalog::{
-    CatalogError, ColumnDef, DataType, IndexDef, IndexState, KeyColumn, SequenceDef, TableDef,
+    CatalogError, ColumnDef, DataType, Declared, IndexDef, IndexState, KeyColumn, SequenceDef,
+    TableDef,
 };
 
 use crate::error::{Error, Result};
@@ -20,6 +21,7 @@ use crate::execute::sequences::start_and_increment;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
+use crate::sql::semantics::Semantics;
 use crate::sql::storage;
 use crate::sql::tokens::FamilyMember;
 use crate::write::bulk::{drop_index, drop_table};
@@ -103,9 +105,12 @@ pub(crate) async fn create_table(
                 }
             }
         }
-        let data_type = match identities.last() {
-            Some((p, ..)) if *p == position && type_name.contains("SERIAL") => DataType::Integer,
-            _ => parse_type(&column.data_type)?,
+        let (data_type, declared) = match identities.last() {
+            Some((p, ..)) if *p == position && type_name.contains("SERIAL") => (
+                DataType::Integer,
+                serial_width(&type_name, session.semantics),
+            ),
+            _ => parse_type(&column.data_type, session.semantics)?,
         };
         columns.push(ColumnDef {
             id: 0,
@@ -118,6 +123,7 @@ pub(crate) async fn create_table(
             added_in: 0,
             missing: None,
             generated_always: false,
+            declared,
         });
     }
     for constraint in &create.constraints {
@@ -320,8 +326,26 @@ pub(crate) async fn drop(
     Ok(Output::Done)
 }
 
-/// Reads a column type from its SQL spelling.
-pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
+/// The declared width of a SERIAL column under `semantics`: SERIAL is an INTEGER and
+/// SMALLSERIAL a SMALLINT in PostgreSQL; BIGSERIAL is as wide as rowdex's integers.
+fn serial_width(type_name: &str, semantics: Semantics) -> Option<Declared> {
+    if semantics != Semantics::PostgreSql {
+        return None;
+    }
+    match type_name {
+        "SERIAL" | "SERIAL4" => Some(Declared::Integer),
+        "SMALLSERIAL" | "SERIAL2" => Some(Declared::SmallInt),
+        _ => None,
+    }
+}
+
+/// Reads a column type from its SQL spelling: the type that stores it and, under PostgreSQL's
+/// rules, the narrower type it was declared as (see [`Declared`]). Under SQLite's every
+/// integer is 64-bit and every float a double, whatever the spelling.
+pub(crate) fn parse_type(
+    data_type: &ast::DataType,
+    semantics: Semantics,
+) -> Result<(DataType, Option<Declared>)> {
     let text = data_type.to_string().to_uppercase();
     let (base, args) = match text.split_once('(') {
         Some((base, rest)) => (base.trim(), rest.trim_end_matches(')')),
@@ -363,7 +387,27 @@ pub(crate) fn parse_type(data_type: &ast::DataType) -> Result<DataType> {
         "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
         _ => return Err(unknown()),
     };
-    Ok(parsed)
+    if semantics != Semantics::PostgreSql {
+        return Ok((parsed, None));
+    }
+    let declared = match base {
+        "SMALLINT" | "INT2" => Some(Declared::SmallInt),
+        "INT" | "INTEGER" | "INT4" => Some(Declared::Integer),
+        "REAL" | "FLOAT4" => Some(Declared::Real),
+        // FLOAT(p) with p up to 24 is PostgreSQL's REAL.
+        "FLOAT" if numbers.first().is_some_and(|p| *p <= 24) => Some(Declared::Real),
+        "CHAR" | "CHARACTER" | "NCHAR" => Some(Declared::Char),
+        "VARCHAR" | "CHARACTER VARYING" | "NVARCHAR" | "CHAR VARYING" => Some(Declared::Varchar),
+        _ => None,
+    };
+    let parsed = match (declared, parsed) {
+        // CHAR without a length is CHAR(1).
+        (Some(Declared::Char), DataType::Text { max_len: None }) => {
+            DataType::Text { max_len: Some(1) }
+        }
+        (_, parsed) => parsed,
+    };
+    Ok((parsed, declared))
 }
 
 /// What a CREATE TABLE's options ask for: salting, a TTL, kept versions.

@@ -14,9 +14,11 @@
 
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::sql::sqlparser::ast::{
-    DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString,
+    DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString, UnaryOperator, Value,
 };
 use std::sync::Arc;
+
+use crate::values::DECLARED_TYPE;
 
 /// How sure a name is, as PostgreSQL ranks them: a cast's type name gives way to a stronger
 /// name of what it casts.
@@ -42,14 +44,43 @@ enum ItemName {
     Wildcard,
 }
 
-/// The names of `statement`'s result columns as PostgreSQL gives them, one per column of
-/// `schema` (the result as DataFusion or the native executor named it); None when the
-/// statement is no query, or its select list does not line up with `schema` (two wildcards).
-pub(crate) fn postgres_names(statement: &Statement, schema: &Schema) -> Option<Vec<String>> {
+/// One result column as a session following PostgreSQL presents it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutputColumn {
+    /// PostgreSQL's name for it.
+    pub(crate) name: String,
+    /// Its declared type (`values::DECLARED_TYPE`), as PostgreSQL would type it.
+    pub(crate) declared: OutputType,
+}
+
+/// What a result column says of its declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutputType {
+    /// What the plan says: a column reference keeps its column's declared type.
+    AsPlanned,
+    /// None: the column is computed (a cast, a function) and has the type DataFusion gives it,
+    /// whatever declared type a cast carried along from its operand; in a set operation the
+    /// arms may widen each other, so their columns are typed as stored.
+    Computed,
+    /// This one: an integer literal that fits 32 bits is an INTEGER (`SELECT 1` is int4).
+    Declared(&'static str),
+}
+
+/// The columns of `statement`'s result as PostgreSQL gives them, one per column of `schema`
+/// (the result as DataFusion or the native executor named it); None when the statement is no
+/// query, or its select list does not line up with `schema` (two wildcards).
+pub(crate) fn postgres_columns(
+    statement: &Statement,
+    schema: &Schema,
+) -> Option<Vec<OutputColumn>> {
     let Statement::Query(query) = statement else {
         return None;
     };
     let items = query_item_names(query)?;
+    let types: Vec<OutputType> = match query.body.as_ref() {
+        SetExpr::Select(select) => select.projection.iter().map(item_type).collect(),
+        _ => vec![OutputType::Computed; items.len()],
+    };
     let width = schema.fields().len();
     let wildcards = items.iter().filter(|i| **i == ItemName::Wildcard).count();
     let named = items.len() - wildcards;
@@ -58,9 +89,9 @@ pub(crate) fn postgres_names(statement: &Statement, schema: &Schema) -> Option<V
         1 if width >= named => width - named,
         _ => return None,
     };
-    let mut names = Vec::with_capacity(width);
+    let mut columns = Vec::with_capacity(width);
     let mut fields = schema.fields().iter();
-    for item in items {
+    for (item, declared) in items.into_iter().zip(types) {
         let take = if item == ItemName::Wildcard {
             expanded
         } else {
@@ -68,22 +99,81 @@ pub(crate) fn postgres_names(statement: &Statement, schema: &Schema) -> Option<V
         };
         for _ in 0..take {
             let field = fields.next()?;
-            names.push(match &item {
+            let name = match &item {
                 ItemName::Postgres(name) => name.clone(),
                 _ => field.name().clone(),
-            });
+            };
+            columns.push(OutputColumn { name, declared });
         }
     }
-    Some(names)
+    Some(columns)
 }
 
-/// `schema` with its fields renamed to `names` (the same count), nothing else changed.
-pub(crate) fn renamed(schema: &SchemaRef, names: &[String]) -> SchemaRef {
+/// What a plain SELECT's list item says of its column's declared type: a column reference (or
+/// a wildcard's columns) as planned, an integer literal its own, anything else none.
+fn item_type(item: &SelectItem) -> OutputType {
+    let expr = match item {
+        SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => expr,
+        SelectItem::ExprWithAliases { .. } => return OutputType::Computed,
+        SelectItem::QualifiedWildcard(..) | SelectItem::Wildcard(_) => {
+            return OutputType::AsPlanned;
+        }
+    };
+    let mut expr = expr;
+    while let Expr::Nested(inner) = expr {
+        expr = inner;
+    }
+    match expr {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => OutputType::AsPlanned,
+        _ => literal_type(expr).map_or(OutputType::Computed, OutputType::Declared),
+    }
+}
+
+/// The declared type of an integer literal fitting 32 bits (`1`, `-5`): INTEGER, as
+/// PostgreSQL types it.
+fn literal_type(expr: &Expr) -> Option<&'static str> {
+    let (digits, negative) = match expr {
+        Expr::Value(value) => (&value.value, false),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(value) => (&value.value, true),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Value::Number(digits, _) = digits else {
+        return None;
+    };
+    let value = digits.parse::<i64>().ok()?;
+    let value = if negative {
+        value.checked_neg()?
+    } else {
+        value
+    };
+    i32::try_from(value).ok().map(|_| "INTEGER")
+}
+
+/// `schema` with its fields renamed to `columns`' names (the same count) and their declared
+/// types (`values::DECLARED_TYPE` in a field's metadata) as `columns` say.
+pub(crate) fn renamed(schema: &SchemaRef, columns: &[OutputColumn]) -> SchemaRef {
     let fields: Vec<Field> = schema
         .fields()
         .iter()
-        .zip(names)
-        .map(|(field, name)| field.as_ref().clone().with_name(name))
+        .zip(columns)
+        .map(|(field, column)| {
+            let field = field.as_ref().clone().with_name(&column.name);
+            let mut metadata = field.metadata().clone();
+            match column.declared {
+                OutputType::AsPlanned => return field,
+                OutputType::Computed => metadata.remove(DECLARED_TYPE),
+                OutputType::Declared(declared) => {
+                    metadata.insert(DECLARED_TYPE.to_string(), declared.to_string())
+                }
+            };
+            field.with_metadata(metadata)
+        })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
@@ -211,7 +301,51 @@ mod tests {
                 .map(|c| Field::new(*c, ArrowDataType::Int64, true))
                 .collect::<Vec<_>>(),
         );
-        postgres_names(&statement, &schema)
+        postgres_columns(&statement, &schema)
+            .map(|columns| columns.into_iter().map(|c| c.name).collect())
+    }
+
+    fn declared(sql: &str, columns: &[&str]) -> Option<Vec<Option<&'static str>>> {
+        let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql)
+            .expect("parses")
+            .remove(0);
+        let schema = Schema::new(
+            columns
+                .iter()
+                .map(|c| Field::new(*c, ArrowDataType::Int64, true))
+                .collect::<Vec<_>>(),
+        );
+        postgres_columns(&statement, &schema).map(|columns| {
+            columns
+                .into_iter()
+                .map(|c| match c.declared {
+                    OutputType::Declared(declared) => Some(declared),
+                    _ => None,
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn integer_literals_of_a_plain_select_are_integers() {
+        assert_eq!(
+            declared(
+                "SELECT 1, -2147483648, 2147483648, 2.5, x, 3 AS n FROM t",
+                &["a", "b", "c", "d", "x", "n"]
+            ),
+            Some(vec![
+                Some("INTEGER"),
+                Some("INTEGER"),
+                None,
+                None,
+                None,
+                Some("INTEGER")
+            ])
+        );
+        assert_eq!(
+            declared("SELECT 1 UNION SELECT 3000000000", &["a"]),
+            Some(vec![None])
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rowdex::Database;
 use rowdex::arrow::datatypes::DataType as ArrowType;
-use rowdex_catalog::{DataType, IndexDef, RoleDef, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
 /// The first OID of user objects, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
@@ -82,8 +82,22 @@ const fn pg_type(
     }
 }
 
-/// A column's PostgreSQL type: (type oid, typmod), as pg_attribute holds them.
-pub fn column_type(data_type: &DataType) -> (i64, i64) {
+/// A column's PostgreSQL type: (type oid, typmod), as pg_attribute holds them: its declared
+/// type where it has one (INTEGER, REAL, CHAR(n), ...), else its stored type's.
+pub fn column_type(column: &ColumnDef) -> (i64, i64) {
+    let length = |max_len: Option<u32>| max_len.map_or(-1, |n| i64::from(n) + 4);
+    match (column.declared, column.data_type) {
+        (Some(Declared::SmallInt), _) => (21, -1),
+        (Some(Declared::Integer), _) => (23, -1),
+        (Some(Declared::Real), _) => (700, -1),
+        (Some(Declared::Char), DataType::Text { max_len }) => (1042, length(max_len)),
+        (Some(Declared::Varchar), DataType::Text { max_len }) => (1043, length(max_len)),
+        (_, data_type) => stored_type(&data_type),
+    }
+}
+
+/// The PostgreSQL type of rowdex's stored type `data_type`: (type oid, typmod).
+fn stored_type(data_type: &DataType) -> (i64, i64) {
     match *data_type {
         DataType::Boolean => (16, -1),
         DataType::Integer => (20, -1),
@@ -472,12 +486,12 @@ mod tests {
 
     #[test]
     fn types_are_spelled_as_postgresql_does() {
-        let (oid, typmod) = column_type(&DataType::Text { max_len: Some(20) });
+        let (oid, typmod) = stored_type(&DataType::Text { max_len: Some(20) });
         assert_eq!(
             format_type(oid, Some(typmod)).as_deref(),
             Some("character varying(20)")
         );
-        let (oid, typmod) = column_type(&DataType::Decimal {
+        let (oid, typmod) = stored_type(&DataType::Decimal {
             precision: 10,
             scale: 2,
         });

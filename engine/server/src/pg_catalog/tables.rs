@@ -671,7 +671,7 @@ fn attributes(relations: &Relations) -> Table {
                 table_oid(t),
                 num + 1,
                 &column.name,
-                column_type(&column.data_type),
+                column_type(column),
                 !column.nullable,
                 column_default(column),
             );
@@ -684,7 +684,7 @@ fn attributes(relations: &Relations) -> Table {
                 index.oid,
                 num + 1,
                 &column.name,
-                column_type(&column.data_type),
+                column_type(column),
                 !column.nullable,
                 (false, ""),
             );
@@ -1096,7 +1096,7 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
     ]);
     for t in &relations.tables {
         for (num, (_, column)) in t.visible_columns().enumerate() {
-            let (type_oid, typmod) = column_type(&column.data_type);
+            let (type_oid, typmod) = column_type(column);
             let full = format_type(type_oid, Some(typmod)).unwrap_or_default();
             let data_type = full.split('(').next().unwrap_or("").to_string();
             let (length, precision, scale) = match column.data_type {
@@ -1104,8 +1104,15 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 rowdex_catalog::DataType::Decimal { precision, scale } => {
                     (None, Some(i64::from(precision)), Some(i64::from(scale)))
                 }
-                rowdex_catalog::DataType::Integer => (None, Some(64), Some(0)),
-                rowdex_catalog::DataType::Float => (None, Some(53), None),
+                rowdex_catalog::DataType::Integer => match column.declared {
+                    Some(rowdex_catalog::Declared::SmallInt) => (None, Some(16), Some(0)),
+                    Some(rowdex_catalog::Declared::Integer) => (None, Some(32), Some(0)),
+                    _ => (None, Some(64), Some(0)),
+                },
+                rowdex_catalog::DataType::Float => match column.declared {
+                    Some(rowdex_catalog::Declared::Real) => (None, Some(24), None),
+                    _ => (None, Some(53), None),
+                },
                 _ => (None, None, None),
             };
             let udt = TYPES

@@ -66,11 +66,11 @@ async fn values_round_trip_in_text_and_binary() {
         vec![
             Type::INT8,
             Type::BOOL,
-            Type::INT8,
+            Type::INT4,
             Type::FLOAT8,
             Type::NUMERIC,
             Type::TEXT,
-            Type::TEXT,
+            Type::VARCHAR,
             Type::BYTEA,
             Type::DATE,
             Type::TIMESTAMP
@@ -85,7 +85,7 @@ async fn values_round_trip_in_text_and_binary() {
             &[
                 &2i64,
                 &false,
-                &42i64,
+                &42i32,
                 &-0.125f64,
                 &decimal,
                 &"text",
@@ -105,7 +105,7 @@ async fn values_round_trip_in_text_and_binary() {
         .await
         .expect("select binary");
     assert!(!row.get::<_, bool>(0));
-    assert_eq!(row.get::<_, i64>(1), 42);
+    assert_eq!(row.get::<_, i32>(1), 42);
     assert_eq!(row.get::<_, f64>(2), -0.125);
     assert_eq!(row.get::<_, Decimal>(3), decimal);
     assert_eq!(row.get::<_, String>(4), "text");
@@ -113,5 +113,67 @@ async fn values_round_trip_in_text_and_binary() {
     assert_eq!(row.get::<_, Vec<u8>>(6), vec![1, 2, 3]);
     assert_eq!(row.get::<_, NaiveDate>(7), date);
     assert_eq!(row.get::<_, NaiveDateTime>(8), time);
+    server.stop().await;
+}
+
+/// Columns declared narrower than rowdex stores them are described, sent and bounded as
+/// declared, as PostgreSQL has them: SMALLINT and INTEGER hold only their range (22003 past
+/// it), REAL rounds to single precision, CHAR(n) is blank-padded; an integer literal is int4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_types_are_described_sent_and_bounded_as_declared() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE nar (id INTEGER PRIMARY KEY, s SMALLINT, r REAL, c CHAR(4), \
+             v VARCHAR, big BIGINT);
+             INSERT INTO nar VALUES (1, -32768, 0.1, 'ab  ', 'x', 3000000000)",
+        )
+        .await
+        .expect("create and insert");
+    let row = client
+        .query_one("SELECT id, s, r, c, v, big, 1 AS one, id + 1 AS next FROM nar", &[])
+        .await
+        .expect("select");
+    let types: Vec<Type> = row.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(
+        types,
+        vec![
+            Type::INT4,
+            Type::INT2,
+            Type::FLOAT4,
+            Type::BPCHAR,
+            Type::VARCHAR,
+            Type::INT8,
+            Type::INT4,
+            // An expression is typed as DataFusion types it (PostgreSQL: int4).
+            Type::INT8
+        ]
+    );
+    assert_eq!(row.get::<_, i32>(0), 1);
+    assert_eq!(row.get::<_, i16>(1), -32768);
+    assert_eq!(row.get::<_, f32>(2), 0.1f32);
+    assert_eq!(row.get::<_, String>(3), "ab  ");
+    // The stored value has no trailing blanks: it compares equal to 'ab', as a bpchar does.
+    let padded = client
+        .query_one("SELECT count(*) FROM nar WHERE c = 'ab'", &[])
+        .await
+        .expect("compare");
+    assert_eq!(padded.get::<_, i64>(0), 1);
+    for (sql, what) in [
+        ("INSERT INTO nar (id, s) VALUES (2, 32768)", "smallint"),
+        ("INSERT INTO nar (id) VALUES (2147483648)", "integer"),
+        ("UPDATE nar SET s = s - 1", "smallint by update"),
+        ("INSERT INTO nar (id, r) VALUES (3, 1e39)", "real"),
+    ] {
+        let error = client.batch_execute(sql).await.expect_err(what);
+        let code = error.code().map(|c| c.code().to_string());
+        assert_eq!(code.as_deref(), Some("22003"), "{what}: {error}");
+    }
+    let count = client
+        .query_one("SELECT count(*) FROM nar", &[])
+        .await
+        .expect("count");
+    assert_eq!(count.get::<_, i64>(0), 1, "the refused writes wrote nothing");
     server.stop().await;
 }
