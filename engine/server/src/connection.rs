@@ -13,8 +13,8 @@ use futures::{Sink, SinkExt, stream};
 use pgwire::api::copy::{CopyHandler, send_copy_in_response};
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{
-    ExtendedQueryHandler, SimpleQueryHandler, send_execution_response, send_query_response,
-    send_ready_for_query,
+    ExtendedQueryHandler, SimpleQueryHandler, send_describe_response, send_execution_response,
+    send_query_response, send_ready_for_query,
 };
 use pgwire::api::results::{
     CopyResponse, DescribePortalResponse, DescribeResponse, DescribeStatementResponse,
@@ -28,7 +28,7 @@ use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
-    TARGET_TYPE_BYTE_STATEMENT,
+    TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::simplequery::Query;
@@ -40,6 +40,8 @@ use rowdex::{Output, script_statements};
 
 use crate::batched::Batched;
 use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
+use crate::cursor_statements;
+use crate::cursors::declared_query;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::settings::strip_word;
@@ -62,7 +64,7 @@ const REPORTED_PARAMETERS: [&str; 6] = [
 ];
 
 /// What a statement produced and its tag, or the error to send for it.
-type Ran = Result<(Output, Tag), Box<ErrorInfo>>;
+use crate::cursor_statements::{Portals, Ran};
 
 /// The handlers of one connection.
 pub struct Connection {
@@ -140,6 +142,21 @@ impl Connection {
         C::PortalStore: PortalStore,
         F: Future<Output = rowdex::Result<Output>>,
     {
+        let ran = self.run_in_block(client, kind, sql, run).await;
+        // The cursors of a transaction that ended (or of a statement outside one) go with it.
+        if !self.state.session.in_transaction() {
+            self.state.cursors().end_transaction();
+        }
+        ran
+    }
+
+    /// [`Connection::run_statement`] before the end of a transaction closes its cursors.
+    async fn run_in_block<C, F>(&self, client: &mut C, kind: &Kind, sql: &str, run: F) -> Ran
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::PortalStore: PortalStore,
+        F: Future<Output = rowdex::Result<Output>>,
+    {
         self.state.start(client);
         let in_block = self.state.session.in_transaction();
         if self.state.block_failed() {
@@ -178,6 +195,18 @@ impl Connection {
             Kind::Set => return self.set(client, sql).await,
             Kind::Deallocate => return self.deallocate(client, sql),
             Kind::ShowParameter(name) => return self.show(name),
+            Kind::Fetch | Kind::Move => {
+                let portals = client.portal_store().as_any().downcast_ref::<Portals>();
+                let ran = cursor_statements::fetch(&self.state, portals, sql, *kind == Kind::Fetch);
+                return self.in_block_outcome(ran.await, in_block);
+            }
+            Kind::Close => {
+                return self.in_block_outcome(cursor_statements::close(&self.state, sql), in_block);
+            }
+            Kind::Declare => {
+                let ran = cursor_statements::declare(&self.state, sql, in_block, run).await;
+                return self.in_block_outcome(ran, in_block);
+            }
             _ => {}
         }
         let ran = if kind.cancellable(in_block) {
@@ -217,6 +246,14 @@ impl Connection {
                 Err(Box::new(statement_error(&error, sql)))
             }
         }
+    }
+
+    /// `ran`, having failed the transaction block it ran in if it failed.
+    fn in_block_outcome(&self, ran: Ran, in_block: bool) -> Ran {
+        if ran.is_err() && in_block {
+            self.state.set_block_failed(true);
+        }
+        ran
     }
 
     /// Runs `run` until it ends or a cancel request for this connection arrives (None). The
@@ -362,8 +399,24 @@ impl Connection {
         for (i, statement) in statements.iter().enumerate() {
             let words = statement.leading_words(KIND_WORDS);
             let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
-            let run = self.state.session.run_script_statement(statement);
-            let (output, tag) = match self.run_statement(client, &kind, query, run).await {
+            // A DECLARE runs its cursor's query; the cursor statements run no rowdex SQL.
+            let declared = match kind {
+                Kind::Declare => declared_query(&statement.text())
+                    .and_then(|query| script_statements(&query).ok())
+                    .filter(|statements| statements.len() == 1)
+                    .and_then(|mut statements| statements.pop()),
+                _ => None,
+            };
+            let run = self
+                .state
+                .session
+                .run_script_statement(declared.as_ref().unwrap_or(statement));
+            let text = statement.text();
+            let sql = match kind {
+                Kind::Declare | Kind::Fetch | Kind::Move | Kind::Close => text.as_str(),
+                _ => query,
+            };
+            let (output, tag) = match self.run_statement(client, &kind, sql, run).await {
                 Ok(ran) => ran,
                 Err(info) => {
                     send_error(client, *info).await?;
@@ -579,6 +632,19 @@ impl ExtendedQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        // A cursor DECLARE opened is described as a portal of its name (psycopg asks so).
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL
+            && let Some(name) = message.name.as_deref().filter(|n| !n.is_empty())
+            && client.portal_store().get_portal(name).is_none()
+        {
+            let schema = self.state.cursors().schema(name);
+            if let Some(schema) = schema {
+                let fields = row_fields(&schema, &Format::UnifiedText)?;
+                let mut batched = Batched::new(client);
+                return send_describe_response(&mut batched, &DescribePortalResponse::new(fields))
+                    .await;
+            }
+        }
         self._on_describe(&mut Batched::new(client), message).await
     }
 

@@ -25,6 +25,14 @@ pub enum Kind {
     /// DEALLOCATE [PREPARE] name | ALL: forgets prepared statements (answered by the server,
     /// which holds them).
     Deallocate,
+    /// DECLARE name CURSOR ... FOR query: the server keeps the query's rows as a cursor.
+    Declare,
+    /// FETCH [direction] [FROM] cursor.
+    Fetch,
+    /// MOVE [direction] [FROM] cursor (or a protocol-level portal).
+    Move,
+    /// CLOSE cursor | ALL.
+    Close,
     /// Anything rowdex runs; `words` are its first words.
     Other {
         words: Vec<String>,
@@ -51,6 +59,10 @@ impl Kind {
             },
             ("SET", _) => Kind::Set,
             ("DEALLOCATE", _) => Kind::Deallocate,
+            ("DECLARE", _) => Kind::Declare,
+            ("FETCH", _) => Kind::Fetch,
+            ("MOVE", _) => Kind::Move,
+            ("CLOSE", _) => Kind::Close,
             // SHOW TRANSACTION ISOLATION LEVEL is `transaction_isolation` by another name.
             ("SHOW", "TRANSACTION") if word(2) == "ISOLATION" => {
                 Kind::ShowParameter("TRANSACTION_ISOLATION".to_string())
@@ -96,6 +108,10 @@ impl Kind {
             Kind::Set => Tag::new("SET"),
             Kind::ShowParameter(_) => Tag::new("SHOW"),
             Kind::Deallocate => Tag::new("DEALLOCATE"),
+            Kind::Declare => Tag::new("DECLARE CURSOR"),
+            Kind::Fetch => Tag::new("FETCH").with_rows(output.row_count()),
+            Kind::Move => Tag::new("MOVE"),
+            Kind::Close => Tag::new("CLOSE CURSOR"),
             Kind::Other { words } => other_tag(words, output),
         }
     }

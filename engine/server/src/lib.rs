@@ -7,11 +7,13 @@
 //!    `cancel` (process ids, cancel keys and cancel requests), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
-//!    (result columns typed as declared), `types` (Arrow results and parameters on the wire), `pg_catalog` (the catalog PostgreSQL
+//!    (result columns typed as declared), `types` (Arrow results and parameters on the wire),
+//!    `cursors` (DECLARE, FETCH, MOVE, CLOSE), `pg_catalog` (the catalog PostgreSQL
 //!    clients read, and the rewrite of their catalog queries);
 //! 3. `state` (what a connection keeps between statements);
 //! 4. `statement` (extended-protocol statements and their descriptions);
-//! 5. `copy` (COPY's data over the wire);
+//! 5. `copy` (COPY's data over the wire), `cursor_statements` (running DECLARE, FETCH, MOVE
+//!    and CLOSE);
 //! 6. `connection` (the query handlers), `startup` (connection start);
 //! 7. `listener` (accepting connections).
 
@@ -19,6 +21,8 @@ mod batched;
 mod cancel;
 mod connection;
 mod copy;
+mod cursor_statements;
+mod cursors;
 mod declared;
 mod error;
 mod kind;

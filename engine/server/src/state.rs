@@ -1,5 +1,5 @@
 //! What one connection keeps between statements beside its rowdex [`Session`]: the session
-//! parameters it answers itself, and whether its transaction block failed (after an error in a
+//! parameters it answers itself, its cursors, and whether its transaction block failed (after an error in a
 //! transaction, PostgreSQL refuses every statement but ROLLBACK; rowdex's server does the same,
 //! so that a client sees the rules its driver was written for).
 
@@ -11,6 +11,7 @@ use pgwire::messages::response::TransactionStatus;
 use rowdex::{Database, IsolationLevel, Semantics, Session};
 
 use crate::cancel::CancelKey;
+use crate::cursors::Cursors;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::settings::{SERVER_VERSION, Settings};
@@ -26,6 +27,8 @@ pub struct SessionState {
     adopted_startup: AtomicBool,
     /// The connection's entry in the server's cancel registry, from its startup on.
     cancel_key: OnceLock<CancelKey>,
+    /// The cursors DECLARE opened.
+    cursors: Mutex<Cursors>,
 }
 
 impl SessionState {
@@ -41,6 +44,7 @@ impl SessionState {
             failed: AtomicBool::new(false),
             adopted_startup: AtomicBool::new(false),
             cancel_key: OnceLock::new(),
+            cursors: Mutex::new(Cursors::default()),
         }
     }
 
@@ -51,6 +55,10 @@ impl SessionState {
 
     pub fn cancel_key(&self) -> Option<&CancelKey> {
         self.cancel_key.get()
+    }
+
+    pub fn cursors(&self) -> MutexGuard<'_, Cursors> {
+        self.cursors.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn settings(&self) -> MutexGuard<'_, Settings> {

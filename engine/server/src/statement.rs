@@ -10,10 +10,11 @@ use pgwire::api::results::FieldInfo;
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::{ClientInfo, Type};
 use pgwire::error::PgWireResult;
-use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rowdex::{Description, Prepared, script_statements};
 use tokio::sync::OnceCell;
 
+use crate::cursors::{declared_query, parse_fetch};
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::sqlstate::pg_error;
@@ -28,6 +29,8 @@ pub struct WireStatement {
     /// The statement prepared by rowdex; None for what the server answers itself (SET, SHOW
     /// of a parameter).
     pub prepared: Option<Prepared>,
+    /// A FETCH's columns: those of its cursor when the statement was parsed.
+    cursor_columns: Option<SchemaRef>,
     description: OnceCell<Description>,
 }
 
@@ -37,7 +40,16 @@ impl WireStatement {
         self.description
             .get_or_try_init(|| async {
                 match (&self.prepared, &self.kind) {
+                    // A DECLARE takes its query's parameters and returns no rows.
+                    (Some(prepared), Kind::Declare) => Ok(Description {
+                        columns: None,
+                        ..prepared.describe().await?
+                    }),
                     (Some(prepared), _) => prepared.describe().await,
+                    (None, Kind::Fetch) => Ok(Description {
+                        parameters: Vec::new(),
+                        columns: self.cursor_columns.clone(),
+                    }),
                     (None, Kind::ShowParameter(name)) => Ok(Description {
                         parameters: Vec::new(),
                         columns: Some(Arc::new(Schema::new(vec![Field::new(
@@ -118,7 +130,12 @@ impl QueryParser for StatementParser {
                 .unwrap_or_default();
             let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
             let prepared = match kind {
-                Kind::Set | Kind::ShowParameter(_) => None,
+                Kind::Set | Kind::ShowParameter(_) | Kind::Fetch | Kind::Move | Kind::Close => None,
+                // A DECLARE prepares its cursor's query, parameters and all.
+                Kind::Declare => match declared_query(runs) {
+                    Some(query) => Some(self.state.session.prepare(&query)?),
+                    None => None,
+                },
                 _ => Some(self.state.session.prepare(runs)?),
             };
             Ok((kind, prepared))
@@ -126,6 +143,12 @@ impl QueryParser for StatementParser {
         match parsed {
             Ok((kind, prepared)) => Ok(Some(Arc::new(WireStatement {
                 sql: sql.to_string(),
+                cursor_columns: match kind {
+                    Kind::Fetch => {
+                        fetched_cursor(runs).and_then(|cursor| self.state.cursors().schema(&cursor))
+                    }
+                    _ => None,
+                },
                 kind,
                 prepared,
                 description: OnceCell::new(),
@@ -155,4 +178,9 @@ impl QueryParser for StatementParser {
             None => Ok(Vec::new()),
         }
     }
+}
+
+/// The cursor a FETCH reads.
+fn fetched_cursor(sql: &str) -> Option<String> {
+    parse_fetch(sql, "FETCH").ok().map(|fetch| fetch.cursor)
 }

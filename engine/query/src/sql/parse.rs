@@ -132,6 +132,15 @@ impl ScriptStatement {
             .collect()
     }
 
+    /// The statement's text, written back from its tokens (without its semicolon).
+    pub fn text(&self) -> String {
+        self.tokens
+            .iter()
+            .filter(|t| !matches!(t.token, Token::EOF | Token::SemiColon))
+            .map(|t| t.token.to_string())
+            .collect()
+    }
+
     /// Whether this is `SHOW WARNINGS` (after which a shell need not repeat the warnings).
     pub fn is_show_warnings(&self) -> bool {
         self.leading_words(3) == ["SHOW", "WARNINGS"]

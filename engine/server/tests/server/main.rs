@@ -6,6 +6,7 @@ mod auth;
 mod cancel;
 mod clients;
 mod copy;
+mod cursors;
 mod drivers;
 mod harness;
 mod pgbench;

@@ -132,7 +132,10 @@ async fn declared_types_are_described_sent_and_bounded_as_declared() {
         .await
         .expect("create and insert");
     let row = client
-        .query_one("SELECT id, s, r, c, v, big, 1 AS one, id + 1 AS next FROM nar", &[])
+        .query_one(
+            "SELECT id, s, r, c, v, big, 1 AS one, id + 1 AS next FROM nar",
+            &[],
+        )
         .await
         .expect("select");
     let types: Vec<Type> = row.columns().iter().map(|c| c.type_().clone()).collect();
@@ -174,6 +177,10 @@ async fn declared_types_are_described_sent_and_bounded_as_declared() {
         .query_one("SELECT count(*) FROM nar", &[])
         .await
         .expect("count");
-    assert_eq!(count.get::<_, i64>(0), 1, "the refused writes wrote nothing");
+    assert_eq!(
+        count.get::<_, i64>(0),
+        1,
+        "the refused writes wrote nothing"
+    );
     server.stop().await;
 }
