@@ -22,6 +22,7 @@ use crate::native;
 use crate::native::compile::NativeQuery;
 use crate::output::Output;
 use crate::session::{Executor, Session};
+use crate::sql::array_lists::any_as_in_lists;
 use crate::sql::literals::bind_literals;
 use crate::sql::parameter_casts::parameter_casts;
 use crate::sql::parse::{ParsedStatement, parse_with_parameters};
@@ -156,13 +157,24 @@ impl Prepared {
             None
         };
         if let Some(plan) = &plan {
+            // `x = ANY($1)` was planned as `x IN ($1)`: $1 is an array of x's type.
+            let arrays = any_as_in_lists(&mut statement.as_ref().clone());
             for (name, field) in plan.get_parameter_fields()? {
                 let index = name
                     .strip_prefix('$')
                     .and_then(|n| n.parse::<usize>().ok())
                     .and_then(|n| n.checked_sub(1));
+                let field = field.filter(|f| *f.data_type() != ArrowType::Null);
+                let field = match field {
+                    Some(element) if arrays.contains(&name) => Some(Arc::new(Field::new(
+                        name.clone(),
+                        ArrowType::List(element),
+                        true,
+                    ))),
+                    field => field,
+                };
                 if let Some(slot) = index.and_then(|i| parameters.get_mut(i)) {
-                    *slot = field.filter(|f| *f.data_type() != ArrowType::Null);
+                    *slot = field;
                 }
             }
         }

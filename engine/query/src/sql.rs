@@ -7,6 +7,7 @@
 //! types from casts ([`parameter_casts`]) and the rewrites applied before
 //! DataFusion plans a statement ([`rewrite`], and [`sqlite_types`] for SQLite's typing).
 
+pub(crate) mod array_lists;
 pub(crate) mod command;
 pub(crate) mod hints;
 pub(crate) mod literals;

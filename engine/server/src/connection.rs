@@ -39,7 +39,7 @@ use rowdex::arrow::record_batch::RecordBatch;
 use rowdex::{Output, script_statements};
 
 use crate::batched::Batched;
-use crate::copy::{PendingCopy, TEXTUAL, send_copy_out};
+use crate::copy::{PendingCopy, copy_in_format, send_copy_out};
 use crate::cursor_statements;
 use crate::cursors::declared_query;
 use crate::kind::{KIND_WORDS, Kind};
@@ -426,8 +426,9 @@ impl Connection {
             match output {
                 Output::CopyIn(copy) if i == last => {
                     let columns = copy.columns();
+                    let format = copy_in_format(&copy);
                     self.copy.start(copy, query);
-                    let response = CopyResponse::new(TEXTUAL, columns, stream::empty());
+                    let response = CopyResponse::new(format, columns, stream::empty());
                     send_copy_in_response(client, response).await?;
                     client.set_state(PgWireConnectionState::CopyInProgress(false));
                     return Ok(QueryEnd::AwaitingCopyData);
@@ -773,9 +774,10 @@ impl ExtendedQueryHandler for Connection {
         match output {
             Output::CopyIn(copy) => {
                 let columns = copy.columns();
+                let format = copy_in_format(&copy);
                 self.copy.start(copy, &statement.sql);
                 Ok(Response::CopyIn(CopyResponse::new(
-                    TEXTUAL,
+                    format,
                     columns,
                     stream::empty(),
                 )))

@@ -12,12 +12,20 @@ use pgwire::api::results::Tag;
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyOutResponse};
-use rowdex::{CopyIn, CopyOut};
+use rowdex::{CopyFormatKind, CopyIn, CopyOut};
 
 use crate::sqlstate::{PROTOCOL_VIOLATION, QUERY_CANCELED, error_info, pg_error};
 
 /// COPY's overall format on the wire: 0 (text) for both text and CSV data.
 pub const TEXTUAL: i8 = 0;
+
+/// The overall format of a COPY FROM STDIN's data on the wire: 1 for FORMAT binary, else 0.
+pub fn copy_in_format(copy: &CopyIn) -> i8 {
+    match copy.format().kind {
+        CopyFormatKind::Binary => 1,
+        CopyFormatKind::Text | CopyFormatKind::Csv => TEXTUAL,
+    }
+}
 
 /// The COPY FROM STDIN a connection is receiving data for, if any.
 #[derive(Default)]

@@ -7,7 +7,7 @@
 //!    `cancel` (process ids, cancel keys and cancel requests), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
-//!    (result columns typed as declared), `types` (Arrow results and parameters on the wire),
+//!    (result columns typed as declared), `arrays` (array parameters as lists), `types` (Arrow results and parameters on the wire),
 //!    `cursors` (DECLARE, FETCH, MOVE, CLOSE), `pg_catalog` (the catalog PostgreSQL
 //!    clients read, and the rewrite of their catalog queries);
 //! 3. `state` (what a connection keeps between statements);
@@ -17,6 +17,7 @@
 //! 6. `connection` (the query handlers), `startup` (connection start);
 //! 7. `listener` (accepting connections).
 
+mod arrays;
 mod batched;
 mod cancel;
 mod connection;

@@ -33,6 +33,9 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("default_transaction_deferrable", "off".to_string()),
         ("transaction_deferrable", "off".to_string()),
         ("in_hot_standby", "off".to_string()),
+        // rowdex compiles no query code: like a PostgreSQL built without LLVM, it accepts the
+        // setting and has nothing to turn on (asyncpg turns it off around its introspection).
+        ("jit", "off".to_string()),
     ]
 }
 

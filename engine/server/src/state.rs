@@ -4,7 +4,7 @@
 //! so that a client sees the rules its driver was written for).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
@@ -19,7 +19,8 @@ use crate::settings::{SERVER_VERSION, Settings};
 pub struct SessionState {
     pub session: Session,
     db: Database,
-    settings: Mutex<Settings>,
+    /// Shared with the catalog functions (`current_setting`, `set_config`).
+    settings: Arc<Mutex<Settings>>,
     /// An error happened inside the open transaction block; only ROLLBACK (or COMMIT, which
     /// then rolls back) or ROLLBACK TO a savepoint ends it.
     failed: AtomicBool,
@@ -40,7 +41,7 @@ impl SessionState {
         SessionState {
             session,
             db: db.clone(),
-            settings: Mutex::new(Settings::default()),
+            settings: Arc::new(Mutex::new(Settings::default())),
             failed: AtomicBool::new(false),
             adopted_startup: AtomicBool::new(false),
             cancel_key: OnceLock::new(),
@@ -82,6 +83,7 @@ impl SessionState {
             user,
             pid: client.pid_and_secret_key().0,
             server_version: format!("PostgreSQL {SERVER_VERSION}"),
+            settings: self.settings.clone(),
         };
         register_pg_catalog(self.session.context(), &self.db, facts);
         let mut settings = self.settings();

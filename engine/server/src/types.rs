@@ -12,11 +12,12 @@ use pgwire::api::results::FieldInfo;
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 use rowdex::Datum;
-use rowdex::arrow::datatypes::{Field, SchemaRef};
+use rowdex::arrow::datatypes::{DataType as ArrowType, Field, SchemaRef};
 use rowdex::arrow::record_batch::RecordBatch;
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
+use crate::arrays::{array_of, binary_array_text, is_array};
 use crate::declared::{to_wire, wire_column, wire_schema};
 use crate::sqlstate::{INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, error_info};
 
@@ -30,6 +31,10 @@ pub fn parameter_type(field: Option<&Field>) -> Type {
     let Some(field) = field else {
         return Type::TEXT;
     };
+    // A list (`x = ANY($1)`) is an array of its element's type.
+    if let ArrowType::List(element) = field.data_type() {
+        return array_of(&parameter_type(Some(element))).unwrap_or(Type::TEXT_ARRAY);
+    }
     let column = wire_column(field);
     column
         .pg_type
@@ -137,9 +142,32 @@ pub fn parameter_datum<S: Clone>(
         Type::TIMESTAMPTZ => portal
             .parameter::<DateTime<FixedOffset>>(index, pg_type)?
             .map(|t| Datum::Timestamp(t.timestamp_micros())),
+        // An array travels as its text (see `arrays`).
+        ref array if is_array(array) && portal.parameter_format.is_binary(index) => {
+            return binary_array_datum(portal, index);
+        }
         _ => return text_datum(portal, index),
     };
     Ok(datum.unwrap_or(Datum::Null))
+}
+
+/// A binary array parameter as the array's text.
+fn binary_array_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum> {
+    let Some(bytes) = portal
+        .parameters
+        .get(index)
+        .ok_or(PgWireError::ParameterIndexOutOfBound(index))?
+    else {
+        return Ok(Datum::Null);
+    };
+    binary_array_text(bytes)
+        .map(Datum::Text)
+        .map_err(|message| {
+            PgWireError::UserError(Box::new(error_info(
+                INVALID_PARAMETER_VALUE,
+                format!("parameter ${}: {message}", index + 1),
+            )))
+        })
 }
 
 /// A parameter of a type rowdex takes as text (TEXT, VARCHAR, a type it does not know): its
@@ -182,7 +210,6 @@ fn days_since_epoch(date: NaiveDate) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rowdex::arrow::datatypes::DataType as ArrowType;
 
     #[test]
     fn dates_count_days_from_1970() {

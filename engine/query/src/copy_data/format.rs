@@ -30,6 +30,8 @@ pub enum CopyFormatKind {
     /// PostgreSQL's text format: tab-separated, backslash escapes, `\N` for NULL.
     Text,
     Csv,
+    /// PostgreSQL's binary format (`copy_data::binary`): COPY FROM only.
+    Binary,
 }
 
 /// How one COPY's data is laid out.
@@ -73,6 +75,7 @@ impl CopyFormat {
                     kind = match format.value.to_ascii_lowercase().as_str() {
                         "csv" => CopyFormatKind::Csv,
                         "text" => CopyFormatKind::Text,
+                        "binary" => CopyFormatKind::Binary,
                         _ => return Err(unsupported(option.to_string())),
                     };
                 }
@@ -147,6 +150,9 @@ impl CopyFormat {
         if self.null.contains(['\r', '\n']) {
             return bad("null representation cannot use newline or carriage return");
         }
+        if self.kind == CopyFormatKind::Binary && self.header {
+            return bad("HEADER cannot be given in BINARY mode");
+        }
         Ok(())
     }
 }
@@ -213,7 +219,8 @@ fn encode_field(value: Option<&str>, format: &CopyFormat, out: &mut Vec<u8>) {
         return;
     };
     match format.kind {
-        CopyFormatKind::Text => {
+        // COPY TO in binary is refused before any row is written (`execute::copy`).
+        CopyFormatKind::Text | CopyFormatKind::Binary => {
             for &b in text.as_bytes() {
                 match b {
                     b'\\' => out.extend_from_slice(b"\\\\"),

@@ -119,6 +119,12 @@ impl<R: BufRead> RecordReader<R> {
         match self.format.kind {
             CopyFormatKind::Text => self.text_fields(record)?,
             CopyFormatKind::Csv => self.csv_fields(record)?,
+            // Binary data is read by `copy_data::binary`, never line by line.
+            CopyFormatKind::Binary => {
+                return Err(ReadError::Malformed(
+                    "binary COPY data read as text".to_string(),
+                ));
+            }
         }
         Ok(true)
     }

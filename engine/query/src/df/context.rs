@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
+use crate::sql::array_lists;
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
@@ -298,6 +299,7 @@ pub(crate) async fn plan_statement(
     mut statement: Statement,
 ) -> Result<LogicalPlan> {
     rewrite::strip_unary_plus(&mut statement);
+    array_lists::any_as_in_lists(&mut statement);
     sqlite_types::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);

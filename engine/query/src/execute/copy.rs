@@ -63,6 +63,11 @@ pub(crate) async fn copy(session: &Session, statement: &Statement) -> Result<Out
         }
     };
     let format = CopyFormat::parse(options, legacy_options, default_kind)?;
+    if *to && format.kind == CopyFormatKind::Binary {
+        return Err(Error::Unsupported {
+            what: "COPY ... TO in FORMAT binary (text and CSV are written)".to_string(),
+        });
+    }
     match (source, *to) {
         (
             CopySource::Table {

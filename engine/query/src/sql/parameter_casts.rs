@@ -6,9 +6,11 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType as ArrowType, Field, TimeUnit};
 use datafusion::sql::sqlparser::ast::{
-    DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
+    ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
 };
 
 /// The Arrow type of each parameter `$n` that `statement` casts (index n - 1), the first cast
@@ -65,6 +67,12 @@ fn arrow_type(data_type: &DataType) -> Option<ArrowType> {
         DataType::Bytea => ArrowType::Binary,
         DataType::Date => ArrowType::Date32,
         DataType::Timestamp(..) => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        // `$1::int[]`: an array, which `sql::array_lists` reads as a list of values.
+        DataType::Array(
+            ArrayElemTypeDef::SquareBracket(element, _)
+            | ArrayElemTypeDef::AngleBracket(element)
+            | ArrayElemTypeDef::Parenthesis(element),
+        ) => ArrowType::List(Arc::new(Field::new_list_field(arrow_type(element)?, true))),
         _ => return None,
     })
 }

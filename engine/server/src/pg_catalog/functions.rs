@@ -7,7 +7,7 @@
 //! literal, `'16385'`): each function casts them to the type it reads.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rowdex::Database;
 use rowdex::arrow::array::{
@@ -27,7 +27,7 @@ use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, format_type, quote_ident,
     type_oid_by_name,
 };
-use crate::settings::defaults;
+use crate::settings::{Settings, defaults};
 
 /// What the functions answer that is not in the catalog: who is connected, to what.
 #[derive(Debug, Clone)]
@@ -36,6 +36,9 @@ pub struct SessionFacts {
     pub user: String,
     pub pid: i32,
     pub server_version: String,
+    /// The session's parameters as SET left them: `current_setting` reads them and
+    /// `set_config` writes them.
+    pub settings: Arc<Mutex<Settings>>,
 }
 
 /// Which function, with its arity.
@@ -72,10 +75,12 @@ enum Function {
     RegtypeOid,
     /// `pg_get_serial_sequence(table, column)`: the sequence of a SERIAL column.
     SerialSequence,
-    /// `current_setting(name)`: a setting's value at the start of a session (settings a
-    /// session changed later are not seen here), `heap` for the table access method, and
-    /// `off` for `jit`; NULL for others.
+    /// `current_setting(name)`: a setting's value as the session's SET and `set_config` left
+    /// it, `heap` for the table access method, and `off` for `jit`; NULL for others.
     CurrentSetting,
+    /// `set_config(name, value, is_local)`: SET name = value, for the session (a setting
+    /// local to the transaction, `is_local` true, is refused); returns the value.
+    SetConfig,
     /// `quote_literal(value)`: the value's text as a SQL string literal (asyncpg quotes a
     /// `copy_from_query`'s arguments with it).
     QuoteLiteral,
@@ -137,6 +142,7 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_get_serial_sequence", Function::SerialSequence, Utf8),
         ("json_build_object", Function::JsonObject, Utf8),
         ("current_setting", Function::CurrentSetting, Utf8),
+        ("set_config", Function::SetConfig, Utf8),
         ("quote_literal", Function::QuoteLiteral, Utf8),
         ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
     ]
@@ -151,7 +157,12 @@ pub fn register_functions(ctx: &SessionContext, db: &Database, facts: &SessionFa
             returns,
             signature: Signature::one_of(
                 vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
-                Volatility::Stable,
+                // set_config changes a setting: it runs when its query does, never folded.
+                if function == Function::SetConfig {
+                    Volatility::Volatile
+                } else {
+                    Volatility::Stable
+                },
             ),
             db: db.clone(),
             facts: facts.clone(),
@@ -177,6 +188,15 @@ impl PartialEq for PgFunction {
 }
 
 impl Eq for PgFunction {}
+
+impl PgFunction {
+    fn settings(&self) -> MutexGuard<'_, Settings> {
+        self.facts
+            .settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 impl Hash for PgFunction {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -352,11 +372,47 @@ impl ScalarUDFImpl for PgFunction {
                         .map(|(table, column)| relations.serial_sequence(&table?, &column?)),
                 )
             }
-            Function::CurrentSetting => text_array(
-                texts(0)?
-                    .into_iter()
-                    .map(|name| name.and_then(|name| setting_at_start(&name))),
-            ),
+            Function::CurrentSetting => {
+                let settings = self.settings();
+                text_array(texts(0)?.into_iter().map(|name| {
+                    let name = name?;
+                    settings
+                        .show(&name)
+                        .and_then(|(_, values)| values.into_iter().next())
+                        .or_else(|| setting_at_start(&name))
+                }))
+            }
+            Function::SetConfig => {
+                let (names, values) = (texts(0)?, texts(1)?);
+                let local = arrays.get(2).ok_or_else(|| {
+                    DataFusionError::Plan("set_config takes three arguments".to_string())
+                })?;
+                let local = cast(local, &DataType::Boolean)?;
+                let local = downcast::<BooleanArray>(&local)?;
+                let mut settings = self.settings();
+                let mut set = Vec::with_capacity(rows);
+                for row in 0..rows {
+                    let (Some(name), Some(value)) = (&names[row], &values[row]) else {
+                        set.push(None);
+                        continue;
+                    };
+                    if local.is_valid(row) && local.value(row) {
+                        return Err(DataFusionError::NotImplemented(
+                            "set_config with is_local = true (a setting local to the \
+                             transaction, as SET LOCAL)"
+                                .to_string(),
+                        ));
+                    }
+                    if !settings.knows(name) && !name.contains('.') {
+                        return Err(DataFusionError::Plan(format!(
+                            "unrecognized configuration parameter \"{name}\""
+                        )));
+                    }
+                    settings.set(name, value.clone());
+                    set.push(Some(value.clone()));
+                }
+                text_array(set.into_iter())
+            }
             Function::QuoteLiteral => text_array(
                 texts(0)?
                     .into_iter()
@@ -437,11 +493,10 @@ fn quote_literal(text: &str) -> String {
     }
 }
 
-/// A setting's value at the start of a session, for `current_setting`.
+/// The default of a setting rowdex does not keep, for `current_setting`.
 fn setting_at_start(name: &str) -> Option<String> {
     match name.to_lowercase().as_str() {
         "default_table_access_method" => Some("heap".to_string()),
-        "jit" => Some("off".to_string()),
         lower => defaults()
             .into_iter()
             .find(|(known, _)| known.eq_ignore_ascii_case(lower))

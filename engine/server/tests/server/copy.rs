@@ -194,3 +194,122 @@ async fn a_copy_given_up_or_cut_off_loads_nothing() {
     assert_check_table_clean(&client, "c").await;
     server.stop().await;
 }
+
+/// COPY FROM STDIN in FORMAT binary, as asyncpg's `copy_records_to_table` and tokio-postgres'
+/// `BinaryCopyInWriter` send it: each value in its type's binary form, read back equal; a
+/// duplicate key fails the load with 23505 and loads nothing of its batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_copy_loads_every_type() {
+    use chrono::NaiveDate;
+    use rust_decimal::Decimal;
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::{ToSql, Type};
+
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE bin (id INTEGER PRIMARY KEY, big BIGINT, sm SMALLINT, r REAL, \
+             d DOUBLE PRECISION, n NUMERIC(10,2), t TEXT, ok BOOLEAN, day DATE, \
+             ts TIMESTAMP, raw BYTEA)",
+        )
+        .await
+        .expect("create");
+    let types = [
+        Type::INT4,
+        Type::INT8,
+        Type::INT2,
+        Type::FLOAT4,
+        Type::FLOAT8,
+        Type::NUMERIC,
+        Type::TEXT,
+        Type::BOOL,
+        Type::DATE,
+        Type::TIMESTAMP,
+        Type::BYTEA,
+    ];
+    let day = NaiveDate::from_ymd_opt(1999, 12, 31).expect("date");
+    let at = day.and_hms_micro_opt(23, 59, 58, 123_456).expect("time");
+    let sink = client
+        .copy_in("COPY bin FROM STDIN (FORMAT binary)")
+        .await
+        .expect("copy in");
+    let writer = BinaryCopyInWriter::new(sink, &types);
+    pin_mut!(writer);
+    let (no_big, no_sm, no_r, no_d) = (None::<i64>, None::<i16>, None::<f32>, None::<f64>);
+    let (no_n, no_t, no_ok) = (None::<Decimal>, None::<String>, None::<bool>);
+    let (no_day, no_ts, no_raw) = (
+        None::<NaiveDate>,
+        None::<chrono::NaiveDateTime>,
+        None::<Vec<u8>>,
+    );
+    let rows: [[&(dyn ToSql + Sync); 11]; 2] = [
+        [
+            &1i32,
+            &-9_000_000_000i64,
+            &-32768i16,
+            &0.5f32,
+            &-0.125f64,
+            &Decimal::new(-1234567, 2),
+            &"tab\there",
+            &true,
+            &day,
+            &at,
+            &vec![0u8, 255],
+        ],
+        [
+            &2i32, &no_big, &no_sm, &no_r, &no_d, &no_n, &no_t, &no_ok, &no_day, &no_ts, &no_raw,
+        ],
+    ];
+    for row in &rows {
+        writer.as_mut().write(row).await.expect("row");
+    }
+    assert_eq!(writer.finish().await.expect("finish"), 2);
+    let row = client
+        .query_one("SELECT * FROM bin WHERE id = 1", &[])
+        .await
+        .expect("read back");
+    assert_eq!(row.get::<_, i64>("big"), -9_000_000_000);
+    assert_eq!(row.get::<_, i16>("sm"), -32768);
+    assert_eq!(row.get::<_, f32>("r"), 0.5);
+    assert_eq!(row.get::<_, f64>("d"), -0.125);
+    assert_eq!(row.get::<_, Decimal>("n"), Decimal::new(-1234567, 2));
+    assert_eq!(row.get::<_, String>("t"), "tab\there");
+    assert!(row.get::<_, bool>("ok"));
+    assert_eq!(row.get::<_, NaiveDate>("day"), day);
+    assert_eq!(row.get::<_, chrono::NaiveDateTime>("ts"), at);
+    assert_eq!(row.get::<_, Vec<u8>>("raw"), vec![0, 255]);
+    let nulls = client
+        .query_one(
+            "SELECT count(*) FROM bin WHERE id = 2 AND big IS NULL AND t IS NULL",
+            &[],
+        )
+        .await
+        .expect("nulls");
+    assert_eq!(nulls.get::<_, i64>(0), 1);
+
+    // A key already stored fails the load; nothing of it is written.
+    let sink = client
+        .copy_in("COPY bin (id, t) FROM STDIN (FORMAT binary)")
+        .await
+        .expect("copy in");
+    let writer = BinaryCopyInWriter::new(sink, &[Type::INT4, Type::TEXT]);
+    pin_mut!(writer);
+    writer.as_mut().write(&[&3i32, &"new"]).await.expect("row");
+    writer.as_mut().write(&[&1i32, &"dup"]).await.expect("row");
+    let error = writer.finish().await.expect_err("duplicate key");
+    assert_eq!(sqlstate(&error), "23505");
+    let count = client
+        .query_one("SELECT count(*) FROM bin", &[])
+        .await
+        .expect("count");
+    assert_eq!(count.get::<_, i64>(0), 2);
+    // Binary COPY TO is refused, clearly.
+    let refused = client
+        .copy_out("COPY bin TO STDOUT (FORMAT binary)")
+        .await
+        .err()
+        .expect("COPY TO binary");
+    assert_eq!(sqlstate(&refused), "0A000");
+    server.stop().await;
+}

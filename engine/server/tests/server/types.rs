@@ -184,3 +184,52 @@ async fn declared_types_are_described_sent_and_bounded_as_declared() {
     );
     server.stop().await;
 }
+
+/// A list bound to `= ANY($1)` (an array parameter, binary from tokio-postgres) selects the
+/// rows of its values, and Describe types the parameter as an array of the column's type;
+/// `<> ALL($1)` is its complement and an empty array selects nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_parameters_are_lists_of_values() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE arr (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO arr VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')",
+        )
+        .await
+        .expect("create");
+    let by_id = client
+        .prepare("SELECT id FROM arr WHERE id = ANY($1) ORDER BY id")
+        .await
+        .expect("prepare");
+    assert_eq!(by_id.params(), &[Type::INT4_ARRAY]);
+    let ids = |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get(0)).collect::<Vec<i32>>();
+    let rows = client
+        .query(&by_id, &[&vec![3i32, 1, 99]])
+        .await
+        .expect("any");
+    assert_eq!(ids(rows), vec![1, 3]);
+    let rows = client
+        .query(&by_id, &[&Vec::<i32>::new()])
+        .await
+        .expect("empty");
+    assert_eq!(ids(rows), Vec::<i32>::new());
+    let rows = client
+        .query(
+            "SELECT id FROM arr WHERE name <> ALL($1) ORDER BY id",
+            &[&vec!["a", "d"]],
+        )
+        .await
+        .expect("all");
+    assert_eq!(ids(rows), vec![2, 3]);
+    let rows = client
+        .query(
+            "SELECT id FROM arr WHERE id = ANY('{2,4}') ORDER BY id",
+            &[],
+        )
+        .await
+        .expect("literal");
+    assert_eq!(ids(rows), vec![2, 4]);
+    server.stop().await;
+}

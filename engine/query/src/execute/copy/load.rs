@@ -20,7 +20,8 @@ use rowdex_catalog::{ColumnDef, DataType, TableDef, TriggerEvent};
 use rowdex_codec::Datum;
 use rowdex_store::Capabilities;
 
-use crate::copy_data::format::{CopyFormat, parse_bytea};
+use crate::copy_data::binary::{BinaryReader, BinaryRecord, binary_datum};
+use crate::copy_data::format::{CopyFormat, CopyFormatKind, parse_bytea};
 use crate::copy_data::records::{ReadError, Record, RecordReader};
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -114,7 +115,16 @@ impl LoadTarget {
             inner: source.reader,
             read: bytes_read.clone(),
         };
-        let reader = RecordReader::new(BufReader::with_capacity(1 << 20, counted), format.clone());
+        let buffered = BufReader::with_capacity(1 << 20, counted);
+        let reader = match format.kind {
+            CopyFormatKind::Binary => {
+                RowReader::Binary(BinaryReader::new(buffered), BinaryRecord::default())
+            }
+            _ => RowReader::Text(
+                RecordReader::new(buffered, format.clone()),
+                Record::default(),
+            ),
+        };
         // The data is read and converted on a thread of its own while this task writes the
         // batch before: on two cores the conversion costs the load no time.
         let (sender, mut parsed) = tokio::sync::mpsc::channel(1);
@@ -272,18 +282,17 @@ impl RecordConverter {
     /// the writer has stopped listening.
     fn run<R: std::io::BufRead>(
         self,
-        mut reader: RecordReader<R>,
+        mut reader: RowReader<R>,
         sender: &tokio::sync::mpsc::Sender<Parsed>,
     ) {
         let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(self.batch_rows);
         let (mut first_line, mut last_line) = (0u64, 0u64);
-        let mut record = Record::default();
         let failure = loop {
-            let read = reader.read(&mut record);
+            let read = reader.next_row(&self.def, &self.defaults, &self.targets);
             let line = reader.line();
-            match read {
-                Ok(true) => {}
-                Ok(false) => break None,
+            let converted = match read {
+                Ok(Some(converted)) => converted,
+                Ok(None) => break None,
                 Err(ReadError::Io(error))
                     if error.kind() == std::io::ErrorKind::ConnectionAborted =>
                 {
@@ -301,8 +310,8 @@ impl RecordConverter {
                     let error = Error::BadCopyData { message };
                     break Some(Parsed::Failed { line, error });
                 }
-            }
-            match convert_record(&self.def, &self.defaults, &self.targets, &record) {
+            };
+            match converted {
                 Ok(row) => {
                     if rows.is_empty() {
                         first_line = line;
@@ -379,6 +388,66 @@ async fn load_batch(
             Err(error) => return Err(lines.failed(loaded_before, error)),
         }
     }
+}
+
+/// The records of a load's data, in its format, with the record read last (its buffers kept
+/// from record to record).
+enum RowReader<R> {
+    Text(RecordReader<R>, Record),
+    Binary(BinaryReader<R>, BinaryRecord),
+}
+
+impl<R: std::io::BufRead> RowReader<R> {
+    /// The next record as a full-width row of `def` (or why it does not convert); None at the
+    /// end of the data.
+    fn next_row(
+        &mut self,
+        def: &TableDef,
+        defaults: &[Datum],
+        targets: &[usize],
+    ) -> std::result::Result<Option<Result<Vec<Datum>>>, ReadError> {
+        match self {
+            RowReader::Text(reader, record) => Ok(reader
+                .read(record)?
+                .then(|| convert_record(def, defaults, targets, record))),
+            RowReader::Binary(reader, record) => Ok(reader
+                .read(record)?
+                .then(|| convert_binary(def, defaults, targets, record))),
+        }
+    }
+
+    /// The line (a binary COPY's tuple) the record read last starts on.
+    fn line(&self) -> u64 {
+        match self {
+            RowReader::Text(reader, _) => reader.line(),
+            RowReader::Binary(reader, _) => reader.line(),
+        }
+    }
+}
+
+/// One binary tuple as a full-width row of the table.
+fn convert_binary(
+    def: &TableDef,
+    defaults: &[Datum],
+    targets: &[usize],
+    record: &BinaryRecord,
+) -> Result<Vec<Datum>> {
+    if record.len() != targets.len() {
+        return Err(Error::ColumnCountMismatch {
+            table: def.name.clone(),
+            expected: targets.len(),
+            found: record.len(),
+        });
+    }
+    let fields = targets
+        .iter()
+        .enumerate()
+        .map(|(i, &column)| match record.field(i) {
+            None => Ok(Datum::Null),
+            Some(bytes) => binary_datum(&def.columns[column], bytes)
+                .map_err(|message| Error::BadCopyData { message }),
+        });
+    full_row(def, defaults, targets, fields)
 }
 
 /// One record as a full-width row of the table.
