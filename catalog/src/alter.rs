@@ -3,7 +3,7 @@
 //! from older rows (which read the value it was added with), and a dropped column's cells are
 //! left in older rows, unread, until a later write of the row drops them.
 
-use crate::column::ColumnDef;
+use crate::column::{ColumnDef, KeyColumn};
 use crate::error::{CatalogError, Result};
 use crate::table::TableDef;
 
@@ -65,8 +65,59 @@ impl TableDef {
         // Its id stays taken.
         let dropped = self.columns.remove(position);
         self.next_column_id = self.next_column_id.max(dropped.id + 1);
+        self.shift_positions_after(position);
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.checks)
+            .into_iter()
+            .partition(|check| names_column(&check.expr));
+        self.checks = kept;
+        Ok(gone.into_iter().map(|check| check.name).collect())
+    }
+
+    /// Makes `key` (visible columns, each with its DESC flag) the primary key of a table
+    /// declared without one: the hidden row id goes (its id stays taken, its cells unread) and
+    /// the key columns become NOT NULL. The caller moves every stored row to its new key, and
+    /// rewrites the index entries (which end with the key), in the transaction that stores
+    /// this definition.
+    pub fn set_primary_key(&mut self, key: &[(String, bool)]) -> Result<()> {
+        let Some(rowid) = self.rowid_column() else {
+            return Err(CatalogError::PrimaryKeyExists {
+                table: self.name.clone(),
+            });
+        };
+        let mut columns: Vec<KeyColumn> = Vec::with_capacity(key.len());
+        for (name, desc) in key {
+            let column = self.visible_position(name)?;
+            if columns.iter().any(|k| k.column == column) {
+                return Err(CatalogError::DuplicateColumn {
+                    table: self.name.clone(),
+                    column: name.clone(),
+                });
+            }
+            if self.columns[column].family != 0 {
+                return Err(CatalogError::KeyColumnInFamily {
+                    table: self.name.clone(),
+                    column: name.clone(),
+                });
+            }
+            columns.push(KeyColumn {
+                column,
+                desc: *desc,
+            });
+        }
+        for k in &columns {
+            self.columns[k.column].nullable = false;
+        }
+        self.key = columns;
+        let dropped = self.columns.remove(rowid);
+        self.next_column_id = self.next_column_id.max(dropped.id + 1);
+        self.shift_positions_after(rowid);
+        Ok(())
+    }
+
+    /// Every position (key, indexes) past `removed` one less, once the column there is gone.
+    fn shift_positions_after(&mut self, removed: usize) {
         let shift = |column: &mut usize| {
-            if *column > position {
+            if *column > removed {
                 *column -= 1;
             }
         };
@@ -81,11 +132,6 @@ impl TableDef {
                 shift(column);
             }
         }
-        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.checks)
-            .into_iter()
-            .partition(|check| names_column(&check.expr));
-        self.checks = kept;
-        Ok(gone.into_iter().map(|check| check.name).collect())
     }
 
     /// The position of the visible column `name`.

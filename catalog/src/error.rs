@@ -12,6 +12,8 @@ pub enum CatalogError {
     TableExists { table: String },
     #[error("table {table} does not exist")]
     TableNotFound { table: String },
+    #[error("table {table} already has a primary key")]
+    PrimaryKeyExists { table: String },
     #[error("column {column} is declared twice in table {table}")]
     DuplicateColumn { table: String, column: String },
     #[error("primary key column {column} is not a column of table {table}")]

@@ -7,6 +7,7 @@
 //! inside an open transaction, under a statement savepoint, and outside one with retries for a
 //! write that lost a race; then dispatched by kind to its file under `execute/`.
 
+pub(crate) mod add_primary_key;
 pub(crate) mod alter;
 pub(crate) mod copy;
 pub(crate) mod create_as;

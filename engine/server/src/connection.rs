@@ -395,6 +395,18 @@ impl Connection {
                 ))
                 .await?;
         }
+        // Several reads and writes sent as one string are one transaction, as in PostgreSQL:
+        // an error in any of them undoes those before it.
+        let implicit = statements.len() > 1
+            && !self.state.session.in_transaction()
+            && statements
+                .iter()
+                .all(|statement| implicit_block_statement(&statement.leading_words(1)));
+        if implicit && let Err(error) = self.state.session.execute("BEGIN").await {
+            send_error(client, statement_error(&error, query)).await?;
+            return Ok(QueryEnd::Finished);
+        }
+        let mut failed = false;
         let last = statements.len().saturating_sub(1);
         for (i, statement) in statements.iter().enumerate() {
             let words = statement.leading_words(KIND_WORDS);
@@ -420,6 +432,7 @@ impl Connection {
                 Ok(ran) => ran,
                 Err(info) => {
                     send_error(client, *info).await?;
+                    failed = true;
                     break;
                 }
             };
@@ -453,8 +466,45 @@ impl Connection {
                 },
             }
         }
+        if implicit {
+            self.end_implicit_block(client, query, failed).await?;
+        }
         Ok(QueryEnd::Finished)
     }
+
+    /// Ends the transaction a query string of several statements ran in: committed when all
+    /// of them ran (a commit that fails is the query's error), rolled back otherwise.
+    async fn end_implicit_block<C>(
+        &self,
+        client: &mut C,
+        query: &str,
+        failed: bool,
+    ) -> PgWireResult<()>
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.state.set_block_failed(false);
+        let end = if failed { "ROLLBACK" } else { "COMMIT" };
+        let ended = self.state.session.execute(end).await;
+        self.state.cursors().end_transaction();
+        match ended {
+            Err(error) if !failed => send_error(client, statement_error(&error, query)).await,
+            // A rollback after an error cannot fail in a way the client could act on.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether a statement whose first word is `words[0]` runs inside the implicit transaction of
+/// a query string of several statements: reads and writes; a string with transaction control,
+/// schema changes, COPY or session settings runs statement by statement, as before.
+fn implicit_block_statement(words: &[String]) -> bool {
+    matches!(
+        words.first().map(String::as_str),
+        Some("SELECT" | "INSERT" | "UPDATE" | "DELETE" | "UPSERT" | "WITH" | "VALUES" | "TABLE")
+    )
 }
 
 /// An ErrorResponse for a statement of a simple query.

@@ -143,6 +143,7 @@ fn catalog_code(error: &CatalogError) -> &'static str {
         CatalogError::SequenceNotFound { .. } => "42P01",
         CatalogError::DropKeyColumn { .. } | CatalogError::DropIndexedColumn { .. } => "2BP01",
         CatalogError::ReservedColumn { .. } => "42939",
+        CatalogError::PrimaryKeyExists { .. } => "42P16",
         CatalogError::Corrupt { .. } => "XX001",
         CatalogError::Store(_) => "58000",
         _ => INVALID_PARAMETER_VALUE,

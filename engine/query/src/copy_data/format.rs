@@ -420,9 +420,19 @@ mod tests {
             )
             .is_err()
         );
+        let binary = CopyFormat::parse(
+            &[CopyOption::Format("binary".into())],
+            &[],
+            CopyFormatKind::Text,
+        )
+        .expect("binary");
+        assert_eq!(binary.kind, CopyFormatKind::Binary);
         assert!(
             CopyFormat::parse(
-                &[CopyOption::Format("binary".into())],
+                &[
+                    CopyOption::Format("binary".into()),
+                    CopyOption::Header(true)
+                ],
                 &[],
                 CopyFormatKind::Text
             )

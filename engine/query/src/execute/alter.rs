@@ -21,6 +21,7 @@ use rowdex_codec::{Datum, SortOrder, key};
 use rowdex_store::{Direction, KeyRange, Transaction};
 
 use crate::error::{Error, Result};
+use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::ddl::parse_type;
 use crate::execute::indexes::create_index;
 use crate::output::Output;
@@ -53,6 +54,9 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
         }
         return Err(Error::TableNotFound { table: name });
     }
+    if let Some(key) = added_primary_key(alter)? {
+        return add_primary_key(session, &name, &key).await;
+    }
     let (tx, stored) = catalog.begin_alter(&name).await?;
     let mut def = stored.clone();
     let mut row_checks = RowChecks::default();
@@ -80,6 +84,41 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     }
     session.set_warnings(warnings);
     Ok(Output::Done)
+}
+
+/// The key of an `ADD [CONSTRAINT n] PRIMARY KEY (...)`, which moves every row and so is a
+/// statement of its own (`execute::add_primary_key`): alone in its ALTER TABLE.
+fn added_primary_key(alter: &AlterTable) -> Result<Option<Vec<(String, bool)>>> {
+    let mut keys = alter
+        .operations
+        .iter()
+        .filter_map(|operation| match operation {
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::PrimaryKey(primary),
+                ..
+            } => Some(primary),
+            _ => None,
+        });
+    let Some(primary) = keys.next() else {
+        return Ok(None);
+    };
+    if alter.operations.len() > 1 {
+        return Err(Error::Unsupported {
+            what: "ADD PRIMARY KEY with other changes in one ALTER TABLE (run them apart)"
+                .to_string(),
+        });
+    }
+    let mut key = Vec::with_capacity(primary.columns.len());
+    for index_column in &primary.columns {
+        let Expr::Identifier(ident) = &index_column.column.expr else {
+            return Err(Error::Unsupported {
+                what: format!("the key expression {}", index_column.column.expr),
+            });
+        };
+        let desc = index_column.column.options.asc == Some(false);
+        key.push((ident_name(ident), desc));
+    }
+    Ok(Some(key))
 }
 
 /// Builds the unique index of a column added UNIQUE, named `<table>_<column>_key`.

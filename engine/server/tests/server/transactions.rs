@@ -306,3 +306,45 @@ async fn drivers_blocks_hold_show_ddl_and_copy() {
     assert_eq!(sqlstate(&gone), "26000");
     server.stop().await;
 }
+
+/// A query string of several reads and writes is one transaction, as in PostgreSQL: an error
+/// in one undoes the statements before it, and a string that runs to its end commits them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_string_of_several_statements_is_one_transaction() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE multi (k TEXT PRIMARY KEY, v BIGINT)")
+        .await
+        .expect("create");
+    let error = client
+        .batch_execute(
+            "INSERT INTO multi VALUES ('a', 1); SELECT 1/0; INSERT INTO multi VALUES ('b', 2)",
+        )
+        .await
+        .expect_err("division by zero");
+    assert_eq!(sqlstate(&error), "22012");
+    let rows = client
+        .query_one("SELECT count(*) FROM multi", &[])
+        .await
+        .expect("count");
+    assert_eq!(rows.get::<_, i64>(0), 0, "the first INSERT was undone");
+    client
+        .batch_execute(
+            "INSERT INTO multi VALUES ('a', 1); UPDATE multi SET v = v + 1 WHERE k = 'a'; \
+             INSERT INTO multi VALUES ('b', 2)",
+        )
+        .await
+        .expect("all three");
+    let rows = client
+        .query_one("SELECT sum(v) FROM multi", &[])
+        .await
+        .expect("sum");
+    assert_eq!(rows.get::<_, i64>(0), 4);
+    // The connection is idle again: a block can begin.
+    client
+        .batch_execute("BEGIN; COMMIT")
+        .await
+        .expect("a block");
+    server.stop().await;
+}
