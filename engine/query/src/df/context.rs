@@ -26,6 +26,7 @@ use crate::db::DbState;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
+use crate::df::postgres_types::postgres_result_types;
 use crate::df::raise::register_raise;
 use crate::df::rules::OptimizerRules;
 use crate::df::scan_exec::RowdexScanExec;
@@ -318,7 +319,7 @@ pub(crate) async fn plan_statement(
         }
         state.statement_to_plan(statement).await
     };
-    match planned {
+    let plan = match planned {
         // SQLite takes a bare column in an aggregate query from some row of the group.
         Err(refused)
             if refused
@@ -327,12 +328,16 @@ pub(crate) async fn plan_statement(
         {
             if rewrite::bare_columns_as_first_values(&mut statement) {
                 let statement = DfStatement::Statement(Box::new(statement));
-                Ok(state.statement_to_plan(statement).await?)
+                state.statement_to_plan(statement).await?
             } else {
-                Err(refused.into())
+                return Err(refused.into());
             }
         }
-        planned => Ok(planned?),
+        planned => planned?,
+    };
+    match semantics_of(ctx) {
+        Semantics::PostgreSql => postgres_result_types(plan),
+        Semantics::Sqlite => Ok(plan),
     }
 }
 

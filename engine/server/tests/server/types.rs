@@ -157,6 +157,17 @@ async fn declared_types_are_described_sent_and_bounded_as_declared() {
     assert_eq!(row.get::<_, i16>(1), -32768);
     assert_eq!(row.get::<_, f32>(2), 0.1f32);
     assert_eq!(row.get::<_, String>(3), "ab  ");
+    // PostgreSQL sums a bigint into a numeric, an integer into a bigint.
+    let sums = client
+        .query_one("SELECT sum(big), sum(id) FROM nar", &[])
+        .await
+        .expect("sums");
+    let types: Vec<Type> = sums.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(types, vec![Type::NUMERIC, Type::INT8]);
+    assert_eq!(
+        sums.get::<_, rust_decimal::Decimal>(0),
+        rust_decimal::Decimal::from(3_000_000_000i64)
+    );
     // The stored value has no trailing blanks: it compares equal to 'ab', as a bpchar does.
     let padded = client
         .query_one("SELECT count(*) FROM nar WHERE c = 'ab'", &[])
