@@ -91,7 +91,12 @@ async fn pgbench_transfers_conserve_the_total() {
         .query_one("SELECT sum(bal) FROM acct", &[])
         .await
         .expect("total");
-    assert_eq!(total.get::<_, i64>(0), ACCOUNTS * START_BALANCE, "{text}");
+    // The sum of a bigint is a numeric, as in PostgreSQL.
+    assert_eq!(
+        total.get::<_, rust_decimal::Decimal>(0),
+        rust_decimal::Decimal::from(ACCOUNTS * START_BALANCE),
+        "{text}"
+    );
     assert_check_table_clean(&setup, "acct").await;
     server.stop().await;
 }

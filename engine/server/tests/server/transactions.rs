@@ -160,9 +160,10 @@ async fn concurrent_transfers_conserve_the_total() {
         .query_one("SELECT sum(bal) FROM acct", &[])
         .await
         .expect("total");
+    // The sum of a bigint is a numeric, as in PostgreSQL.
     assert_eq!(
-        total.get::<_, i64>(0),
-        ACCOUNTS * 100,
+        total.get::<_, rust_decimal::Decimal>(0),
+        rust_decimal::Decimal::from(ACCOUNTS * 100),
         "after {retries} retries"
     );
     assert_check_table_clean(&setup, "acct").await;
@@ -340,7 +341,10 @@ async fn a_query_string_of_several_statements_is_one_transaction() {
         .query_one("SELECT sum(v) FROM multi", &[])
         .await
         .expect("sum");
-    assert_eq!(rows.get::<_, i64>(0), 4);
+    assert_eq!(
+        rows.get::<_, rust_decimal::Decimal>(0),
+        rust_decimal::Decimal::from(4)
+    );
     // The connection is idle again: a block can begin.
     client
         .batch_execute("BEGIN; COMMIT")
