@@ -42,6 +42,7 @@ use crate::batched::Batched;
 use crate::copy::{PendingCopy, copy_in_format, send_copy_out};
 use crate::cursor_statements;
 use crate::cursors::declared_query;
+use crate::declared::wire_schema;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::settings::strip_word;
@@ -51,7 +52,7 @@ use crate::sqlstate::{
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
-use crate::types::{data_rows, parameter_datum, row_fields};
+use crate::types::{data_rows, parameter_datum, row_fields, wire_fields};
 
 /// Parameters whose changes a client is told of (ParameterStatus), as PostgreSQL reports them.
 const REPORTED_PARAMETERS: [&str; 6] = [
@@ -348,9 +349,9 @@ fn response(
 ) -> PgWireResult<Response> {
     match output {
         Output::Rows { schema, batches } => {
-            let described = described.unwrap_or(&schema);
-            let fields = Arc::new(row_fields(described, format)?);
-            let rows = data_rows(&fields, batches, described)?;
+            let wire = wire_schema(described.unwrap_or(&schema));
+            let fields = Arc::new(wire_fields(&wire, format)?);
+            let rows = data_rows(&fields, batches, &wire)?;
             let mut response = QueryResponse::new(fields, stream::iter(rows));
             // The statement's own tag without its row count, which pgwire appends: `INSERT 0`
             // for an INSERT ... RETURNING, `UPDATE`, `SHOW`, `SELECT`.

@@ -46,8 +46,12 @@ pub fn parameter_type(field: Option<&Field>) -> Type {
 /// The row description of a result with `schema`, each column in the format the client asked,
 /// typed as PostgreSQL types it (see `declared`).
 pub fn row_fields(schema: &SchemaRef, format: &Format) -> PgWireResult<Vec<FieldInfo>> {
-    let wire = wire_schema(schema);
-    let fields = arrow_schema_to_pg_fields(&wire, format, None)?;
+    wire_fields(&wire_schema(schema), format)
+}
+
+/// The row description of a result sent as `wire` (a `declared::wire_schema`).
+pub fn wire_fields(wire: &SchemaRef, format: &Format) -> PgWireResult<Vec<FieldInfo>> {
+    let fields = arrow_schema_to_pg_fields(wire, format, None)?;
     Ok(fields
         .into_iter()
         .zip(wire.fields())
@@ -68,31 +72,29 @@ pub fn row_fields(schema: &SchemaRef, format: &Format) -> PgWireResult<Vec<Field
         .collect())
 }
 
-/// Every row of `batches` as DataRow messages for `fields`, the columns described by
-/// `described` (the schema sent in an earlier Describe, or the result's own): each batch is
-/// cast to the types the description gave (see `declared::to_wire`; DataFusion may hand over
+/// Every row of `batches` as DataRow messages for `fields`, the columns sent as `wire` (the
+/// `declared::wire_schema` of the schema an earlier Describe gave, or of the result's own):
+/// each batch is cast to those types (see `declared::to_wire`; DataFusion may hand over
 /// `Utf8View` where its plan says `Utf8`), so that the rows match what the client decodes them
 /// by.
 pub fn data_rows(
     fields: &Arc<Vec<FieldInfo>>,
     batches: Vec<RecordBatch>,
-    described: &SchemaRef,
+    wire: &SchemaRef,
 ) -> PgWireResult<Vec<PgWireResult<DataRow>>> {
-    let wire = wire_schema(described);
     let mut rows = Vec::new();
     for batch in batches {
-        let schema = described;
-        if batch.num_columns() != schema.fields().len() {
+        if batch.num_columns() != wire.fields().len() {
             return Err(PgWireError::UserError(Box::new(error_info(
                 "XX000",
                 format!(
                     "the statement returned {} columns where its description had {}",
                     batch.num_columns(),
-                    schema.fields().len()
+                    wire.fields().len()
                 ),
             ))));
         }
-        let batch = to_wire(batch, &wire).map_err(|e| {
+        let batch = to_wire(batch, wire).map_err(|e| {
             PgWireError::UserError(Box::new(error_info(
                 NUMERIC_VALUE_OUT_OF_RANGE,
                 e.to_string(),
@@ -151,13 +153,18 @@ pub fn parameter_datum<S: Clone>(
     Ok(datum.unwrap_or(Datum::Null))
 }
 
-/// A binary array parameter as the array's text.
-fn binary_array_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum> {
-    let Some(bytes) = portal
+/// Parameter `index`'s bytes as the client sent them; None for NULL.
+fn parameter_bytes<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Option<&[u8]>> {
+    portal
         .parameters
         .get(index)
-        .ok_or(PgWireError::ParameterIndexOutOfBound(index))?
-    else {
+        .map(|bytes| bytes.as_deref())
+        .ok_or(PgWireError::ParameterIndexOutOfBound(index))
+}
+
+/// A binary array parameter as the array's text.
+fn binary_array_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum> {
+    let Some(bytes) = parameter_bytes(portal, index)? else {
         return Ok(Datum::Null);
     };
     binary_array_text(bytes)
@@ -173,11 +180,7 @@ fn binary_array_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum
 /// A parameter of a type rowdex takes as text (TEXT, VARCHAR, a type it does not know): its
 /// bytes must be UTF-8 whatever the format.
 fn text_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum> {
-    let Some(bytes) = portal
-        .parameters
-        .get(index)
-        .ok_or(PgWireError::ParameterIndexOutOfBound(index))?
-    else {
+    let Some(bytes) = parameter_bytes(portal, index)? else {
         return Ok(Datum::Null);
     };
     match std::str::from_utf8(bytes) {

@@ -14,7 +14,7 @@ use std::io::{BufRead, Read};
 use rowdex_catalog::{ColumnDef, DataType};
 use rowdex_codec::Datum;
 
-use crate::copy_data::records::ReadError;
+use crate::copy_data::records::{ReadError, Record};
 
 /// The signature every binary COPY starts with.
 const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -25,41 +25,8 @@ const EPOCH_DAYS: i32 = 10_957;
 /// Microseconds from 1970-01-01 to 2000-01-01.
 const EPOCH_MICROS: i64 = 946_684_800_000_000;
 
-/// One tuple read by a [`BinaryReader`]: each field's bytes, None for NULL. The buffers are
-/// kept from tuple to tuple.
-#[derive(Debug, Default)]
-pub struct BinaryRecord {
-    fields: Vec<Vec<u8>>,
-    nulls: Vec<bool>,
-    len: usize,
-}
-
-impl BinaryRecord {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Field `i`'s bytes; None for NULL (and past the end).
-    pub fn field(&self, i: usize) -> Option<&[u8]> {
-        if i >= self.len || self.nulls[i] {
-            None
-        } else {
-            Some(&self.fields[i])
-        }
-    }
-
-    fn push(&mut self) -> &mut Vec<u8> {
-        if self.len == self.fields.len() {
-            self.fields.push(Vec::new());
-            self.nulls.push(false);
-        }
-        self.nulls[self.len] = false;
-        let field = &mut self.fields[self.len];
-        field.clear();
-        self.len += 1;
-        field
-    }
-}
+/// One tuple read by a [`BinaryReader`]: each field's bytes, None for NULL.
+pub type BinaryRecord = Record<Vec<u8>>;
 
 /// Reads the tuples of one binary COPY.
 pub struct BinaryReader<R> {
@@ -112,14 +79,14 @@ impl<R: BufRead> BinaryReader<R> {
         self.tuple += 1;
         let count =
             usize::try_from(count).map_err(|_| malformed(format!("a tuple of {count} fields")))?;
-        record.len = 0;
+        record.clear();
         for _ in 0..count {
             let mut length = [0u8; 4];
             self.fill(&mut length, false)?;
             let length = i32::from_be_bytes(length);
             let field = record.push();
             if length == -1 {
-                record.nulls[record.len - 1] = true;
+                record.set_last_null();
                 continue;
             }
             let length = usize::try_from(length)

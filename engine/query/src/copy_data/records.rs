@@ -6,22 +6,40 @@ use std::io::BufRead;
 
 use crate::copy_data::format::{CopyFormat, CopyFormatKind};
 
-/// One record read by a [`RecordReader`]: its fields, each None for NULL. The buffers are
-/// kept from record to record.
+/// A field's buffer: text for the text formats, bytes for the binary one.
+pub trait FieldBuffer: Default + std::ops::Deref {
+    /// Empties the buffer, keeping its allocation.
+    fn empty(&mut self);
+}
+
+impl FieldBuffer for String {
+    fn empty(&mut self) {
+        self.clear();
+    }
+}
+
+impl FieldBuffer for Vec<u8> {
+    fn empty(&mut self) {
+        self.clear();
+    }
+}
+
+/// One record read by a [`RecordReader`] (text fields) or a `BinaryReader` (`Record<Vec<u8>>`):
+/// its fields, each None for NULL. The buffers are kept from record to record.
 #[derive(Debug, Default)]
-pub struct Record {
-    fields: Vec<String>,
+pub struct Record<B = String> {
+    fields: Vec<B>,
     nulls: Vec<bool>,
     len: usize,
 }
 
-impl Record {
+impl<B: FieldBuffer> Record<B> {
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Field `i`; None for NULL (and past the end).
-    pub fn field(&self, i: usize) -> Option<&str> {
+    pub fn field(&self, i: usize) -> Option<&B::Target> {
         if i >= self.len || self.nulls[i] {
             None
         } else {
@@ -29,24 +47,24 @@ impl Record {
         }
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
 
     /// Starts a new field and returns its (emptied) buffer.
-    fn push(&mut self) -> &mut String {
+    pub(crate) fn push(&mut self) -> &mut B {
         if self.len == self.fields.len() {
-            self.fields.push(String::new());
+            self.fields.push(B::default());
             self.nulls.push(false);
         }
         self.nulls[self.len] = false;
         let field = &mut self.fields[self.len];
-        field.clear();
+        field.empty();
         self.len += 1;
         field
     }
 
-    fn set_last_null(&mut self) {
+    pub(crate) fn set_last_null(&mut self) {
         if let Some(null) = self.len.checked_sub(1).and_then(|i| self.nulls.get_mut(i)) {
             *null = true;
         }

@@ -291,7 +291,8 @@ mod tests {
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
     use datafusion::sql::sqlparser::parser::Parser;
 
-    fn names(sql: &str, columns: &[&str]) -> Option<Vec<String>> {
+    /// `sql`'s result columns as PostgreSQL gives them, over a schema of bigint `columns`.
+    fn columns_of(sql: &str, columns: &[&str]) -> Option<Vec<OutputColumn>> {
         let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql)
             .expect("parses")
             .remove(0);
@@ -302,20 +303,14 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         postgres_columns(&statement, &schema)
-            .map(|columns| columns.into_iter().map(|c| c.name).collect())
+    }
+
+    fn names(sql: &str, columns: &[&str]) -> Option<Vec<String>> {
+        columns_of(sql, columns).map(|columns| columns.into_iter().map(|c| c.name).collect())
     }
 
     fn declared(sql: &str, columns: &[&str]) -> Option<Vec<Option<&'static str>>> {
-        let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql)
-            .expect("parses")
-            .remove(0);
-        let schema = Schema::new(
-            columns
-                .iter()
-                .map(|c| Field::new(*c, ArrowDataType::Int64, true))
-                .collect::<Vec<_>>(),
-        );
-        postgres_columns(&statement, &schema).map(|columns| {
+        columns_of(sql, columns).map(|columns| {
             columns
                 .into_iter()
                 .map(|c| match c.declared {

@@ -51,29 +51,26 @@ async fn pgbench_transfers_conserve_the_total() {
     let script = dir.path().join("transfer.sql");
     std::fs::write(&script, TRANSFER).expect("script");
     let port = server.addr.port().to_string();
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("pgbench")
-            .args(["-n", "-M", "prepared", "-c", "6", "-j", "2", "-T", "5"])
-            .args([
-                "--max-tries",
-                "1000",
-                "-h",
-                "127.0.0.1",
-                "-U",
-                "rowdex",
-                "-p",
-            ])
-            .arg(&port)
-            .arg("-f")
-            .arg(&script)
-            .arg("rowdex")
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("pgbench (PostgreSQL 15) must be installed to run this test: {e}")
-            })
-    })
-    .await
-    .expect("pgbench task");
+    let script = script.to_str().expect("a UTF-8 temporary path");
+    let output = pgbench(
+        &port,
+        &[
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            "6",
+            "-j",
+            "2",
+            "-T",
+            "5",
+            "--max-tries",
+            "1000",
+            "-f",
+            script,
+        ],
+    )
+    .await;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -101,6 +98,21 @@ async fn pgbench_transfers_conserve_the_total() {
     server.stop().await;
 }
 
+/// Runs pgbench with `args` against the server on `port`, on a blocking thread.
+async fn pgbench(port: &str, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new("pgbench");
+    command
+        .args(args)
+        .args(["-h", "127.0.0.1", "-p", port, "-U", "rowdex", "rowdex"]);
+    tokio::task::spawn_blocking(move || {
+        command.output().unwrap_or_else(|e| {
+            panic!("pgbench (PostgreSQL 15) must be installed to run this test: {e}")
+        })
+    })
+    .await
+    .expect("pgbench thread")
+}
+
 /// pgbench's own initialisation with its default steps (`dtgvp`): drop and create its tables
 /// (with `fillfactor`), generate the data client-side (TRUNCATE and `COPY ... (freeze on)`
 /// inside one transaction), vacuum them, and add their primary keys (`ALTER TABLE ... ADD
@@ -110,18 +122,7 @@ async fn pgbench_transfers_conserve_the_total() {
 async fn pgbench_initialises_its_tables() {
     let server = TestServer::start().await;
     let port = server.addr.port().to_string();
-    let output = tokio::task::spawn_blocking({
-        let port = port.clone();
-        move || {
-            Command::new("pgbench")
-                .args(["-i", "-s", "1", "-h", "127.0.0.1", "-p", &port])
-                .args(["-U", "rowdex", "rowdex"])
-                .output()
-                .expect("run pgbench")
-        }
-    })
-    .await
-    .expect("pgbench thread");
+    let output = pgbench(&port, &["-i", "-s", "1"]).await;
     assert!(
         output.status.success(),
         "pgbench -i failed:\n{}",
@@ -173,17 +174,9 @@ async fn pgbench_initialises_its_tables() {
         .await
         .expect_err("bid is the key now");
     assert_eq!(crate::harness::sqlstate(&repeated), "23505");
-    let run = tokio::task::spawn_blocking(move || {
-        Command::new("pgbench")
-            // One client: at scale 1 every transaction updates the one branch, where two
-            // clients' optimistic transactions abort each other (the locks of issue 45).
-            .args(["-t", "100", "-c", "1", "-h", "127.0.0.1", "-p", &port])
-            .args(["-U", "rowdex", "rowdex"])
-            .output()
-            .expect("run pgbench")
-    })
-    .await
-    .expect("pgbench thread");
+    // One client: at scale 1 every transaction updates the one branch, where two clients'
+    // optimistic transactions abort each other (the locks of issue 45).
+    let run = pgbench(&port, &["-t", "100", "-c", "1"]).await;
     assert!(
         run.status.success(),
         "pgbench's run after its initialisation:\n{}\n{}",

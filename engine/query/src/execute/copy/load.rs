@@ -432,22 +432,10 @@ fn convert_binary(
     targets: &[usize],
     record: &BinaryRecord,
 ) -> Result<Vec<Datum>> {
-    if record.len() != targets.len() {
-        return Err(Error::ColumnCountMismatch {
-            table: def.name.clone(),
-            expected: targets.len(),
-            found: record.len(),
-        });
-    }
-    let fields = targets
-        .iter()
-        .enumerate()
-        .map(|(i, &column)| match record.field(i) {
-            None => Ok(Datum::Null),
-            Some(bytes) => binary_datum(&def.columns[column], bytes)
-                .map_err(|message| Error::BadCopyData { message }),
-        });
-    full_row(def, defaults, targets, fields)
+    full_width(def, defaults, targets, record.len(), |i, column| {
+        let bytes = record.field(i)?;
+        Some(binary_datum(column, bytes).map_err(|message| Error::BadCopyData { message }))
+    })
 }
 
 /// One record as a full-width row of the table.
@@ -457,20 +445,31 @@ fn convert_record(
     targets: &[usize],
     record: &Record,
 ) -> Result<Vec<Datum>> {
-    if record.len() != targets.len() {
+    full_width(def, defaults, targets, record.len(), |i, column| {
+        Some(parse_field(def, column, record.field(i)?))
+    })
+}
+
+/// A record of `found` fields as a full-width row of the table: field `i` goes to column
+/// `targets[i]`, read by `value` (None for NULL).
+fn full_width(
+    def: &TableDef,
+    defaults: &[Datum],
+    targets: &[usize],
+    found: usize,
+    value: impl Fn(usize, &ColumnDef) -> Option<Result<Datum>>,
+) -> Result<Vec<Datum>> {
+    if found != targets.len() {
         return Err(Error::ColumnCountMismatch {
             table: def.name.clone(),
             expected: targets.len(),
-            found: record.len(),
+            found,
         });
     }
     let fields = targets
         .iter()
         .enumerate()
-        .map(|(i, &column)| match record.field(i) {
-            None => Ok(Datum::Null),
-            Some(field) => parse_field(def, &def.columns[column], field),
-        });
+        .map(|(i, &column)| value(i, &def.columns[column]).unwrap_or(Ok(Datum::Null)));
     full_row(def, defaults, targets, fields)
 }
 
