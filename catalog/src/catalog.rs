@@ -16,6 +16,7 @@ use std::sync::{Arc, RwLock};
 
 use rowdex_store::{Direction, KeyRange, KvRead, KvStore, Transaction, scan_stream};
 
+use crate::edits::CatalogEdits;
 use crate::error::{CatalogError, Result};
 use crate::index::{IndexDef, IndexState};
 use crate::keyspace::{self, CATALOG_VERSION_KEY, NEXT_ID_KEY, TABLE_DEF_PREFIX, VIEW_DEF_PREFIX};
@@ -70,17 +71,18 @@ impl Catalog {
     }
 
     /// Advances the stored catalog version inside a change's transaction (which therefore
-    /// conflicts with any other change committed meanwhile); returns (read, written).
-    async fn advance_version(tx: &mut dyn Transaction) -> Result<(u64, u64)> {
+    /// conflicts with any other change committed meanwhile), and records it in `edits`.
+    async fn advance_version(tx: &mut dyn Transaction, edits: &mut CatalogEdits) -> Result<()> {
         let read = decode_version(tx.get(CATALOG_VERSION_KEY).await?.as_deref())?;
         let written = read + 1;
         tx.put(CATALOG_VERSION_KEY.to_vec(), written.to_be_bytes().to_vec());
-        Ok((read, written))
+        edits.advanced(read, written);
+        Ok(())
     }
 
-    /// After a change committed with `versions` (from [`Catalog::advance_version`]): the cache
-    /// is at the new version if it was current when the change read the version; otherwise
-    /// another process changed the catalog before, and the whole cache is read again.
+    /// After a change committed with `versions` (read, written): the cache is at the new
+    /// version if it was current when the change read the version; otherwise another process
+    /// changed the catalog before, and the whole cache is read again.
     async fn committed_at(&self, (read, written): (u64, u64)) {
         let was_current = self
             .version
@@ -91,6 +93,36 @@ impl Catalog {
             // so that the next statement's refresh reads it again.
             self.version.store(u64::MAX, Ordering::SeqCst);
         }
+    }
+
+    /// Makes what a committed transaction staged (`edits`) the catalog every session sees.
+    pub async fn publish(&self, edits: &CatalogEdits) {
+        if let Some(versions) = edits.versions {
+            self.committed_at(versions).await;
+        }
+        {
+            let mut tables = self.write_tables();
+            for (name, def) in &edits.tables {
+                match def {
+                    Some(def) => tables.insert(name.clone(), def.clone()),
+                    None => tables.remove(name),
+                };
+            }
+        }
+        let mut views = write_lock(&self.views);
+        for (name, sql) in &edits.views {
+            match sql {
+                Some(sql) => views.insert(name.clone(), sql.clone()),
+                None => views.remove(name),
+            };
+        }
+    }
+
+    /// Commits a change's own transaction and publishes its edits.
+    async fn commit(&self, tx: Box<dyn Transaction>, edits: &CatalogEdits) -> Result<()> {
+        tx.commit().await?;
+        self.publish(edits).await;
+        Ok(())
     }
 
     /// Reads every definition from the store again, in place of the cached ones: after a
@@ -117,9 +149,81 @@ impl Catalog {
         self.read_tables().values().cloned().collect()
     }
 
+    /// The table `name` as a transaction with `edits` pending sees it.
+    pub fn table_in(&self, name: &str, edits: Option<&CatalogEdits>) -> Option<Arc<TableDef>> {
+        match edits.and_then(|edits| edits.table(name)) {
+            Some(pending) => pending,
+            None => self.table(name),
+        }
+    }
+
+    /// Every table as a transaction with `edits` pending sees them, by name.
+    pub fn tables_in(&self, edits: Option<&CatalogEdits>) -> Vec<Arc<TableDef>> {
+        let Some(edits) = edits.filter(|edits| !edits.tables.is_empty()) else {
+            return self.tables();
+        };
+        let mut tables = self.read_tables().clone();
+        for (name, def) in &edits.tables {
+            match def {
+                Some(def) => tables.insert(name.clone(), def.clone()),
+                None => tables.remove(name),
+            };
+        }
+        tables.into_values().collect()
+    }
+
+    /// The defining SQL of the view `name` as a transaction with `edits` pending sees it.
+    pub fn view_in(&self, name: &str, edits: Option<&CatalogEdits>) -> Option<String> {
+        match edits.and_then(|edits| edits.view(name)) {
+            Some(pending) => pending,
+            None => self.view(name),
+        }
+    }
+
+    /// Every view's name as a transaction with `edits` pending sees them.
+    pub fn view_names_in(&self, edits: Option<&CatalogEdits>) -> Vec<String> {
+        let mut names: std::collections::BTreeSet<String> =
+            read_lock(&self.views).keys().cloned().collect();
+        for (name, sql) in edits.iter().flat_map(|edits| edits.views.iter()) {
+            match sql {
+                Some(_) => names.insert(name.clone()),
+                None => names.remove(name),
+            };
+        }
+        names.into_iter().collect()
+    }
+
+    /// The table an index belongs to, with the index, as a transaction with `edits` pending
+    /// sees them.
+    pub fn find_index_in(
+        &self,
+        index_name: &str,
+        edits: Option<&CatalogEdits>,
+    ) -> Option<(Arc<TableDef>, IndexDef)> {
+        self.tables_in(edits).into_iter().find_map(|table| {
+            let index = table.index(index_name).cloned()?;
+            Some((table, index))
+        })
+    }
+
     /// Stores a new table, assigning its id. Errors with `TableExists` if the name is taken.
-    pub async fn create_table(&self, mut def: TableDef) -> Result<Arc<TableDef>> {
+    pub async fn create_table(&self, def: TableDef) -> Result<Arc<TableDef>> {
         let mut tx = self.store.begin().await?;
+        let mut edits = CatalogEdits::default();
+        let def = self
+            .stage_create_table(tx.as_mut(), &mut edits, def)
+            .await?;
+        self.commit(tx, &edits).await?;
+        Ok(def)
+    }
+
+    /// [`Catalog::create_table`] in `tx`, recording what it changes in `edits`.
+    pub async fn stage_create_table(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        mut def: TableDef,
+    ) -> Result<Arc<TableDef>> {
         let def_key = keyspace::table_def_key(&def.name);
         if tx.get(&def_key).await?.is_some() {
             return Err(CatalogError::TableExists { table: def.name });
@@ -127,7 +231,7 @@ impl Catalog {
         if tx.get(&keyspace::view_def_key(&def.name)).await?.is_some() {
             return Err(CatalogError::ViewExists { view: def.name });
         }
-        def.id = take_id(tx.as_mut()).await?;
+        def.id = take_id(tx).await?;
         // Indexes declared with the table (UNIQUE constraints) start out complete: the table
         // is empty.
         for i in 0..def.indexes.len() {
@@ -141,22 +245,37 @@ impl Catalog {
                 });
             }
             check_index_columns(&def, &def.indexes[i])?;
-            def.indexes[i].id = take_id(tx.as_mut()).await?;
+            def.indexes[i].id = take_id(tx).await?;
             def.indexes[i].state = IndexState::Ready;
             tx.put(name_key, def.name.as_bytes().to_vec());
         }
-        put_def(tx.as_mut(), &def)?;
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        Ok(self.cache(def))
+        put_def(tx, &def)?;
+        Self::advance_version(tx, edits).await?;
+        let def = Arc::new(def);
+        edits.put_table(def.clone());
+        Ok(def)
     }
 
-    /// Removes a table's definition and its indexes. Its rows and index entries become
-    /// unreachable at once (ids are never reused); the caller deletes them afterwards.
+    /// Removes a table's definition, its indexes and the sequences it owns. Its rows and index
+    /// entries become unreachable at once (ids are never reused); the caller deletes them
+    /// afterwards.
     pub async fn drop_table(&self, name: &str) -> Result<Arc<TableDef>> {
         let mut tx = self.store.begin().await?;
-        let def = stored_def(tx.as_ref(), name).await?;
+        let mut edits = CatalogEdits::default();
+        let def = self.stage_drop_table(tx.as_mut(), &mut edits, name).await?;
+        self.commit(tx, &edits).await?;
+        Ok(def)
+    }
+
+    /// [`Catalog::drop_table`] in `tx`, recording what it changes in `edits` (the table among
+    /// the dropped ones, whose entries are deleted once the drop committed).
+    pub async fn stage_drop_table(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        name: &str,
+    ) -> Result<Arc<TableDef>> {
+        let def = stored_def(tx, name).await?;
         tx.delete(keyspace::table_def_key(name));
         tx.delete(keyspace::schema_version_key(def.id));
         for index in &def.indexes {
@@ -165,11 +284,12 @@ impl Catalog {
         for trigger in &def.triggers {
             tx.delete(keyspace::trigger_name_key(&trigger.name));
         }
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        self.write_tables().remove(name);
-        Ok(Arc::new(def))
+        self.stage_drop_owned_sequences(tx, def.id).await?;
+        Self::advance_version(tx, edits).await?;
+        edits.remove_table(name);
+        let def = Arc::new(def);
+        edits.dropped_tables.push(def.clone());
+        Ok(def)
     }
 
     /// Starts an ALTER TABLE of `name`: a transaction and the definition as stored in it (not
@@ -182,12 +302,34 @@ impl Catalog {
         Ok((tx, def))
     }
 
+    /// The definition of `name` as stored in `tx` (not as cached): what an ALTER TABLE starts
+    /// from, so that two changes of one table conflict instead of overwriting each other.
+    pub async fn stored_table(&self, tx: &dyn Transaction, name: &str) -> Result<TableDef> {
+        stored_def(tx, name).await
+    }
+
     /// Stores `def` as the new definition of the table stored as `old_name` (moving it when
     /// renamed), bumps its schema version so that statements planned against the old one
     /// re-plan and writers in flight conflict, and commits.
     pub async fn commit_alter(
         &self,
         mut tx: Box<dyn Transaction>,
+        old_name: &str,
+        def: TableDef,
+    ) -> Result<Arc<TableDef>> {
+        let mut edits = CatalogEdits::default();
+        let def = self
+            .stage_alter(tx.as_mut(), &mut edits, old_name, def)
+            .await?;
+        self.commit(tx, &edits).await?;
+        Ok(def)
+    }
+
+    /// [`Catalog::commit_alter`] in `tx`, recording what it changes in `edits`.
+    pub async fn stage_alter(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
         old_name: &str,
         mut def: TableDef,
     ) -> Result<Arc<TableDef>> {
@@ -212,16 +354,14 @@ impl Catalog {
                     def.name.as_bytes().to_vec(),
                 );
             }
+            edits.remove_table(old_name);
         }
         def.schema_version += 1;
-        put_def(tx.as_mut(), &def)?;
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        if def.name != old_name {
-            self.write_tables().remove(old_name);
-        }
-        Ok(self.cache(def))
+        put_def(tx, &def)?;
+        Self::advance_version(tx, edits).await?;
+        let def = Arc::new(def);
+        edits.put_table(def.clone());
+        Ok(def)
     }
 
     /// The defining SQL of a view.
@@ -236,6 +376,21 @@ impl Catalog {
     /// Stores a view's defining query; `replace` overwrites an existing view of that name.
     pub async fn create_view(&self, name: &str, sql: &str, replace: bool) -> Result<()> {
         let mut tx = self.store.begin().await?;
+        let mut edits = CatalogEdits::default();
+        self.stage_create_view(tx.as_mut(), &mut edits, name, sql, replace)
+            .await?;
+        self.commit(tx, &edits).await
+    }
+
+    /// [`Catalog::create_view`] in `tx`, recording what it changes in `edits`.
+    pub async fn stage_create_view(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        name: &str,
+        sql: &str,
+        replace: bool,
+    ) -> Result<()> {
         if tx.get(&keyspace::table_def_key(name)).await?.is_some() {
             return Err(CatalogError::TableExists {
                 table: name.to_string(),
@@ -248,15 +403,25 @@ impl Catalog {
             });
         }
         tx.put(key, sql.as_bytes().to_vec());
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        write_lock(&self.views).insert(name.to_string(), sql.to_string());
+        Self::advance_version(tx, edits).await?;
+        edits.views.insert(name.to_string(), Some(sql.to_string()));
         Ok(())
     }
 
     pub async fn drop_view(&self, name: &str) -> Result<()> {
         let mut tx = self.store.begin().await?;
+        let mut edits = CatalogEdits::default();
+        self.stage_drop_view(tx.as_mut(), &mut edits, name).await?;
+        self.commit(tx, &edits).await
+    }
+
+    /// [`Catalog::drop_view`] in `tx`, recording what it changes in `edits`.
+    pub async fn stage_drop_view(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        name: &str,
+    ) -> Result<()> {
         let key = keyspace::view_def_key(name);
         if tx.get(&key).await?.is_none() {
             return Err(CatalogError::ViewNotFound {
@@ -264,10 +429,8 @@ impl Catalog {
             });
         }
         tx.delete(key);
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        write_lock(&self.views).remove(name);
+        Self::advance_version(tx, edits).await?;
+        edits.views.insert(name.to_string(), None);
         Ok(())
     }
 
@@ -285,33 +448,48 @@ impl Catalog {
 
     /// The table an index belongs to, with the index.
     pub fn find_index(&self, index_name: &str) -> Option<(Arc<TableDef>, IndexDef)> {
-        self.read_tables().values().find_map(|table| {
-            table
-                .index(index_name)
-                .map(|index| (table.clone(), index.clone()))
-        })
+        self.find_index_in(index_name, None)
     }
 
     /// Adds an index in the [`IndexState::Building`] state: from now on every writer maintains
     /// it, but queries ignore it until [`Catalog::mark_index_ready`]. Assigns its id.
-    pub async fn create_index(&self, table: &str, mut index: IndexDef) -> Result<Arc<TableDef>> {
+    pub async fn create_index(&self, table: &str, index: IndexDef) -> Result<Arc<TableDef>> {
         let mut tx = self.store.begin().await?;
-        let mut def = stored_def(tx.as_ref(), table).await?;
+        let mut edits = CatalogEdits::default();
+        let def = self
+            .stage_create_index(tx.as_mut(), &mut edits, table, index, IndexState::Building)
+            .await?;
+        self.commit(tx, &edits).await?;
+        Ok(def)
+    }
+
+    /// Adds an index to `table` in `tx`, in `state`, recording the change in `edits`: Building
+    /// for an online build ([`Catalog::create_index`]), Ready when the same transaction also
+    /// writes its entries (a build inside a transaction block).
+    pub async fn stage_create_index(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        table: &str,
+        mut index: IndexDef,
+        state: IndexState,
+    ) -> Result<Arc<TableDef>> {
+        let mut def = stored_def(tx, table).await?;
         let name_key = keyspace::index_name_key(&index.name);
         if tx.get(&name_key).await?.is_some() {
             return Err(CatalogError::IndexExists { index: index.name });
         }
         check_index_columns(&def, &index)?;
-        index.id = take_id(tx.as_mut()).await?;
-        index.state = IndexState::Building;
+        index.id = take_id(tx).await?;
+        index.state = state;
         tx.put(name_key, table.as_bytes().to_vec());
         def.indexes.push(index);
         def.schema_version += 1;
-        put_def(tx.as_mut(), &def)?;
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        Ok(self.cache(def))
+        put_def(tx, &def)?;
+        Self::advance_version(tx, edits).await?;
+        let def = Arc::new(def);
+        edits.put_table(def.clone());
+        Ok(def)
     }
 
     /// Makes a built index visible to queries.
@@ -328,23 +506,41 @@ impl Catalog {
         index.state = IndexState::Ready;
         def.schema_version += 1;
         put_def(tx.as_mut(), &def)?;
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        Ok(self.cache(def))
+        let mut edits = CatalogEdits::default();
+        Self::advance_version(tx.as_mut(), &mut edits).await?;
+        let def = Arc::new(def);
+        edits.put_table(def.clone());
+        self.commit(tx, &edits).await?;
+        Ok(def)
     }
 
     /// Removes an index's definition; writers stop maintaining it at once. Its entries become
     /// unreachable (ids are never reused) and the caller deletes them afterwards.
     pub async fn drop_index(&self, index_name: &str) -> Result<(Arc<TableDef>, IndexDef)> {
         let mut tx = self.store.begin().await?;
+        let mut edits = CatalogEdits::default();
+        let dropped = self
+            .stage_drop_index(tx.as_mut(), &mut edits, index_name)
+            .await?;
+        self.commit(tx, &edits).await?;
+        Ok(dropped)
+    }
+
+    /// [`Catalog::drop_index`] in `tx`, recording what it changes in `edits` (the index among
+    /// the dropped ones, whose entries are deleted once the drop committed).
+    pub async fn stage_drop_index(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        index_name: &str,
+    ) -> Result<(Arc<TableDef>, IndexDef)> {
         let name_key = keyspace::index_name_key(index_name);
         let not_found = || CatalogError::IndexNotFound {
             index: index_name.to_string(),
         };
         let table = tx.get(&name_key).await?.ok_or_else(not_found)?;
         let table = String::from_utf8_lossy(&table).into_owned();
-        let mut def = stored_def(tx.as_ref(), &table).await?;
+        let mut def = stored_def(tx, &table).await?;
         let position = def
             .indexes
             .iter()
@@ -353,17 +549,12 @@ impl Catalog {
         let index = def.indexes.remove(position);
         def.schema_version += 1;
         tx.delete(name_key);
-        put_def(tx.as_mut(), &def)?;
-        let versions = Self::advance_version(tx.as_mut()).await?;
-        tx.commit().await?;
-        self.committed_at(versions).await;
-        Ok((self.cache(def), index))
-    }
-
-    fn cache(&self, def: TableDef) -> Arc<TableDef> {
+        put_def(tx, &def)?;
+        Self::advance_version(tx, edits).await?;
         let def = Arc::new(def);
-        self.write_tables().insert(def.name.clone(), def.clone());
-        def
+        edits.put_table(def.clone());
+        edits.dropped_indexes.push(index.clone());
+        Ok((def, index))
     }
 
     fn read_tables(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<TableDef>>> {

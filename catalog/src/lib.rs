@@ -8,6 +8,7 @@
 mod alter;
 mod catalog;
 mod column;
+mod edits;
 mod error;
 mod family;
 mod index;
@@ -24,6 +25,7 @@ mod types;
 
 pub use catalog::Catalog;
 pub use column::{CheckDef, ColumnDef, KeyColumn};
+pub use edits::CatalogEdits;
 pub use error::{CatalogError, Result};
 pub use family::{DEFAULT_FAMILY, MAX_FAMILIES};
 pub use index::{IndexDef, IndexState};

@@ -5,11 +5,11 @@
 //! not used up before the process ends is skipped, leaving a gap, as PostgreSQL's sequence
 //! cache does.
 
-use futures::StreamExt;
-use rowdex_store::{Direction, KeyRange, Transaction, scan_stream};
+use rowdex_store::{Direction, KeyRange, Transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Catalog;
+use crate::edits::CatalogEdits;
 use crate::error::{CatalogError, Result};
 use crate::keyspace::{self, SEQUENCE_PREFIX};
 
@@ -30,23 +30,44 @@ pub struct SequenceDef {
 
 impl Catalog {
     /// Stores a new sequence, giving it an id; `SequenceExists` if the name is taken.
-    pub async fn create_sequence(&self, mut sequence: SequenceDef) -> Result<SequenceDef> {
+    pub async fn create_sequence(&self, sequence: SequenceDef) -> Result<SequenceDef> {
         let mut tx = self.store.begin().await?;
+        let mut edits = CatalogEdits::default();
+        let sequence = self
+            .stage_create_sequence(tx.as_mut(), &mut edits, sequence)
+            .await?;
+        tx.commit().await?;
+        Ok(sequence)
+    }
+
+    /// [`Catalog::create_sequence`] in `tx`, recording it in `edits`: until `tx` commits, only
+    /// `tx` can draw from it ([`Catalog::stage_allocate_sequence`]).
+    pub async fn stage_create_sequence(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        mut sequence: SequenceDef,
+    ) -> Result<SequenceDef> {
         let key = keyspace::sequence_key(&sequence.name);
         if tx.get(&key).await?.is_some() {
             return Err(CatalogError::SequenceExists {
                 sequence: sequence.name,
             });
         }
-        sequence.id = crate::catalog::take_id(tx.as_mut()).await?;
-        put_sequence(tx.as_mut(), &sequence)?;
-        tx.commit().await?;
+        sequence.id = crate::catalog::take_id(tx).await?;
+        put_sequence(tx, &sequence)?;
+        edits.created_sequences.insert(sequence.name.clone());
         Ok(sequence)
     }
 
-    /// Removes a sequence; `SequenceNotFound` if there is none of that name.
-    pub async fn drop_sequence(&self, name: &str) -> Result<()> {
-        let mut tx = self.store.begin().await?;
+    /// Removes a sequence, in `tx`, recording it in `edits` (whose publisher forgets the
+    /// values it kept of it); `SequenceNotFound` if there is none of that name.
+    pub async fn stage_drop_sequence(
+        &self,
+        tx: &mut dyn Transaction,
+        edits: &mut CatalogEdits,
+        name: &str,
+    ) -> Result<()> {
         let key = keyspace::sequence_key(name);
         if tx.get(&key).await?.is_none() {
             return Err(CatalogError::SequenceNotFound {
@@ -54,33 +75,33 @@ impl Catalog {
             });
         }
         tx.delete(key);
-        tx.commit().await?;
+        edits.created_sequences.remove(name);
+        edits.dropped_sequences.push(name.to_string());
         Ok(())
     }
 
-    /// Removes the sequences a table owns (its SERIAL and identity columns').
-    pub async fn drop_owned_sequences(&self, table_id: u32) -> Result<()> {
+    /// Removes, in `tx`, the sequences the table `table_id` owns (its SERIAL and identity
+    /// columns').
+    pub(crate) async fn stage_drop_owned_sequences(
+        &self,
+        tx: &mut dyn Transaction,
+        table_id: u32,
+    ) -> Result<()> {
         let mut owned = Vec::new();
-        let mut entries = scan_stream(
-            self.store.snapshot(),
-            KeyRange::prefix(SEQUENCE_PREFIX),
-            Direction::Forward,
-            256,
-        );
-        while let Some(entry) = entries.next().await {
-            let (key, value) = entry?;
-            if decode_sequence(&key, &value)?.owned_by == Some(table_id) {
-                owned.push(key);
+        let range = KeyRange::prefix(SEQUENCE_PREFIX);
+        let mut resume = Some(range);
+        while let Some(range) = resume {
+            let page = tx.scan_page(&range, Direction::Forward, 256).await?;
+            for (key, value) in &page.entries {
+                if decode_sequence(key, value)?.owned_by == Some(table_id) {
+                    owned.push(key.clone());
+                }
             }
+            resume = page.resume;
         }
-        if owned.is_empty() {
-            return Ok(());
-        }
-        let mut tx = self.store.begin().await?;
         for key in owned {
             tx.delete(key);
         }
-        tx.commit().await?;
         Ok(())
     }
 
@@ -89,6 +110,21 @@ impl Catalog {
     /// allocation fails the commit; the caller tries again.
     pub async fn allocate_sequence(&self, name: &str, count: u32) -> Result<SequenceDef> {
         let mut tx = self.store.begin().await?;
+        let taken = self
+            .stage_allocate_sequence(tx.as_mut(), name, count)
+            .await?;
+        tx.commit().await?;
+        Ok(taken)
+    }
+
+    /// [`Catalog::allocate_sequence`] in `tx` (which created the sequence and has not
+    /// committed yet: no other transaction can see it).
+    pub async fn stage_allocate_sequence(
+        &self,
+        tx: &mut dyn Transaction,
+        name: &str,
+        count: u32,
+    ) -> Result<SequenceDef> {
         let key = keyspace::sequence_key(name);
         let bytes = tx
             .get(&key)
@@ -104,8 +140,7 @@ impl Catalog {
             .ok_or_else(|| CatalogError::SequenceExhausted {
                 sequence: name.to_string(),
             })?;
-        put_sequence(tx.as_mut(), &advanced)?;
-        tx.commit().await?;
+        put_sequence(tx, &advanced)?;
         Ok(taken)
     }
 }

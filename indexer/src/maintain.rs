@@ -43,7 +43,12 @@ pub async fn backfill(
             let mut attempt = 0;
             let (rows, resume) = loop {
                 attempt += 1;
-                match backfill_page(store, table, index, &current).await {
+                let mut tx = store.begin().await?;
+                let page = match backfill_page(tx.as_mut(), table, index, &current).await {
+                    Ok(page) => tx.commit().await.map(|()| page).map_err(IndexError::from),
+                    Err(error) => Err(error),
+                };
+                match page {
                     Err(IndexError::Store(StoreError::Conflict)) if attempt < PAGE_ATTEMPTS => {}
                     other => break other?,
                 }
@@ -56,15 +61,37 @@ pub async fn backfill(
     Ok(done)
 }
 
+/// Fills in `index` from the rows of `table` inside `tx`, which reads the rows and takes the
+/// entries (a CREATE INDEX inside a transaction block: the index becomes visible with the
+/// block's commit, entries and all). Fails as [`backfill`] does.
+pub async fn backfill_within(
+    tx: &mut dyn Transaction,
+    table: &TableDef,
+    index: &IndexDef,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<u64> {
+    let mut done = 0u64;
+    for prefix in table.scan_prefixes() {
+        let mut range = Some(KeyRange::prefix(&prefix));
+        while let Some(current) = range {
+            let (rows, resume) = backfill_page(tx, table, index, &current).await?;
+            done += rows;
+            progress(done);
+            range = resume;
+        }
+    }
+    Ok(done)
+}
+
+/// Puts the entries of one page of rows into `tx` (not committed).
 async fn backfill_page(
-    store: &dyn KvStore,
+    tx: &mut dyn Transaction,
     table: &TableDef,
     index: &IndexDef,
     range: &KeyRange,
 ) -> Result<(u64, Option<KeyRange>)> {
-    let mut tx = store.begin().await?;
     let page = tx.scan_page(range, Direction::Forward, PAGE_ROWS).await?;
-    let rows = full_rows(tx.as_ref(), table, &page.entries).await?;
+    let rows = full_rows(&*tx, table, &page.entries).await?;
     let mut probes = Vec::new();
     for row in rows {
         tx.put(
@@ -75,8 +102,7 @@ async fn backfill_page(
             probes.push(prefix);
         }
     }
-    check_unique(tx.as_ref(), table, index, &probes).await?;
-    tx.commit().await?;
+    check_unique(&*tx, table, index, &probes).await?;
     Ok((page.entries.len() as u64, page.resume))
 }
 

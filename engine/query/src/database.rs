@@ -14,6 +14,7 @@ use rowdex_store::{
 
 use crate::db::DbState;
 use crate::db::clock::Clock;
+use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::df::context::{RowdexSchema, new_context};
 use crate::df::rules::OptimizerRules;
 use crate::df::table::RowdexTable;
@@ -89,10 +90,13 @@ impl Database {
 
     /// A new connection: its own transaction, settings and warnings.
     pub fn session(&self) -> Session {
+        let txn = TxnSlot::default();
+        let schema = SchemaView::new(self.inner.clone(), txn.clone());
         Session::new(
             self.inner.clone(),
-            new_context(&self.inner, self.rules.clone(), None),
+            new_context(&self.inner, schema, self.rules.clone(), None),
             self.query_cache.clone(),
+            txn,
         )
     }
 

@@ -1,11 +1,13 @@
 //! The state every session of one database shares ([`DbState`]): the store, the catalog, the
 //! row-count estimates ([`stats`]), the next hidden row ids, and the clock TTLs are measured on
-//! ([`clock`]); and the transactions sessions and statements read and write through ([`txn`]).
+//! ([`clock`]); the transactions sessions and statements read and write through ([`txn`]), and
+//! the catalog as a session sees it, its own uncommitted schema changes included ([`schema_view`]).
 
 pub(crate) mod analyze;
 pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod dives;
+pub(crate) mod schema_view;
 pub(crate) mod sequences;
 pub(crate) mod stats;
 pub(crate) mod txn;

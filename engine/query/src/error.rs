@@ -121,7 +121,7 @@ pub enum Error {
     #[error("{statement} cannot run inside a transaction; COMMIT or ROLLBACK first")]
     NotInTransaction { statement: String },
     #[error(
-        "{statement} cannot run in a transaction block that has written: rowdex commits a schema change at once, apart from the block, so it must come before the block's first write (or after COMMIT)"
+        "{statement} cannot run in a transaction block that has written: rowdex commits it at once, apart from the block, so it must come before the block's first write or schema change (or after COMMIT)"
     )]
     SchemaChangeAfterWrite { statement: String },
     #[error("cannot execute {statement} in a read-only transaction")]

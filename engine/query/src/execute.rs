@@ -22,6 +22,7 @@ pub(crate) mod purge;
 pub(crate) mod query;
 pub(crate) mod returning;
 pub(crate) mod roles;
+pub(crate) mod schema_txn;
 pub(crate) mod sequences;
 pub(crate) mod show;
 pub(crate) mod statistics;
@@ -100,7 +101,7 @@ impl Session {
         // reads on from the snapshot that checked it.
         let view = self.db.catalog.refresh().await?;
         let entry = match self.query_cache.get(&lifted.key) {
-            Some(entry) if entry.query.is_current(&self.db) => entry,
+            Some(entry) if entry.query.is_current(&self.schema_view()) => entry,
             _ => {
                 let Ok((parsed, parameters)) = parse_with_parameters(&lifted.key) else {
                     return Ok(None);
@@ -120,7 +121,7 @@ impl Session {
                 if parameters != lifted.literals.len() {
                     return Ok(None);
                 }
-                let Some(compiled) = NativeQuery::compile(&self.db, query) else {
+                let Some(compiled) = NativeQuery::compile(&self.schema_view(), query) else {
                     return Ok(None);
                 };
                 let entry = Arc::new(CachedQuery {
@@ -225,11 +226,11 @@ impl Session {
             let result = run_once(self, parsed).await;
             txn.statement_end(savepoint, result.is_ok()).await?;
             if schema_change && result.is_ok() {
-                // The block reads on from after the change (an index it built, say).
+                // The block reads on from after the change (the statistics it gathered).
                 txn.renew(self.db.store.as_ref()).await?;
                 self.add_notice(format!(
                     "{} ran inside a transaction block and is committed already: ROLLBACK does \
-                     not undo it (rowdex's schema changes are not transactional)",
+                     not undo it (rowdex commits triggers and ANALYZE apart from the block)",
                     statement_name(parsed)
                 ));
             }
@@ -293,8 +294,8 @@ fn is_query(parsed: &ParsedStatement) -> bool {
 enum InTransaction {
     /// As part of the block: read through its snapshot, written into it.
     InBlock,
-    /// On its own, committed at once apart from the block: a schema change (the catalog is
-    /// shared live by every session), allowed only before the block's first write.
+    /// On its own, committed at once apart from the block (CREATE and DROP TRIGGER, ANALYZE),
+    /// allowed only before the block's first write or schema change.
     OnItsOwn,
 }
 
@@ -312,6 +313,8 @@ fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
         ParsedStatement::Command(Command::Analyze { .. }) => return Ok(InTransaction::OnItsOwn),
         ParsedStatement::Command(command) => command.to_string(),
         ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
+            // Schema changes of tables, indexes, views and sequences are written in the
+            // block's transaction (`execute::schema_txn`).
             Statement::Query(_)
             | Statement::Explain { .. }
             | Statement::Insert(_)
@@ -320,15 +323,16 @@ fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
             | Statement::ShowTables { .. }
             | Statement::ExplainTable { .. }
             | Statement::Truncate(_)
-            | Statement::Copy { .. } => return Ok(InTransaction::InBlock),
-            Statement::CreateTable(_)
+            | Statement::Copy { .. }
+            | Statement::CreateTable(_)
             | Statement::AlterTable(_)
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }
             | Statement::CreateView(_)
-            | Statement::CreateSequence { .. }
-            | Statement::CreateTrigger(_)
-            | Statement::DropTrigger(_) => return Ok(InTransaction::OnItsOwn),
+            | Statement::CreateSequence { .. } => return Ok(InTransaction::InBlock),
+            Statement::CreateTrigger(_) | Statement::DropTrigger(_) => {
+                return Ok(InTransaction::OnItsOwn);
+            }
             other => statement_kind(other),
         },
     };
@@ -518,7 +522,7 @@ async fn run_command(session: &Session, command: &Command) -> Result<Output> {
         }
         Command::Vacuum { analyze, tables } => {
             for table in tables {
-                session.db.table_def(table)?;
+                session.table_def(table)?;
             }
             session.db.store.compact().await?;
             if *analyze && tables.is_empty() {

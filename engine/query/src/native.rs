@@ -32,6 +32,7 @@ use rowdex_store::KvRead;
 use rowdex_store::metered::{ReadMeter, metered};
 
 use crate::db::DbState;
+use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::choice::{Decision, PathShape, PlanChoice};
@@ -74,14 +75,16 @@ impl Bound {
 }
 
 impl NativeQuery {
-    /// Compiles `query` when the native executor can run it.
-    pub(crate) fn compile(db: &DbState, query: &Query) -> Option<NativeQuery> {
-        compile::compile(&db.catalog, query)
+    /// Compiles `query` when the native executor can run it, against the tables as `schema`
+    /// (a session's view of the catalog) has them.
+    pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery> {
+        compile::compile(schema, query)
     }
 
-    /// Whether the table this query was compiled against is still the table's definition.
-    pub(crate) fn is_current(&self, db: &DbState) -> bool {
-        db.catalog
+    /// Whether the table this query was compiled against is still the table's definition as
+    /// `schema` sees it.
+    pub(crate) fn is_current(&self, schema: &SchemaView) -> bool {
+        schema
             .table(&self.table.name)
             .is_some_and(|table| Arc::ptr_eq(&table, &self.table))
     }

@@ -170,7 +170,7 @@ async fn query_page(
             "a paged query takes no LIMIT or OFFSET (the page size is its limit)",
         ));
     }
-    let native = NativeQuery::compile(&session.db, &query).ok_or_else(|| {
+    let native = NativeQuery::compile(&session.schema_view(), &query).ok_or_else(|| {
         not_pageable(
             "cursor paging reads one table by key or index: a SELECT of columns from one \
              table, with conditions on values, no aggregates or joins",

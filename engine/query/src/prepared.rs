@@ -236,11 +236,11 @@ impl Prepared {
         };
         let mut cached = self.native.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(native) = cached.as_ref()
-            && native.is_current(&self.session.db)
+            && native.is_current(&self.session.schema_view())
         {
             return Some(native.clone());
         }
-        *cached = NativeQuery::compile(&self.session.db, query);
+        *cached = NativeQuery::compile(&self.session.schema_view(), query);
         cached.clone()
     }
 }

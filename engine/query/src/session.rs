@@ -12,6 +12,7 @@ use datafusion::sql::sqlparser::ast::{Query, Statement};
 
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
+use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sequences::LastValues;
 use crate::db::txn::SessionTxn;
 use crate::df::context::context_with;
@@ -50,7 +51,7 @@ pub struct Session {
     /// [`Session::set_query_cache`] turned it off).
     pub(crate) query_cache_enabled: bool,
     /// The transaction BEGIN opened, until COMMIT or ROLLBACK.
-    txn: Arc<Mutex<Option<Arc<SessionTxn>>>>,
+    txn: TxnSlot,
     /// What the last statement warned about (the row-key advisor's findings).
     warnings: Arc<Mutex<Vec<String>>>,
     /// The part of `warnings` a PostgreSQL client is sent as notices: what PostgreSQL would
@@ -74,7 +75,13 @@ pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
 
 impl Session {
     /// A new connection to the database `db`, whose DataFusion context is `ctx`.
-    pub(crate) fn new(db: Arc<DbState>, ctx: SessionContext, query_cache: Arc<QueryCache>) -> Self {
+    /// `txn` is where it keeps its open transaction, which `ctx`'s schema reads too.
+    pub(crate) fn new(
+        db: Arc<DbState>,
+        ctx: SessionContext,
+        query_cache: Arc<QueryCache>,
+        txn: TxnSlot,
+    ) -> Self {
         Session {
             db,
             ctx,
@@ -83,7 +90,7 @@ impl Session {
             executor: Executor::Auto,
             semantics: Semantics::default(),
             query_cache_enabled: true,
-            txn: Arc::default(),
+            txn,
             sequence_values: LastValues::default(),
             warnings: Arc::default(),
             notices: Arc::default(),
@@ -225,6 +232,17 @@ impl Session {
     }
 
     /// The open transaction, which every statement of the session reads and writes through.
+    /// The catalog as this session sees it: what committed, with the schema changes of its
+    /// open transaction block over it.
+    pub fn schema_view(&self) -> SchemaView {
+        SchemaView::new(self.db.clone(), self.txn.clone())
+    }
+
+    /// The table `name` as this session sees it, or `TableNotFound`.
+    pub(crate) fn table_def(&self, name: &str) -> Result<Arc<rowdex_catalog::TableDef>> {
+        self.schema_view().require_table(name)
+    }
+
     pub(crate) fn open_txn(&self) -> Option<Arc<SessionTxn>> {
         // The slot holds a plain handle: a panic elsewhere cannot leave it half-written.
         self.txn
@@ -294,7 +312,7 @@ impl Session {
     /// The native form of a query, when the session lets the native executor run it and it can.
     pub(crate) fn native_query(&self, query: &Query) -> Option<NativeQuery> {
         match self.executor {
-            Executor::Auto => NativeQuery::compile(&self.db, query),
+            Executor::Auto => NativeQuery::compile(&self.schema_view(), query),
             Executor::DataFusion => None,
         }
     }

@@ -85,7 +85,8 @@ impl SessionState {
             server_version: format!("PostgreSQL {SERVER_VERSION}"),
             settings: self.settings.clone(),
         };
-        register_pg_catalog(self.session.context(), &self.db, facts);
+        let schema = self.session.schema_view();
+        register_pg_catalog(self.session.context(), &self.db, &schema, facts);
         let mut settings = self.settings();
         for (name, value) in metadata {
             settings.adopt(name, value);

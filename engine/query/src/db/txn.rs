@@ -6,16 +6,22 @@
 //! that nothing the transaction read was changed by a concurrent commit and then applies all
 //! of its writes in one atomic batch. Each statement runs inside a savepoint of its own, so a
 //! failing statement is undone alone and the transaction goes on, as in SQLite.
+//!
+//! Schema changes made in the block are written into the same store transaction, and what
+//! they change in the catalog is kept as the transaction's [`CatalogEdits`]: the session's own
+//! statements see the catalog through them, other sessions see it as committed, COMMIT
+//! publishes them and ROLLBACK (or a rollback to a savepoint taken before) forgets them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use datafusion::prelude::SessionConfig;
+use rowdex_catalog::CatalogEdits;
 use rowdex_store::{
     Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction,
 };
-use tokio::sync::RwLock;
+use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
@@ -32,6 +38,9 @@ pub(crate) struct SessionTxn {
     /// Whether a statement has buffered a write into it (kept after a rollback to a savepoint:
     /// it only ever errs towards "written").
     written: AtomicBool,
+    /// The catalog changes its statements staged, published at COMMIT. A plain lock: read
+    /// (never across an await) by every table lookup of the session.
+    catalog: Mutex<CatalogEdits>,
 }
 
 struct Open {
@@ -41,30 +50,46 @@ struct Open {
     /// Rows added minus rows removed per table id: written with the transaction's commit (see
     /// `stats`), and added to the row counts once committed.
     row_deltas: HashMap<u32, i64>,
-    /// `row_deltas` as it was at each savepoint still held, to restore on a rollback to it.
-    marks: Vec<(Savepoint, HashMap<u32, i64>)>,
+    /// `row_deltas` and the catalog edits as they were at each savepoint still held, to
+    /// restore on a rollback to it.
+    marks: Vec<Mark>,
+}
+
+struct Mark {
+    savepoint: Savepoint,
+    row_deltas: HashMap<u32, i64>,
+    catalog: CatalogEdits,
 }
 
 impl Open {
-    fn savepoint(&mut self) -> Savepoint {
+    fn savepoint(&mut self, catalog: &Mutex<CatalogEdits>) -> Savepoint {
         let savepoint = self.tx.savepoint();
-        self.marks.push((savepoint, self.row_deltas.clone()));
+        self.marks.push(Mark {
+            savepoint,
+            row_deltas: self.row_deltas.clone(),
+            catalog: lock(catalog).clone(),
+        });
         savepoint
     }
 
-    fn rollback_to(&mut self, savepoint: Savepoint) {
+    fn rollback_to(&mut self, savepoint: Savepoint, catalog: &Mutex<CatalogEdits>) {
         self.tx.rollback_to(savepoint);
-        if let Some((_, deltas)) = self.marks.iter().find(|(s, _)| *s == savepoint) {
-            self.row_deltas = deltas.clone();
+        if let Some(mark) = self.marks.iter().find(|m| m.savepoint == savepoint) {
+            self.row_deltas = mark.row_deltas.clone();
+            *lock(catalog) = mark.catalog.clone();
         }
     }
 
     fn release(&mut self, savepoint: Savepoint) {
         self.tx.release(savepoint);
-        if let Some(position) = self.marks.iter().position(|(s, _)| *s == savepoint) {
+        if let Some(position) = self.marks.iter().position(|m| m.savepoint == savepoint) {
             self.marks.truncate(position);
         }
     }
+}
+
+fn lock(catalog: &Mutex<CatalogEdits>) -> MutexGuard<'_, CatalogEdits> {
+    catalog.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl std::fmt::Debug for SessionTxn {
@@ -85,6 +110,7 @@ impl SessionTxn {
             })),
             characteristics: Mutex::new(Characteristics::default()),
             written: AtomicBool::new(false),
+            catalog: Mutex::new(CatalogEdits::default()),
         }))
     }
 
@@ -108,10 +134,41 @@ impl SessionTxn {
         self.written.load(Ordering::Acquire)
     }
 
+    /// Calls `read` with the catalog changes staged in the transaction (None when there are
+    /// none): what the session's lookups overlay on the committed catalog.
+    pub(crate) fn with_catalog<R>(&self, read: impl FnOnce(Option<&CatalogEdits>) -> R) -> R {
+        let edits = lock(&self.catalog);
+        read(Some(&*edits).filter(|edits| !edits.is_empty()))
+    }
+
+    /// The catalog changes staged so far, for a schema change to add to
+    /// ([`SessionTxn::set_catalog`]).
+    pub(crate) fn catalog(&self) -> CatalogEdits {
+        lock(&self.catalog).clone()
+    }
+
+    /// Replaces the staged catalog changes with `edits` (those of [`SessionTxn::catalog`]
+    /// and a schema change's own).
+    pub(crate) fn set_catalog(&self, edits: CatalogEdits) {
+        *lock(&self.catalog) = edits;
+    }
+
+    /// The store transaction itself, for a schema change to stage its catalog writes in (and
+    /// read through). Counts as a write. Held, it blocks the transaction's reads: drop it
+    /// before reading through the [`SessionTxn`].
+    pub(crate) async fn store_tx(
+        &self,
+    ) -> Result<RwLockMappedWriteGuard<'_, Box<dyn Transaction>>> {
+        let state = self.state.write().await;
+        self.written.store(true, Ordering::Release);
+        RwLockWriteGuard::try_map(state, |state| state.as_mut().map(|open| &mut open.tx))
+            .map_err(|_| Error::Store(StoreError::TransactionEnded))
+    }
+
     /// Marks where the next statement starts, to undo it alone if it fails.
     pub(crate) async fn statement_start(&self) -> Result<Savepoint> {
         let mut state = self.state.write().await;
-        Ok(open(&mut state)?.savepoint())
+        Ok(open(&mut state)?.savepoint(&self.catalog))
     }
 
     /// Keeps (`succeeded`) or undoes the statement that started at `savepoint`.
@@ -119,7 +176,7 @@ impl SessionTxn {
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
         if !succeeded {
-            open.rollback_to(savepoint);
+            open.rollback_to(savepoint, &self.catalog);
         }
         open.release(savepoint);
         Ok(())
@@ -146,7 +203,11 @@ impl SessionTxn {
             .collect();
         let marks = savepoints
             .iter()
-            .map(|(_, savepoint)| (*savepoint, HashMap::new()))
+            .map(|(_, savepoint)| Mark {
+                savepoint: *savepoint,
+                row_deltas: HashMap::new(),
+                catalog: CatalogEdits::default(),
+            })
             .collect();
         *open = Open {
             tx,
@@ -187,7 +248,7 @@ impl SessionTxn {
     pub(crate) async fn savepoint(&self, name: String) -> Result<()> {
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
-        let savepoint = open.savepoint();
+        let savepoint = open.savepoint(&self.catalog);
         open.savepoints.push((name, savepoint));
         Ok(())
     }
@@ -200,7 +261,7 @@ impl SessionTxn {
         let position = find_savepoint(&open.savepoints, name)?;
         let savepoint = open.savepoints[position].1;
         open.savepoints.truncate(position + 1);
-        open.rollback_to(savepoint);
+        open.rollback_to(savepoint, &self.catalog);
         Ok(())
     }
 
@@ -215,9 +276,10 @@ impl SessionTxn {
         Ok(())
     }
 
-    /// COMMIT: validates what the transaction read and applies its writes atomically. On a
-    /// conflict nothing is written and the transaction is over all the same.
-    pub(crate) async fn commit(&self, db: &DbState) -> Result<()> {
+    /// COMMIT: validates what the transaction read and applies its writes atomically, then
+    /// publishes its catalog changes, which it returns (the caller deletes what they dropped).
+    /// On a conflict nothing is written and the transaction is over all the same.
+    pub(crate) async fn commit(&self, db: &DbState) -> Result<CatalogEdits> {
         let Some(mut open) = self.state.write().await.take() else {
             return Err(Error::NoTransaction);
         };
@@ -228,19 +290,22 @@ impl SessionTxn {
         }
         match open.tx.commit().await {
             Ok(()) => {
+                let edits = std::mem::take(&mut *lock(&self.catalog));
+                db.catalog.publish(&edits).await;
                 for (table, delta) in open.row_deltas {
                     db.stats.committed(db.store.as_ref(), table, delta).await;
                 }
-                Ok(())
+                Ok(edits)
             }
             Err(StoreError::Conflict) => Err(Error::TransactionConflict),
             Err(other) => Err(other.into()),
         }
     }
 
-    /// ROLLBACK: discards every buffered write.
+    /// ROLLBACK: discards every buffered write and staged catalog change.
     pub(crate) async fn rollback(&self) {
         self.state.write().await.take();
+        *lock(&self.catalog) = CatalogEdits::default();
     }
 }
 
@@ -273,7 +338,8 @@ impl StatementTxn {
         match self.txn.commit(db).await {
             // The statement alone is retried (see `Session::run` in `execute`).
             Err(Error::TransactionConflict) => Err(Error::WriteConflict),
-            other => other,
+            Err(other) => Err(other),
+            Ok(_) => Ok(()),
         }
     }
 }

@@ -23,6 +23,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_planner::budget::DATAFUSION_POOL_BYTES;
 
 use crate::db::DbState;
+use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
@@ -46,6 +47,7 @@ use crate::values::renamed_schema;
 /// A DataFusion context whose default schema is the rowdex catalog, optimized by `rules`.
 pub(crate) fn new_context(
     db: &Arc<DbState>,
+    schema: SchemaView,
     rules: OptimizerRules,
     expose_hidden: Option<String>,
 ) -> SessionContext {
@@ -74,7 +76,11 @@ pub(crate) fn new_context(
     // Registering into a fresh in-memory catalog cannot fail.
     let _ = catalog.register_schema(
         "public",
-        Arc::new(RowdexSchema::new(db.clone(), expose_hidden)),
+        Arc::new(RowdexSchema {
+            db: db.clone(),
+            schema,
+            expose_hidden,
+        }),
     );
     ctx.register_catalog("rowdex", Arc::new(catalog));
     register_history_functions(&ctx, db);
@@ -82,17 +88,24 @@ pub(crate) fn new_context(
     ctx
 }
 
-/// Resolves names in the default schema to rowdex tables.
+/// Resolves names in the default schema to rowdex tables, as one session sees the catalog
+/// (its uncommitted schema changes included), or as committed.
 #[derive(Debug)]
 pub struct RowdexSchema {
     db: Arc<DbState>,
+    schema: SchemaView,
     /// A table whose hidden row id is exposed (the target of an UPDATE or DELETE).
     expose_hidden: Option<String>,
 }
 
 impl RowdexSchema {
+    /// The committed catalog's tables and views.
     pub fn new(db: Arc<DbState>, expose_hidden: Option<String>) -> Self {
-        RowdexSchema { db, expose_hidden }
+        RowdexSchema {
+            schema: SchemaView::committed(db.clone()),
+            db,
+            expose_hidden,
+        }
     }
 }
 
@@ -100,18 +113,17 @@ impl RowdexSchema {
 impl SchemaProvider for RowdexSchema {
     fn table_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
-            .db
-            .catalog
+            .schema
             .tables()
             .iter()
             .map(|t| t.name.clone())
             .collect();
-        names.extend(self.db.catalog.view_names());
+        names.extend(self.schema.view_names());
         names
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        if let Some(def) = self.db.catalog.table(name) {
+        if let Some(def) = self.schema.table(name) {
             let with_hidden = self.expose_hidden.as_deref() == Some(name);
             return Ok(Some(Arc::new(RowdexTable::new(
                 def,
@@ -119,17 +131,17 @@ impl SchemaProvider for RowdexSchema {
                 with_hidden,
             ))));
         }
-        let Some(sql) = self.db.catalog.view(name) else {
+        let Some(sql) = self.schema.view(name) else {
             return Ok(None);
         };
         // A view is planned afresh each time it is named, in a context of its own.
-        let ctx = new_context(&self.db, OptimizerRules::new()?, None);
+        let ctx = new_context(&self.db, self.schema.clone(), OptimizerRules::new()?, None);
         let plan = plan_view_query(&ctx, &sql).await?;
         Ok(Some(Arc::new(ViewTable::new(plan, Some(sql)))))
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.db.catalog.table(name).is_some() || self.db.catalog.view(name).is_some()
+        self.schema.table(name).is_some() || self.schema.view(name).is_some()
     }
 }
 

@@ -8,6 +8,7 @@
 //! whole or not at all (a NULL or a repeated key fails it before anything is written), and a
 //! writer that wrote the old shape meanwhile makes it conflict. The whole table passes through
 //! that one transaction: a table larger than the store's commit allows is refused by it.
+//! Inside a transaction block that transaction is the block's (`execute::schema_txn`).
 
 use std::collections::HashSet;
 
@@ -16,6 +17,7 @@ use rowdex_codec::Datum;
 use rowdex_store::{Direction, KeyRange};
 
 use crate::error::{Error, Result};
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 
@@ -29,7 +31,9 @@ pub(crate) async fn add_primary_key(
     key: &[(String, bool)],
 ) -> Result<Output> {
     let catalog = &session.db.catalog;
-    let (mut tx, old) = catalog.begin_alter(name).await?;
+    let mut change = SchemaTxn::begin(session).await?;
+    let (mut tx, edits) = change.stage().await?;
+    let old = catalog.stored_table(&*tx, name).await?;
     if old.ttl_seconds.is_some() || old.versions > 1 || !old.salt_on.is_empty() {
         return Err(Error::Unsupported {
             what: format!(
@@ -61,8 +65,7 @@ pub(crate) async fn add_primary_key(
     let mut range = KeyRange::prefix(&old.prefix());
     loop {
         let page = tx.scan_page(&range, Direction::Forward, MOVE_BATCH).await?;
-        let rows =
-            rowdex_indexer::rows::decode_rows(tx.as_ref(), &old, &page.entries, &others).await?;
+        let rows = rowdex_indexer::rows::decode_rows(&*tx, &old, &page.entries, &others).await?;
         for row in rows {
             let moved: Vec<Datum> = from_old.iter().map(|&i| row[i].clone()).collect();
             check_key(&new, &moved, &mut keys)?;
@@ -81,7 +84,9 @@ pub(crate) async fn add_primary_key(
     for (key, value) in puts {
         tx.put(key, value);
     }
-    catalog.commit_alter(tx, name, new).await?;
+    catalog.stage_alter(&mut *tx, edits, name, new).await?;
+    drop(tx);
+    change.finish(&session.db).await?;
     Ok(Output::Done)
 }
 

@@ -18,12 +18,13 @@ use datafusion::sql::sqlparser::ast::{
 };
 use rowdex_catalog::{CatalogError, ColumnDef, TableDef};
 use rowdex_codec::{Datum, SortOrder, key};
-use rowdex_store::{Direction, KeyRange, Transaction};
+use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::{Error, Result};
 use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::ddl::parse_type;
 use crate::execute::indexes::create_index;
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name};
@@ -48,7 +49,7 @@ struct RowChecks {
 pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result<Output> {
     let name = object_name(&alter.name)?;
     let catalog = &session.db.catalog;
-    if catalog.table(&name).is_none() {
+    if session.schema_view().table(&name).is_none() {
         if alter.if_exists {
             return Ok(Output::Done);
         }
@@ -57,7 +58,11 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     if let Some(key) = added_primary_key(alter)? {
         return add_primary_key(session, &name, &key).await;
     }
-    let (tx, stored) = catalog.begin_alter(&name).await?;
+    let mut change = SchemaTxn::begin(session).await?;
+    let stored = {
+        let (tx, _) = change.stage().await?;
+        catalog.stored_table(&*tx, &name).await?
+    };
     let mut def = stored.clone();
     let mut row_checks = RowChecks::default();
     for operation in &alter.operations {
@@ -70,15 +75,23 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
             },
         )?;
     }
-    check_stored_rows(session, tx.as_ref(), &def, &row_checks).await?;
+    check_stored_rows(session, change.reader(), &def, &row_checks).await?;
     let warnings = renamed_view_warnings(session, &stored, &def);
-    let def = catalog.commit_alter(tx, &name, def).await?;
+    let def = {
+        let (mut tx, edits) = change.stage().await?;
+        catalog.stage_alter(&mut *tx, edits, &name, def).await?
+    };
+    let in_block = change.in_block();
+    change.finish(&session.db).await?;
     for column in &row_checks.unique {
         if let Err(error) = unique_index(session, &def.name, column).await {
-            // The column goes again: the statement leaves the table as it was.
-            let (tx, mut undone) = catalog.begin_alter(&def.name).await?;
-            undone.drop_column(column, |_| false)?;
-            catalog.commit_alter(tx, &def.name, undone).await?;
+            if !in_block {
+                // The column goes again: the statement leaves the table as it was. (Inside
+                // a block, the statement's savepoint undoes it all.)
+                let (tx, mut undone) = catalog.begin_alter(&def.name).await?;
+                undone.drop_column(column, |_| false)?;
+                catalog.commit_alter(tx, &def.name, undone).await?;
+            }
             return Err(error);
         }
     }
@@ -356,7 +369,7 @@ fn set_options(def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
 /// breaks what the change asks of it.
 async fn check_stored_rows(
     session: &Session,
-    tx: &dyn Transaction,
+    tx: &dyn KvRead,
     def: &TableDef,
     row_checks: &RowChecks,
 ) -> Result<()> {
@@ -450,12 +463,12 @@ fn renamed_view_warnings(session: &Session, before: &TableDef, after: &TableDef)
     if before.name == after.name {
         return Vec::new();
     }
-    let catalog = &session.db.catalog;
-    catalog
+    let schema = session.schema_view();
+    schema
         .view_names()
         .into_iter()
         .filter(|view| {
-            catalog.view(view).is_some_and(|sql| {
+            schema.view(view).is_some_and(|sql| {
                 sql.to_lowercase()
                     .split(|c: char| !c.is_alphanumeric() && c != '_')
                     .any(|word| word == before.name)

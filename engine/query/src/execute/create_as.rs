@@ -4,7 +4,10 @@
 //!
 //! The query runs first; the table is then created and its rows written in batches, each in a
 //! transaction of its own. A failure on the way (a duplicate key, a conflict) drops the table
-//! again, so the statement leaves either the whole table or nothing.
+//! again, so the statement leaves either the whole table or nothing. Inside a transaction
+//! block the table and its rows are written in the block's transaction instead.
+
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use datafusion::sql::sqlparser::ast::{
@@ -13,11 +16,13 @@ use datafusion::sql::sqlparser::ast::{
 use rowdex_catalog::{CatalogError, ColumnDef, DataType, TableDef};
 use rowdex_codec::Datum;
 
+use crate::db::txn::SessionTxn;
 use crate::df::context::run_query;
 use crate::error::{Error, Result};
 use crate::execute::copy::load::batch_rows;
 use crate::execute::ddl::table_options;
 use crate::execute::keydesign::advise_table;
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
@@ -34,7 +39,7 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
             what: "CREATE TABLE ... AS without a query".to_string(),
         });
     };
-    if session.db.catalog.table(&name).is_some() {
+    if session.schema_view().table(&name).is_some() {
         if create.if_not_exists {
             return Ok(Output::Done);
         }
@@ -68,11 +73,26 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
     let options = table_options(&create.table_options)?;
     let def = options.apply(TableDef::new(&name, columns, &key, options.buckets)?)?;
     let warnings = advise_table(&def);
-    let def = session.db.catalog.create_table(def).await?;
-    let filled = fill(session, &def, &batches).await;
+    let mut change = SchemaTxn::begin(session).await?;
+    let def = {
+        let (mut tx, edits) = change.stage().await?;
+        session
+            .db
+            .catalog
+            .stage_create_table(&mut *tx, edits, def)
+            .await?
+    };
+    let in_block = change.in_block();
+    change.finish(&session.db).await?;
+    // Inside a block the rows go into its transaction, and a failure is undone with the rest
+    // of the statement by its savepoint.
+    let txn = session.open_txn();
+    let filled = fill(session, txn.as_ref(), &def, &batches).await;
     if let Err(error) = filled {
-        // Nothing of the statement stays.
-        drop_table(&session.db, &def.name).await?;
+        if !in_block {
+            // Nothing of the statement stays.
+            drop_table(&session.db, &def.name).await?;
+        }
         return Err(error);
     }
     session.set_warnings(warnings);
@@ -121,7 +141,7 @@ fn source_column_types(session: &Session, query: &Query, outputs: usize) -> Vec<
         .is_empty()
         .then(|| object_name(name).ok())
         .flatten()
-        .and_then(|name| session.db.catalog.table(&name))
+        .and_then(|name| session.schema_view().table(&name))
     else {
         return Vec::new();
     };
@@ -191,9 +211,10 @@ fn column_type(arrow: &ArrowType) -> Option<DataType> {
     })
 }
 
-/// Writes the query's rows into the new table, a batch per transaction.
+/// Writes the query's rows into the new table: a batch per transaction, or all in `txn`.
 async fn fill(
     session: &Session,
+    txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
     batches: &[datafusion::arrow::record_batch::RecordBatch],
 ) -> Result<()> {
@@ -209,10 +230,10 @@ async fn fill(
             rows.push(full_row(def, &[], &targets, values)?);
             if rows.len() >= batch_rows {
                 let full = std::mem::replace(&mut rows, Vec::with_capacity(batch_rows));
-                write_rows(&session.db, None, def, &targets, full, OnExisting::Fail).await?;
+                write_rows(&session.db, txn, def, &targets, full, OnExisting::Fail).await?;
             }
         }
     }
-    write_rows(&session.db, None, def, &targets, rows, OnExisting::Fail).await?;
+    write_rows(&session.db, txn, def, &targets, rows, OnExisting::Fail).await?;
     Ok(())
 }

@@ -31,10 +31,7 @@ pub(crate) async fn create_table_like(session: &Session, create: &CreateTable) -
             what: "CREATE TABLE (LIKE ...) beside column definitions".to_string(),
         });
     }
-    let source = session
-        .db
-        .catalog
-        .require_table(&object_name(&like.name)?)?;
+    let source = session.table_def(&object_name(&like.name)?)?;
     let with_defaults = matches!(like.defaults, Some(CreateTableLikeDefaults::Including));
     let mut items = Vec::new();
     for (_, column) in source.visible_columns() {

@@ -17,6 +17,7 @@ use rowdex_catalog::{
 
 use crate::error::{Error, Result};
 use crate::execute::keydesign::advise_table;
+use crate::execute::schema_txn::SchemaTxn;
 use crate::execute::sequences::start_and_increment;
 use crate::output::Output;
 use crate::session::Session;
@@ -24,7 +25,6 @@ use crate::sql::names::{ident_name, object_name};
 use crate::sql::semantics::Semantics;
 use crate::sql::storage;
 use crate::sql::tokens::FamilyMember;
-use crate::write::bulk::{drop_index, drop_table};
 use crate::write::constraints::{declared_check, declared_default};
 
 /// `families` holds the columns declared `family.column` (see `sql::tokens`).
@@ -40,7 +40,7 @@ pub(crate) async fn create_table(
             what: "CREATE TABLE ... LIKE / CLONE".to_string(),
         });
     }
-    if session.db.catalog.table(&name).is_some() {
+    if session.schema_view().table(&name).is_some() {
         if create.if_not_exists {
             return Ok(Output::Done);
         }
@@ -205,20 +205,26 @@ pub(crate) async fn create_table(
         sequences.push((sequence, start_and_increment(&options)?));
     }
     let warnings = advise_table(&def);
-    let def = session.db.catalog.create_table(def).await?;
-    for (name, (start, increment)) in sequences {
-        let sequence = SequenceDef {
-            name,
-            id: 0,
-            increment,
-            next: start,
-            owned_by: Some(def.id),
-        };
-        if let Err(error) = session.db.catalog.create_sequence(sequence).await {
-            drop_table(&session.db, &def.name).await?;
-            return Err(error.into());
+    // The table and its sequences in one transaction (the block's, inside one).
+    let catalog = &session.db.catalog;
+    let mut change = SchemaTxn::begin(session).await?;
+    {
+        let (mut tx, edits) = change.stage().await?;
+        let def = catalog.stage_create_table(&mut *tx, edits, def).await?;
+        for (name, (start, increment)) in sequences {
+            let sequence = SequenceDef {
+                name,
+                id: 0,
+                increment,
+                next: start,
+                owned_by: Some(def.id),
+            };
+            catalog
+                .stage_create_sequence(&mut *tx, edits, sequence)
+                .await?;
         }
     }
+    change.finish(&session.db).await?;
     session.set_warnings(warnings);
     for option in &options.ignored {
         session.add_notice(storage::no_effect(option));
@@ -299,14 +305,19 @@ pub(crate) async fn drop(
             what: format!("DROP {object_type}"),
         });
     }
+    // Every object named, or none.
+    let catalog = &session.db.catalog;
+    let schema = session.schema_view();
+    let mut change = SchemaTxn::begin(session).await?;
+    let mut dropped = std::collections::HashSet::new();
     for name in names {
         let name = object_name(name)?;
-        let db = &session.db;
-        let exists = match object_type {
-            ObjectType::Index => db.catalog.find_index(&name).is_some(),
-            ObjectType::View => db.catalog.view(&name).is_some(),
-            _ => db.catalog.table(&name).is_some(),
-        };
+        let exists = !dropped.contains(&name)
+            && match object_type {
+                ObjectType::Index => schema.find_index(&name).is_some(),
+                ObjectType::View => schema.view(&name).is_some(),
+                _ => schema.table(&name).is_some(),
+            };
         if !exists {
             if if_exists {
                 continue;
@@ -317,12 +328,19 @@ pub(crate) async fn drop(
                 _ => Error::TableNotFound { table: name },
             });
         }
+        let (mut tx, edits) = change.stage().await?;
         match object_type {
-            ObjectType::Index => drop_index(db, &name).await?,
-            ObjectType::View => db.catalog.drop_view(&name).await?,
-            _ => drop_table(db, &name).await?,
+            ObjectType::Index => {
+                catalog.stage_drop_index(&mut *tx, edits, &name).await?;
+            }
+            ObjectType::View => catalog.stage_drop_view(&mut *tx, edits, &name).await?,
+            _ => {
+                catalog.stage_drop_table(&mut *tx, edits, &name).await?;
+            }
         }
+        dropped.insert(name);
     }
+    change.finish(&session.db).await?;
     Ok(Output::Done)
 }
 

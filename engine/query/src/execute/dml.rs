@@ -54,9 +54,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         });
     };
     let def = session
-        .db
-        .catalog
-        .require_table(&object_name(name)?)
+        .table_def(&object_name(name)?)
         .map_err(|_| Error::TableNotFound {
             table: name.to_string().to_lowercase(),
         })?;
@@ -177,7 +175,7 @@ impl Proposed<'_> {
         let fires = txn.filter(|_| def.has_triggers_on(&TriggerEvent::Insert));
         if let Some(txn) = fires {
             // BEFORE triggers see the values the rows are written with.
-            fill_sequence_defaults(db, def, targets, &mut self.rows).await?;
+            fill_sequence_defaults(db, Some(txn), def, targets, &mut self.rows).await?;
             fire_inserts(session, txn, def, TriggerTiming::Before, &self.rows).await?;
         }
         let written = match self.on_conflict {
@@ -465,8 +463,7 @@ fn target_table(session: &Session, table: &TableWithJoins) -> Result<Arc<TableDe
     };
     let name = object_name(name)?;
     session
-        .db
-        .catalog
+        .schema_view()
         .table(&name)
         .ok_or(Error::TableNotFound { table: name })
 }
@@ -479,7 +476,12 @@ async fn query_rows(
     txn: Option<Arc<SessionTxn>>,
 ) -> Result<Vec<Vec<Datum>>> {
     let base = match &expose_hidden {
-        Some(_) => new_context(&session.db, OptimizerRules::new()?, expose_hidden),
+        Some(_) => new_context(
+            &session.db,
+            session.schema_view(),
+            OptimizerRules::new()?,
+            expose_hidden,
+        ),
         None => session.ctx.clone(),
     };
     let ctx = context_with(&base, &QueryHints::default(), txn, session.semantics);

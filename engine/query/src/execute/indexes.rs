@@ -14,6 +14,7 @@ use rowdex_indexer::maintain::{self, CheckReport};
 use crate::db::analyze::analyze;
 use crate::error::{Error, Result};
 use crate::execute::keydesign::advise_index;
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name, visible_column};
@@ -94,7 +95,7 @@ fn generated_index_name(session: &Session, table: &str, create: &CreateIndex) ->
         stem.push_str(&part);
     }
     let taken = |name: &str| {
-        session.db.catalog.find_index(name).is_some() || session.db.table_def(name).is_ok()
+        session.schema_view().find_index(name).is_some() || session.table_def(name).is_ok()
     };
     let mut suffix = 0u32;
     loop {
@@ -132,8 +133,8 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         None => generated_index_name(session, &table_name, create),
     };
     let db = &session.db;
-    let table = db.table_def(&table_name)?;
-    if db.catalog.find_index(&name).is_some() {
+    let table = session.table_def(&table_name)?;
+    if session.schema_view().find_index(&name).is_some() {
         if create.if_not_exists {
             return Ok(Output::Done);
         }
@@ -170,6 +171,14 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         salt_buckets,
     };
     let warnings = advise_index(&table, &index);
+    if session.open_txn().is_some() {
+        create_index_in_block(session, &table_name, index).await?;
+        session.set_warnings(warnings);
+        for option in &ignored {
+            session.add_notice(storage::no_effect(option));
+        }
+        return Ok(Output::Done);
+    }
     let building = match retry_catalog(|| db.catalog.create_index(&table_name, index.clone())).await
     {
         Ok(building) => building,
@@ -228,22 +237,57 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         Err(error) => {
             // The index was never visible to queries; take it away again with its entries.
             drop_index(db, &name).await?;
-            Err(match error {
-                IndexError::UniqueViolation { index, value } => Error::UniqueViolation {
-                    index,
-                    table: table_name,
-                    value,
-                },
-                other => other.into(),
-            })
+            Err(build_error(error, table_name))
         }
+    }
+}
+
+/// CREATE INDEX inside a transaction block: the index is added ready and its entries written
+/// in the block's own transaction, so that both become visible (or not) with its COMMIT, and
+/// the block's later statements use and maintain it. Its statistics wait for the next ANALYZE.
+async fn create_index_in_block(session: &Session, table_name: &str, index: IndexDef) -> Result<()> {
+    let name = index.name.clone();
+    let catalog = &session.db.catalog;
+    let mut change = SchemaTxn::begin(session).await?;
+    {
+        let (mut tx, edits) = change.stage().await?;
+        let ready = catalog
+            .stage_create_index(&mut *tx, edits, table_name, index, IndexState::Ready)
+            .await?;
+        let Some(index) = ready.index(&name).cloned() else {
+            return Err(Error::IndexNotFound { index: name });
+        };
+        let progress = session.progress.clone();
+        let total = session.db.stats.row_estimate(&ready);
+        let label = format!("building index {name} (rows)");
+        let mut report = |done: u64| {
+            if let Some(progress) = &progress {
+                progress(&label, done, total.max(done));
+            }
+        };
+        maintain::backfill_within(&mut *tx, &ready, &index, &mut report)
+            .await
+            .map_err(|error| build_error(error, table_name.to_string()))?;
+    }
+    change.finish(&session.db).await
+}
+
+/// An index build's failure as the statement reports it.
+fn build_error(error: IndexError, table: String) -> Error {
+    match error {
+        IndexError::UniqueViolation { index, value } => Error::UniqueViolation {
+            index,
+            table,
+            value,
+        },
+        other => other.into(),
     }
 }
 
 pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Output> {
     let tables: Vec<Arc<TableDef>> = match table {
-        Some(name) => vec![session.db.table_def(name)?],
-        None => session.db.catalog.tables(),
+        Some(name) => vec![session.table_def(name)?],
+        None => session.schema_view().tables(),
     };
     let mut rows: Vec<[String; 6]> = Vec::new();
     for table in &tables {

@@ -71,7 +71,7 @@ fn size_text(size: Option<usize>) -> String {
 
 /// `EXPLAIN KEY t`: one row per part of the row key, then per part of each index entry key.
 pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
-    let def = session.db.table_def(table)?;
+    let def = session.table_def(table)?;
     let mut rows: Vec<[String; 4]> = Vec::new();
     let key_name = format!("{} row key", def.name);
     rows.push([
@@ -219,7 +219,7 @@ pub(crate) async fn key_spread(
     table: &str,
     partitions: usize,
 ) -> Result<Output> {
-    let def = session.db.table_def(table)?;
+    let def = session.table_def(table)?;
     let partitions = partitions.clamp(1, 1000);
     let snapshot = session.db.store.snapshot();
     let mut keys: Vec<(Vec<u8>, Vec<Datum>)> = Vec::new();

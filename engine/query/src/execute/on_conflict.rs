@@ -137,7 +137,7 @@ pub(crate) async fn insert_or_update(
         Action::Nothing => Vec::new(),
     };
     assign_rowids(db, def, &mut rows).await?;
-    fill_sequence_defaults(db, def, targets, &mut rows).await?;
+    fill_sequence_defaults(db, txn, def, targets, &mut rows).await?;
     // The proposed rows must be valid rows before any conflict is looked for, as in
     // PostgreSQL: a row that breaks a CHECK or NOT NULL fails the statement even if it would
     // have been skipped.

@@ -19,7 +19,7 @@ use crate::write::row_writer::RowWriter;
 const PURGE_BATCH: usize = 1000;
 
 pub(crate) async fn purge(session: &Session, table: &str) -> Result<Output> {
-    let def = session.db.table_def(table)?;
+    let def = session.table_def(table)?;
     if def.ttl_seconds.is_none() {
         return Err(Error::NoTtl {
             table: def.name.clone(),

@@ -19,6 +19,7 @@ use datafusion::sql::sqlparser::ast::{
 use rowdex_catalog::SequenceDef;
 
 use crate::error::{Error, Result};
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::literals::literal_exact;
@@ -40,12 +41,22 @@ pub(crate) async fn create_sequence(
         next: start,
         owned_by: None,
     };
-    match session.db.catalog.create_sequence(sequence).await {
+    let mut change = SchemaTxn::begin(session).await?;
+    let created = {
+        let (mut tx, edits) = change.stage().await?;
+        session
+            .db
+            .catalog
+            .stage_create_sequence(&mut *tx, edits, sequence)
+            .await
+    };
+    match created {
         Err(rowdex_catalog::CatalogError::SequenceExists { .. }) if if_not_exists => {
             Ok(Output::Done)
         }
         created => {
             created?;
+            change.finish(&session.db).await?;
             Ok(Output::Done)
         }
     }
@@ -83,12 +94,20 @@ pub(crate) fn start_and_increment(options: &[SequenceOptions]) -> Result<(i64, i
 }
 
 pub(crate) async fn drop_sequence(session: &Session, name: &str, if_exists: bool) -> Result<()> {
-    match session.db.catalog.drop_sequence(name).await {
+    let mut change = SchemaTxn::begin(session).await?;
+    let dropped = {
+        let (mut tx, edits) = change.stage().await?;
+        session
+            .db
+            .catalog
+            .stage_drop_sequence(&mut *tx, edits, name)
+            .await
+    };
+    match dropped {
         Err(rowdex_catalog::CatalogError::SequenceNotFound { .. }) if if_exists => Ok(()),
         dropped => {
             dropped?;
-            session.db.sequences.forget(name);
-            Ok(())
+            change.finish(&session.db).await
         }
     }
 }
@@ -126,7 +145,11 @@ pub(crate) async fn bind_sequence_calls(
     for (next, sequence) in &calls {
         let value = if *next {
             let db = &session.db;
-            let taken = db.sequences.next_values(&db.catalog, sequence, 1).await?;
+            let txn = session.open_txn();
+            let taken = db
+                .sequences
+                .next_values(&db.catalog, txn.as_deref(), sequence, 1)
+                .await?;
             taken.first().copied().unwrap_or_default()
         } else {
             let known = session

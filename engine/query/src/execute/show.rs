@@ -24,7 +24,7 @@ fn key_text(def: &TableDef) -> String {
 }
 
 pub(crate) fn show_tables(session: &Session) -> Result<Output> {
-    let tables = session.db.catalog.tables();
+    let tables = session.schema_view().tables();
     let schema = Arc::new(Schema::new(vec![
         Field::new("table_name", ArrowType::Utf8, false),
         Field::new("primary_key", ArrowType::Utf8, false),
@@ -47,7 +47,7 @@ pub(crate) fn show_tables(session: &Session) -> Result<Output> {
 }
 
 pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
-    let def = session.db.table_def(table)?;
+    let def = session.table_def(table)?;
     let columns: Vec<_> = def.visible_columns().collect();
     let schema = Arc::new(Schema::new(vec![
         Field::new("column_name", ArrowType::Utf8, false),

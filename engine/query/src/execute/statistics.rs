@@ -14,8 +14,8 @@ use crate::session::Session;
 /// `ANALYZE [t]`: gathers the statistics of one table, or of every table.
 pub(crate) async fn analyze_tables(session: &Session, table: Option<&str>) -> Result<Output> {
     let tables: Vec<Arc<TableDef>> = match table {
-        Some(name) => vec![session.db.table_def(name)?],
-        None => session.db.catalog.tables(),
+        Some(name) => vec![session.table_def(name)?],
+        None => session.schema_view().tables(),
     };
     for def in tables {
         analyze(&session.db, &def, None).await?;

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::ident_name;
+use crate::write::bulk::delete_dropped;
 
 /// Runs BEGIN, COMMIT, ROLLBACK and the savepoint statements; None for any other statement.
 pub(crate) async fn transaction_control(
@@ -63,7 +64,15 @@ pub(crate) async fn transaction_control(
         }
         Statement::Commit { chain: false, .. } => {
             let txn = session.swap_txn(None).ok_or(Error::NoTransaction)?;
-            txn.commit(&session.db).await?;
+            let edits = txn.commit(&session.db).await?;
+            // What the block dropped is unreachable once committed; its entries go now. The
+            // commit stands if that fails: the entries are left unreachable (ids are never
+            // reused), as when a process stops between a DROP and its cleanup.
+            if let Err(error) = delete_dropped(&session.db, &edits).await {
+                session.add_notice(format!(
+                    "the transaction committed, but deleting the entries of what it dropped failed: {error}"
+                ));
+            }
         }
         Statement::Rollback {
             chain: false,

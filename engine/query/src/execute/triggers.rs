@@ -89,10 +89,10 @@ pub(crate) async fn create_trigger(session: &Session, create: &CreateTrigger) ->
         _ => return Err(unsupported("more than one event")),
     };
     let table = object_name(&create.table_name)?;
-    if session.db.catalog.view(&table).is_some() {
+    if session.schema_view().view(&table).is_some() {
         return Err(unsupported("a trigger on a view (INSTEAD OF)"));
     }
-    let def = session.db.catalog.require_table(&table)?;
+    let def = session.table_def(&table)?;
     // Binding rows of NULLs finds, now rather than at the first write, a NEW or OLD the event
     // has not, a column the table has not, and a RAISE of a form rowdex does not run.
     let nulls = vec![Datum::Null; def.columns.len()];
@@ -149,7 +149,7 @@ pub(crate) async fn drop_trigger(session: &Session, drop: &DropTrigger) -> Resul
     let name = object_name(&drop.trigger_name)?;
     if let Some(table) = &drop.table_name {
         let table = object_name(table)?;
-        let def = session.db.catalog.require_table(&table)?;
+        let def = session.table_def(&table)?;
         if !def.triggers.iter().any(|t| t.name == name) {
             return match drop.if_exists {
                 true => Ok(Output::Done),

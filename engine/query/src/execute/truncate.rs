@@ -41,7 +41,7 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
     let mut deletes = Vec::with_capacity(truncate.table_names.len());
     for target in &truncate.table_names {
         let name = object_name(&target.name)?;
-        let def = session.db.table_def(&name)?;
+        let def = session.table_def(&name)?;
         if def.has_triggers_on(&TriggerEvent::Delete) {
             return Err(Error::Unsupported {
                 what: format!("TRUNCATE of {name}, which has DELETE triggers"),

@@ -6,6 +6,7 @@ use datafusion::sql::sqlparser::ast::{CreateView, Statement};
 
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
+use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::object_name;
@@ -18,7 +19,7 @@ pub(crate) async fn create_view(session: &Session, create: &CreateView) -> Resul
         });
     }
     let name = object_name(&create.name)?;
-    if create.if_not_exists && session.db.catalog.view(&name).is_some() {
+    if create.if_not_exists && session.schema_view().view(&name).is_some() {
         return Ok(Output::Done);
     }
     let query = create.query.to_string();
@@ -37,10 +38,15 @@ pub(crate) async fn create_view(session: &Session, create: &CreateView) -> Resul
     if let Some(ParsedStatement::Sql { statement, .. }) = statements.first() {
         plan_statement(&session.ctx, Statement::clone(statement)).await?;
     }
-    session
-        .db
-        .catalog
-        .create_view(&name, &sql, create.or_replace)
-        .await?;
+    let mut change = SchemaTxn::begin(session).await?;
+    {
+        let (mut tx, edits) = change.stage().await?;
+        session
+            .db
+            .catalog
+            .stage_create_view(&mut *tx, edits, &name, &sql, create.or_replace)
+            .await?;
+    }
+    change.finish(&session.db).await?;
     Ok(Output::Done)
 }

@@ -15,10 +15,11 @@ use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
     SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
 };
-use rowdex_catalog::{Catalog, DataType, TableDef};
+use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
+use crate::db::schema_view::SchemaView;
 use crate::native::choice::PlanChoice;
 use crate::sql::literals::literal_exact;
 use crate::sql::names::ident_name;
@@ -60,7 +61,7 @@ pub(crate) struct NativeQuery {
 }
 
 /// Compiles `query` if the native executor can run it.
-pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
+pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery> {
     let plain_query = query.with.is_none()
         && query.fetch.is_none()
         && query.locks.is_empty()
@@ -120,7 +121,7 @@ pub(crate) fn compile(catalog: &Catalog, query: &Query) -> Option<NativeQuery> {
     let [ObjectNamePart::Identifier(table_ident)] = name.0.as_slice() else {
         return None;
     };
-    let table = catalog.table(&ident_name(table_ident))?;
+    let table = schema.table(&ident_name(table_ident))?;
     let qualifier = match alias {
         Some(alias) if alias.columns.is_empty() && alias.at.is_none() => ident_name(&alias.name),
         Some(_) => return None,

@@ -4,7 +4,7 @@
 //! nothing can read the keys meanwhile (ids are never reused).
 
 use futures::StreamExt;
-use rowdex_catalog::{IndexState, keyspace};
+use rowdex_catalog::{CatalogEdits, IndexState, TableDef, keyspace};
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
 
 use crate::db::DbState;
@@ -52,11 +52,30 @@ pub(crate) async fn drop_unfinished_indexes(db: &DbState) -> Result<()> {
     Ok(())
 }
 
-/// Removes a table's definition, then its rows and index entries.
+/// Removes a table's definition (and its sequences), then its rows and index entries.
 pub(crate) async fn drop_table(db: &DbState, name: &str) -> Result<()> {
     let def = db.catalog.drop_table(name).await?;
-    // Its SERIAL and identity columns' sequences go with it.
-    db.catalog.drop_owned_sequences(def.id).await?;
+    delete_table_entries(db, &def).await
+}
+
+/// Deletes the stored entries of the tables and indexes that committed `edits` dropped.
+pub(crate) async fn delete_dropped(db: &DbState, edits: &CatalogEdits) -> Result<()> {
+    let (tables, indexes) = edits.dropped();
+    for def in tables {
+        delete_table_entries(db, def).await?;
+    }
+    for index in indexes {
+        delete_prefix(db.store.as_ref(), &index.prefix()).await?;
+    }
+    for sequence in edits.dropped_sequences() {
+        db.sequences.forget(sequence);
+    }
+    Ok(())
+}
+
+/// Deletes a dropped table's rows, index entries, counts and statistics, and forgets what this
+/// process kept of it (its sequences' ranges among them).
+async fn delete_table_entries(db: &DbState, def: &TableDef) -> Result<()> {
     db.sequences.forget_all();
     // The definition is gone, so rows and index entries are unreachable (ids are never
     // reused); deleting them afterwards in batches keeps any one batch small.

@@ -40,7 +40,7 @@ pub(crate) async fn write_rows(
 ) -> Result<Vec<Vec<Datum>>> {
     let hidden = def.rowid_column();
     assign_rowids(db, def, &mut rows).await?;
-    fill_sequence_defaults(db, def, targets, &mut rows).await?;
+    fill_sequence_defaults(db, txn, def, targets, &mut rows).await?;
     // An UPSERT that updates an existing row is checked after merging instead.
     if mode != OnExisting::MergeColumns {
         check_unset_columns(def, targets, &rows)?;
@@ -170,6 +170,7 @@ pub(crate) async fn assign_rowids(
 /// as a table with triggers does before firing them, takes each value once).
 pub(crate) async fn fill_sequence_defaults(
     db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
     targets: &[usize],
     rows: &mut [Vec<Datum>],
@@ -187,7 +188,7 @@ pub(crate) async fn fill_sequence_defaults(
         }
         let mut values = db
             .sequences
-            .next_values(&db.catalog, &sequence, unfilled)
+            .next_values(&db.catalog, txn.map(Arc::as_ref), &sequence, unfilled)
             .await?
             .into_iter();
         for row in rows.iter_mut().filter(|row| row[position].is_null()) {

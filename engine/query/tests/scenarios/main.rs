@@ -23,6 +23,7 @@ mod prepared;
 mod scale;
 mod schema_changes;
 mod sequences;
+mod transactional_ddl;
 mod transactions;
 mod ttl;
 mod versions;

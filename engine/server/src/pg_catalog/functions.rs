@@ -9,7 +9,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rowdex::Database;
+use rowdex::SchemaView;
 use rowdex::arrow::array::{
     Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, ListBuilder, StringArray,
     StringBuilder, new_null_array,
@@ -149,7 +149,7 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
 }
 
 /// Registers every function in `ctx`.
-pub fn register_functions(ctx: &SessionContext, db: &Database, facts: &SessionFacts) {
+pub fn register_functions(ctx: &SessionContext, schema: &SchemaView, facts: &SessionFacts) {
     for (name, function, returns) in functions() {
         ctx.register_udf(ScalarUDF::new_from_impl(PgFunction {
             name,
@@ -164,7 +164,7 @@ pub fn register_functions(ctx: &SessionContext, db: &Database, facts: &SessionFa
                     Volatility::Stable
                 },
             ),
-            db: db.clone(),
+            schema: schema.clone(),
             facts: facts.clone(),
         }));
     }
@@ -177,7 +177,8 @@ struct PgFunction {
     function: Function,
     returns: DataType,
     signature: Signature,
-    db: Database,
+    /// The catalog as the session sees it.
+    schema: SchemaView,
     facts: SessionFacts,
 }
 
@@ -260,7 +261,7 @@ impl ScalarUDFImpl for PgFunction {
             }
             Function::GetExpr => text_array(texts(0)?.into_iter()),
             Function::IndexDef => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 let columns = if arrays.len() > 1 {
                     ints(1)?
                 } else {
@@ -279,7 +280,7 @@ impl ScalarUDFImpl for PgFunction {
                 }))
             }
             Function::ConstraintDef => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 text_array(ints(0)?.into_iter().map(|oid| {
                     let oid = oid?;
                     let check = relations
@@ -302,7 +303,7 @@ impl ScalarUDFImpl for PgFunction {
                 }))
             }
             Function::ViewDef => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 text_array(ints(0)?.into_iter().map(|oid| {
                     let oid = oid?;
                     relations
@@ -340,7 +341,7 @@ impl ScalarUDFImpl for PgFunction {
             Function::CurrentUser => constant_text(&self.facts.user),
             Function::BackendPid => Arc::new(Int32Array::from(vec![self.facts.pid; rows])),
             Function::RegclassOid => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 Arc::new(Int64Array::from_iter(
                     texts(0)?
                         .into_iter()
@@ -348,7 +349,7 @@ impl ScalarUDFImpl for PgFunction {
                 ))
             }
             Function::RelationName => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 text_array(ints(0)?.into_iter().map(|oid| {
                     let oid = oid?;
                     Some(
@@ -364,7 +365,7 @@ impl ScalarUDFImpl for PgFunction {
                     .map(|name| name.and_then(|name| type_oid_by_name(&name))),
             )),
             Function::SerialSequence => {
-                let relations = Relations::read(&self.db);
+                let relations = Relations::read(&self.schema);
                 text_array(
                     texts(0)?
                         .into_iter()

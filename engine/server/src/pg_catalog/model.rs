@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use rowdex::Database;
 use rowdex::arrow::datatypes::DataType as ArrowType;
+use rowdex::{Database, SchemaView};
 use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
 /// The first OID of user objects, as in PostgreSQL.
@@ -284,8 +284,10 @@ pub struct Relations {
 }
 
 impl Relations {
-    pub fn read(db: &Database) -> Relations {
-        let mut tables = db.table_defs();
+    /// The relations as `schema` (a session's view of the catalog, its uncommitted schema
+    /// changes included) has them.
+    pub fn read(schema: &SchemaView) -> Relations {
+        let mut tables = schema.tables();
         tables.sort_by_key(|t| t.id);
         let mut indexes = Vec::new();
         for table in &tables {
@@ -299,7 +301,7 @@ impl Relations {
                     .map(|index| secondary_index(table, index)),
             );
         }
-        let mut views: Vec<(i64, String, String)> = db
+        let mut views: Vec<(i64, String, String)> = schema
             .views()
             .into_iter()
             .map(|(name, sql)| (view_oid(&name), name, sql))

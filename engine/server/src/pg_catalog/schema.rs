@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rowdex::Database;
 use rowdex::arrow::array::RecordBatch;
 use rowdex::arrow::error::ArrowError;
 use rowdex::datafusion::catalog::{SchemaProvider, TableProvider};
 use rowdex::datafusion::datasource::MemTable;
 use rowdex::datafusion::error::{DataFusionError, Result as DfResult};
 use rowdex::datafusion::prelude::SessionContext;
+use rowdex::{Database, SchemaView};
 
 use crate::pg_catalog::functions::{SessionFacts, register_functions};
 use crate::pg_catalog::model::Relations;
@@ -23,13 +23,19 @@ use crate::pg_catalog::tables::{
 const ROWDEX_CATALOG: &str = "rowdex";
 
 /// Adds the `pg_catalog` and `information_schema` schemas and the catalog functions to `ctx`.
-pub fn register_pg_catalog(ctx: &SessionContext, db: &Database, facts: SessionFacts) {
-    register_functions(ctx, db, &facts);
+pub fn register_pg_catalog(
+    ctx: &SessionContext,
+    db: &Database,
+    schema: &SchemaView,
+    facts: SessionFacts,
+) {
+    register_functions(ctx, schema, &facts);
     if let Some(catalog) = ctx.catalog(ROWDEX_CATALOG) {
         for which in [Which::PgCatalog, Which::InformationSchema] {
             let schema = Arc::new(CatalogSchema {
                 which,
                 db: db.clone(),
+                schema: schema.clone(),
                 facts: facts.clone(),
             });
             // The names are free in a rowdex context: it has only `public`.
@@ -64,12 +70,14 @@ impl Which {
 struct CatalogSchema {
     which: Which,
     db: Database,
+    /// The catalog as the session sees it (its open transaction's schema changes included).
+    schema: SchemaView,
     facts: SessionFacts,
 }
 
 impl CatalogSchema {
     async fn build(&self, name: &str) -> Option<Result<RecordBatch, ArrowError>> {
-        let mut relations = Relations::read(&self.db);
+        let mut relations = Relations::read(&self.schema);
         if matches!(name, "pg_attribute" | "pg_class") {
             relations.describe_views(&self.db).await;
         }

@@ -211,7 +211,8 @@ async fn a_client_gone_mid_transaction_leaves_nothing_of_it() {
 }
 
 /// What drivers and ORMs do inside the transaction their driver opened: read the isolation
-/// level, create tables and indexes, load with COPY, and roll back.
+/// level, create tables and indexes (before and after writing), load with COPY, and roll it
+/// all back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drivers_blocks_hold_show_ddl_and_copy() {
     let server = TestServer::start().await;
@@ -232,7 +233,7 @@ async fn drivers_blocks_hold_show_ddl_and_copy() {
         })
         .collect();
     assert_eq!(shown, vec!["read committed".to_string()]);
-    // A schema change inside the block commits at once (the block has not written yet).
+    // Schema changes inside the block are part of it, before and after its writes.
     client
         .batch_execute("CREATE TABLE t (id INT PRIMARY KEY, k INT DEFAULT '0' NOT NULL) WITH (fillfactor = 100)")
         .await
@@ -251,18 +252,38 @@ async fn drivers_blocks_hold_show_ddl_and_copy() {
         .await
         .expect("data");
     assert_eq!(sink.finish().await.expect("copy done"), 3);
-    let refused = client
+    client
         .batch_execute("CREATE INDEX t_k2 ON t (k)")
         .await
-        .expect_err("a schema change after the block's first write");
-    assert_eq!(sqlstate(&refused), "25001");
+        .expect("a schema change after the block's first write");
+    let indexed = client
+        .query_one("SELECT count(*) FROM t WHERE k = 0", &[])
+        .await
+        .expect("read through the block's index");
+    assert_eq!(indexed.get::<_, i64>(0), 3);
     client.batch_execute("ROLLBACK").await.expect("rollback");
-    // The table and its index stay; the rows COPY wrote inside the block are gone.
-    let count = client
+    // ROLLBACK undid the table, its indexes and its rows.
+    let gone = client
         .query_one("SELECT count(*) FROM t", &[])
         .await
-        .expect("count");
-    assert_eq!(count.get::<_, i64>(0), 0);
+        .expect_err("the table went with the block");
+    assert_eq!(sqlstate(&gone), "42P01");
+    let index = client
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname IN ('t_k_idx', 't_k2')",
+            &[],
+        )
+        .await
+        .expect("no index left");
+    assert_eq!(index.get::<_, i64>(0), 0);
+    // Committed, the same block leaves the table, its generated index name and no rows.
+    client
+        .batch_execute(
+            "BEGIN; CREATE TABLE t (id INT PRIMARY KEY, k INT DEFAULT '0' NOT NULL); \
+             CREATE INDEX ON t (k); COMMIT",
+        )
+        .await
+        .expect("a committed block");
     let index = client
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 't_k_idx'",

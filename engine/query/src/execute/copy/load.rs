@@ -75,8 +75,7 @@ impl LoadTarget {
     ) -> Result<LoadTarget> {
         let table = object_name(table_name)?;
         let def = session
-            .db
-            .catalog
+            .schema_view()
             .table(&table)
             .ok_or_else(|| Error::TableNotFound { table })?;
         if def.has_triggers_on(&TriggerEvent::Insert) {
@@ -161,7 +160,9 @@ impl LoadTarget {
                     if let Err(error) = assign_rowids(db, &def, &mut rows).await {
                         return Err(lines.failed(loaded, error));
                     }
-                    if let Err(error) = fill_sequence_defaults(db, &def, &targets, &mut rows).await
+                    let txn = session.open_txn();
+                    if let Err(error) =
+                        fill_sequence_defaults(db, txn.as_ref(), &def, &targets, &mut rows).await
                     {
                         return Err(lines.failed(loaded, error));
                     }
@@ -380,7 +381,7 @@ async fn load_batch(
     loop {
         // A write that fails for any reason writes nothing, so the batch can be offered again
         // (row by row, against the definition as it is now).
-        let current = session.db.table_def(&def.name)?;
+        let current = session.table_def(&def.name)?;
         let txn = session.open_txn();
         match write_new_rows(&session.db, txn.as_ref(), &current, targets, &mut encoded).await {
             Ok(written) => return Ok(written),
