@@ -750,6 +750,7 @@ mod tests {
             unique: false,
             state: IndexState::Ready,
             salt_buckets: 0,
+            constraint: false,
         }
     }
 

@@ -36,10 +36,18 @@ pub struct IndexDef {
     /// indexed values (against a write hotspot on an increasing indexed value).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub salt_buckets: u16,
+    /// Whether a UNIQUE constraint made it (`UNIQUE (a, b)` in CREATE TABLE, a column
+    /// declared UNIQUE): PostgreSQL's catalog shows it as the constraint, backed by the index.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub constraint: bool,
 }
 
 fn is_zero(n: &u16) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl IndexDef {

@@ -169,6 +169,7 @@ mod tests {
                 unique: false,
                 state: IndexState::Ready,
                 salt_buckets: 0,
+                constraint: false,
             },
             IndexDef {
                 id: 18,
@@ -181,6 +182,7 @@ mod tests {
                 unique: false,
                 state: IndexState::Building,
                 salt_buckets: 0,
+                constraint: false,
             },
         ];
         def

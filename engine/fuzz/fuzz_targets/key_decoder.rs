@@ -82,6 +82,7 @@ fn table(id: u32, name: &str, key: &[(&str, bool)], salt: u16) -> TableDef {
             state: IndexState::Ready,
             // The last index is salted: its entries carry a salt byte after the prefix.
             salt_buckets: if n == 2 { 4 } else { 0 },
+            constraint: false,
         });
     }
     def

@@ -4,6 +4,7 @@
 //! the catalog as a session sees it, its own uncommitted schema changes included ([`schema_view`]).
 
 pub(crate) mod analyze;
+pub(crate) mod block_sequences;
 pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod dives;

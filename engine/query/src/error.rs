@@ -30,6 +30,14 @@ pub enum Error {
         found: &'static str,
         value: String,
     },
+    #[error(
+        "column {column} of table {table} cannot be cast automatically to type {to} (ALTER COLUMN {column} TYPE ... USING {column}::type converts it)"
+    )]
+    CannotCastColumn {
+        table: String,
+        column: String,
+        to: String,
+    },
     #[error("{value} does not fit column {column} of table {table} ({expected})")]
     OutOfRange {
         table: String,

@@ -9,6 +9,7 @@
 
 pub(crate) mod add_primary_key;
 pub(crate) mod alter;
+pub(crate) mod alter_type;
 pub(crate) mod copy;
 pub(crate) mod create_as;
 pub(crate) mod create_like;

@@ -46,6 +46,7 @@ use crate::declared::wire_schema;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::settings::strip_word;
+use crate::sql_prepared;
 use crate::sqlstate::{
     FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
     QUERY_CANCELED, WARNING, error_info, pg_error, statement_error,
@@ -117,13 +118,15 @@ impl Connection {
             for name in std::mem::take(&mut *self.statement_names()) {
                 client.portal_store().rm_statement(&name);
             }
+            self.state.sql_statements().clear();
             return Ok((Output::Done, Tag::new("DEALLOCATE ALL")));
         }
         let name = match rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
             Some(quoted) => quoted.replace("\"\"", "\""),
             None => rest.to_lowercase(),
         };
-        if !self.statement_names().remove(&name) {
+        let sql_level = self.state.sql_statements().remove(&name);
+        if !self.statement_names().remove(&name) && !sql_level {
             return Err(Box::new(error_info(
                 "26000",
                 format!("prepared statement \"{name}\" does not exist"),
@@ -206,6 +209,16 @@ impl Connection {
             }
             Kind::Declare => {
                 let ran = cursor_statements::declare(&self.state, sql, in_block, run).await;
+                return self.in_block_outcome(ran, in_block);
+            }
+            Kind::Prepare => {
+                return self.in_block_outcome(sql_prepared::prepare(&self.state, sql), in_block);
+            }
+            Kind::Execute => {
+                let ran = sql_prepared::execute(&self.state, sql).await;
+                for warning in self.state.session.notices() {
+                    notice(client, WARNING, &warning).await;
+                }
                 return self.in_block_outcome(ran, in_block);
             }
             _ => {}
@@ -426,7 +439,12 @@ impl Connection {
                 .run_script_statement(declared.as_ref().unwrap_or(statement));
             let text = statement.text();
             let sql = match kind {
-                Kind::Declare | Kind::Fetch | Kind::Move | Kind::Close => text.as_str(),
+                Kind::Declare
+                | Kind::Fetch
+                | Kind::Move
+                | Kind::Close
+                | Kind::Prepare
+                | Kind::Execute => text.as_str(),
                 _ => query,
             };
             let (output, tag) = match self.run_statement(client, &kind, sql, run).await {

@@ -20,8 +20,7 @@ use crate::statement::WireStatement;
 /// The connection's statements and portals of the extended protocol, as pgwire keeps them.
 pub type Portals = MemPortalStore<Arc<WireStatement>>;
 
-/// A statement's output and tag, or the error to send.
-pub type Ran = Result<(Output, Tag), Box<ErrorInfo>>;
+pub use crate::kind::Ran;
 
 fn refused(error: CursorError) -> Box<ErrorInfo> {
     Box::new(error_info(error.code, error.message))

@@ -3,7 +3,11 @@
 //! `CREATE TABLE`, ...).
 
 use pgwire::api::results::Tag;
+use pgwire::error::ErrorInfo;
 use rowdex::Output;
+
+/// A statement's output and tag, or the error to send.
+pub type Ran = Result<(Output, Tag), Box<ErrorInfo>>;
 
 /// Words enough to classify any statement.
 pub const KIND_WORDS: usize = 4;
@@ -33,6 +37,10 @@ pub enum Kind {
     Move,
     /// CLOSE cursor | ALL.
     Close,
+    /// PREPARE name [(types)] AS statement (kept by the server, see `sql_prepared`).
+    Prepare,
+    /// EXECUTE name [(values)].
+    Execute,
     /// Anything rowdex runs; `words` are its first words.
     Other {
         words: Vec<String>,
@@ -63,6 +71,8 @@ impl Kind {
             ("FETCH", _) => Kind::Fetch,
             ("MOVE", _) => Kind::Move,
             ("CLOSE", _) => Kind::Close,
+            ("PREPARE", name) if name != "TRANSACTION" => Kind::Prepare,
+            ("EXECUTE", _) => Kind::Execute,
             // SHOW TRANSACTION ISOLATION LEVEL is `transaction_isolation` by another name.
             ("SHOW", "TRANSACTION") if word(2) == "ISOLATION" => {
                 Kind::ShowParameter("TRANSACTION_ISOLATION".to_string())
@@ -112,6 +122,9 @@ impl Kind {
             Kind::Fetch => Tag::new("FETCH").with_rows(output.row_count()),
             Kind::Move => Tag::new("MOVE"),
             Kind::Close => Tag::new("CLOSE CURSOR"),
+            Kind::Prepare => Tag::new("PREPARE"),
+            // The executed statement's own tag (`sql_prepared::execute`).
+            Kind::Execute => Tag::new("EXECUTE"),
             Kind::Other { words } => other_tag(words, output),
         }
     }

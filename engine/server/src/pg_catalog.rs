@@ -3,9 +3,11 @@
 //! drivers' metadata calls), and the rewrite that lets their PostgreSQL-dialect queries run.
 //!
 //! Files, each importing only from those listed before it: `model` (rowdex's catalog as
-//! PostgreSQL relations, OIDs and types), `functions`, `tables`, `schema` (registering both
-//! schemas and the functions in a session), `rewrite`.
+//! PostgreSQL relations, OIDs and types), `defaults` (a DEFAULT as PostgreSQL prints it),
+//! `functions`, `tables`, `schema` (registering both schemas and the functions in a session),
+//! `rewrite`.
 
+pub mod defaults;
 pub mod functions;
 pub mod model;
 pub mod rewrite;

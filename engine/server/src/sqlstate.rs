@@ -64,7 +64,7 @@ pub fn code_of(error: &Error) -> &'static str {
         // Text that does not read as the column's type: PostgreSQL's invalid input syntax
         // (a quoted literal there is of no type until it meets the column).
         Error::TypeMismatch { found: "TEXT", .. } => "22P02",
-        Error::TypeMismatch { .. } => "42804",
+        Error::TypeMismatch { .. } | Error::CannotCastColumn { .. } => "42804",
         Error::BadDefault { .. } | Error::BadCheck { .. } => "42P17",
         Error::OutOfRange { .. } => "22003",
         Error::ValueTooLong { .. } => "22001",

@@ -14,6 +14,7 @@ use crate::cancel::CancelKey;
 use crate::cursors::Cursors;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::schema::register_pg_catalog;
+use crate::prepared_statements::SqlStatements;
 use crate::settings::{SERVER_VERSION, Settings};
 
 pub struct SessionState {
@@ -30,6 +31,8 @@ pub struct SessionState {
     cancel_key: OnceLock<CancelKey>,
     /// The cursors DECLARE opened.
     cursors: Mutex<Cursors>,
+    /// The statements SQL's PREPARE kept.
+    sql_statements: Mutex<SqlStatements>,
 }
 
 impl SessionState {
@@ -46,6 +49,7 @@ impl SessionState {
             adopted_startup: AtomicBool::new(false),
             cancel_key: OnceLock::new(),
             cursors: Mutex::new(Cursors::default()),
+            sql_statements: Mutex::new(SqlStatements::default()),
         }
     }
 
@@ -60,6 +64,12 @@ impl SessionState {
 
     pub fn cursors(&self) -> MutexGuard<'_, Cursors> {
         self.cursors.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn sql_statements(&self) -> MutexGuard<'_, SqlStatements> {
+        self.sql_statements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn settings(&self) -> MutexGuard<'_, Settings> {

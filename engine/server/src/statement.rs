@@ -17,6 +17,8 @@ use tokio::sync::OnceCell;
 use crate::cursors::{declared_query, parse_fetch};
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
+use crate::prepared_statements::SqlStatement;
+use crate::sql_prepared::executed_statement;
 use crate::sqlstate::pg_error;
 use crate::state::SessionState;
 use crate::types::{parameter_type, row_fields};
@@ -31,6 +33,8 @@ pub struct WireStatement {
     pub prepared: Option<Prepared>,
     /// A FETCH's columns: those of its cursor when the statement was parsed.
     cursor_columns: Option<SchemaRef>,
+    /// The SQL-level prepared statement an EXECUTE runs, as it was when parsed.
+    executes: Option<Arc<SqlStatement>>,
     description: OnceCell<Description>,
 }
 
@@ -49,6 +53,13 @@ impl WireStatement {
                     (None, Kind::Fetch) => Ok(Description {
                         parameters: Vec::new(),
                         columns: self.cursor_columns.clone(),
+                    }),
+                    (None, Kind::Execute) => Ok(Description {
+                        parameters: Vec::new(),
+                        columns: match &self.executes {
+                            Some(kept) => kept.prepared().describe().await?.columns,
+                            None => None,
+                        },
                     }),
                     (None, Kind::ShowParameter(name)) => Ok(Description {
                         parameters: Vec::new(),
@@ -130,7 +141,13 @@ impl QueryParser for StatementParser {
                 .unwrap_or_default();
             let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
             let prepared = match kind {
-                Kind::Set | Kind::ShowParameter(_) | Kind::Fetch | Kind::Move | Kind::Close => None,
+                Kind::Set
+                | Kind::ShowParameter(_)
+                | Kind::Fetch
+                | Kind::Move
+                | Kind::Close
+                | Kind::Prepare
+                | Kind::Execute => None,
                 // A DECLARE prepares its cursor's query, parameters and all.
                 Kind::Declare => match declared_query(runs) {
                     Some(query) => Some(self.state.session.prepare(&query)?),
@@ -147,6 +164,10 @@ impl QueryParser for StatementParser {
                     Kind::Fetch => {
                         fetched_cursor(runs).and_then(|cursor| self.state.cursors().schema(&cursor))
                     }
+                    _ => None,
+                },
+                executes: match kind {
+                    Kind::Execute => executed_statement(&self.state, runs),
                     _ => None,
                 },
                 kind,

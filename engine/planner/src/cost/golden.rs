@@ -69,6 +69,7 @@ fn table() -> Arc<TableDef> {
         unique: false,
         state: IndexState::Ready,
         salt_buckets: 0,
+        constraint: false,
     };
     def.indexes = vec![
         index(101, "ia", &["a"], &[]),

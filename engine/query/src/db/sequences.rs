@@ -12,7 +12,6 @@ use rowdex_store::StoreError;
 
 use rowdex_catalog::Catalog;
 
-use crate::db::txn::SessionTxn;
 use crate::error::Result;
 
 /// Tries at taking a range before a conflict with other allocations is reported.
@@ -74,48 +73,18 @@ impl SequenceRanges {
 
 impl SequenceRanges {
     /// `count` fresh values of sequence `name` (kept in `catalog`), in the order handed out.
-    /// A sequence `txn` created and has not committed is drawn from inside `txn` (no other
-    /// transaction can see it), value by value, and nothing of it is kept here.
     pub(crate) async fn next_values(
         &self,
         catalog: &Catalog,
-        txn: Option<&SessionTxn>,
         name: &str,
         count: usize,
     ) -> Result<Vec<i64>> {
-        let created_here = txn.filter(|txn| {
-            txn.with_catalog(|edits| edits.is_some_and(|edits| edits.created_sequence(name)))
-        });
-        match created_here {
-            Some(txn) => next_values_within(txn, catalog, name, count).await,
-            None => next_values(self, catalog, name, count).await,
-        }
+        next_values(self, catalog, name, count).await
     }
 }
 
-/// `count` values of the sequence `name`, taken inside `txn`, which created it.
-async fn next_values_within(
-    txn: &SessionTxn,
-    catalog: &Catalog,
-    name: &str,
-    count: usize,
-) -> Result<Vec<i64>> {
-    let wanted = u32::try_from(count).unwrap_or(u32::MAX);
-    let taken = {
-        let mut tx = txn.store_tx().await?;
-        catalog
-            .stage_allocate_sequence(tx.as_mut(), name, wanted)
-            .await?
-    };
-    let values: Vec<i64> = (0..count as i64)
-        .map(|i| taken.next.saturating_add(i.saturating_mul(taken.increment)))
-        .collect();
-    record_last(name, &values);
-    Ok(values)
-}
-
 /// Remembers the last value handed out as the session's `currval`.
-fn record_last(name: &str, values: &[i64]) {
+pub(crate) fn record_last(name: &str, values: &[i64]) {
     if let Some(&last) = values.last() {
         let _ = LAST_VALUES.try_with(|known| {
             known

@@ -1,9 +1,10 @@
 //! ALTER TABLE: `ADD [COLUMN] [IF NOT EXISTS] c type [NOT NULL] [DEFAULT e] [CHECK (...)]`,
 //! `DROP [COLUMN] [IF EXISTS] c`, `RENAME [COLUMN] a TO b`, `RENAME TO t2`,
 //! `ALTER [COLUMN] c SET|DROP DEFAULT`, `... SET|DROP NOT NULL`, `ADD [CONSTRAINT n] CHECK (...)`,
-//! `DROP CONSTRAINT n` and `SET (TTL = n, VERSIONS = n)`.
+//! `DROP CONSTRAINT n`, `SET (TTL = n, VERSIONS = n)` and `ALTER [COLUMN] c TYPE t`.
 //!
-//! No stored row is rewritten (see `catalog::alter`). The statement is one catalog
+//! No stored row is rewritten (see `catalog::alter`), but for a change of type that changes
+//! how a value is held (`execute::alter_type`). The statement is one catalog
 //! transaction: the definition is read inside it, the rows a new constraint must hold for
 //! (NOT NULL, CHECK) are read through it, and its commit bumps the schema version, so a
 //! writer that wrote the old shape meanwhile makes the ALTER conflict (and run again), and
@@ -22,6 +23,7 @@ use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::{Error, Result};
 use crate::execute::add_primary_key::add_primary_key;
+use crate::execute::alter_type::{Retyped, convert_rows, set_type};
 use crate::execute::ddl::parse_type;
 use crate::execute::indexes::create_index;
 use crate::execute::schema_txn::SchemaTxn;
@@ -44,6 +46,8 @@ struct RowChecks {
     checks: bool,
     /// Columns added UNIQUE: each gets its unique index, built once the column exists.
     unique: Vec<String>,
+    /// Columns given a new type: their stored values are converted (`execute::alter_type`).
+    retyped: Vec<Retyped>,
 }
 
 pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result<Output> {
@@ -57,6 +61,21 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     }
     if let Some(key) = added_primary_key(alter)? {
         return add_primary_key(session, &name, &key).await;
+    }
+    let retypes = alter.operations.iter().any(|operation| {
+        matches!(
+            operation,
+            AlterTableOperation::AlterColumn {
+                op: AlterColumnOperation::SetDataType { .. },
+                ..
+            }
+        )
+    });
+    if retypes && alter.operations.len() > 1 {
+        return Err(Error::Unsupported {
+            what: "ALTER COLUMN ... TYPE with other changes in one ALTER TABLE (run them apart)"
+                .to_string(),
+        });
     }
     let mut change = SchemaTxn::begin(session).await?;
     let stored = {
@@ -76,6 +95,11 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
         )?;
     }
     check_stored_rows(session, change.reader(), &def, &row_checks).await?;
+    if !row_checks.retyped.is_empty() {
+        let (mut tx, _) = change.stage().await?;
+        let now = session.db.now_micros();
+        convert_rows(&mut *tx, &stored, &def, &row_checks.retyped, now).await?;
+    }
     let warnings = renamed_view_warnings(session, &stored, &def);
     let def = {
         let (mut tx, edits) = change.stage().await?;
@@ -203,7 +227,7 @@ fn apply(
             Ok(())
         }
         AlterTableOperation::AlterColumn { column_name, op } => {
-            alter_column(def, &ident_name(column_name), op, row_checks)
+            alter_column(def, &ident_name(column_name), op, row_checks, semantics)
         }
         AlterTableOperation::AddConstraint {
             constraint: TableConstraint::Check(check),
@@ -307,12 +331,13 @@ fn add_check(def: &mut TableDef, name: Option<String>, expr: &Expr) -> Result<()
     Ok(())
 }
 
-/// `ALTER COLUMN c SET|DROP DEFAULT`, `SET|DROP NOT NULL`.
+/// `ALTER COLUMN c SET|DROP DEFAULT`, `SET|DROP NOT NULL`, `[SET DATA] TYPE t [USING ...]`.
 fn alter_column(
     def: &mut TableDef,
     name: &str,
     op: &AlterColumnOperation,
     row_checks: &mut RowChecks,
+    semantics: Semantics,
 ) -> Result<()> {
     let position = def.visible_position(name)?;
     match op {
@@ -327,6 +352,12 @@ fn alter_column(
             });
         }
         AlterColumnOperation::DropNotNull => def.columns[position].nullable = true,
+        AlterColumnOperation::SetDataType {
+            data_type, using, ..
+        } => {
+            let retyped = set_type(def, position, data_type, using.as_ref(), semantics)?;
+            row_checks.retyped.push(retyped);
+        }
         AlterColumnOperation::SetNotNull => {
             if def.columns[position].nullable {
                 def.columns[position].nullable = false;

@@ -286,6 +286,7 @@ fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<
             unique: true,
             state: IndexState::Ready,
             salt_buckets: 0,
+            constraint: true,
         });
     }
     Ok(indexes)

@@ -169,6 +169,7 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         unique: create.unique,
         state: IndexState::Building,
         salt_buckets,
+        constraint: false,
     };
     let warnings = advise_index(&table, &index);
     if session.open_txn().is_some() {

@@ -18,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use rowdex_catalog::SequenceDef;
 
+use crate::db::block_sequences;
 use crate::error::{Error, Result};
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
@@ -146,10 +147,7 @@ pub(crate) async fn bind_sequence_calls(
         let value = if *next {
             let db = &session.db;
             let txn = session.open_txn();
-            let taken = db
-                .sequences
-                .next_values(&db.catalog, txn.as_deref(), sequence, 1)
-                .await?;
+            let taken = block_sequences::next_values(db, txn.as_deref(), sequence, 1).await?;
             taken.first().copied().unwrap_or_default()
         } else {
             let known = session

@@ -18,7 +18,7 @@ use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
 use crate::sql::tokens::{
     FamilyMember, StatementBoundary, copy_option_booleans, empty_in_lists_as_subqueries,
-    family_qualified_columns, insert_aliases_as_table_names, is_create_table_like,
+    family_qualified_columns, insert_aliases_as_table_names, needs_postgres_dialect,
     number_placeholders, split_at_statement_ends, upserts_and_hints,
 };
 
@@ -284,8 +284,9 @@ fn parse_tokens(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Err
 
 /// Parses one statement's tokens (none, when they are only whitespace and comments).
 fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
-    // PostgreSQL's dialect parses `CREATE TABLE t (LIKE other)`; the generic one all else.
-    let dialect: &dyn Dialect = if is_create_table_like(&tokens) {
+    // PostgreSQL's dialect parses `CREATE TABLE t (LIKE other)` and ALTER TABLE's USING; the
+    // generic one all else.
+    let dialect: &dyn Dialect = if needs_postgres_dialect(&tokens) {
         &PostgreSqlDialect {}
     } else {
         &GenericDialect {}

@@ -74,9 +74,26 @@ pub(crate) fn split_at_statement_ends(tokens: Vec<TokenWithSpan>) -> Vec<Vec<Tok
     statements
 }
 
-/// Whether a statement's tokens are PostgreSQL's `CREATE TABLE t (LIKE other ...)`, which the
-/// generic dialect does not parse (its `CREATE TABLE t LIKE other` it does).
-pub(crate) fn is_create_table_like(tokens: &[TokenWithSpan]) -> bool {
+/// Whether a statement's tokens need PostgreSQL's dialect, which parses what the generic one
+/// does not: `CREATE TABLE t (LIKE other ...)` (the generic one takes `CREATE TABLE t LIKE
+/// other`) and `ALTER TABLE ... TYPE t USING expr`.
+pub(crate) fn needs_postgres_dialect(tokens: &[TokenWithSpan]) -> bool {
+    is_create_table_like(tokens) || is_alter_using(tokens)
+}
+
+/// `ALTER TABLE ... USING ...`.
+fn is_alter_using(tokens: &[TokenWithSpan]) -> bool {
+    let mut words = tokens.iter().filter_map(|t| match &t.token {
+        Token::Word(w) => Some(w.keyword),
+        _ => None,
+    });
+    words.next() == Some(Keyword::ALTER)
+        && words.next() == Some(Keyword::TABLE)
+        && words.any(|keyword| keyword == Keyword::USING)
+}
+
+/// `CREATE TABLE t (LIKE other ...)`.
+fn is_create_table_like(tokens: &[TokenWithSpan]) -> bool {
     let mut words = tokens
         .iter()
         .map(|t| &t.token)

@@ -9,6 +9,7 @@ use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 
 use crate::db::DbState;
+use crate::db::block_sequences;
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
 use crate::values::assign;
@@ -186,11 +187,10 @@ pub(crate) async fn fill_sequence_defaults(
         if unfilled == 0 {
             continue;
         }
-        let mut values = db
-            .sequences
-            .next_values(&db.catalog, txn.map(Arc::as_ref), &sequence, unfilled)
-            .await?
-            .into_iter();
+        let mut values =
+            block_sequences::next_values(db, txn.map(Arc::as_ref), &sequence, unfilled)
+                .await?
+                .into_iter();
         for row in rows.iter_mut().filter(|row| row[position].is_null()) {
             if let Some(value) = values.next() {
                 row[position] = assign(def, column, Datum::Int(value))?;

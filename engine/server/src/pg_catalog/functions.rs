@@ -24,8 +24,8 @@ use rowdex::datafusion::logical_expr::{
 use rowdex::datafusion::prelude::SessionContext;
 
 use crate::pg_catalog::model::{
-    NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, format_type, quote_ident,
-    type_oid_by_name,
+    NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, constraint_oid, format_type,
+    quote_ident, type_oid_by_name,
 };
 use crate::settings::{Settings, defaults};
 
@@ -293,13 +293,18 @@ impl ScalarUDFImpl for PgFunction {
                     let index = relations
                         .indexes
                         .iter()
-                        .find(|i| i.primary && i.oid + 1 == oid)?;
+                        .find(|i| (i.primary || i.constraint) && constraint_oid(i) == oid)?;
                     let keys: Vec<String> = index
                         .keys
                         .iter()
                         .map(|&(c, _)| quote_ident(&index.table.columns[c].name))
                         .collect();
-                    Some(format!("PRIMARY KEY ({})", keys.join(", ")))
+                    let kind = if index.primary {
+                        "PRIMARY KEY"
+                    } else {
+                        "UNIQUE"
+                    };
+                    Some(format!("{kind} ({})", keys.join(", ")))
                 }))
             }
             Function::ViewDef => {

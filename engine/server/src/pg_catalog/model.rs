@@ -223,6 +223,8 @@ pub struct PgIndex {
     pub include: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// Backs a UNIQUE constraint (shown in `pg_constraint` with it).
+    pub constraint: bool,
     /// Complete (a secondary index still being built is not valid yet).
     pub valid: bool,
 }
@@ -411,9 +413,10 @@ pub fn table_oid(table: &TableDef) -> i64 {
     FIRST_USER_OID + 4 * i64::from(table.id)
 }
 
-/// The primary key constraint's OID (the primary key index's is one more than its table's).
-pub fn primary_constraint_oid(table: &TableDef) -> i64 {
-    table_oid(table) + 2
+/// The OID of the constraint an index backs (a primary key's, a UNIQUE constraint's): the
+/// index's own plus one (a primary index is its table's plus one; index OIDs are 4 apart).
+pub fn constraint_oid(index: &PgIndex) -> i64 {
+    index.oid + 1
 }
 
 /// A CHECK constraint's OID (from its table's and its own name, as a view's from its name).
@@ -448,6 +451,7 @@ fn primary_index(table: &Arc<TableDef>) -> Option<PgIndex> {
         include: Vec::new(),
         unique: true,
         primary: true,
+        constraint: false,
         valid: true,
     })
 }
@@ -461,6 +465,7 @@ fn secondary_index(table: &Arc<TableDef>, index: &IndexDef) -> PgIndex {
         include: index.include.clone(),
         unique: index.unique,
         primary: false,
+        constraint: index.constraint,
         valid: index.state == rowdex_catalog::IndexState::Ready,
     }
 }

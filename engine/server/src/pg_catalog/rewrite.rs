@@ -32,7 +32,7 @@ use rowdex::datafusion::sql::sqlparser::parser::Parser;
 use crate::pg_catalog::tables::PG_CATALOG_TABLES;
 
 /// Words that make a statement worth parsing as PostgreSQL (matched lower-cased).
-const MARKERS: [&str; 8] = [
+const MARKERS: [&str; 10] = [
     "pg_",
     "information_schema",
     "operator(",
@@ -41,6 +41,10 @@ const MARKERS: [&str; 8] = [
     "regnamespace",
     "collate",
     "current_user",
+    // Casts as PostgreSQL prints a DEFAULT (`'open'::character varying`), which tools run
+    // back (Alembic's autogenerate compares defaults with `SELECT default = default`).
+    "character varying",
+    "bpchar",
 ];
 
 /// The statement rewritten for rowdex, or None when it needs no rewrite (or does not parse
@@ -380,6 +384,15 @@ fn replace_cast(inner: &Expr, data_type: &DataType) -> Option<Expr> {
     let type_name = match data_type {
         DataType::Custom(name, _) => idents(name).last()?.to_ascii_lowercase(),
         DataType::Regclass => "regclass".to_string(),
+        DataType::CharacterVarying(_) | DataType::CharVarying(_) => {
+            return Some(Expr::Cast {
+                kind: rowdex::datafusion::sql::sqlparser::ast::CastKind::DoubleColon,
+                expr: Box::new(inner.clone()),
+                data_type: DataType::Text,
+                array: false,
+                format: None,
+            });
+        }
         DataType::Array(_) => {
             let mapped = standard_type(data_type)?;
             return Some(Expr::Cast {

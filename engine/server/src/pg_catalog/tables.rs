@@ -13,11 +13,12 @@ use rowdex::arrow::array::{Int64Builder, RecordBatch};
 use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use rowdex::arrow::error::ArrowError;
 
+use crate::pg_catalog::defaults::postgres_default;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
     BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME, OWNER_ROLE,
     PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, check_oid, column_type,
-    default_oid, format_type, primary_constraint_oid, table_oid, view_oid,
+    constraint_oid, default_oid, format_type, table_oid, view_oid,
 };
 use rowdex_catalog::ColumnDef;
 
@@ -733,7 +734,7 @@ fn defaults(relations: &Relations) -> Table {
                     ("oid", default_oid(t, &column.name).into()),
                     ("adrelid", table_oid(t).into()),
                     ("adnum", (num as i64 + 1).into()),
-                    ("adbin", default.as_str().into()),
+                    ("adbin", postgres_default(column, default).into()),
                 ]);
             }
         }
@@ -855,7 +856,12 @@ fn constraints(relations: &Relations) -> Table {
         ("confkey", IntList),
         ("conbin", Text),
     ]);
-    for index in relations.indexes.iter().filter(|i| i.primary) {
+    // The primary key's constraint, and each UNIQUE constraint's, with the index behind it.
+    for index in relations
+        .indexes
+        .iter()
+        .filter(|i| i.primary || i.constraint)
+    {
         let key: Vec<i64> = index
             .keys
             .iter()
@@ -868,10 +874,10 @@ fn constraints(relations: &Relations) -> Table {
             })
             .collect();
         table.row(vec![
-            ("oid", primary_constraint_oid(&index.table).into()),
+            ("oid", constraint_oid(index).into()),
             ("conname", index.name.as_str().into()),
             ("connamespace", PUBLIC_NAMESPACE.into()),
-            ("contype", "p".into()),
+            ("contype", if index.primary { "p" } else { "u" }.into()),
             ("condeferrable", false.into()),
             ("condeferred", false.into()),
             ("convalidated", true.into()),
@@ -1127,6 +1133,15 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 ("column_name", column.name.as_str().into()),
                 ("ordinal_position", (num as i64 + 1).into()),
                 (
+                    "column_default",
+                    match &column.default {
+                        Some(default) if column_default(column).0 => {
+                            postgres_default(column, default).into()
+                        }
+                        _ => Cell::Null,
+                    },
+                ),
+                (
                     "is_nullable",
                     if column.nullable { "YES" } else { "NO" }.into(),
                 ),
@@ -1169,7 +1184,12 @@ fn constraint_usage(name: &str, relations: &Relations, facts: &SessionFacts) -> 
             ("initially_deferred", Text),
         ])
     };
-    for index in relations.indexes.iter().filter(|i| i.unique) {
+    // Constraints only: a unique index made by CREATE UNIQUE INDEX is not one.
+    for index in relations
+        .indexes
+        .iter()
+        .filter(|i| i.primary || i.constraint)
+    {
         let common = || {
             vec![
                 ("constraint_catalog", Cell::from(facts.database.as_str())),

@@ -20,7 +20,8 @@ line (see transcript.py). Topics, each a small function below, in the order they
 - errors by SQLSTATE (22012, 23505, 23502, 42601, 42P01, 42703, 22001), each followed by a
   rollback and a check that the connection still works;
 - SHOW transaction_isolation, conn.info.transaction_status around BEGIN/COMMIT, aggregates,
-  fetchone on an empty result.
+  fetchone on an empty result;
+- SQL-level PREPARE / EXECUTE / DEALLOCATE, with and without parameter types, their errors.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -597,6 +598,35 @@ def step_aggregates(conn, t):
     settle(conn)
 
 
+def step_sql_prepared(auto, conn, t):
+    """SQL-level PREPARE / EXECUTE / DEALLOCATE, as psql scripts and pgbench -M prepared use them."""
+    t.step("sql_prepare_select", lambda: command(
+        auto, "PREPARE psy_by_id (int) AS SELECT id, name, qty FROM psy_items WHERE id = $1"))
+    t.step("sql_execute_select", lambda: query(auto, "EXECUTE psy_by_id (2)"))
+    t.step("sql_execute_select_quoted", lambda: query(auto, "EXECUTE psy_by_id ('3')"))
+    t.step("sql_execute_select_none", lambda: query(auto, "EXECUTE psy_by_id (-5)"))
+    t.step("sql_prepare_untyped", lambda: command(
+        auto, "PREPARE psy_qty AS SELECT count(*) FROM psy_items WHERE qty >= $1 AND name <> $2"))
+    t.step("sql_execute_untyped", lambda: query(auto, "EXECUTE psy_qty (0, 'none')"))
+    t.step("sql_prepare_insert", lambda: command(
+        conn, "PREPARE psy_add (int, text) AS INSERT INTO psy_items (id, name, qty) "
+              "VALUES ($1, $2, 1)"))
+    t.step("sql_execute_insert", lambda: command(conn, "EXECUTE psy_add (900, 'prepared')"))
+    t.step("sql_execute_insert_rows", lambda: query(
+        conn, "SELECT id, name, qty FROM psy_items WHERE id = 900"))
+    t.step("sql_execute_insert_rollback", conn.rollback)
+    t.step("sql_execute_insert_gone", lambda: query(
+        auto, "SELECT count(*) FROM psy_items WHERE id = 900"))
+    t.step("sql_prepare_again", lambda: command(auto, "PREPARE psy_by_id AS SELECT 1"))
+    t.step("sql_execute_wrong_count", lambda: query(auto, "EXECUTE psy_by_id (1, 2)"))
+    t.step("sql_execute_bad_integer", lambda: query(auto, "EXECUTE psy_by_id ('x')"))
+    t.step("sql_deallocate", lambda: command(auto, "DEALLOCATE psy_by_id"))
+    t.step("sql_execute_deallocated", lambda: query(auto, "EXECUTE psy_by_id (2)"))
+    t.step("sql_deallocate_all", lambda: command(auto, "DEALLOCATE ALL"))
+    t.step("sql_execute_after_all", lambda: query(auto, "EXECUTE psy_qty (0, 'none')"))
+    settle(conn)
+
+
 def main(args, t):
     auto, conn = step_connect(args, t)
     if auto is None:
@@ -611,6 +641,7 @@ def main(args, t):
     step_any(conn, t)
     step_errors(auto, conn, t)
     step_aggregates(conn, t)
+    step_sql_prepared(auto, conn, t)
 
     def close():
         conn.close()
