@@ -480,9 +480,18 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
             names,
             ..
         } => ddl::drop(session, *object_type, *if_exists, names).await,
-        Statement::Insert(insert) => dml::insert(session, insert, upsert).await,
-        Statement::Update(update) => dml::update(session, update).await,
-        Statement::Delete(delete) => dml::delete(session, delete).await,
+        Statement::Insert(insert) => {
+            let output = dml::insert(session, insert, upsert).await?;
+            returning::name_returned(session, statement, output)
+        }
+        Statement::Update(update) => {
+            let output = dml::update(session, update).await?;
+            returning::name_returned(session, statement, output)
+        }
+        Statement::Delete(delete) => {
+            let output = dml::delete(session, delete).await?;
+            returning::name_returned(session, statement, output)
+        }
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
         Statement::Copy { .. } => copy::copy(session, statement).await,
         Statement::CreateView(create) => views::create_view(session, create).await,

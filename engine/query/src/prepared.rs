@@ -187,8 +187,9 @@ impl Prepared {
         }
         let columns = match (statement.as_ref(), plan, returned) {
             (_, _, Some(query)) => {
-                let plan = plan_statement(&ctx, query).await?;
-                Some(Arc::new(plan.schema().as_arrow().clone()))
+                let plan = plan_statement(&ctx, query.clone()).await?;
+                let schema = Arc::new(plan.schema().as_arrow().clone());
+                Some(self.session.name_schema(&query, &schema))
             }
             (Statement::Query(_), Some(plan), None) => {
                 let schema = Arc::new(untyped_as_text(plan.schema().as_arrow()));

@@ -21,6 +21,7 @@ use crate::native::cache::QueryCache;
 use crate::native::compile::NativeQuery;
 use crate::output::Output;
 use crate::sql::hints::QueryHints;
+use crate::sql::integer_types::IntegerColumns;
 use crate::sql::output_names::{postgres_columns, renamed};
 use crate::sql::semantics::Semantics;
 
@@ -273,11 +274,17 @@ impl Session {
 
     /// The columns of `statement`'s result (`schema`) as this session names them: PostgreSQL's
     /// names in a session that follows PostgreSQL (see `sql::output_names`), else as they are.
+    /// The integer columns of the tables `statement` reads, as this session sees them.
+    fn integer_columns(&self, statement: &Statement) -> IntegerColumns {
+        let schema = self.schema_view();
+        IntegerColumns::of_query(statement, |name| schema.table(name))
+    }
+
     pub(crate) fn name_schema(&self, statement: &Statement, schema: &SchemaRef) -> SchemaRef {
         if self.semantics != Semantics::PostgreSql {
             return schema.clone();
         }
-        match postgres_columns(statement, schema) {
+        match postgres_columns(statement, schema, &self.integer_columns(statement)) {
             Some(columns) => renamed(schema, &columns),
             None => schema.clone(),
         }
@@ -291,7 +298,9 @@ impl Session {
             return Ok(output);
         };
         let columns = match self.semantics {
-            Semantics::PostgreSql => postgres_columns(statement, &schema),
+            Semantics::PostgreSql => {
+                postgres_columns(statement, &schema, &self.integer_columns(statement))
+            }
             Semantics::Sqlite => None,
         };
         let Some(columns) = columns.filter(|columns| *renamed(&schema, columns) != *schema) else {

@@ -3,13 +3,15 @@
 //! commands ([`command`]), names as the catalog spells them ([`names`]), every rule that reads
 //! a literal ([`literals`]), optimizer hints ([`hints`]), PostgreSQL's storage parameters
 //! ([`storage`]), whose rules a session follows where SQLite and PostgreSQL differ
-//! ([`semantics`]), the result column names PostgreSQL gives ([`output_names`]), and parameter
+//! ([`semantics`]), the result column names PostgreSQL gives ([`output_names`]) and the integer
+//! widths it keeps in arithmetic ([`integer_types`]), and parameter
 //! types from casts ([`parameter_casts`]) and the rewrites applied before
 //! DataFusion plans a statement ([`rewrite`], and [`sqlite_types`] for SQLite's typing).
 
 pub(crate) mod array_lists;
 pub(crate) mod command;
 pub(crate) mod hints;
+pub(crate) mod integer_types;
 pub(crate) mod literals;
 pub(crate) mod names;
 pub(crate) mod output_names;

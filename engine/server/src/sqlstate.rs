@@ -172,7 +172,11 @@ fn datafusion_code(error: &DataFusionError) -> &'static str {
 fn arrow_code(text: &str) -> &'static str {
     if text.contains("Divide by zero") {
         "22012"
-    } else if text.contains("Overflow") || text.contains("overflow") {
+    } else if text.contains("Overflow")
+        || text.contains("overflow")
+        || text.contains("Can't cast value")
+    {
+        // A number cast to a type too narrow for it (`40000::smallint`): out of range.
         "22003"
     } else if text.contains("Cast error") || text.contains("Cannot cast") {
         "22P02"

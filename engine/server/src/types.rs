@@ -115,12 +115,20 @@ pub fn parameter_datum<S: Clone>(
         Type::BOOL => portal
             .parameter::<bool>(index, pg_type)?
             .map(Datum::Boolean),
-        Type::INT2 => portal
-            .parameter::<i16>(index, pg_type)?
-            .map(|v| Datum::Int(v.into())),
-        Type::INT4 => portal
-            .parameter::<i32>(index, pg_type)?
-            .map(|v| Datum::Int(v.into())),
+        Type::INT2 => in_range(
+            portal.parameter::<i16>(index, pg_type),
+            portal,
+            index,
+            "smallint",
+        )?
+        .map(|v| Datum::Int(v.into())),
+        Type::INT4 => in_range(
+            portal.parameter::<i32>(index, pg_type),
+            portal,
+            index,
+            "integer",
+        )?
+        .map(|v| Datum::Int(v.into())),
         Type::INT8 => portal.parameter::<i64>(index, pg_type)?.map(Datum::Int),
         Type::OID => portal
             .parameter::<u32>(index, pg_type)?
@@ -175,6 +183,34 @@ fn binary_array_datum<S>(portal: &Portal<S>, index: usize) -> PgWireResult<Datum
                 format!("parameter ${}: {message}", index + 1),
             )))
         })
+}
+
+/// A narrow integer parameter as decoded, or, where its text is an integer too wide for the
+/// type, PostgreSQL's out-of-range error (22003) rather than a decoding failure.
+fn in_range<S, T>(
+    decoded: PgWireResult<Option<T>>,
+    portal: &Portal<S>,
+    index: usize,
+    type_name: &str,
+) -> PgWireResult<Option<T>> {
+    let Err(error) = decoded else {
+        return decoded;
+    };
+    let text = parameter_bytes(portal, index)
+        .ok()
+        .flatten()
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .filter(|text| text.trim().parse::<i128>().is_ok());
+    match text {
+        Some(text) => Err(PgWireError::UserError(Box::new(error_info(
+            NUMERIC_VALUE_OUT_OF_RANGE,
+            format!(
+                "value \"{}\" is out of range for type {type_name}",
+                text.trim()
+            ),
+        )))),
+        None => Err(error),
+    }
 }
 
 /// A parameter of a type rowdex takes as text (TEXT, VARCHAR, a type it does not know): its

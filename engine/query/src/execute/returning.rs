@@ -17,6 +17,7 @@ use rowdex_codec::Datum;
 use crate::df::context::run_query;
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::session::Session;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::values::{rows_to_batch, table_schema};
 
@@ -63,6 +64,22 @@ pub(crate) async fn select_over(
         });
     };
     run_query(&ctx, *statement).await
+}
+
+/// `output`, the rows a write with RETURNING returned, with its columns named as the session
+/// names a query's (PostgreSQL's names under its semantics: `upper`, not `upper(t.name)`).
+pub(crate) fn name_returned(
+    session: &Session,
+    statement: &Statement,
+    output: Output,
+) -> Result<Output> {
+    if !matches!(output, Output::Rows { .. }) {
+        return Ok(output);
+    }
+    match split_returning(statement) {
+        Some((_, query)) => session.name_output(&query, output),
+        None => Ok(output),
+    }
 }
 
 /// For a write with RETURNING, the statement without it and the query whose columns its rows

@@ -18,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use std::sync::Arc;
 
+use crate::sql::integer_types::{IntegerColumns, IntegerWidth};
 use crate::values::DECLARED_TYPE;
 
 /// How sure a name is, as PostgreSQL ranks them: a cast's type name gives way to a stronger
@@ -69,16 +70,22 @@ pub(crate) enum OutputType {
 /// The columns of `statement`'s result as PostgreSQL gives them, one per column of `schema`
 /// (the result as DataFusion or the native executor named it); None when the statement is no
 /// query, or its select list does not line up with `schema` (two wildcards).
+/// `integers` says which arithmetic keeps an integer width (see `sql::integer_types`).
 pub(crate) fn postgres_columns(
     statement: &Statement,
     schema: &Schema,
+    integers: &IntegerColumns,
 ) -> Option<Vec<OutputColumn>> {
     let Statement::Query(query) = statement else {
         return None;
     };
     let items = query_item_names(query)?;
     let types: Vec<OutputType> = match query.body.as_ref() {
-        SetExpr::Select(select) => select.projection.iter().map(item_type).collect(),
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .map(|item| item_type(item, integers))
+            .collect(),
         _ => vec![OutputType::Computed; items.len()],
     };
     let width = schema.fields().len();
@@ -110,8 +117,9 @@ pub(crate) fn postgres_columns(
 }
 
 /// What a plain SELECT's list item says of its column's declared type: a column reference (or
-/// a wildcard's columns) as planned, an integer literal its own, anything else none.
-fn item_type(item: &SelectItem) -> OutputType {
+/// a wildcard's columns) as planned, an integer literal its own, integer arithmetic the width
+/// PostgreSQL keeps it at, anything else none.
+fn item_type(item: &SelectItem, integers: &IntegerColumns) -> OutputType {
     let expr = match item {
         SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => expr,
         SelectItem::ExprWithAliases { .. } => return OutputType::Computed,
@@ -125,6 +133,15 @@ fn item_type(item: &SelectItem) -> OutputType {
     }
     match expr {
         Expr::Identifier(_) | Expr::CompoundIdentifier(_) => OutputType::AsPlanned,
+        Expr::BinaryOp { .. } | Expr::UnaryOp { .. } => literal_type(expr)
+            .or_else(|| integers.width(expr).and_then(IntegerWidth::declared))
+            .map_or(OutputType::Computed, OutputType::Declared),
+        // A cast to VARCHAR without a length is a varchar (DataFusion's is text).
+        Expr::Cast {
+            data_type:
+                DataType::Varchar(None) | DataType::CharacterVarying(None) | DataType::CharVarying(None),
+            ..
+        } => OutputType::Declared("VARCHAR"),
         _ => literal_type(expr).map_or(OutputType::Computed, OutputType::Declared),
     }
 }
@@ -302,7 +319,7 @@ mod tests {
                 .map(|c| Field::new(*c, ArrowDataType::Int64, true))
                 .collect::<Vec<_>>(),
         );
-        postgres_columns(&statement, &schema)
+        postgres_columns(&statement, &schema, &IntegerColumns::default())
     }
 
     fn names(sql: &str, columns: &[&str]) -> Option<Vec<String>> {

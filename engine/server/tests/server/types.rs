@@ -149,11 +149,31 @@ async fn declared_types_are_described_sent_and_bounded_as_declared() {
             Type::VARCHAR,
             Type::INT8,
             Type::INT4,
-            // An expression is typed as DataFusion types it (PostgreSQL: int4).
-            Type::INT8
+            // Integer arithmetic keeps its operands' width, as in PostgreSQL.
+            Type::INT4
         ]
     );
     assert_eq!(row.get::<_, i32>(0), 1);
+    assert_eq!(row.get::<_, i32>(7), 2);
+    // An int4 result past its range fails as PostgreSQL's does (22003); with a bigint
+    // operand the arithmetic is bigint.
+    let overflow = client
+        .query_one("SELECT id * 2147483647 * 2 FROM nar", &[])
+        .await
+        .expect_err("integer out of range");
+    assert_eq!(
+        overflow.code().map(|c| c.code()),
+        Some("22003"),
+        "{overflow:?}"
+    );
+    let wide = client
+        .query_one("SELECT big + id, s + 1::smallint FROM nar", &[])
+        .await
+        .expect("bigint and smallint arithmetic");
+    let types: Vec<Type> = wide.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(types, vec![Type::INT8, Type::INT2]);
+    assert_eq!(wide.get::<_, i64>(0), 3_000_000_001);
+    assert_eq!(wide.get::<_, i16>(1), -32767);
     assert_eq!(row.get::<_, i16>(1), -32768);
     assert_eq!(row.get::<_, f32>(2), 0.1f32);
     assert_eq!(row.get::<_, String>(3), "ab  ");
