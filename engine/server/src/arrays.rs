@@ -90,6 +90,10 @@ fn element_text(element: &Type, value: &[u8], text: &mut String) -> Result<(), S
             let b = fixed(4)?;
             text.push_str(&i32::from_be_bytes([b[0], b[1], b[2], b[3]]).to_string());
         }
+        Type::OID => {
+            let b = fixed(4)?;
+            text.push_str(&u32::from_be_bytes([b[0], b[1], b[2], b[3]]).to_string());
+        }
         Type::INT8 => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "an int8 element")?;
             text.push_str(&i64::from_be_bytes(b).to_string());

@@ -5,10 +5,11 @@
 //! Files, each importing only from those listed before it: `model` (rowdex's catalog as
 //! PostgreSQL relations, OIDs and types), `defaults` (a DEFAULT as PostgreSQL prints it),
 //! `functions`, `tables`, `schema` (registering both schemas and the functions in a session),
-//! `rewrite`.
+//! `introspection` (asyncpg's type lookup), `rewrite`.
 
 pub mod defaults;
 pub mod functions;
+pub mod introspection;
 pub mod model;
 pub mod rewrite;
 pub mod schema;

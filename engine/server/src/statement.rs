@@ -16,6 +16,7 @@ use tokio::sync::OnceCell;
 
 use crate::cursors::{declared_query, parse_fetch};
 use crate::kind::{KIND_WORDS, Kind};
+use crate::pg_catalog::introspection::lookup_parameter_types;
 use crate::pg_catalog::rewrite::rewrite;
 use crate::prepared_statements::SqlStatement;
 use crate::sql_prepared::executed_statement;
@@ -35,6 +36,9 @@ pub struct WireStatement {
     cursor_columns: Option<SchemaRef>,
     /// The SQL-level prepared statement an EXECUTE runs, as it was when parsed.
     executes: Option<Arc<SqlStatement>>,
+    /// Parameter types the statement's text fixed where rowdex's inference would differ
+    /// (`pg_catalog::introspection::lookup_parameter_types`).
+    fixed_parameters: Option<Vec<Type>>,
     description: OnceCell<Description>,
 }
 
@@ -88,8 +92,8 @@ impl WireStatement {
         self.prepared.as_ref().map_or(0, Prepared::parameter_count)
     }
 
-    /// The parameter types to describe: those the client gave at Parse, rowdex's inference
-    /// for the others.
+    /// The parameter types to describe: those the client gave at Parse, then those the
+    /// statement fixed, rowdex's inference for the others.
     pub fn parameter_types(&self, given: &[Option<Type>], inferred: &Description) -> Vec<Type> {
         (0..self.parameter_count().max(given.len()))
             .map(|i| {
@@ -98,6 +102,7 @@ impl WireStatement {
                     .cloned()
                     .flatten()
                     .filter(|t| *t != Type::UNKNOWN)
+                    .or_else(|| self.fixed_parameters.as_ref()?.get(i).cloned())
                     .unwrap_or_else(|| {
                         parameter_type(inferred.parameters.get(i).and_then(Option::as_deref))
                     })
@@ -170,6 +175,7 @@ impl QueryParser for StatementParser {
                     Kind::Execute => executed_statement(&self.state, runs),
                     _ => None,
                 },
+                fixed_parameters: lookup_parameter_types(runs),
                 kind,
                 prepared,
                 description: OnceCell::new(),

@@ -66,6 +66,37 @@ pub const TYPES: [PgType; 18] = [
     pg_type(1700, "numeric", -1, "N", false),
 ];
 
+/// The array types of the base types, as (array OID, element OID): the types of the lists
+/// drivers bind to `= ANY($1)`, which pg_type holds so that a driver introspecting one
+/// (asyncpg) finds it.
+pub const ARRAY_TYPES: [(i64, i64); 17] = [
+    (1000, 16),
+    (1001, 17),
+    (1002, 18),
+    (1003, 19),
+    (1016, 20),
+    (1005, 21),
+    (1007, 23),
+    (1009, 25),
+    (1028, 26),
+    (1021, 700),
+    (1022, 701),
+    (1014, 1042),
+    (1015, 1043),
+    (1182, 1082),
+    (1115, 1114),
+    (1185, 1184),
+    (1231, 1700),
+];
+
+/// The array type of base type `oid`, if pg_type has one.
+pub fn array_of(oid: i64) -> Option<i64> {
+    ARRAY_TYPES
+        .iter()
+        .find(|(_, element)| *element == oid)
+        .map(|(array, _)| *array)
+}
+
 const fn pg_type(
     oid: i64,
     name: &'static str,
@@ -188,7 +219,10 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".to_string(),
         },
-        _ => return None,
+        array => {
+            let (_, element) = ARRAY_TYPES.iter().find(|(a, _)| *a == array)?;
+            format!("{}[]", format_type(*element, None)?)
+        }
     })
 }
 

@@ -29,6 +29,7 @@ use rowdex::datafusion::sql::sqlparser::ast::{
 use rowdex::datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use rowdex::datafusion::sql::sqlparser::parser::Parser;
 
+use crate::pg_catalog::introspection::type_lookup;
 use crate::pg_catalog::tables::PG_CATALOG_TABLES;
 
 /// Words that make a statement worth parsing as PostgreSQL (matched lower-cased).
@@ -55,6 +56,9 @@ pub fn rewrite(sql: &str) -> Option<String> {
         return None;
     }
     let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
+    if let Some(lookup) = type_lookup(&statements) {
+        return Some(lookup);
+    }
     let mut rewriter = Rewriter { changed: false };
     for statement in &mut statements {
         let _ = statement.visit(&mut rewriter);

@@ -16,9 +16,9 @@ use rowdex::arrow::error::ArrowError;
 use crate::pg_catalog::defaults::postgres_default;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
-    BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME, OWNER_ROLE,
-    PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, check_oid, column_type,
-    constraint_oid, default_oid, format_type, table_oid, view_oid,
+    ARRAY_TYPES, BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME,
+    OWNER_ROLE, PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, array_of,
+    check_oid, column_type, constraint_oid, default_oid, format_type, table_oid, view_oid,
 };
 use rowdex_catalog::ColumnDef;
 
@@ -786,7 +786,7 @@ fn types() -> Table {
             ("typdelim", ",".into()),
             ("typrelid", 0.into()),
             ("typelem", 0.into()),
-            ("typarray", 0.into()),
+            ("typarray", array_of(t.oid).unwrap_or(0).into()),
             ("typinput", format!("{}in", t.name).into()),
             ("typoutput", format!("{}out", t.name).into()),
             ("typreceive", format!("{}recv", t.name).into()),
@@ -800,6 +800,46 @@ fn types() -> Table {
             (
                 "typcollation",
                 if t.collatable { DEFAULT_COLLATION } else { 0 }.into(),
+            ),
+        ]);
+    }
+    for (oid, element) in ARRAY_TYPES {
+        let Some(base) = TYPES.iter().find(|t| t.oid == element) else {
+            continue;
+        };
+        table.row(vec![
+            ("oid", oid.into()),
+            ("typname", format!("_{}", base.name).into()),
+            ("typnamespace", PG_CATALOG_NAMESPACE.into()),
+            ("typowner", OWNER_ROLE.into()),
+            ("typlen", (-1).into()),
+            ("typbyval", false.into()),
+            ("typtype", "b".into()),
+            ("typcategory", "A".into()),
+            ("typispreferred", false.into()),
+            ("typisdefined", true.into()),
+            ("typdelim", ",".into()),
+            ("typrelid", 0.into()),
+            ("typelem", element.into()),
+            ("typarray", 0.into()),
+            ("typinput", "array_in".into()),
+            ("typoutput", "array_out".into()),
+            ("typreceive", "array_recv".into()),
+            ("typsend", "array_send".into()),
+            ("typalign", "i".into()),
+            ("typstorage", "x".into()),
+            ("typnotnull", false.into()),
+            ("typbasetype", 0.into()),
+            ("typtypmod", (-1).into()),
+            ("typndims", 0.into()),
+            (
+                "typcollation",
+                if base.collatable {
+                    DEFAULT_COLLATION
+                } else {
+                    0
+                }
+                .into(),
             ),
         ]);
     }
