@@ -10,6 +10,7 @@
 pub(crate) mod add_primary_key;
 pub(crate) mod alter;
 pub(crate) mod alter_type;
+pub(crate) mod comments;
 pub(crate) mod copy;
 pub(crate) mod create_as;
 pub(crate) mod create_like;
@@ -330,7 +331,8 @@ fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }
             | Statement::CreateView(_)
-            | Statement::CreateSequence { .. } => return Ok(InTransaction::InBlock),
+            | Statement::CreateSequence { .. }
+            | Statement::Comment { .. } => return Ok(InTransaction::InBlock),
             Statement::CreateTrigger(_) | Statement::DropTrigger(_) => {
                 return Ok(InTransaction::OnItsOwn);
             }
@@ -495,6 +497,12 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
         Statement::Copy { .. } => copy::copy(session, statement).await,
         Statement::CreateView(create) => views::create_view(session, create).await,
+        Statement::Comment {
+            object_type,
+            object_name,
+            if_exists,
+            ..
+        } => comments::comment(session, object_type, object_name, *if_exists),
         Statement::CreateTrigger(create) => triggers::create_trigger(session, create).await,
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
         Statement::Truncate(truncate) => truncate::boxed(session, truncate).await,

@@ -62,6 +62,14 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     if let Some(key) = added_primary_key(alter)? {
         return add_primary_key(session, &name, &key).await;
     }
+    let owner_only = alter
+        .operations
+        .iter()
+        .all(|operation| matches!(operation, AlterTableOperation::OwnerTo { .. }));
+    if owner_only {
+        // Every object belongs to rowdex's one owner: the table stays as it is.
+        return Ok(Output::Done);
+    }
     let retypes = alter.operations.iter().any(|operation| {
         matches!(
             operation,
@@ -259,6 +267,8 @@ fn apply(
             })
         }
         AlterTableOperation::SetOptionsParens { options } => set_options(def, options),
+        // Every object belongs to rowdex's one owner (as psql's `\d` shows): nothing to change.
+        AlterTableOperation::OwnerTo { .. } => Ok(()),
         other => Err(Error::Unsupported {
             what: format!("ALTER TABLE ... {other}"),
         }),

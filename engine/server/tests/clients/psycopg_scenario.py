@@ -21,7 +21,8 @@ line (see transcript.py). Topics, each a small function below, in the order they
   rollback and a check that the connection still works;
 - SHOW transaction_isolation, conn.info.transaction_status around BEGIN/COMMIT, aggregates,
   fetchone on an empty result;
-- SQL-level PREPARE / EXECUTE / DEALLOCATE, with and without parameter types, their errors.
+- SQL-level PREPARE / EXECUTE / DEALLOCATE, with and without parameter types, their errors;
+- COMMENT ON and ALTER TABLE ... OWNER TO as migration tools emit them.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -627,6 +628,19 @@ def step_sql_prepared(auto, conn, t):
     settle(conn)
 
 
+def step_tool_ddl(auto, t):
+    """DDL migration tools emit that changes nothing rowdex keeps: COMMENT ON, OWNER TO."""
+    t.step("comment_on_table", lambda: command(auto, "COMMENT ON TABLE psy_items IS 'items'"))
+    t.step("comment_on_column", lambda: command(
+        auto, "COMMENT ON COLUMN psy_items.name IS 'the name'"))
+    t.step("comment_on_missing_table", lambda: command(
+        auto, "COMMENT ON TABLE psy_nothing IS 'x'"))
+    t.step("comment_on_missing_column", lambda: command(
+        auto, "COMMENT ON COLUMN psy_items.nothing IS 'x'"))
+    t.step("owner_to_current_user", lambda: command(
+        auto, "ALTER TABLE psy_items OWNER TO CURRENT_USER"))
+
+
 def main(args, t):
     auto, conn = step_connect(args, t)
     if auto is None:
@@ -642,6 +656,7 @@ def main(args, t):
     step_errors(auto, conn, t)
     step_aggregates(conn, t)
     step_sql_prepared(auto, conn, t)
+    step_tool_ddl(auto, t)
 
     def close():
         conn.close()
