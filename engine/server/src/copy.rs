@@ -108,10 +108,14 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     let columns = i16::try_from(copied.columns).unwrap_or(i16::MAX);
-    let formats = vec![0; usize::try_from(columns).unwrap_or(0)];
+    let format: i8 = match copied.format.kind {
+        CopyFormatKind::Binary => 1,
+        _ => TEXTUAL,
+    };
+    let formats = vec![i16::from(format); usize::try_from(columns).unwrap_or(0)];
     client
         .feed(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-            TEXTUAL, columns, formats,
+            format, columns, formats,
         )))
         .await?;
     for chunk in copied.chunks {

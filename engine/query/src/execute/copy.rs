@@ -18,6 +18,7 @@ use std::io::{BufWriter, Write};
 use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Query, Statement};
 use futures::StreamExt;
 
+use crate::copy_data::binary_out::{BINARY_HEADER, BINARY_TRAILER, encode_binary_rows};
 use crate::copy_data::format::{
     CopyFormat, CopyFormatKind, encode_each_row, encode_header, encode_rows,
 };
@@ -63,11 +64,6 @@ pub(crate) async fn copy(session: &Session, statement: &Statement) -> Result<Out
         }
     };
     let format = CopyFormat::parse(options, legacy_options, default_kind)?;
-    if *to && format.kind == CopyFormatKind::Binary {
-        return Err(Error::Unsupported {
-            what: "COPY ... TO in FORMAT binary (text and CSV are written)".to_string(),
-        });
-    }
     match (source, *to) {
         (
             CopySource::Table {
@@ -194,8 +190,12 @@ async fn copy_to(
     let ctx = session.statement_context(&Default::default());
     let plan = plan_statement(&ctx, query).await?;
     let columns = plan.schema().fields().len();
+    let binary = format.kind == CopyFormatKind::Binary;
     let mut chunk = Vec::new();
-    if format.header {
+    if binary {
+        // Sent with the first row, as PostgreSQL sends it.
+        chunk.extend_from_slice(BINARY_HEADER);
+    } else if format.header {
         let names = plan.schema().fields().iter().map(|f| f.name().as_str());
         encode_header(names, &format, &mut chunk);
     }
@@ -222,19 +222,42 @@ async fn copy_to(
         rows += batch.num_rows() as u64;
         match &mut file {
             Some((writer, path)) => {
-                encode_rows(&batch, &format, &mut chunk);
+                if binary {
+                    for row in encode_binary_rows(&batch)? {
+                        chunk.extend_from_slice(&row);
+                    }
+                } else {
+                    encode_rows(&batch, &format, &mut chunk);
+                }
                 if chunk.len() >= OUT_CHUNK_BYTES {
                     write_file(writer, path, &chunk)?;
                     chunk.clear();
                 }
             }
-            // To the client, a piece per row (a CopyData message each, as PostgreSQL sends).
+            // To the client, a piece per row (a CopyData message each, as PostgreSQL sends);
+            // a text header line is a piece of its own, the binary header goes with the
+            // first row.
             None => {
-                if !chunk.is_empty() {
+                if !binary && !chunk.is_empty() {
                     chunks.push(std::mem::take(&mut chunk));
                 }
-                chunks.extend(encode_each_row(&batch, &format));
+                let encoded = if binary {
+                    encode_binary_rows(&batch)?
+                } else {
+                    encode_each_row(&batch, &format)
+                };
+                for row in encoded {
+                    chunk.extend_from_slice(&row);
+                    chunks.push(std::mem::take(&mut chunk));
+                }
             }
+        }
+    }
+    if binary {
+        if file.is_none() && !chunks.is_empty() {
+            chunks.push(BINARY_TRAILER.to_vec());
+        } else {
+            chunk.extend_from_slice(&BINARY_TRAILER);
         }
     }
     match file {

@@ -12,7 +12,8 @@ line (see transcript.py). Topics, each a small function below, in the order they
 - how psycopg types bare parameters (SELECT %s, ...) and literal expressions (`?column?`);
 - a statement executed often enough to be prepared server side (prepare_threshold);
 - executemany (pipelined, with and without RETURNING);
-- COPY ... FROM STDIN with write_row and COPY (SELECT ...) TO STDOUT with rows();
+- COPY ... FROM STDIN with write_row and COPY (SELECT ...) TO STDOUT with rows(), in text and
+  in FORMAT BINARY;
 - transactions: rollback, `conn.transaction()` blocks, nested savepoints whose inner block fails;
 - INSERT ... ON CONFLICT DO UPDATE RETURNING, UPDATE/DELETE ... RETURNING, rowcount/statusmessage;
 - a named (server side) cursor over a few hundred rows: fetchone, fetchmany, iteration by itersize;
@@ -337,10 +338,10 @@ def step_bulk(auto, conn, t):
         conn, "SELECT id, label, weight FROM psy_big WHERE id IN (%s, %s) ORDER BY id", [7, 50]))
     settle(conn)
 
-    def copy_out(types=None):
+    def copy_out(types=None, options=""):
         cur = auto.cursor()
         with cur.copy("COPY (SELECT id, name, qty, price FROM psy_items WHERE id <= 4 "
-                      "ORDER BY id) TO STDOUT") as copy:
+                      f"ORDER BY id) TO STDOUT {options}") as copy:
             if types:
                 copy.set_types(types)
             rows = list(copy.rows())
@@ -348,6 +349,30 @@ def step_bulk(auto, conn, t):
 
     t.step("copy_to_rows", copy_out)
     t.step("copy_to_rows_typed", lambda: copy_out(["int4", "varchar", "int4", "numeric"]))
+    t.step("copy_to_binary", lambda: copy_out(
+        ["int4", "varchar", "int4", "numeric"], "(FORMAT BINARY)"))
+
+    def copy_out_binary_types():
+        cur = auto.cursor()
+        with cur.copy("COPY (SELECT id, label, weight, DATE '2024-02-29' AS d, "
+                      "TIMESTAMP '2024-02-29 12:34:56.5' AS ts, id > 2 AS flag, "
+                      "CAST(-12.5 AS NUMERIC(6, 2)) AS n FROM psy_big WHERE id <= 4 ORDER BY id) "
+                      "TO STDOUT (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "text", "float8", "date", "timestamp", "bool", "numeric"])
+            rows = list(copy.rows())
+        return {"rows": rows, "rowcount": cur.rowcount}
+
+    t.step("copy_to_binary_types", copy_out_binary_types)
+
+    def copy_out_binary_empty():
+        cur = auto.cursor()
+        with cur.copy("COPY (SELECT id, name FROM psy_items WHERE id < 0) "
+                      "TO STDOUT (FORMAT BINARY)") as copy:
+            copy.set_types(["int4", "varchar"])
+            rows = list(copy.rows())
+        return {"rows": rows, "rowcount": cur.rowcount}
+
+    t.step("copy_to_binary_empty", copy_out_binary_empty)
 
 
 # -- transactions and savepoints ---------------------------------------------------------------

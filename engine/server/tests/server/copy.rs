@@ -4,7 +4,7 @@
 //! drops its connection in the middle of, which loads nothing.
 
 use bytes::Bytes;
-use futures::{SinkExt, StreamExt, pin_mut};
+use futures::{SinkExt, StreamExt, TryStreamExt, pin_mut};
 use tokio_postgres::Client;
 
 use crate::harness::{RawClient, TestServer, assert_check_table_clean, sqlstate};
@@ -197,7 +197,8 @@ async fn a_copy_given_up_or_cut_off_loads_nothing() {
 
 /// COPY FROM STDIN in FORMAT binary, as asyncpg's `copy_records_to_table` and tokio-postgres'
 /// `BinaryCopyInWriter` send it: each value in its type's binary form, read back equal; a
-/// duplicate key fails the load with 23505 and loads nothing of its batch.
+/// duplicate key fails the load with 23505 and loads nothing of its batch; COPY TO in FORMAT
+/// binary gives the values back in their declared types' binary form.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_copy_loads_every_type() {
     use chrono::NaiveDate;
@@ -304,12 +305,31 @@ async fn binary_copy_loads_every_type() {
         .await
         .expect("count");
     assert_eq!(count.get::<_, i64>(0), 2);
-    // Binary COPY TO is refused, clearly.
-    let refused = client
-        .copy_out("COPY bin TO STDOUT (FORMAT binary)")
+    // COPY TO in FORMAT binary gives every value back in its declared type's binary form.
+    let stream = client
+        .copy_out("COPY (SELECT * FROM bin ORDER BY id) TO STDOUT (FORMAT binary)")
         .await
-        .err()
-        .expect("COPY TO binary");
-    assert_eq!(sqlstate(&refused), "0A000");
+        .expect("copy out binary");
+    let rows: Vec<tokio_postgres::binary_copy::BinaryCopyOutRow> =
+        tokio_postgres::binary_copy::BinaryCopyOutStream::new(stream, &types)
+            .try_collect()
+            .await
+            .expect("binary rows");
+    assert_eq!(rows.len(), 2);
+    let first = &rows[0];
+    assert_eq!(first.get::<i32>(0), 1);
+    assert_eq!(first.get::<i64>(1), -9_000_000_000);
+    assert_eq!(first.get::<i16>(2), -32768);
+    assert_eq!(first.get::<f32>(3), 0.5);
+    assert_eq!(first.get::<f64>(4), -0.125);
+    assert_eq!(first.get::<Decimal>(5), Decimal::new(-1234567, 2));
+    assert_eq!(first.get::<&str>(6), "tab\there");
+    assert!(first.get::<bool>(7));
+    assert_eq!(first.get::<NaiveDate>(8), day);
+    assert_eq!(first.get::<chrono::NaiveDateTime>(9), at);
+    assert_eq!(first.get::<Vec<u8>>(10), vec![0, 255]);
+    assert_eq!(rows[1].get::<i32>(0), 2);
+    assert_eq!(rows[1].get::<Option<i64>>(1), None);
+    assert_eq!(rows[1].get::<Option<&str>>(6), None);
     server.stop().await;
 }
