@@ -8,6 +8,7 @@
 pub(crate) mod bulk;
 pub(crate) mod constraints;
 pub(crate) mod load;
+pub(crate) mod rewrite;
 pub(crate) mod row_writer;
 pub(crate) mod rowids;
 pub(crate) mod rows;

@@ -14,15 +14,12 @@ use std::collections::HashSet;
 
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
-use rowdex_store::{Direction, KeyRange};
 
 use crate::error::{Error, Result};
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
-
-/// Rows read per page while the table is moved.
-const MOVE_BATCH: usize = 1024;
+use crate::write::rewrite::rewrite_rows;
 
 /// Re-keys the table `name` by `key` (column names, each with its DESC flag).
 pub(crate) async fn add_primary_key(
@@ -57,33 +54,13 @@ pub(crate) async fn add_primary_key(
         })
         .collect::<Result<_>>()?;
     let now = session.db.now_micros();
-    let others: Vec<u8> = old.family_numbers().filter(|&f| f != 0).collect();
     let mut keys: HashSet<Vec<u8>> = HashSet::new();
-    // Every old entry is deleted before any new one is put: a row's new key may be another
-    // row's old one (row id 5 and key 5), and a put seen by the scan would be moved again.
-    let mut puts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let mut range = KeyRange::prefix(&old.prefix());
-    loop {
-        let page = tx.scan_page(&range, Direction::Forward, MOVE_BATCH).await?;
-        let rows = rowdex_indexer::rows::decode_rows(&*tx, &old, &page.entries, &others).await?;
-        for row in rows {
-            let moved: Vec<Datum> = from_old.iter().map(|&i| row[i].clone()).collect();
-            check_key(&new, &moved, &mut keys)?;
-            let gone = rowdex_indexer::mutations::row_change(&old, Some(&row), None, now, None);
-            for key in gone.deletes {
-                tx.delete(key);
-            }
-            let put = rowdex_indexer::mutations::row_change(&new, None, Some(&moved), now, None);
-            puts.extend(put.puts);
-        }
-        match page.resume {
-            Some(next) => range = next,
-            None => break,
-        }
-    }
-    for (key, value) in puts {
-        tx.put(key, value);
-    }
+    rewrite_rows(&mut *tx, &old, &new, now, |row| {
+        let moved: Vec<Datum> = from_old.iter().map(|&i| row[i].clone()).collect();
+        check_key(&new, &moved, &mut keys)?;
+        Ok(Some(moved))
+    })
+    .await?;
     catalog.stage_alter(&mut *tx, edits, name, new).await?;
     drop(tx);
     change.finish(&session.db).await?;

@@ -15,16 +15,14 @@ use std::collections::HashSet;
 use datafusion::sql::sqlparser::ast::{self, Expr};
 use rowdex_catalog::{ColumnDef, DataType, TableDef};
 use rowdex_codec::{Datum, format_decimal};
-use rowdex_store::{Direction, KeyRange, Transaction};
+use rowdex_store::Transaction;
 
 use crate::error::{Error, Result};
 use crate::execute::ddl::parse_type;
 use crate::sql::names::ident_name;
 use crate::sql::semantics::Semantics;
 use crate::values::assign;
-
-/// Rows read per page while the table is converted.
-const RETYPE_BATCH: usize = 1024;
+use crate::write::rewrite::rewrite_rows;
 
 /// One column's change of type, for its stored rows.
 pub(crate) struct Retyped {
@@ -98,72 +96,48 @@ pub(crate) async fn convert_rows(
         .collect();
     let mut keys: HashSet<Vec<u8>> = HashSet::new();
     let mut unique_values: Vec<HashSet<Vec<u8>>> = vec![HashSet::new(); unique.len()];
-    let others: Vec<u8> = before.family_numbers().filter(|&f| f != 0).collect();
-    // Every old entry is deleted before any new one is put: a row's new key may be another
-    // row's old one, and a put seen by the scan would be converted again.
-    let mut puts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let mut range = KeyRange::prefix(&before.prefix());
-    loop {
-        let page = tx
-            .scan_page(&range, Direction::Forward, RETYPE_BATCH)
-            .await?;
-        let rows = rowdex_indexer::rows::decode_rows(&*tx, before, &page.entries, &others).await?;
-        for row in rows {
-            let mut converted = row.clone();
-            for change in retyped {
-                let value = std::mem::replace(&mut converted[change.position], Datum::Null);
-                converted[change.position] = convert(after, change, value)?;
-            }
-            if rekeys && !keys.insert(after.row_key_of(&converted)) {
-                return Err(Error::DuplicateKey {
+    rewrite_rows(tx, before, after, now, |row| {
+        let mut converted = row.to_vec();
+        for change in retyped {
+            let value = std::mem::replace(&mut converted[change.position], Datum::Null);
+            converted[change.position] = convert(after, change, value)?;
+        }
+        if rekeys && !keys.insert(after.row_key_of(&converted)) {
+            return Err(Error::DuplicateKey {
+                table: after.name.clone(),
+                key: key_text(after, &converted),
+            });
+        }
+        for (index, seen) in unique.iter().zip(unique_values.iter_mut()) {
+            if let Some(prefix) = rowdex_indexer::layout::unique_prefix(index, &converted)
+                && !seen.insert(prefix)
+            {
+                let values: Vec<String> = index
+                    .columns
+                    .iter()
+                    .map(|c| value_text(after, c.column, &converted[c.column]))
+                    .collect();
+                return Err(Error::UniqueViolation {
+                    index: index.name.clone(),
                     table: after.name.clone(),
-                    key: key_text(after, &converted),
+                    value: format!("({})", values.join(", ")),
                 });
             }
-            for (index, seen) in unique.iter().zip(unique_values.iter_mut()) {
-                if let Some(prefix) = rowdex_indexer::layout::unique_prefix(index, &converted)
-                    && !seen.insert(prefix)
-                {
-                    let values: Vec<String> = index
-                        .columns
-                        .iter()
-                        .map(|c| value_text(after, c.column, &converted[c.column]))
-                        .collect();
-                    return Err(Error::UniqueViolation {
-                        index: index.name.clone(),
-                        table: after.name.clone(),
-                        value: format!("({})", values.join(", ")),
-                    });
-                }
-            }
-            if converted == row {
-                continue;
-            }
-            if before.ttl_seconds.is_some() || before.versions > 1 {
-                return Err(Error::Unsupported {
-                    what: format!(
-                        "ALTER COLUMN ... TYPE that rewrites the rows of table {}, which has a TTL or kept versions",
-                        before.name
-                    ),
-                });
-            }
-            let gone = rowdex_indexer::mutations::row_change(before, Some(&row), None, now, None);
-            for key in gone.deletes {
-                tx.delete(key);
-            }
-            let put =
-                rowdex_indexer::mutations::row_change(after, None, Some(&converted), now, None);
-            puts.extend(put.puts);
         }
-        match page.resume {
-            Some(next) => range = next,
-            None => break,
+        if converted == row {
+            return Ok(None);
         }
-    }
-    for (key, value) in puts {
-        tx.put(key, value);
-    }
-    Ok(())
+        if before.ttl_seconds.is_some() || before.versions > 1 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "ALTER COLUMN ... TYPE that rewrites the rows of table {}, which has a TTL or kept versions",
+                    before.name
+                ),
+            });
+        }
+        Ok(Some(converted))
+    })
+    .await
 }
 
 /// A row's key values, for a message.
