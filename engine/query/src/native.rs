@@ -12,11 +12,13 @@
 pub(crate) mod cache;
 pub(crate) mod choice;
 pub(crate) mod compile;
+pub(crate) mod explain;
+pub(crate) mod scalar;
 pub(crate) mod sort;
+pub(crate) mod write;
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError};
-use std::time::Instant;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::sql::sqlparser::ast::Query;
@@ -29,7 +31,6 @@ use rowdex_planner::{
     ordered_index_scan,
 };
 use rowdex_store::KvRead;
-use rowdex_store::metered::{ReadMeter, metered};
 
 use crate::db::DbState;
 use crate::db::schema_view::SchemaView;
@@ -39,9 +40,8 @@ use crate::native::choice::{Decision, PathShape, PlanChoice};
 use crate::native::compile::{NativeQuery, OrderItem, Slot};
 use crate::native::sort::SortAfter;
 use crate::output::Output;
-use crate::scan::choose::{choose_among, ordered_if_cheaper, weighed};
+use crate::scan::choose::{choose_among, ordered_if_cheaper};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
-use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
 use crate::values::{exact_value, rows_to_batch};
@@ -193,7 +193,7 @@ impl NativeQuery {
 
     /// The scan request of the bound query: its conditions, the columns it reads (the ORDER
     /// BY's included), its OFFSET and LIMIT.
-    fn request(&self, bound: &Bound, hint: IndexHint) -> ScanRequest {
+    pub(crate) fn request(&self, bound: &Bound, hint: IndexHint) -> ScanRequest {
         let mut needed = self.columns.clone();
         needed.extend(self.order.iter().map(|item| item.column));
         ScanRequest {
@@ -241,6 +241,7 @@ impl NativeQuery {
             return Ok(plan);
         }
         let (plan, decision) = self.plan_fresh(db, bound, hint.clone()).await?;
+        db.planning.chose_access_path();
         // Planning loads the statistics the first time: the generation after it is the one
         // the choice was made under.
         *self.choice.lock().unwrap_or_else(PoisonError::into_inner) = Some(PlanChoice {
@@ -435,6 +436,27 @@ impl NativeQuery {
         })
     }
 
+    /// Reads the rows of `plan` from `snapshot` as every column of the table (what a write
+    /// that changes them starts from).
+    pub(crate) async fn rows(
+        &self,
+        snapshot: Arc<dyn KvRead>,
+        plan: NativePlan,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let NativePlan {
+            scan,
+            sort,
+            cutoff,
+            budget,
+        } = plan;
+        let (offset, limit) = (scan.offset, scan.limit);
+        let rows = scan_rows(Arc::new(scan), snapshot, cutoff, budget);
+        match sort {
+            Some(sort) => sort.collect(rows).await,
+            None => offset_limit(rows, offset, limit).try_collect().await,
+        }
+    }
+
     /// An empty result (the query can match no row).
     pub(crate) fn empty(&self) -> Output {
         Output::Rows {
@@ -457,7 +479,7 @@ pub(crate) struct NativePlan {
 
 impl NativePlan {
     /// The EXPLAIN text: the access path, and the sort after it.
-    fn describe(&self, table: &TableDef) -> String {
+    pub(crate) fn describe(&self, table: &TableDef) -> String {
         let mut text = self.scan.to_string();
         if let Some(sort) = &self.sort {
             text.push_str(&sort.describe(table));
@@ -485,52 +507,6 @@ pub(crate) async fn run(
         return Ok(None);
     };
     Ok(Some(query.execute(read_view(db, txn), plan).await?))
-}
-
-/// The EXPLAIN lines of `query` run natively (None: DataFusion runs it): the plan, then with
-/// `verbose` the candidates weighed, with `analyze` what running it read.
-pub(crate) async fn explain(
-    db: &DbState,
-    txn: Option<&Arc<SessionTxn>>,
-    query: &NativeQuery,
-    hints: &QueryHints,
-    options: ExplainOptions,
-) -> Result<Option<Vec<String>>> {
-    let Some(bound) = query.bind(&[]) else {
-        return Ok(None);
-    };
-    let verbose_line = |path: String| match options.verbose {
-        true => format!("NativeExec: {path} projection=[{}]", query.names.join(", ")),
-        false => path,
-    };
-    if bound.unsatisfiable {
-        let path = format!("EMPTY {} (a comparison with NULL)", query.table.name);
-        return Ok(Some(vec![verbose_line(path)]));
-    }
-    let hint = hints.for_table(&query.table.name);
-    // EXPLAIN shows the estimates: planned afresh, never a kept choice.
-    let Some(plan) = query.plan_fresh(db, &bound, hint.clone()).await?.0 else {
-        return Ok(None);
-    };
-    let mut lines = vec![verbose_line(plan.describe(&query.table))];
-    if options.verbose {
-        let weighed = weighed(db, &query.request(&bound, hint)).await?;
-        lines.extend(candidate_lines(&plan.scan, &weighed));
-    }
-    if options.analyze {
-        let meter = Arc::new(ReadMeter::default());
-        let started = Instant::now();
-        let output = query
-            .execute(metered(read_view(db, txn), meter.clone()), plan)
-            .await?;
-        let elapsed = started.elapsed();
-        lines.push(actual_line(
-            output.row_count() as u64,
-            meter.counts(),
-            Some(elapsed),
-        ));
-    }
-    Ok(Some(lines))
 }
 
 /// `plan`, or `plan` read in reverse, if its rows come out in `order`. A column whose value is

@@ -237,14 +237,20 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
 }
 
 /// The one table a query reads, and the name its columns may be qualified with.
-struct Scope<'a> {
-    table: &'a TableDef,
-    qualifier: String,
+pub(crate) struct Scope<'a> {
+    pub(crate) table: &'a TableDef,
+    pub(crate) qualifier: String,
 }
 
-impl Scope<'_> {
+impl<'a> Scope<'a> {
+    /// `table`, its columns qualified by `alias` if it has one, else by its name.
+    pub(crate) fn new(table: &'a TableDef, alias: Option<String>) -> Scope<'a> {
+        let qualifier = alias.unwrap_or_else(|| table.name.clone());
+        Scope { table, qualifier }
+    }
+
     /// The visible table column an expression names.
-    fn column(&self, expr: &Expr) -> Option<usize> {
+    pub(crate) fn column(&self, expr: &Expr) -> Option<usize> {
         let name = match expr {
             Expr::Identifier(ident) => ident_name(ident),
             Expr::CompoundIdentifier(parts) => match parts.as_slice() {
@@ -443,7 +449,7 @@ fn order_column(
 }
 
 /// A literal (read by the exact rule, see `sql::literals`) or a parameter.
-fn slot(expr: &Expr) -> Option<Slot> {
+pub(crate) fn slot(expr: &Expr) -> Option<Slot> {
     match expr {
         Expr::Nested(inner) => slot(inner),
         Expr::Value(value) => match &value.value {
