@@ -29,8 +29,9 @@ use crate::execute::on_conflict::{Action, insert_or_update};
 use crate::execute::returning::returning;
 use crate::execute::sequences::{bind_sequence_calls, calls_sequences};
 use crate::execute::triggers::fire_inserts;
+use crate::native::constant_rows::constant_rows;
 use crate::output::Output;
-use crate::session::Session;
+use crate::session::{Executor, Session};
 use crate::sql::hints::QueryHints;
 use crate::sql::literals::literal_rows;
 use crate::sql::names::{ident_name, object_name, target_columns};
@@ -84,12 +85,20 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
     // Rows computed by a query are read in the transaction that writes them: a commit to what
     // the query read, between the read and the write, then conflicts (and the statement is
     // retried) instead of being overwritten by rows computed from the older state.
-    let (values, statement_txn) = match literal_rows(source) {
-        Some(mut rows) => {
+    let literal = literal_rows(source);
+    // Constant expressions (a parameter written in, CURRENT_TIMESTAMP): rowdex computes them,
+    // as DataFusion's query would (`native::constant_rows`).
+    let constant = match &literal {
+        None if session.executor() == Executor::Auto => constant_rows(&def, &targets, source),
+        _ => None,
+    };
+    let (values, statement_txn) = match (literal, constant) {
+        (Some(mut rows), _) => {
             exact_decimal_literals(&def, &targets, source, &mut rows);
             (rows, None)
         }
-        None => {
+        (None, Some(rows)) => (rows, None),
+        (None, None) => {
             let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
             let source = Statement::Query(Box::new(source.clone()));
             let rows = query_rows(session, source, None, Some(statement_txn.txn.clone())).await?;

@@ -9,7 +9,7 @@ use rowdex_store::metered::{ReadMeter, metered};
 use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
-use crate::native::compile::NativeQuery;
+use crate::native::compile::{NativeQuery, Shape};
 use crate::scan::choose::weighed;
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::sql::hints::QueryHints;
@@ -27,7 +27,14 @@ pub(crate) async fn explain(
         return Ok(None);
     };
     let verbose_line = |path: String| match options.verbose {
-        true => format!("NativeExec: {path} projection=[{}]", query.names.join(", ")),
+        true => {
+            let shape = match &query.shape {
+                Shape::Rows => "projection",
+                Shape::Distinct => "distinct",
+                Shape::Aggregate(_) => "aggregate",
+            };
+            format!("NativeExec: {path} {shape}=[{}]", query.names.join(", "))
+        }
         false => path,
     };
     if bound.unsatisfiable {
@@ -52,7 +59,7 @@ pub(crate) async fn explain(
             .await?;
         let elapsed = started.elapsed();
         lines.push(actual_line(
-            output.row_count() as u64,
+            output.map_or(0, |output| output.row_count()) as u64,
             meter.counts(),
             Some(elapsed),
         ));

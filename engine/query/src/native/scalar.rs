@@ -16,10 +16,11 @@ use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CastKind, DataType as SqlType, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArguments, UnaryOperator, Value,
 };
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 
-use crate::native::compile::{Scope, Slot, slot};
+use crate::native::kind::Kind;
+use crate::native::scope::{Scope, Slot, slot};
 
 /// A compiled scalar expression over one row of a table and the statement's parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +45,9 @@ pub(crate) enum Scalar {
     IntegerText(Box<Scalar>),
     /// `CAST(integer AS DOUBLE)`.
     IntegerFloat(Box<Scalar>),
+    /// `now()`, `CURRENT_TIMESTAMP`: the statement's time, which only a statement evaluated
+    /// once gives it (an INSERT's VALUES, see [`constant_rows`]); elsewhere not evaluated here.
+    Now,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,63 +86,6 @@ pub(crate) enum Comparison {
     LtEq,
     Gt,
     GtEq,
-}
-
-/// The type of a value as evaluation sees it: one of the datum kinds, or NULL (any type).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Kind {
-    Null,
-    Boolean,
-    Int,
-    Float,
-    Text,
-    Bytes,
-    Date,
-    Timestamp,
-}
-
-impl Kind {
-    fn of(datum: &Datum) -> Option<Kind> {
-        Some(match datum {
-            Datum::Null => Kind::Null,
-            Datum::Boolean(_) => Kind::Boolean,
-            Datum::Int(_) => Kind::Int,
-            Datum::Float(_) => Kind::Float,
-            Datum::Text(_) => Kind::Text,
-            Datum::Bytes(_) => Kind::Bytes,
-            Datum::Date(_) => Kind::Date,
-            Datum::Timestamp(_) => Kind::Timestamp,
-            Datum::Decimal(_) => return None,
-        })
-    }
-
-    fn of_column(data_type: &DataType) -> Option<Kind> {
-        Some(match data_type {
-            DataType::Boolean => Kind::Boolean,
-            DataType::Integer => Kind::Int,
-            DataType::Float => Kind::Float,
-            DataType::Text { .. } => Kind::Text,
-            DataType::Bytes { .. } => Kind::Bytes,
-            DataType::Date => Kind::Date,
-            DataType::Timestamp => Kind::Timestamp,
-            DataType::Decimal { .. } => return None,
-        })
-    }
-
-    /// The one kind of several values that must share one (NULL goes with any); None when
-    /// two differ (DataFusion would coerce them to a common type).
-    fn common(kinds: impl IntoIterator<Item = Kind>) -> Option<Kind> {
-        let mut common = Kind::Null;
-        for kind in kinds {
-            match (common, kind) {
-                (_, Kind::Null) => {}
-                (Kind::Null, kind) => common = kind,
-                (a, b) if a == b => {}
-                _ => return None,
-            }
-        }
-        Some(common)
-    }
 }
 
 /// A parameter's value as a literal of it would evaluate (see `sql::literals::bind_literals`,
@@ -242,6 +189,10 @@ impl Scalar {
     }
 
     fn function(scope: &Scope<'_>, function: &Function) -> Option<Scalar> {
+        let name = function.name.to_string().to_lowercase();
+        if name == "current_timestamp" && function.args == FunctionArguments::None {
+            return Some(Scalar::Now);
+        }
         let plain = function.parameters == FunctionArguments::None
             && function.filter.is_none()
             && function.null_treatment.is_none()
@@ -260,7 +211,9 @@ impl Scalar {
             };
             args.push(Scalar::compile(scope, arg)?);
         }
-        let name = function.name.to_string().to_lowercase();
+        if matches!(name.as_str(), "now" | "current_timestamp") && args.is_empty() {
+            return Some(Scalar::Now);
+        }
         let text = match name.as_str() {
             "coalesce" if !args.is_empty() => return Some(Scalar::Coalesce(args)),
             "lower" => TextFunction::Lower,
@@ -270,6 +223,31 @@ impl Scalar {
         };
         let [arg] = <[Scalar; 1]>::try_from(args).ok()?;
         Some(Scalar::Text(text, Box::new(arg)))
+    }
+
+    /// Whether the expression reads a column of the row.
+    pub(crate) fn reads_columns(&self) -> bool {
+        match self {
+            Scalar::Column(_) => true,
+            Scalar::Value(_) | Scalar::Now => false,
+            Scalar::Negate(inner)
+            | Scalar::Text(_, inner)
+            | Scalar::IntegerText(inner)
+            | Scalar::IntegerFloat(inner) => inner.reads_columns(),
+            Scalar::Arithmetic { left, right, .. } | Scalar::Concat(left, right) => {
+                left.reads_columns() || right.reads_columns()
+            }
+            Scalar::Coalesce(args) => args.iter().any(Scalar::reads_columns),
+            Scalar::Case {
+                branches,
+                otherwise,
+            } => {
+                branches
+                    .iter()
+                    .any(|(condition, value)| condition.reads_columns() || value.reads_columns())
+                    || otherwise.as_ref().is_some_and(|o| o.reads_columns())
+            }
+        }
     }
 
     /// The kind of value this expression gives with `params`, checked through the whole
@@ -283,6 +261,7 @@ impl Scalar {
             Scalar::Column(column) => Kind::of_column(&table.columns.get(*column)?.data_type),
             Scalar::Value(Slot::Value(datum)) => Kind::of(datum),
             Scalar::Value(Slot::Param(index)) => Kind::of(&parameter(params, *index)?),
+            Scalar::Now => None,
             Scalar::Negate(inner) => match inner.typed(table, params)? {
                 kind @ (Kind::Int | Kind::Float) => Some(kind),
                 _ => None,
@@ -352,6 +331,7 @@ impl Scalar {
             Scalar::Column(column) => row.get(*column).cloned(),
             Scalar::Value(Slot::Value(datum)) => Some(datum.clone()),
             Scalar::Value(Slot::Param(index)) => parameter(params, *index),
+            Scalar::Now => None,
             Scalar::Negate(inner) => match inner.evaluate(table, row, params)? {
                 Datum::Null => Some(Datum::Null),
                 Datum::Int(v) => v.checked_neg().map(Datum::Int),
@@ -489,6 +469,15 @@ impl Condition {
                 })
             }
             _ => None,
+        }
+    }
+
+    fn reads_columns(&self) -> bool {
+        match self {
+            Condition::Compare { left, right, .. } => left.reads_columns() || right.reads_columns(),
+            Condition::IsNull(value, _) => value.reads_columns(),
+            Condition::Not(inner) => inner.reads_columns(),
+            Condition::And(l, r) | Condition::Or(l, r) => l.reads_columns() || r.reads_columns(),
         }
     }
 
