@@ -117,7 +117,9 @@ pub(crate) async fn update_native(
     params: &[Datum],
     hints: &QueryHints,
 ) -> Result<Option<Output>> {
-    if !write.typed(params) {
+    // Compiled against a definition the table no longer has (another process changed it,
+    // or a retry after SchemaChanged): the statement takes the way that reads the current one.
+    if !write.is_current(&session.schema_view()) || !write.typed(params) {
         return Ok(None);
     }
     let def = write.table().clone();
@@ -286,6 +288,9 @@ pub(crate) async fn delete_native(
     hints: &QueryHints,
 ) -> Result<Option<Output>> {
     let table = delete_target(delete)?;
+    if !write.is_current(&session.schema_view()) {
+        return Ok(None);
+    }
     let def = write.table().clone();
     let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
     let Some(rows) = write

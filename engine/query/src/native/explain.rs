@@ -10,8 +10,9 @@ use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::compile::{NativeQuery, Shape};
+use crate::native::sort::distinct_neighbours;
 use crate::scan::choose::weighed;
-use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
+use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines, total_line};
 use crate::sql::hints::QueryHints;
 
 /// The EXPLAIN lines of `query` run natively (None: DataFusion runs it): the plan, then with
@@ -54,15 +55,27 @@ pub(crate) async fn explain(
     if options.analyze {
         let meter = Arc::new(ReadMeter::default());
         let started = Instant::now();
-        let output = query
-            .execute(metered(read_view(db, txn), meter.clone()), plan)
-            .await?;
+        let reader = metered(read_view(db, txn), meter.clone());
+        // The rows the path yields, as for a query that answers with them: an aggregate's or
+        // DISTINCT's answer is computed from these.
+        let (rows, answered) = match &query.shape {
+            Shape::Rows => {
+                let output = query.execute(reader, plan).await?;
+                (output.map_or(0, |output| output.row_count()), None)
+            }
+            Shape::Aggregate(_) => (query.rows(reader, plan).await?.len(), Some(1)),
+            Shape::Distinct => {
+                let rows = query.rows(reader, plan).await?;
+                let read = rows.len();
+                (read, Some(distinct_neighbours(rows, &query.columns).len()))
+            }
+        };
         let elapsed = started.elapsed();
-        lines.push(actual_line(
-            output.map_or(0, |output| output.row_count()) as u64,
-            meter.counts(),
-            Some(elapsed),
-        ));
+        lines.push(actual_line(rows as u64, meter.counts(), Some(elapsed)));
+        // The statement's own rows, as DataFusion's ANALYZE gives them below its scans.
+        if let Some(answered) = answered {
+            lines.push(total_line(answered, elapsed));
+        }
     }
     Ok(Some(lines))
 }
