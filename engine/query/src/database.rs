@@ -14,6 +14,7 @@ use rowdex_store::{
 
 use crate::db::DbState;
 use crate::db::clock::Clock;
+use crate::db::planning::Planning;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::df::context::{RowdexSchema, new_context};
 use crate::df::rules::OptimizerRules;
@@ -86,6 +87,12 @@ impl Database {
     /// input out of primary-key order filters the looked-up rows instead of being buffered.
     pub fn set_memory_budget(&self, bytes: usize) {
         self.inner.set_memory_budget(bytes);
+    }
+
+    /// How many statements this database planned so far: DataFusion's plans and native
+    /// compilations (a prepared statement plans once, then only binds and runs).
+    pub fn planning(&self) -> Planning {
+        self.inner.planning.counts()
     }
 
     /// A new connection: its own transaction, settings and warnings.

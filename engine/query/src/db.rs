@@ -8,6 +8,7 @@ pub(crate) mod block_sequences;
 pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod dives;
+pub(crate) mod planning;
 pub(crate) mod schema_view;
 pub(crate) mod sequences;
 pub(crate) mod stats;
@@ -22,6 +23,7 @@ use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_store::KvStore;
 
 use crate::db::clock::{Clock, SystemClock};
+use crate::db::planning::PlanCounter;
 use crate::db::sequences::SequenceRanges;
 use crate::db::stats::TableStats;
 use crate::error::{Error, Result};
@@ -38,6 +40,8 @@ pub struct DbState {
     pub(crate) stats: TableStats,
     /// The ranges of sequence values this process took and has not handed out.
     pub(crate) sequences: SequenceRanges,
+    /// How many statements were planned (`db::planning`).
+    pub(crate) planning: Arc<PlanCounter>,
     /// What TTLs are measured on.
     clock: RwLock<Arc<dyn Clock>>,
     /// Bytes one sort or one set of buffered intersection inputs may hold (see
@@ -55,6 +59,7 @@ impl DbState {
             rowid_blocks: Mutex::new(HashMap::new()),
             stats: TableStats::default(),
             sequences: SequenceRanges::default(),
+            planning: Arc::default(),
             clock: RwLock::new(Arc::new(SystemClock)),
             memory_budget: AtomicUsize::new(MEMORY_BUDGET_BYTES),
         }

@@ -1,5 +1,6 @@
 //! Running statements: `impl Session { execute, query, query_stream, split, run }` and the
-//! dispatcher, the only file that knows every statement kind.
+//! dispatcher, the only file that knows every statement kind (the compiled-query cache's part
+//! of `execute` included).
 //!
 //! A statement's life: [`Session::execute`] first tries the text against the compiled-query
 //! cache (literals lifted out, a cached native query bound and run); otherwise it splits the
@@ -10,6 +11,7 @@
 pub(crate) mod add_primary_key;
 pub(crate) mod alter;
 pub(crate) mod alter_type;
+pub(crate) mod commands;
 pub(crate) mod comments;
 pub(crate) mod copy;
 pub(crate) mod create_as;
@@ -19,6 +21,7 @@ pub(crate) mod dml;
 pub(crate) mod indexes;
 pub(crate) mod insert_values;
 pub(crate) mod keydesign;
+pub(crate) mod kinds;
 pub(crate) mod on_conflict;
 pub(crate) mod purge;
 pub(crate) mod query;
@@ -31,25 +34,30 @@ pub(crate) mod statistics;
 pub(crate) mod transaction;
 pub(crate) mod triggers;
 pub(crate) mod truncate;
+pub(crate) mod update_delete;
 pub(crate) mod views;
-
-use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::sql::sqlparser::ast::{ObjectType, Statement};
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{Delete, ObjectType, Statement, Update};
+use rowdex_codec::Datum;
 
 use crate::db::sequences::LAST_VALUES;
 use crate::db::txn::with_query_view;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
+use crate::execute::commands::run_command;
+use crate::execute::kinds::{InTransaction, in_transaction, is_query, statement_name, writes};
 use crate::native;
-use crate::native::cache::CachedQuery;
+use crate::native::cache::{CachedForm, CachedQuery};
 use crate::native::compile::NativeQuery;
+use crate::native::write::NativeWrite;
 use crate::output::Output;
 use crate::session::{Executor, Session};
 use crate::sql::command::Command;
-use crate::sql::literals::Lifted;
+use crate::sql::literals::{Lifted, bind_literals};
 use crate::sql::names::{object_name, statement_kind};
 use crate::sql::parse::{
     ParsedStatement, ScriptStatement, parse_with_parameters, split_statements,
@@ -103,36 +111,27 @@ impl Session {
         // reads on from the snapshot that checked it.
         let view = self.db.catalog.refresh().await?;
         let entry = match self.query_cache.get(&lifted.key) {
-            Some(entry) if entry.query.is_current(&self.schema_view()) => entry,
+            Some(entry) if entry.is_current(&self.schema_view()) => entry,
             _ => {
-                let Ok((parsed, parameters)) = parse_with_parameters(&lifted.key) else {
+                let Some(entry) = self.compile_lifted(&lifted) else {
                     return Ok(None);
                 };
-                let ParsedStatement::Sql {
-                    statement,
-                    hints,
-                    upsert: false,
-                    ..
-                } = parsed
-                else {
-                    return Ok(None);
-                };
-                let Statement::Query(query) = statement.as_ref() else {
-                    return Ok(None);
-                };
-                if parameters != lifted.literals.len() {
-                    return Ok(None);
-                }
-                let Some(compiled) = NativeQuery::compile(&self.schema_view(), query) else {
-                    return Ok(None);
-                };
-                let entry = Arc::new(CachedQuery {
-                    query: compiled,
-                    hints,
-                    statement: statement.as_ref().clone(),
-                });
+                let entry = Arc::new(entry);
                 self.query_cache.insert(lifted.key, entry.clone());
                 entry
+            }
+        };
+        let query = match &entry.form {
+            CachedForm::Query(query) => query,
+            CachedForm::Write(write) => {
+                let compiled = Compiled {
+                    write,
+                    params: &lifted.literals,
+                };
+                return self
+                    .run_compiled(&entry.parsed, Some(compiled))
+                    .await
+                    .map(Some);
             }
         };
         self.set_warnings(Vec::new());
@@ -142,15 +141,54 @@ impl Session {
             native::run(
                 &self.db,
                 txn.as_ref(),
-                &entry.query,
+                query,
                 &lifted.literals,
                 &entry.hints,
             ),
         )
         .await?;
+        let ParsedStatement::Sql { statement, .. } = &entry.parsed else {
+            return Ok(output);
+        };
         output
-            .map(|output| self.name_output(&entry.statement, output))
+            .map(|output| self.name_output(statement, output))
             .transpose()
+    }
+
+    /// The native form of a statement with its literals lifted, if it has one: a query, or an
+    /// UPDATE or DELETE without RETURNING (whose column names would come from the lifted
+    /// text).
+    fn compile_lifted(&self, lifted: &Lifted) -> Option<CachedQuery> {
+        let (parsed, parameters) = parse_with_parameters(&lifted.key).ok()?;
+        let ParsedStatement::Sql {
+            statement,
+            hints,
+            upsert: false,
+            ..
+        } = &parsed
+        else {
+            return None;
+        };
+        if parameters != lifted.literals.len() {
+            return None;
+        }
+        let schema = self.schema_view();
+        let form = match statement.as_ref() {
+            Statement::Query(query) => CachedForm::Query(NativeQuery::compile(&schema, query)?),
+            Statement::Update(Update {
+                returning: None, ..
+            })
+            | Statement::Delete(Delete {
+                returning: None, ..
+            }) => CachedForm::Write(NativeWrite::compile(&schema, statement)?),
+            _ => return None,
+        };
+        self.db.planning.compiled_natively();
+        Some(CachedQuery {
+            form,
+            hints: hints.clone(),
+            parsed: parsed.clone(),
+        })
     }
 
     /// Runs a query and returns its batches (the last statement's, for a script).
@@ -200,6 +238,17 @@ impl Session {
     /// savepoint that undoes it alone if it fails; outside one, again (up to `WRITE_ATTEMPTS`
     /// times) when a write loses a race with a concurrent writer.
     pub async fn run(&self, parsed: &ParsedStatement) -> Result<Output> {
+        self.run_compiled(parsed, None).await
+    }
+
+    /// [`Session::run`] of a statement with parameters (`parsed`) whose native form is
+    /// `compiled`, with the values to run it with: it runs natively when it can, else with
+    /// its parameters written in as literals.
+    pub(crate) async fn run_compiled(
+        &self,
+        parsed: &ParsedStatement,
+        compiled: Option<Compiled<'_>>,
+    ) -> Result<Output> {
         if !matches!(parsed, ParsedStatement::Command(Command::ShowWarnings)) {
             self.set_warnings(Vec::new());
         }
@@ -225,7 +274,7 @@ impl Session {
             // snapshot, so running it again would meet the same state. A failure undoes the
             // statement alone.
             let savepoint = txn.statement_start().await?;
-            let result = run_once(self, parsed).await;
+            let result = run_once(self, parsed, compiled).await;
             txn.statement_end(savepoint, result.is_ok()).await?;
             if schema_change && result.is_ok() {
                 // The block reads on from after the change (the statistics it gathered).
@@ -258,7 +307,7 @@ impl Session {
         );
         let mut attempt = 1;
         loop {
-            match run_once(self, parsed).await {
+            match run_once(self, parsed, compiled).await {
                 Err(error) if is_write && error.is_retryable() && attempt < WRITE_ATTEMPTS => {
                     attempt += 1;
                     tokio::task::yield_now().await;
@@ -280,122 +329,14 @@ impl Session {
     }
 }
 
-/// Whether a statement only reads (after which no statistics can have moved).
-fn is_query(parsed: &ParsedStatement) -> bool {
-    matches!(
-        parsed,
-        ParsedStatement::Sql { statement, .. } if matches!(
-            statement.as_ref(),
-            Statement::Query(_) | Statement::Explain { .. }
-        )
-    )
-}
-
-/// How a statement runs inside a transaction block.
-#[derive(Debug, PartialEq, Eq)]
-enum InTransaction {
-    /// As part of the block: read through its snapshot, written into it.
-    InBlock,
-    /// On its own, committed at once apart from the block (CREATE and DROP TRIGGER, ANALYZE),
-    /// allowed only before the block's first write or schema change.
-    OnItsOwn,
-}
-
-/// How `parsed` runs inside a transaction block, or the error for what cannot run there at
-/// all: index checks and rebuilds, PURGE, VACUUM, CHECKPOINT and role changes. (COPY FROM in a
-/// block writes into the block's transaction.)
-fn in_transaction(parsed: &ParsedStatement) -> Result<InTransaction> {
-    let refused = match parsed {
-        ParsedStatement::Command(
-            Command::ShowIndexes { .. }
-            | Command::ExplainKey { .. }
-            | Command::ShowWarnings
-            | Command::ShowStatistics { .. },
-        ) => return Ok(InTransaction::InBlock),
-        ParsedStatement::Command(Command::Analyze { .. }) => return Ok(InTransaction::OnItsOwn),
-        ParsedStatement::Command(command) => command.to_string(),
-        ParsedStatement::Sql { statement, .. } => match statement.as_ref() {
-            // Schema changes of tables, indexes, views and sequences are written in the
-            // block's transaction (`execute::schema_txn`).
-            Statement::Query(_)
-            | Statement::Explain { .. }
-            | Statement::Insert(_)
-            | Statement::Update(_)
-            | Statement::Delete(_)
-            | Statement::ShowTables { .. }
-            | Statement::ExplainTable { .. }
-            | Statement::Truncate(_)
-            | Statement::Copy { .. }
-            | Statement::CreateTable(_)
-            | Statement::AlterTable(_)
-            | Statement::CreateIndex(_)
-            | Statement::Drop { .. }
-            | Statement::CreateView(_)
-            | Statement::CreateSequence { .. }
-            | Statement::Comment { .. } => return Ok(InTransaction::InBlock),
-            Statement::CreateTrigger(_) | Statement::DropTrigger(_) => {
-                return Ok(InTransaction::OnItsOwn);
-            }
-            other => statement_kind(other),
-        },
-    };
-    Err(Error::NotInTransaction { statement: refused })
-}
-
-/// Whether a statement may change the database (so a READ ONLY transaction refuses it).
-fn writes(parsed: &ParsedStatement) -> bool {
-    match parsed {
-        ParsedStatement::Command(command) => !matches!(
-            command,
-            Command::ShowIndexes { .. }
-                | Command::ExplainKey { .. }
-                | Command::ShowWarnings
-                | Command::ShowStatistics { .. }
-                | Command::ShowKeySpread { .. }
-                | Command::CheckIndex { repair: false, .. }
-                | Command::CheckTable { repair: false, .. }
-        ),
-        ParsedStatement::Sql { statement, .. } => !matches!(
-            statement.as_ref(),
-            Statement::Query(_)
-                | Statement::Explain { .. }
-                | Statement::ShowTables { .. }
-                | Statement::ExplainTable { .. }
-                | Statement::Copy { to: true, .. }
-                | Statement::Set(_)
-        ),
-    }
-}
-
-/// The statement's name for messages, as PostgreSQL names statements (`INSERT`, `CREATE
-/// TABLE`, `DROP INDEX`).
-fn statement_name(parsed: &ParsedStatement) -> String {
-    let statement = match parsed {
-        ParsedStatement::Command(command) => return command.to_string(),
-        ParsedStatement::Sql { statement, .. } => statement.as_ref(),
-    };
-    match statement {
-        Statement::Insert(_) => "INSERT".into(),
-        Statement::Update(_) => "UPDATE".into(),
-        Statement::Delete(_) => "DELETE".into(),
-        Statement::Copy { .. } => "COPY".into(),
-        Statement::Truncate(_) => "TRUNCATE TABLE".into(),
-        Statement::CreateTable(_) => "CREATE TABLE".into(),
-        Statement::CreateIndex(_) => "CREATE INDEX".into(),
-        Statement::CreateView(_) => "CREATE VIEW".into(),
-        Statement::CreateSequence { .. } => "CREATE SEQUENCE".into(),
-        Statement::CreateTrigger(_) => "CREATE TRIGGER".into(),
-        Statement::DropTrigger(_) => "DROP TRIGGER".into(),
-        Statement::AlterTable(_) => "ALTER TABLE".into(),
-        Statement::Drop { object_type, .. } => format!("DROP {object_type}"),
-        other => statement_kind(other),
-    }
-}
-
 /// Runs one statement of any kind but transaction control.
 /// Runs one statement once, recording the sequence values it takes as the session's
 /// (`currval`).
-async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+async fn run_once(
+    session: &Session,
+    parsed: &ParsedStatement,
+    compiled: Option<Compiled<'_>>,
+) -> Result<Output> {
     // Another process may have changed the catalog (a store shared by several processes); a
     // query reads on from the snapshot that checked it.
     let view = session.db.catalog.refresh().await?;
@@ -405,12 +346,26 @@ async fn run_once(session: &Session, parsed: &ParsedStatement) -> Result<Output>
     LAST_VALUES
         .scope(
             last_values,
-            Box::pin(with_query_view(view, run_statement(session, parsed))),
+            Box::pin(with_query_view(
+                view,
+                run_statement(session, parsed, compiled),
+            )),
         )
         .await
 }
 
-async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Output> {
+/// A prepared statement's native form and the values of its parameters, for one run.
+#[derive(Clone, Copy)]
+pub(crate) struct Compiled<'a> {
+    pub(crate) write: &'a NativeWrite,
+    pub(crate) params: &'a [Datum],
+}
+
+async fn run_statement(
+    session: &Session,
+    parsed: &ParsedStatement,
+    compiled: Option<Compiled<'_>>,
+) -> Result<Output> {
     let (statement, upsert, hints, families) = match parsed {
         ParsedStatement::Sql {
             statement,
@@ -420,6 +375,24 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         } => (statement.as_ref(), *upsert, hints, families),
         ParsedStatement::Command(command) => return run_command(session, command).await,
     };
+    if let Some(Compiled { write, params }) = compiled {
+        let native = match statement {
+            Statement::Update(update) => {
+                update_delete::update_native(session, update, write, params, hints).await?
+            }
+            Statement::Delete(delete) => {
+                update_delete::delete_native(session, delete, write, params, hints).await?
+            }
+            _ => None,
+        };
+        if let Some(output) = native {
+            return returning::name_returned(session, statement, output);
+        }
+        // Outside what the native executor is sure of: the statement as typed with its
+        // values, through DataFusion.
+        let bound = bind_literals(parsed, params)?;
+        return Box::pin(run_statement(session, &bound, None)).await;
+    }
     // `nextval('s')` and `currval('s')` become their values before the statement runs.
     let bound;
     let statement = if sequences::calls_sequences(statement) {
@@ -448,7 +421,7 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
             }
             match explained.as_ref() {
                 Statement::Query(_) => query::run_explain(session, explained, options, hints).await,
-                other => dml::explain_finding(session, other, options, hints).await,
+                other => update_delete::explain_finding(session, other, options, hints).await,
             }
         }
         Statement::CreateTable(create) if create.query.is_some() => {
@@ -487,11 +460,11 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
             returning::name_returned(session, statement, output)
         }
         Statement::Update(update) => {
-            let output = dml::update(session, update).await?;
+            let output = update_delete::update(session, update).await?;
             returning::name_returned(session, statement, output)
         }
         Statement::Delete(delete) => {
-            let output = dml::delete(session, delete).await?;
+            let output = update_delete::delete(session, delete).await?;
             returning::name_returned(session, statement, output)
         }
         Statement::CreateIndex(create) => indexes::create_index(session, create).await,
@@ -513,53 +486,5 @@ async fn run_statement(session: &Session, parsed: &ParsedStatement) -> Result<Ou
         other => Err(Error::Unsupported {
             what: format!("the statement {}", statement_kind(other)),
         }),
-    }
-}
-
-async fn run_command(session: &Session, command: &Command) -> Result<Output> {
-    match command {
-        Command::ShowIndexes { table } => indexes::show_indexes(session, table.as_deref()),
-        Command::CheckIndex { index, repair } => {
-            indexes::check(session, Some(index), None, *repair).await
-        }
-        Command::CheckTable { table, repair } => {
-            indexes::check(session, None, Some(table), *repair).await
-        }
-        Command::Reindex { target } => indexes::reindex(session, target.as_deref()).await,
-        Command::ExplainKey { table } => keydesign::explain_key(session, table),
-        Command::ShowKeySpread { table, partitions } => {
-            keydesign::key_spread(session, table, *partitions).await
-        }
-        Command::ShowWarnings => Ok(Output::text_rows("warning", session.warnings())),
-        Command::Purge { table } => purge::purge(session, table).await,
-        Command::Analyze { table } => statistics::analyze_tables(session, table.as_deref()).await,
-        Command::ShowStatistics { table } => statistics::show_statistics(session, table).await,
-        Command::Checkpoint => {
-            session.db.store.checkpoint().await?;
-            Ok(Output::Done)
-        }
-        Command::Vacuum { analyze, tables } => {
-            for table in tables {
-                session.table_def(table)?;
-            }
-            session.db.store.compact().await?;
-            if *analyze && tables.is_empty() {
-                statistics::analyze_tables(session, None).await?;
-            } else if *analyze {
-                for table in tables {
-                    statistics::analyze_tables(session, Some(table)).await?;
-                }
-            }
-            Ok(Output::Done)
-        }
-        Command::CreateRole {
-            name,
-            options,
-            user,
-        } => roles::create_role(session, name, options, *user).await,
-        Command::AlterRole { name, options } => roles::alter_role(session, name, options).await,
-        Command::DropRole { names, if_exists } => {
-            roles::drop_roles(session, names, *if_exists).await
-        }
     }
 }

@@ -56,6 +56,7 @@ pub use copy_data::stream::{CopyIn, CopyOut};
 pub use database::Database;
 pub use db::characteristics::{Characteristics, IsolationLevel};
 pub use db::clock::{Clock, ManualClock, SystemClock};
+pub use db::planning::Planning;
 pub use db::schema_view::SchemaView;
 pub use df::context::RowdexSchema;
 pub use df::rules::filter_projection::SplitFilterProjection;

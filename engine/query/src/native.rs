@@ -9,14 +9,21 @@
 //! comparison would need a cast leaves the query to DataFusion. The sql-tests run in both modes
 //! to keep the answers the same.
 
+pub(crate) mod aggregate;
 pub(crate) mod cache;
 pub(crate) mod choice;
 pub(crate) mod compile;
+pub(crate) mod constant_rows;
+pub(crate) mod explain;
+pub(crate) mod kind;
+pub(crate) mod order;
+pub(crate) mod scalar;
+pub(crate) mod scope;
 pub(crate) mod sort;
+pub(crate) mod write;
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError};
-use std::time::Instant;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::sql::sqlparser::ast::Query;
@@ -25,23 +32,23 @@ use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 use rowdex_planner::budget::held_rows_max;
 use rowdex_planner::{
-    AccessPath, CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates,
-    ordered_index_scan,
+    CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates, ordered_index_scan,
 };
 use rowdex_store::KvRead;
-use rowdex_store::metered::{ReadMeter, metered};
 
 use crate::db::DbState;
 use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
+use crate::native::aggregate::{aggregate_batch, aggregate_row};
 use crate::native::choice::{Decision, PathShape, PlanChoice};
-use crate::native::compile::{NativeQuery, OrderItem, Slot};
-use crate::native::sort::SortAfter;
+use crate::native::compile::{NativeQuery, Shape};
+use crate::native::order::in_order;
+use crate::native::scope::Slot;
+use crate::native::sort::{SortAfter, distinct_neighbours};
 use crate::output::Output;
-use crate::scan::choose::{choose_among, ordered_if_cheaper, weighed};
+use crate::scan::choose::{choose_among, estimate_plans, ordered_if_cheaper};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
-use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
 use crate::values::{exact_value, rows_to_batch};
@@ -193,7 +200,7 @@ impl NativeQuery {
 
     /// The scan request of the bound query: its conditions, the columns it reads (the ORDER
     /// BY's included), its OFFSET and LIMIT.
-    fn request(&self, bound: &Bound, hint: IndexHint) -> ScanRequest {
+    pub(crate) fn request(&self, bound: &Bound, hint: IndexHint) -> ScanRequest {
         let mut needed = self.columns.clone();
         needed.extend(self.order.iter().map(|item| item.column));
         ScanRequest {
@@ -241,6 +248,7 @@ impl NativeQuery {
             return Ok(plan);
         }
         let (plan, decision) = self.plan_fresh(db, bound, hint.clone()).await?;
+        db.planning.chose_access_path();
         // Planning loads the statistics the first time: the generation after it is the one
         // the choice was made under.
         *self.choice.lock().unwrap_or_else(PoisonError::into_inner) = Some(PlanChoice {
@@ -340,9 +348,17 @@ impl NativeQuery {
                 return Ok((made(scan, None), decision));
             }
         }
-        // A path chosen without a choice has no estimate: it may yield the whole table.
-        let sorted = match &best.estimate {
-            Some(estimate) => estimate.rows,
+        // A path chosen without a choice was not estimated: estimate it now (a key range of a
+        // hundred rows is not the whole table); without figures, it may yield the whole table.
+        let estimate = match &best.estimate {
+            Some(estimate) => Some(estimate.rows),
+            None => estimate_plans(db, &unlimited, vec![best.clone()])
+                .await?
+                .pop()
+                .and_then(|plan| plan.estimate.map(|estimate| estimate.rows)),
+        };
+        let sorted = match estimate {
+            Some(rows) => rows,
             None => db.stats.rows(db.store.as_ref(), &self.table).await?,
         };
         let past_budget = bound.limit.is_none()
@@ -368,12 +384,41 @@ impl NativeQuery {
         plans
     }
 
-    /// Reads the rows of `plan` from `snapshot` into one batch.
+    /// Reads the rows of `plan` from `snapshot` into the query's answer; None leaves the query
+    /// to DataFusion (an aggregate whose exact value the native executor is not sure of).
     pub(crate) async fn execute(
         &self,
         snapshot: Arc<dyn KvRead>,
         plan: NativePlan,
-    ) -> Result<Output> {
+    ) -> Result<Option<Output>> {
+        let schema = self.schema();
+        match &self.shape {
+            Shape::Rows => {}
+            Shape::Distinct => {
+                let rows = distinct_neighbours(self.rows(snapshot, plan).await?, &self.columns);
+                let batch = rows_to_batch(&self.table, &schema, &self.columns, &rows)?;
+                return Ok(Some(Output::Rows {
+                    schema,
+                    batches: vec![batch],
+                }));
+            }
+            Shape::Aggregate(aggregates) => {
+                let rows = self.rows(snapshot, plan).await?;
+                let Some(values) = aggregate_row(aggregates, &rows) else {
+                    return Ok(None);
+                };
+                let batch = aggregate_batch(&self.table, &schema, aggregates, values)?;
+                return Ok(Some(Output::Rows {
+                    schema,
+                    batches: vec![batch],
+                }));
+            }
+        }
+        self.execute_rows(snapshot, plan).await.map(Some)
+    }
+
+    /// [`NativeQuery::execute`] of a query that answers with the rows it reads.
+    async fn execute_rows(&self, snapshot: Arc<dyn KvRead>, plan: NativePlan) -> Result<Output> {
         let schema = self.schema();
         let NativePlan {
             scan,
@@ -435,12 +480,38 @@ impl NativeQuery {
         })
     }
 
-    /// An empty result (the query can match no row).
-    pub(crate) fn empty(&self) -> Output {
-        Output::Rows {
-            schema: self.schema(),
-            batches: Vec::new(),
+    /// Reads the rows of `plan` from `snapshot` as every column of the table (what a write
+    /// that changes them starts from).
+    pub(crate) async fn rows(
+        &self,
+        snapshot: Arc<dyn KvRead>,
+        plan: NativePlan,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let NativePlan {
+            scan,
+            sort,
+            cutoff,
+            budget,
+        } = plan;
+        let (offset, limit) = (scan.offset, scan.limit);
+        let rows = scan_rows(Arc::new(scan), snapshot, cutoff, budget);
+        match sort {
+            Some(sort) => sort.collect(rows).await,
+            None => offset_limit(rows, offset, limit).try_collect().await,
         }
+    }
+
+    /// The answer when no row can match: no rows, or the aggregates of none (`count(*)` 0).
+    pub(crate) fn empty(&self) -> Result<Output> {
+        let schema = self.schema();
+        let batches = match &self.shape {
+            Shape::Aggregate(aggregates) => {
+                let values = aggregate_row(aggregates, &[]).unwrap_or_default();
+                vec![aggregate_batch(&self.table, &schema, aggregates, values)?]
+            }
+            Shape::Rows | Shape::Distinct => Vec::new(),
+        };
+        Ok(Output::Rows { schema, batches })
     }
 }
 
@@ -457,7 +528,7 @@ pub(crate) struct NativePlan {
 
 impl NativePlan {
     /// The EXPLAIN text: the access path, and the sort after it.
-    fn describe(&self, table: &TableDef) -> String {
+    pub(crate) fn describe(&self, table: &TableDef) -> String {
         let mut text = self.scan.to_string();
         if let Some(sort) = &self.sort {
             text.push_str(&sort.describe(table));
@@ -478,106 +549,11 @@ pub(crate) async fn run(
         return Ok(None);
     };
     if bound.unsatisfiable {
-        return Ok(Some(query.empty()));
+        return query.empty().map(Some);
     }
     let hint = hints.for_table(&query.table.name);
     let Some(plan) = query.plan(db, &bound, hint).await? else {
         return Ok(None);
     };
-    Ok(Some(query.execute(read_view(db, txn), plan).await?))
-}
-
-/// The EXPLAIN lines of `query` run natively (None: DataFusion runs it): the plan, then with
-/// `verbose` the candidates weighed, with `analyze` what running it read.
-pub(crate) async fn explain(
-    db: &DbState,
-    txn: Option<&Arc<SessionTxn>>,
-    query: &NativeQuery,
-    hints: &QueryHints,
-    options: ExplainOptions,
-) -> Result<Option<Vec<String>>> {
-    let Some(bound) = query.bind(&[]) else {
-        return Ok(None);
-    };
-    let verbose_line = |path: String| match options.verbose {
-        true => format!("NativeExec: {path} projection=[{}]", query.names.join(", ")),
-        false => path,
-    };
-    if bound.unsatisfiable {
-        let path = format!("EMPTY {} (a comparison with NULL)", query.table.name);
-        return Ok(Some(vec![verbose_line(path)]));
-    }
-    let hint = hints.for_table(&query.table.name);
-    // EXPLAIN shows the estimates: planned afresh, never a kept choice.
-    let Some(plan) = query.plan_fresh(db, &bound, hint.clone()).await?.0 else {
-        return Ok(None);
-    };
-    let mut lines = vec![verbose_line(plan.describe(&query.table))];
-    if options.verbose {
-        let weighed = weighed(db, &query.request(&bound, hint)).await?;
-        lines.extend(candidate_lines(&plan.scan, &weighed));
-    }
-    if options.analyze {
-        let meter = Arc::new(ReadMeter::default());
-        let started = Instant::now();
-        let output = query
-            .execute(metered(read_view(db, txn), meter.clone()), plan)
-            .await?;
-        let elapsed = started.elapsed();
-        lines.push(actual_line(
-            output.row_count() as u64,
-            meter.counts(),
-            Some(elapsed),
-        ));
-    }
-    Ok(Some(lines))
-}
-
-/// `plan`, or `plan` read in reverse, if its rows come out in `order`. A column whose value is
-/// settled (fixed by a condition, or matched earlier in the ORDER BY) cannot reorder rows,
-/// wherever it appears; once every primary-key column is settled the rows are unique and the
-/// rest of the ORDER BY cannot change their order.
-fn in_order(
-    mut plan: ScanPlan,
-    order: &[OrderItem],
-    constants: &HashSet<usize>,
-) -> Option<ScanPlan> {
-    if matches!(plan.path, AccessPath::PointGet { .. }) {
-        return Some(plan);
-    }
-    let layout = plan.order_columns();
-    let fixed = plan.fixed_columns();
-    let mut settled: HashSet<usize> = constants.clone();
-    settled.extend(layout[..fixed.min(layout.len())].iter().map(|k| k.column));
-    let key: Vec<usize> = plan.table.key.iter().map(|k| k.column).collect();
-    let mut position = fixed;
-    let mut reverse: Option<bool> = None;
-    for item in order {
-        if key.iter().all(|c| settled.contains(c)) {
-            break;
-        }
-        if settled.contains(&item.column) {
-            continue;
-        }
-        while position < layout.len() && settled.contains(&layout[position].column) {
-            position += 1;
-        }
-        let key_column = layout.get(position)?;
-        if key_column.column != item.column {
-            return None;
-        }
-        let flip = item.descending != key_column.desc;
-        if *reverse.get_or_insert(flip) != flip {
-            return None;
-        }
-        settled.insert(item.column);
-        position += 1;
-    }
-    if reverse == Some(true) {
-        if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
-            return None;
-        }
-        plan.direction = Direction::Reverse;
-    }
-    Some(plan)
+    query.execute(read_view(db, txn), plan).await
 }

@@ -17,7 +17,7 @@ use rowdex_planner::{AccessPath, Direction, IndexHint};
 
 use crate::db::txn::read_view;
 use crate::error::{Error, Result};
-use crate::native::compile::NativeQuery;
+use crate::native::compile::{NativeQuery, Shape};
 use crate::scan::columnar::BatchDecoder;
 use crate::scan::read::{offset_limit, row_entries, scan_rows};
 use crate::session::Session;
@@ -170,12 +170,15 @@ async fn query_page(
             "a paged query takes no LIMIT or OFFSET (the page size is its limit)",
         ));
     }
-    let native = NativeQuery::compile(&session.schema_view(), &query).ok_or_else(|| {
-        not_pageable(
-            "cursor paging reads one table by key or index: a SELECT of columns from one \
+    let native = NativeQuery::compile(&session.schema_view(), &query)
+        // Aggregates and DISTINCT answer with other rows than the ones read: not pageable.
+        .filter(|native| native.shape == Shape::Rows)
+        .ok_or_else(|| {
+            not_pageable(
+                "cursor paging reads one table by key or index: a SELECT of columns from one \
              table, with conditions on values, no aggregates or joins",
-        )
-    })?;
+            )
+        })?;
     let table = native.table.clone();
     let fingerprint = fingerprint(sql, table.id, table.schema_version);
     let cursor = match cursor {

@@ -16,10 +16,12 @@ use rowdex_codec::Datum;
 use crate::db::txn::with_query_view;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
+use crate::execute::Compiled;
 use crate::execute::copy;
 use crate::execute::returning::split_returning;
 use crate::native;
 use crate::native::compile::NativeQuery;
+use crate::native::write::NativeWrite;
 use crate::output::Output;
 use crate::session::{Executor, Session};
 use crate::sql::array_lists::any_as_in_lists;
@@ -56,7 +58,9 @@ pub struct Prepared {
     statement: ParsedStatement,
     parameters: usize,
     /// The native form of a query, compiled on first use.
-    native: Mutex<Option<NativeQuery>>,
+    native: Mutex<Option<Arc<NativeQuery>>>,
+    /// The native form of an UPDATE or DELETE, compiled on first use.
+    native_write: Mutex<Option<Arc<NativeWrite>>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -76,6 +80,7 @@ impl Prepared {
             statement,
             parameters,
             native: Mutex::new(None),
+            native_write: Mutex::new(None),
         })
     }
 
@@ -111,6 +116,16 @@ impl Prepared {
                     ParsedStatement::Command(_) => Ok(output),
                 };
             }
+        }
+        if let Some(write) = self.native_write() {
+            let compiled = Compiled {
+                write: &write,
+                params,
+            };
+            return self
+                .session
+                .run_compiled(&self.statement, Some(compiled))
+                .await;
         }
         let bound = bind_literals(&self.statement, params)?;
         self.session.run(&bound).await
@@ -225,7 +240,7 @@ impl Prepared {
     }
 
     /// The compiled native query, recompiled if its table changed since.
-    fn native_query(&self) -> Option<NativeQuery> {
+    fn native_query(&self) -> Option<Arc<NativeQuery>> {
         if self.session.executor != Executor::Auto {
             return None;
         }
@@ -241,7 +256,41 @@ impl Prepared {
         {
             return Some(native.clone());
         }
-        *cached = NativeQuery::compile(&self.session.schema_view(), query);
+        *cached = NativeQuery::compile(&self.session.schema_view(), query).map(Arc::new);
+        if cached.is_some() {
+            self.session.db.planning.compiled_natively();
+        }
+        cached.clone()
+    }
+
+    /// The compiled native UPDATE or DELETE, recompiled if its table changed since.
+    fn native_write(&self) -> Option<Arc<NativeWrite>> {
+        if self.session.executor != Executor::Auto {
+            return None;
+        }
+        let ParsedStatement::Sql { statement, .. } = &self.statement else {
+            return None;
+        };
+        if !matches!(
+            statement.as_ref(),
+            Statement::Update(_) | Statement::Delete(_)
+        ) {
+            return None;
+        }
+        let schema = self.session.schema_view();
+        let mut cached = self
+            .native_write
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(write) = cached.as_ref()
+            && write.is_current(&schema)
+        {
+            return Some(write.clone());
+        }
+        *cached = NativeWrite::compile(&schema, statement).map(Arc::new);
+        if cached.is_some() {
+            self.session.db.planning.compiled_natively();
+        }
         cached.clone()
     }
 }

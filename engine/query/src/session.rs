@@ -321,7 +321,13 @@ impl Session {
     /// The native form of a query, when the session lets the native executor run it and it can.
     pub(crate) fn native_query(&self, query: &Query) -> Option<NativeQuery> {
         match self.executor {
-            Executor::Auto => NativeQuery::compile(&self.schema_view(), query),
+            Executor::Auto => {
+                let compiled = NativeQuery::compile(&self.schema_view(), query);
+                if compiled.is_some() {
+                    self.db.planning.compiled_natively();
+                }
+                compiled
+            }
             Executor::DataFusion => None,
         }
     }

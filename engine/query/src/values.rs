@@ -413,7 +413,7 @@ pub fn rows_to_batch(
     )?)
 }
 
-fn column_array(table: &TableDef, column: usize, rows: &[Vec<Datum>]) -> ArrayRef {
+pub(crate) fn column_array(table: &TableDef, column: usize, rows: &[Vec<Datum>]) -> ArrayRef {
     let values = rows.iter().map(|r| r.get(column).unwrap_or(&Datum::Null));
     match column_type(table, column) {
         DataType::Boolean => Arc::new(

@@ -2,6 +2,7 @@
 # pgbench against `rowdex serve` and PostgreSQL 15, side by side on this machine (issue 22).
 #
 #   engine/server/bench/pgbench.sh [--scale 10] [--seconds 20] [--clients "1 4 16"] [--long 60]
+#                                  [--scripts "select-only read-write simple-update"]
 #
 # Both servers hold the same pgbench data (PostgreSQL's `pgbench -i`, copied into rowdex with
 # COPY ... TO STDOUT | COPY ... FROM STDIN), the same primary keys and one secondary index
@@ -11,8 +12,9 @@
 # 512 MB, fjall's block cache its default 512 MiB; both on loopback TCP; pgbench uses
 # prepared statements (-M prepared) and one thread per client against both.
 #
-# Scripts: pgbench's built-in select-only (-S: one point read by primary key) and a read-write
-# script: pgbench's tpcb-like transaction (three UPDATEs, a SELECT, an INSERT in BEGIN/END).
+# Scripts: pgbench's built-in select-only (-S: one point read by primary key), read-write
+# (pgbench's tpcb-like transaction: three UPDATEs, a SELECT, an INSERT in BEGIN/END) and
+# simple-update (-N: tpcb-like without the tellers' and branches' UPDATEs, so no hot rows).
 # rowdex's transactions are optimistic, so concurrent updates of one branch conflict at COMMIT
 # with 40001 where PostgreSQL waits for the row lock; pgbench retries them (--max-tries 0:
 # unlimited, within the run's time) and reports the retries. After the long read-write run
@@ -24,13 +26,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
-scale=10 seconds=20 clients="1 4 16" long=60
+scale=10 seconds=20 clients="1 4 16" long=60 scripts="select-only read-write simple-update"
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) scale=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
     --long) long=$2; shift 2 ;;
+    --scripts) scripts=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -100,10 +103,12 @@ run() { # port script-args clients seconds
 echo
 echo "| script | clients | rowdex tps | PostgreSQL tps | rowdex / PostgreSQL | rowdex latency (ms) | PostgreSQL latency (ms) | rowdex retried (40001) | failed (rowdex, PostgreSQL) |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-for script in select-only read-write; do
+for script in $scripts; do
   case $script in
     select-only) args="-S" ;;
     read-write) args="-b tpcb-like" ;;
+    simple-update) args="-N" ;;
+    *) echo "unknown script $script" >&2; exit 2 ;;
   esac
   for c in $clients; do
     read -r r_tps r_lat r_failed r_retried < <(run $rowdex_port "$args" "$c" "$seconds")

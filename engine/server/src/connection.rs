@@ -17,7 +17,7 @@ use pgwire::api::query::{
     send_query_response, send_ready_for_query,
 };
 use pgwire::api::results::{
-    CopyResponse, DescribePortalResponse, DescribeResponse, DescribeStatementResponse,
+    CopyResponse, DescribePortalResponse, DescribeResponse, DescribeStatementResponse, FieldInfo,
     QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::StoredStatement;
@@ -358,12 +358,18 @@ fn response(
     output: Output,
     tag: Tag,
     format: &Format,
-    described: Option<&SchemaRef>,
+    described: Option<(SchemaRef, Arc<Vec<FieldInfo>>)>,
 ) -> PgWireResult<Response> {
     match output {
         Output::Rows { schema, batches } => {
-            let wire = wire_schema(described.unwrap_or(&schema));
-            let fields = Arc::new(wire_fields(&wire, format)?);
+            let (wire, fields) = match described {
+                Some(described) => described,
+                None => {
+                    let wire = wire_schema(&schema);
+                    let fields = Arc::new(wire_fields(&wire, format)?);
+                    (wire, fields)
+                }
+            };
             let rows = data_rows(&fields, batches, &wire)?;
             let mut response = QueryResponse::new(fields, stream::iter(rows));
             // The statement's own tag without its row count, which pgwire appends: `INSERT 0`
@@ -792,16 +798,16 @@ impl ExtendedQueryHandler for Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let statement = &portal.statement.statement;
-        let description = statement
+        statement
             .description()
             .await
             .map_err(|e| pg_error(&e, &statement.sql))?;
-        Ok(match &description.columns {
-            Some(schema) => {
-                DescribePortalResponse::new(row_fields(schema, &portal.result_column_format)?)
-            }
-            None => DescribePortalResponse::no_data(),
-        })
+        Ok(
+            match statement.described_rows(&portal.result_column_format)? {
+                Some((_, fields)) => DescribePortalResponse::new(fields.as_ref().clone()),
+                None => DescribePortalResponse::no_data(),
+            },
+        )
     }
 
     async fn do_query<C>(
@@ -856,8 +862,8 @@ impl ExtendedQueryHandler for Connection {
                 Ok(Response::Execution(tag))
             }
             output => {
-                let described = statement.described().and_then(|d| d.columns.as_ref());
-                response(output, tag, &portal.result_column_format, described)
+                let format = &portal.result_column_format;
+                response(output, tag, format, statement.described_rows(format)?)
             }
         }
     }

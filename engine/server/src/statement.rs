@@ -2,7 +2,7 @@
 //! ([`rowdex::Prepared`]), with its kind, and its description (parameter types, result
 //! columns) worked out the first time a client asks for it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use pgwire::api::portal::Format;
@@ -15,6 +15,7 @@ use rowdex::{Description, Prepared, script_statements};
 use tokio::sync::OnceCell;
 
 use crate::cursors::{declared_query, parse_fetch};
+use crate::declared::wire_schema;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::introspection::lookup_parameter_types;
 use crate::pg_catalog::rewrite::rewrite;
@@ -22,7 +23,7 @@ use crate::prepared_statements::SqlStatement;
 use crate::sql_prepared::executed_statement;
 use crate::sqlstate::pg_error;
 use crate::state::SessionState;
-use crate::types::{parameter_type, row_fields};
+use crate::types::{parameter_type, row_fields, wire_fields};
 
 /// One parsed statement of a connection.
 #[derive(Debug)]
@@ -40,6 +41,28 @@ pub struct WireStatement {
     /// (`pg_catalog::introspection::lookup_parameter_types`).
     fixed_parameters: Option<Vec<Type>>,
     description: OnceCell<Description>,
+    /// The described result as sent (its wire schema), and its row description per result
+    /// format asked for: worked out once, not at every Describe and Execute of a portal.
+    wire: OnceLock<SchemaRef>,
+    row_descriptions: Mutex<Vec<(FormatKey, Arc<Vec<FieldInfo>>)>>,
+}
+
+/// A result format as a comparable key (pgwire's `Format` is not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FormatKey {
+    Text,
+    Binary,
+    Individual(Vec<i16>),
+}
+
+impl FormatKey {
+    fn of(format: &Format) -> FormatKey {
+        match format {
+            Format::UnifiedText => FormatKey::Text,
+            Format::UnifiedBinary => FormatKey::Binary,
+            Format::Individual(formats) => FormatKey::Individual(formats.clone()),
+        }
+    }
 }
 
 impl WireStatement {
@@ -85,6 +108,29 @@ impl WireStatement {
     /// The description, if a client asked for it already.
     pub fn described(&self) -> Option<&Description> {
         self.description.get()
+    }
+
+    /// The described result's wire schema and its row description in `format`; None when
+    /// the statement was not described or returns no rows.
+    pub fn described_rows(
+        &self,
+        format: &Format,
+    ) -> PgWireResult<Option<(SchemaRef, Arc<Vec<FieldInfo>>)>> {
+        let Some(columns) = self.described().and_then(|d| d.columns.as_ref()) else {
+            return Ok(None);
+        };
+        let wire = self.wire.get_or_init(|| wire_schema(columns)).clone();
+        let key = FormatKey::of(format);
+        let mut known = self
+            .row_descriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, fields)) = known.iter().find(|(k, _)| *k == key) {
+            return Ok(Some((wire, fields.clone())));
+        }
+        let fields = Arc::new(wire_fields(&wire, format)?);
+        known.push((key, fields.clone()));
+        Ok(Some((wire, fields)))
     }
 
     /// How many parameters the statement takes.
@@ -179,6 +225,8 @@ impl QueryParser for StatementParser {
                 kind,
                 prepared,
                 description: OnceCell::new(),
+                wire: OnceLock::new(),
+                row_descriptions: Mutex::default(),
             }))),
             Err(error) => {
                 // As in PostgreSQL, an error in a transaction block fails the block.

@@ -23,6 +23,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use rowdex_planner::budget::DATAFUSION_POOL_BYTES;
 
 use crate::db::DbState;
+use crate::db::planning::PlanCounter;
 use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
@@ -57,6 +58,7 @@ pub(crate) fn new_context(
         .with_target_partitions(1);
     // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
     config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    config.set_extension(db.planning.clone());
     // Sorts without a LIMIT that the scans leave to DataFusion spill past this pool; the
     // default runtime's pool is unbounded. Building it cannot fail with a fixed pool.
     let runtime = RuntimeEnvBuilder::new()
@@ -317,6 +319,9 @@ pub(crate) async fn plan_statement(
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     let state = ctx.state();
+    if let Some(counter) = state.config().get_extension::<PlanCounter>() {
+        counter.planned_by_datafusion();
+    }
     answer_in_subqueries_of_non_numbers(&state, &mut statement).await;
     let planned = {
         let statement = DfStatement::Statement(Box::new(statement.clone()));

@@ -42,7 +42,7 @@ pub(crate) async fn run_explain(
     {
         let txn = session.open_txn();
         if let Some(lines) =
-            native::explain(&session.db, txn.as_ref(), &native, hints, options).await?
+            native::explain::explain(&session.db, txn.as_ref(), &native, hints, options).await?
         {
             return Ok(Output::text_rows("plan", lines));
         }

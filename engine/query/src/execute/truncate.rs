@@ -16,7 +16,7 @@ use rowdex_catalog::TriggerEvent;
 
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
-use crate::execute::dml;
+use crate::execute::update_delete;
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::names::object_name;
@@ -64,7 +64,7 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
     }
     if session.open_txn().is_some() {
         for delete in &deletes {
-            dml::delete(session, delete).await?;
+            update_delete::delete(session, delete).await?;
         }
         return Ok(Output::Done);
     }
@@ -72,7 +72,7 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
     let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
     let inner = session.with_txn(txn.clone());
     for delete in &deletes {
-        if let Err(error) = dml::delete(&inner, delete).await {
+        if let Err(error) = update_delete::delete(&inner, delete).await {
             txn.rollback().await;
             return Err(error);
         }

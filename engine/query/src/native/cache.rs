@@ -4,28 +4,50 @@
 //! their place is the key; each run binds the literals to the cached native query, as a
 //! prepared statement does.
 //!
-//! Only queries the native executor compiles are kept; the cache is shared by every session of
+//! UPDATE and DELETE texts (without RETURNING) are kept the same way, in their native form
+//! (`native::write`), and run as a prepared write runs.
+//!
+//! Only statements the native executor compiles are kept; the cache is shared by every session of
 //! a database, holds at most `CAPACITY` queries (it is emptied when full), and an entry whose
 //! table has changed since is compiled again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use datafusion::sql::sqlparser::ast::Statement;
-
+use crate::db::schema_view::SchemaView;
 use crate::native::compile::NativeQuery;
+use crate::native::write::NativeWrite;
 use crate::sql::hints::QueryHints;
+use crate::sql::parse::ParsedStatement;
 
 /// Queries kept before the cache starts over.
 const CAPACITY: usize = 1024;
 
-/// A cached query, the hints its text carries, and the statement it was compiled from (for the
-/// names of its result columns in a session that follows PostgreSQL).
+/// A cached statement's native form.
+#[derive(Debug)]
+pub(crate) enum CachedForm {
+    Query(NativeQuery),
+    Write(NativeWrite),
+}
+
+/// A cached statement, the hints its text carries, and the statement it was compiled from
+/// (with its literals as parameters: a write runs it, and a query's result columns are named
+/// from it in a session that follows PostgreSQL).
 #[derive(Debug)]
 pub(crate) struct CachedQuery {
-    pub query: NativeQuery,
+    pub form: CachedForm,
     pub hints: QueryHints,
-    pub statement: Statement,
+    pub parsed: ParsedStatement,
+}
+
+impl CachedQuery {
+    /// Whether the table the entry was compiled against is still the table's definition.
+    pub(crate) fn is_current(&self, schema: &SchemaView) -> bool {
+        match &self.form {
+            CachedForm::Query(query) => query.is_current(schema),
+            CachedForm::Write(write) => write.is_current(schema),
+        }
+    }
 }
 
 #[derive(Debug, Default)]

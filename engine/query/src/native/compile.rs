@@ -1,18 +1,20 @@
 //! Recognising the queries the native executor runs, straight from the parsed SQL: one rowdex
 //! table, plain columns (renamed or not), a conjunction of column-versus-value conditions,
-//! ORDER BY on columns, LIMIT and OFFSET. Values may be literals or parameters (`$n`). Anything
+//! ORDER BY on columns, LIMIT and OFFSET; or aggregates without GROUP BY (`native::aggregate`),
+//! or SELECT DISTINCT ordered by its columns. Values may be literals or parameters (`$n`). Anything
 //! else is not compiled, and runs through DataFusion.
 //!
 //! Only what the predicate IR states exactly is accepted, so both executors give the same
 //! answer: a value whose conversion to its column's type would change a comparison leaves the
 //! query to DataFusion (when it is bound, see `NativeQuery::bind`).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
+    BinaryOperator, Distinct, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
     SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
 };
 use rowdex_catalog::{DataType, TableDef};
@@ -20,19 +22,11 @@ use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
 use crate::db::schema_view::SchemaView;
+use crate::native::aggregate::Aggregate;
 use crate::native::choice::PlanChoice;
-use crate::sql::literals::literal_exact;
+use crate::native::scope::{Scope, Slot, slot};
 use crate::sql::names::ident_name;
 use crate::values::{renamed_schema, table_schema};
-
-/// A value in the query: written in the SQL, or the n-th parameter (from 0). A compiled
-/// query's conditions are the planner's predicates over slots (`Predicate<Slot>`), bound to
-/// values at each run.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Slot {
-    Value(Datum),
-    Param(usize),
-}
 
 /// One ORDER BY item, as a table column.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,9 +35,19 @@ pub(crate) struct OrderItem {
     pub descending: bool,
 }
 
+/// What a native query answers with: the rows it reads, those rows without duplicates, or one
+/// row of aggregates over them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Shape {
+    Rows,
+    Distinct,
+    Aggregate(Vec<Aggregate>),
+}
+
 /// A compiled single-table query, with its values still unbound.
 #[derive(Debug, Clone)]
 pub(crate) struct NativeQuery {
+    pub shape: Shape,
     pub table: Arc<TableDef>,
     /// Result column names, and the table column behind each.
     pub names: Vec<String>,
@@ -75,8 +79,12 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
     };
-    let plain_select = select.distinct.is_none()
-        && select.select_modifiers.is_none()
+    let distinct = match &select.distinct {
+        None => false,
+        Some(Distinct::Distinct) => true,
+        Some(_) => return None,
+    };
+    let plain_select = select.select_modifiers.is_none()
         && select.top.is_none()
         && select.exclude.is_none()
         && select.into.is_none()
@@ -134,6 +142,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
 
     let mut names = Vec::new();
     let mut columns = Vec::new();
+    let mut aggregates = Vec::new();
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(options) if options.opt_alias.is_none() => {
@@ -152,13 +161,22 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
                     }
                 }
             }
-            SelectItem::UnnamedExpr(expr) => {
-                let column = scope.column(expr)?;
-                names.push(table.columns.get(column)?.name.clone());
-                columns.push(column);
-            }
+            SelectItem::UnnamedExpr(expr) => match scope.column(expr) {
+                Some(column) => {
+                    names.push(table.columns.get(column)?.name.clone());
+                    columns.push(column);
+                }
+                None => {
+                    let (aggregate, name) = Aggregate::compile(&scope, expr)?;
+                    names.push(name);
+                    aggregates.push(aggregate);
+                }
+            },
             SelectItem::ExprWithAlias { expr, alias } => {
-                columns.push(scope.column(expr)?);
+                match scope.column(expr) {
+                    Some(column) => columns.push(column),
+                    None => aggregates.push(Aggregate::compile(&scope, expr)?.0),
+                }
                 names.push(ident_name(alias));
             }
             _ => return None,
@@ -222,8 +240,46 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
         }
     };
 
-    let schema = renamed_schema(&table_schema(&table, &columns), &names);
+    let (shape, schema) = match (distinct, aggregates.is_empty()) {
+        (false, true) => (
+            Shape::Rows,
+            renamed_schema(&table_schema(&table, &columns), &names),
+        ),
+        // One row of aggregates over every row that matches (no GROUP BY).
+        (false, false) => {
+            if !columns.is_empty() || !order.is_empty() || limit.is_some() || offset.is_some() {
+                return None;
+            }
+            let fields = aggregates
+                .iter()
+                .zip(&names)
+                .map(|(aggregate, name)| aggregate.field(&table, name))
+                .collect::<Option<Vec<Field>>>()?;
+            columns = aggregates.iter().filter_map(|a| a.column).collect();
+            (Shape::Aggregate(aggregates), Arc::new(Schema::new(fields)))
+        }
+        // DISTINCT rows in an order that names exactly the selected columns (so equal rows
+        // are neighbours once sorted), of types whose equality both executors agree on.
+        (true, true) => {
+            let selected: HashSet<usize> = columns.iter().copied().collect();
+            let ordered: HashSet<usize> = order.iter().map(|item| item.column).collect();
+            let comparable = columns.iter().all(|c| {
+                table.columns.get(*c).is_some_and(|c| {
+                    !matches!(c.data_type, DataType::Float | DataType::Decimal { .. })
+                })
+            });
+            if selected != ordered || !comparable || limit.is_some() || offset.is_some() {
+                return None;
+            }
+            (
+                Shape::Distinct,
+                renamed_schema(&table_schema(&table, &columns), &names),
+            )
+        }
+        (true, false) => return None,
+    };
     Some(NativeQuery {
+        shape,
         schema,
         table,
         names,
@@ -236,30 +292,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     })
 }
 
-/// The one table a query reads, and the name its columns may be qualified with.
-struct Scope<'a> {
-    table: &'a TableDef,
-    qualifier: String,
-}
-
 impl Scope<'_> {
-    /// The visible table column an expression names.
-    fn column(&self, expr: &Expr) -> Option<usize> {
-        let name = match expr {
-            Expr::Identifier(ident) => ident_name(ident),
-            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
-                [qualifier, column] if ident_name(qualifier) == self.qualifier => {
-                    ident_name(column)
-                }
-                _ => return None,
-            },
-            Expr::Nested(inner) => return self.column(inner),
-            _ => return None,
-        };
-        let position = self.table.column_index(&name)?;
-        (!self.table.columns.get(position)?.hidden).then_some(position)
-    }
-
     /// A row-value comparison of columns against values (either side first). Only over NOT
     /// NULL columns: a NULL inside a row value is where SQL engines differ, so such a
     /// comparison is left to DataFusion.
@@ -439,21 +472,6 @@ fn order_column(
         (Some(a), Some(t)) if a != t => None,
         (Some(a), _) => Some(a),
         (None, t) => t,
-    }
-}
-
-/// A literal (read by the exact rule, see `sql::literals`) or a parameter.
-fn slot(expr: &Expr) -> Option<Slot> {
-    match expr {
-        Expr::Nested(inner) => slot(inner),
-        Expr::Value(value) => match &value.value {
-            Value::Placeholder(name) => {
-                let n: usize = name.strip_prefix('$')?.parse().ok()?;
-                Some(Slot::Param(n.checked_sub(1)?))
-            }
-            _ => literal_exact(expr).map(Slot::Value),
-        },
-        _ => literal_exact(expr).map(Slot::Value),
     }
 }
 

@@ -99,3 +99,22 @@ impl SortAfter {
         text
     }
 }
+
+/// `rows` without a row equal (on `columns`) to the one before it: SELECT DISTINCT over rows
+/// sorted on every selected column, where equal rows are neighbours.
+pub(crate) fn distinct_neighbours(rows: Vec<Vec<Datum>>, columns: &[usize]) -> Vec<Vec<Datum>> {
+    let mut kept: Vec<Vec<Datum>> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let repeated = kept.last().is_some_and(|last| {
+            columns.iter().all(|c| {
+                last.get(*c)
+                    .zip(row.get(*c))
+                    .is_some_and(|(a, b)| a.key_cmp(b).is_eq())
+            })
+        });
+        if !repeated {
+            kept.push(row);
+        }
+    }
+    kept
+}

@@ -4,7 +4,7 @@
 //! column, so that they hold about as many rows each, and each partition yields its rows in key
 //! order. All partitions of one execution read one view of the store ([`SharedRead`]).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rowdex_planner::{AccessPath, KeySpan, ScanPlan};
 use rowdex_store::KvRead;
@@ -20,9 +20,13 @@ pub(crate) const PARALLEL_MIN_ROWS: u64 = 100_000;
 const MAX_PARTITIONS: usize = 8;
 
 /// Partitions a large scan is split into: one per core the process may use, at most
-/// [`MAX_PARTITIONS`].
+/// [`MAX_PARTITIONS`]. Asked once per process: the standard library reads the cgroup files
+/// each time, which cost every DataFusion scan a few percent of an OLTP statement.
 pub(crate) fn scan_parallelism() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARTITIONS))
+    static PARALLELISM: OnceLock<usize> = OnceLock::new();
+    *PARALLELISM.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARTITIONS))
+    })
 }
 
 /// The spans `plan` is read in, one per partition in key order, or none when it is read

@@ -162,13 +162,17 @@ impl Lifted {
 
     fn from_tokens<'a>(tokens: impl Iterator<Item = &'a Token>) -> Option<Lifted> {
         let mut tokens = tokens.peekable();
-        // Only a query can be a cached native query: anything else (an INSERT of a script)
-        // is not lifted, so it is parsed once, by the normal path.
+        // Only a query, an UPDATE or a DELETE can be cached in native form: anything else (an
+        // INSERT of a script) is not lifted, so it is parsed once, by the normal path.
         while let Some(Token::Whitespace(_)) = tokens.peek() {
             tokens.next();
         }
         match tokens.peek() {
-            Some(Token::Word(word)) if matches!(word.keyword, Keyword::SELECT | Keyword::WITH) => {}
+            Some(Token::Word(word))
+                if matches!(
+                    word.keyword,
+                    Keyword::SELECT | Keyword::WITH | Keyword::UPDATE | Keyword::DELETE
+                ) => {}
             Some(Token::LParen) => {}
             _ => return None,
         }

@@ -4,7 +4,9 @@
 //! per statement, and they are evaluated over a batch of rows (a CHECK) or over no row at all
 //! (a DEFAULT, which names no column).
 
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use datafusion::arrow::array::{Array, BooleanArray};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Schema, SchemaRef};
@@ -106,6 +108,50 @@ pub(crate) fn declared_default(def: &TableDef, column: &ColumnDef, expr: &Expr) 
 
 /// The value of a DEFAULT expression now.
 fn default_value(sql: &str) -> Result<Datum> {
+    if let Some(constant) = constant_default(sql)? {
+        return Ok(constant);
+    }
+    evaluate_default(sql)
+}
+
+/// Constant DEFAULTs (no function call, so no time or randomness: `'0'`, `-1`, `'x'::text`)
+/// by their text, each evaluated once: a DEFAULT is otherwise compiled by DataFusion for every
+/// INSERT that leaves its column out. The map is emptied past `CONSTANT_DEFAULTS_MAX` texts.
+static CONSTANT_DEFAULTS: LazyLock<Mutex<HashMap<String, Option<Datum>>>> =
+    LazyLock::new(Mutex::default);
+
+const CONSTANT_DEFAULTS_MAX: usize = 4096;
+
+/// The value of the DEFAULT `sql` if it is constant (see [`CONSTANT_DEFAULTS`]); None for one
+/// evaluated anew each time.
+fn constant_default(sql: &str) -> Result<Option<Datum>> {
+    let lock = || {
+        CONSTANT_DEFAULTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    };
+    if let Some(known) = lock().get(sql) {
+        return Ok(known.clone());
+    }
+    let calls_function = visit_expressions(&parse_expression(sql)?, |e| match e {
+        Expr::Function(_) | Expr::Subquery(_) | Expr::Exists { .. } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break();
+    let value = match calls_function {
+        true => None,
+        false => Some(evaluate_default(sql)?),
+    };
+    let mut known = lock();
+    if known.len() >= CONSTANT_DEFAULTS_MAX {
+        known.clear();
+    }
+    known.insert(sql.to_string(), value.clone());
+    Ok(value)
+}
+
+/// The DEFAULT `sql` evaluated now, by DataFusion.
+fn evaluate_default(sql: &str) -> Result<Datum> {
     let expr = compile(&DFSchema::empty(), sql)?;
     let options = RecordBatchOptions::new().with_row_count(Some(1));
     let batch = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)?;
@@ -142,6 +188,10 @@ pub(crate) fn parse_expression(sql: &str) -> Result<Expr> {
 /// The sequence a DEFAULT draws from, when it is `nextval('name')` (SERIAL and identity
 /// columns, or declared so).
 pub(crate) fn sequence_of_default(sql: &str) -> Option<String> {
+    // Only a call can draw from a sequence: a constant DEFAULT's text is not parsed again.
+    if constant_default(sql).ok().flatten().is_some() {
+        return None;
+    }
     nextval_argument(&parse_expression(sql).ok()?)
 }
 

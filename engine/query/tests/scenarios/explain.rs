@@ -120,7 +120,8 @@ async fn analyze_reports_what_the_plan_read_beside_its_estimate() -> TestResult 
         }
     }
 
-    // An aggregate runs in DataFusion: the scan's reads, then the whole statement's rows.
+    // An aggregate (natively, or in DataFusion): the scan's reads, then the whole statement's
+    // rows.
     let s = db.session();
     let lines = explain(&s, "EXPLAIN ANALYZE SELECT count(*) FROM t WHERE b = 2").await?;
     let text = lines.join("\n");

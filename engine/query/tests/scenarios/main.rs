@@ -19,6 +19,7 @@ mod indexes;
 mod limits;
 mod memory_budget;
 mod paging;
+mod plan_once;
 mod prepared;
 mod scale;
 mod schema_changes;

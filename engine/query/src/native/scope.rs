@@ -1,0 +1,65 @@
+//! The one table a native query or write reads, as its SQL names it: columns by name or
+//! qualified by the table's name or alias, and the values written in it (literals or
+//! parameters). What `compile`, `scalar` and `aggregate` read expressions against.
+
+use datafusion::sql::sqlparser::ast::{Expr, Value};
+use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+
+use crate::sql::literals::literal_exact;
+use crate::sql::names::ident_name;
+
+/// A value in the query: written in the SQL, or the n-th parameter (from 0). A compiled
+/// query's conditions are the planner's predicates over slots (`Predicate<Slot>`), bound to
+/// values at each run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Slot {
+    Value(Datum),
+    Param(usize),
+}
+
+/// The one table a query reads, and the name its columns may be qualified with.
+pub(crate) struct Scope<'a> {
+    pub(crate) table: &'a TableDef,
+    pub(crate) qualifier: String,
+}
+
+impl<'a> Scope<'a> {
+    /// `table`, its columns qualified by `alias` if it has one, else by its name.
+    pub(crate) fn new(table: &'a TableDef, alias: Option<String>) -> Scope<'a> {
+        let qualifier = alias.unwrap_or_else(|| table.name.clone());
+        Scope { table, qualifier }
+    }
+
+    /// The visible table column an expression names.
+    pub(crate) fn column(&self, expr: &Expr) -> Option<usize> {
+        let name = match expr {
+            Expr::Identifier(ident) => ident_name(ident),
+            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [qualifier, column] if ident_name(qualifier) == self.qualifier => {
+                    ident_name(column)
+                }
+                _ => return None,
+            },
+            Expr::Nested(inner) => return self.column(inner),
+            _ => return None,
+        };
+        let position = self.table.column_index(&name)?;
+        (!self.table.columns.get(position)?.hidden).then_some(position)
+    }
+}
+
+/// A literal (read by the exact rule, see `sql::literals`) or a parameter.
+pub(crate) fn slot(expr: &Expr) -> Option<Slot> {
+    match expr {
+        Expr::Nested(inner) => slot(inner),
+        Expr::Value(value) => match &value.value {
+            Value::Placeholder(name) => {
+                let n: usize = name.strip_prefix('$')?.parse().ok()?;
+                Some(Slot::Param(n.checked_sub(1)?))
+            }
+            _ => literal_exact(expr).map(Slot::Value),
+        },
+        _ => literal_exact(expr).map(Slot::Value),
+    }
+}
