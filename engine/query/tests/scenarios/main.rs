@@ -15,6 +15,7 @@ mod embedding;
 mod explain;
 mod families;
 mod faults;
+mod hot_rows;
 mod indexes;
 mod limits;
 mod memory_budget;
