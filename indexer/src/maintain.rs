@@ -6,7 +6,9 @@
 //! transaction, so a statement planned before the change conflicts and is retried). The backfill
 //! then walks the table in pages, each page one optimistic transaction that scans the rows and
 //! puts their entries. A writer that changes a row of the page before the page commits makes the
-//! page conflict and be redone; a writer after it maintains the entry itself. Entry puts are
+//! page conflict and be redone, at half the size (so a page of rows writers keep updating shrinks
+//! until its transaction is short enough to get through); a writer after it maintains the entry
+//! itself. Entry puts are
 //! idempotent, so overlap costs nothing. Queries ignore the index until it is marked `Ready`, so
 //! a failed or interrupted build is never visible; its leftovers are removed by dropping it.
 //!
@@ -25,8 +27,10 @@ use crate::{IndexError, Result};
 /// Rows per backfill or check page.
 const PAGE_ROWS: usize = 512;
 
-/// How often one page is retried after losing a race with a writer.
-const PAGE_ATTEMPTS: usize = 16;
+/// How often one page is retried after losing a race with a writer. A page that lost is redone
+/// at half its size (down to one row), so its transaction reads fewer rows for a shorter time:
+/// a page holding rows that writers update all the time still gets through.
+const PAGE_ATTEMPTS: usize = 24;
 
 /// Fills in `index` from the rows of `table`; calls `progress` with the rows done so far after
 /// every page. Fails with [`IndexError::UniqueViolation`] if a UNIQUE index meets a duplicate.
@@ -37,6 +41,7 @@ pub async fn backfill(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<u64> {
     let mut done = 0u64;
+    let mut page_rows = PAGE_ROWS;
     for prefix in table.scan_prefixes() {
         let mut range = Some(KeyRange::prefix(&prefix));
         while let Some(current) = range {
@@ -44,15 +49,22 @@ pub async fn backfill(
             let (rows, resume) = loop {
                 attempt += 1;
                 let mut tx = store.begin().await?;
-                let page = match backfill_page(tx.as_mut(), table, index, &current).await {
+                let page = match backfill_page(tx.as_mut(), table, index, &current, page_rows).await
+                {
                     Ok(page) => tx.commit().await.map(|()| page).map_err(IndexError::from),
                     Err(error) => Err(error),
                 };
                 match page {
-                    Err(IndexError::Store(StoreError::Conflict)) if attempt < PAGE_ATTEMPTS => {}
+                    Err(IndexError::Store(StoreError::Conflict)) if attempt < PAGE_ATTEMPTS => {
+                        page_rows = (page_rows / 2).max(1);
+                    }
                     other => break other?,
                 }
             };
+            // Back towards full pages once the hot part is behind.
+            if attempt == 1 {
+                page_rows = (page_rows * 2).min(PAGE_ROWS);
+            }
             done += rows;
             progress(done);
             range = resume;
@@ -74,7 +86,7 @@ pub async fn backfill_within(
     for prefix in table.scan_prefixes() {
         let mut range = Some(KeyRange::prefix(&prefix));
         while let Some(current) = range {
-            let (rows, resume) = backfill_page(tx, table, index, &current).await?;
+            let (rows, resume) = backfill_page(tx, table, index, &current, PAGE_ROWS).await?;
             done += rows;
             progress(done);
             range = resume;
@@ -83,14 +95,15 @@ pub async fn backfill_within(
     Ok(done)
 }
 
-/// Puts the entries of one page of rows into `tx` (not committed).
+/// Puts the entries of one page (at most `rows` rows) into `tx` (not committed).
 async fn backfill_page(
     tx: &mut dyn Transaction,
     table: &TableDef,
     index: &IndexDef,
     range: &KeyRange,
+    rows: usize,
 ) -> Result<(u64, Option<KeyRange>)> {
-    let page = tx.scan_page(range, Direction::Forward, PAGE_ROWS).await?;
+    let page = tx.scan_page(range, Direction::Forward, rows).await?;
     let rows = full_rows(&*tx, table, &page.entries).await?;
     let mut probes = Vec::new();
     for row in rows {
