@@ -41,7 +41,11 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
 use std::sync::Arc;
 
-use datafusion::sql::sqlparser::ast::{Delete, ObjectType, Statement, Update};
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    Delete, Expr, ObjectType, SetExpr, Statement, Update, Value, visit_expressions,
+};
 use rowdex_codec::Datum;
 
 use crate::db::sequences::LAST_VALUES;
@@ -123,6 +127,19 @@ impl Session {
         };
         let query = match &entry.form {
             CachedForm::Query(query) => query,
+            CachedForm::Insert => {
+                // Integers and strings go back in as the literals they were; any other literal
+                // (a float, whose text the value may not give back) takes the normal path.
+                if !lifted
+                    .literals
+                    .iter()
+                    .all(|l| matches!(l, Datum::Int(_) | Datum::Text(_)))
+                {
+                    return Ok(None);
+                }
+                let bound = bind_literals(&entry.parsed, &lifted.literals)?;
+                return self.run(&bound).await.map(Some);
+            }
             CachedForm::Write(write) => {
                 let compiled = Compiled {
                     write,
@@ -157,7 +174,7 @@ impl Session {
 
     /// The native form of a statement with its literals lifted, if it has one: a query, or an
     /// UPDATE or DELETE without RETURNING (whose column names would come from the lifted
-    /// text).
+    /// text); an INSERT ... VALUES is kept parsed.
     fn compile_lifted(&self, lifted: &Lifted) -> Option<CachedQuery> {
         let (parsed, parameters) = parse_with_parameters(&lifted.key).ok()?;
         let ParsedStatement::Sql {
@@ -173,16 +190,30 @@ impl Session {
             return None;
         }
         let schema = self.schema_view();
-        let form = match statement.as_ref() {
-            Statement::Query(query) => CachedForm::Query(NativeQuery::compile(&schema, query)?),
-            Statement::Update(Update {
-                returning: None, ..
-            })
-            | Statement::Delete(Delete {
-                returning: None, ..
-            }) => CachedForm::Write(NativeWrite::compile(&schema, statement)?),
-            _ => return None,
-        };
+        let form =
+            match statement.as_ref() {
+                Statement::Query(query) => CachedForm::Query(NativeQuery::compile(&schema, query)?),
+                Statement::Update(Update {
+                    returning: None, ..
+                })
+                | Statement::Delete(Delete {
+                    returning: None, ..
+                }) => CachedForm::Write(NativeWrite::compile(&schema, statement)?),
+                // Every literal lifted must come back as a value where binding puts it (not in
+                // `TIMESTAMP '...'`, which keeps its string).
+                Statement::Insert(insert)
+                    if insert.source.as_ref().is_some_and(|source| {
+                        matches!(source.body.as_ref(), SetExpr::Values(_))
+                    }) && value_placeholders(statement) == lifted.literals.len() =>
+                {
+                    return Some(CachedQuery {
+                        form: CachedForm::Insert,
+                        hints: hints.clone(),
+                        parsed: parsed.clone(),
+                    });
+                }
+                _ => return None,
+            };
         self.db.planning.compiled_natively();
         Some(CachedQuery {
             form,
@@ -487,4 +518,18 @@ async fn run_statement(
             what: format!("the statement {}", statement_kind(other)),
         }),
     }
+}
+
+/// How many `$n` placeholders `statement` holds as values (where `bind_literals` replaces them).
+fn value_placeholders(statement: &Statement) -> usize {
+    let mut count = 0;
+    let _ = visit_expressions(statement, |expr| {
+        if let Expr::Value(value) = expr
+            && matches!(value.value, Value::Placeholder(_))
+        {
+            count += 1;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    count
 }

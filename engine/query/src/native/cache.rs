@@ -5,7 +5,9 @@
 //! prepared statement does.
 //!
 //! UPDATE and DELETE texts (without RETURNING) are kept the same way, in their native form
-//! (`native::write`), and run as a prepared write runs.
+//! (`native::write`), and run as a prepared write runs. An INSERT ... VALUES text of a few
+//! rows is kept parsed, with placeholders where its literals were: a run writes its integers
+//! and strings back in (`sql::literals::bind_literals`) instead of parsing the text again.
 //!
 //! Only statements the native executor compiles are kept; the cache is shared by every session of
 //! a database, holds at most `CAPACITY` queries (it is emptied when full), and an entry whose
@@ -28,6 +30,8 @@ const CAPACITY: usize = 1024;
 pub(crate) enum CachedForm {
     Query(NativeQuery),
     Write(NativeWrite),
+    /// An INSERT ... VALUES: nothing compiled, only parsed (`CachedQuery::parsed`).
+    Insert,
 }
 
 /// A cached statement, the hints its text carries, and the statement it was compiled from
@@ -46,6 +50,8 @@ impl CachedQuery {
         match &self.form {
             CachedForm::Query(query) => query.is_current(schema),
             CachedForm::Write(write) => write.is_current(schema),
+            // Bound and run as a new statement: nothing of the table's definition is kept.
+            CachedForm::Insert => true,
         }
     }
 }

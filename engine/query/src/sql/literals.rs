@@ -137,6 +137,9 @@ pub(crate) fn number_exact(text: &str) -> Option<Datum> {
     None
 }
 
+/// The most literals an INSERT's text may have to be lifted (see [`Lifted::from_sql`]).
+const INSERT_LITERALS: usize = 64;
+
 /// A statement's text with its literals lifted out: the key of the compiled-query cache, so a
 /// query written with other literals each time compiles once.
 #[derive(Debug)]
@@ -148,8 +151,9 @@ pub(crate) struct Lifted {
 
 impl Lifted {
     /// Lifts the number and string literals (read by the exact rule) out of a single statement
-    /// without placeholders of its own; None for anything else (several statements, a literal
-    /// the exact rule does not read, a tokenizer error, which the normal path reports).
+    /// without placeholders of its own (an INSERT's only up to `INSERT_LITERALS` of them);
+    /// None for anything else (several statements, a literal the exact rule does not read, a
+    /// tokenizer error, which the normal path reports).
     pub(crate) fn from_sql(sql: &str) -> Option<Lifted> {
         let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
         Lifted::from_tokens(tokens.iter())
@@ -162,20 +166,24 @@ impl Lifted {
 
     fn from_tokens<'a>(tokens: impl Iterator<Item = &'a Token>) -> Option<Lifted> {
         let mut tokens = tokens.peekable();
-        // Only a query, an UPDATE or a DELETE can be cached in native form: anything else (an
-        // INSERT of a script) is not lifted, so it is parsed once, by the normal path.
+        // Only a query, an UPDATE, a DELETE or an INSERT can be cached: anything else is not
+        // lifted, so it is parsed once, by the normal path.
         while let Some(Token::Whitespace(_)) = tokens.peek() {
             tokens.next();
         }
-        match tokens.peek() {
+        let insert = match tokens.peek() {
             Some(Token::Word(word))
                 if matches!(
                     word.keyword,
                     Keyword::SELECT | Keyword::WITH | Keyword::UPDATE | Keyword::DELETE
-                ) => {}
-            Some(Token::LParen) => {}
+                ) =>
+            {
+                false
+            }
+            Some(Token::Word(word)) if word.keyword == Keyword::INSERT => true,
+            Some(Token::LParen) => false,
             _ => return None,
-        }
+        };
         let mut key = String::new();
         let mut literals = Vec::new();
         let mut ended = false;
@@ -186,6 +194,13 @@ impl Lifted {
             match token {
                 Token::SemiColon => ended = true,
                 Token::Placeholder(_) => return None,
+                // An INSERT of many rows is parsed once by the normal path rather than kept
+                // under a key its row count makes unique.
+                Token::Number(..) | Token::SingleQuotedString(_)
+                    if insert && literals.len() >= INSERT_LITERALS =>
+                {
+                    return None;
+                }
                 Token::Number(text, false) => {
                     literals.push(number_exact(text)?);
                     let _ = write!(key, "${}", literals.len());
@@ -279,6 +294,11 @@ pub(crate) fn literal_of_datum(datum: &Datum) -> Result<Expr> {
         Datum::Decimal(_) => Err(Error::Unsupported {
             what: "DECIMAL parameters (pass the value as text or a float)".to_string(),
         }),
+        // What the parser makes of the literal's text, built directly (a long string is not
+        // tokenized again).
+        Datum::Null => Ok(Expr::value(Value::Null)),
+        Datum::Int(v) if *v >= 0 => Ok(Expr::value(Value::Number(v.to_string(), false))),
+        Datum::Text(text) => Ok(Expr::value(Value::SingleQuotedString(text.clone()))),
         _ => {
             let text = datum.to_string();
             Parser::new(&GenericDialect {})
@@ -294,6 +314,25 @@ pub(crate) fn literal_of_datum(datum: &Datum) -> Result<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_built_directly_are_what_the_parser_makes_of_their_text() {
+        for datum in [
+            Datum::Null,
+            Datum::Int(0),
+            Datum::Int(42),
+            Datum::Int(i64::MAX),
+            Datum::Text(String::new()),
+            Datum::Text("it's a \\ test".to_string()),
+        ] {
+            let text = datum.to_string();
+            let parsed = Parser::new(&GenericDialect {})
+                .try_with_sql(&text)
+                .and_then(|mut parser| parser.parse_expr())
+                .map_err(|e| e.to_string());
+            assert_eq!(literal_of_datum(&datum).ok(), parsed.ok(), "{text}");
+        }
+    }
 
     #[test]
     fn the_two_number_rules_differ_only_where_datafusion_widens() {
@@ -319,7 +358,17 @@ mod tests {
         assert_eq!(a.literals, vec![Datum::Int(7), Datum::Text("x".into())]);
         // Placeholders of its own, two statements, or a literal the exact rule does not read.
         assert!(Lifted::from_sql("SELECT v FROM t WHERE k = $1").is_none());
-        assert!(Lifted::from_sql("INSERT INTO t VALUES (1)").is_none());
+        assert!(Lifted::from_sql("CREATE TABLE t (a VARCHAR(10))").is_none());
+        // An INSERT of a few rows lifts; one of many is parsed as it is.
+        let few = Lifted::from_sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')");
+        assert_eq!(
+            few.map(|l| (l.key, l.literals.len())),
+            Some(("INSERT INTO t VALUES ($1, $2), ($3, $4)".to_string(), 4))
+        );
+        let rows: Vec<String> = (0..INSERT_LITERALS).map(|i| format!("({i})")).collect();
+        let many = format!("INSERT INTO t VALUES {}", rows.join(", "));
+        assert!(Lifted::from_sql(&many).is_some());
+        assert!(Lifted::from_sql(&format!("{many}, (0)")).is_none());
         assert!(Lifted::from_sql(" /*+ NO_INDEX */ SELECT 1").is_some());
         assert!(Lifted::from_sql("SELECT 1; SELECT 2").is_none());
         assert!(Lifted::from_sql("SELECT 99999999999999999999").is_none());

@@ -114,40 +114,57 @@ fn default_value(sql: &str) -> Result<Datum> {
     evaluate_default(sql)
 }
 
-/// Constant DEFAULTs (no function call, so no time or randomness: `'0'`, `-1`, `'x'::text`)
-/// by their text, each evaluated once: a DEFAULT is otherwise compiled by DataFusion for every
-/// INSERT that leaves its column out. The map is emptied past `CONSTANT_DEFAULTS_MAX` texts.
-static CONSTANT_DEFAULTS: LazyLock<Mutex<HashMap<String, Option<Datum>>>> =
-    LazyLock::new(Mutex::default);
+/// What a DEFAULT's text is, by its text, worked out once: a DEFAULT is otherwise parsed (and a
+/// constant one compiled by DataFusion) for every INSERT that leaves its column out. The map is
+/// emptied past `DEFAULT_FORMS_MAX` texts.
+static DEFAULT_FORMS: LazyLock<Mutex<HashMap<String, DefaultForm>>> = LazyLock::new(Mutex::default);
 
-const CONSTANT_DEFAULTS_MAX: usize = 4096;
+const DEFAULT_FORMS_MAX: usize = 4096;
 
-/// The value of the DEFAULT `sql` if it is constant (see [`CONSTANT_DEFAULTS`]); None for one
-/// evaluated anew each time.
-fn constant_default(sql: &str) -> Result<Option<Datum>> {
-    let lock = || {
-        CONSTANT_DEFAULTS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    };
+#[derive(Debug, Clone)]
+enum DefaultForm {
+    /// No function call, so no time or randomness (`'0'`, `-1`, `'x'::text`): its value.
+    Constant(Datum),
+    /// `nextval('name')`: a value per row from the sequence `name`.
+    Sequence(String),
+    /// Evaluated anew each time (`now()`, `random()`).
+    Evaluated,
+}
+
+/// The form of the DEFAULT `sql` (see [`DEFAULT_FORMS`]).
+fn default_form(sql: &str) -> Result<DefaultForm> {
+    let lock = || DEFAULT_FORMS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(known) = lock().get(sql) {
         return Ok(known.clone());
     }
-    let calls_function = visit_expressions(&parse_expression(sql)?, |e| match e {
-        Expr::Function(_) | Expr::Subquery(_) | Expr::Exists { .. } => ControlFlow::Break(()),
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break();
-    let value = match calls_function {
-        true => None,
-        false => Some(evaluate_default(sql)?),
+    let expr = parse_expression(sql)?;
+    let form = if let Some(sequence) = nextval_argument(&expr) {
+        DefaultForm::Sequence(sequence)
+    } else {
+        let calls_function = visit_expressions(&expr, |e| match e {
+            Expr::Function(_) | Expr::Subquery(_) | Expr::Exists { .. } => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break();
+        match calls_function {
+            true => DefaultForm::Evaluated,
+            false => DefaultForm::Constant(evaluate_default(sql)?),
+        }
     };
     let mut known = lock();
-    if known.len() >= CONSTANT_DEFAULTS_MAX {
+    if known.len() >= DEFAULT_FORMS_MAX {
         known.clear();
     }
-    known.insert(sql.to_string(), value.clone());
-    Ok(value)
+    known.insert(sql.to_string(), form.clone());
+    Ok(form)
+}
+
+/// The value of the DEFAULT `sql` if it is constant; None for one evaluated anew each time.
+fn constant_default(sql: &str) -> Result<Option<Datum>> {
+    Ok(match default_form(sql)? {
+        DefaultForm::Constant(value) => Some(value),
+        DefaultForm::Sequence(_) | DefaultForm::Evaluated => None,
+    })
 }
 
 /// The DEFAULT `sql` evaluated now, by DataFusion.
@@ -188,11 +205,10 @@ pub(crate) fn parse_expression(sql: &str) -> Result<Expr> {
 /// The sequence a DEFAULT draws from, when it is `nextval('name')` (SERIAL and identity
 /// columns, or declared so).
 pub(crate) fn sequence_of_default(sql: &str) -> Option<String> {
-    // Only a call can draw from a sequence: a constant DEFAULT's text is not parsed again.
-    if constant_default(sql).ok().flatten().is_some() {
-        return None;
+    match default_form(sql).ok()? {
+        DefaultForm::Sequence(sequence) => Some(sequence),
+        DefaultForm::Constant(_) | DefaultForm::Evaluated => None,
     }
-    nextval_argument(&parse_expression(sql).ok()?)
 }
 
 /// `name` of a call `nextval('name')`.
