@@ -17,7 +17,10 @@
 # 40001 where PostgreSQL waits for the row lock. sysbench retries those (it ignores 40001 and
 # 40P01) and counts them as "ignored errors", printed per cell.
 #
-# Prints one markdown row per workload and thread count: tps, p95 latency (ms), ratio.
+# Prints one markdown row per workload and thread count: tps, p95 latency (ms), ratio, and each
+# server's CPU time per transaction (from /proc: user and system time of rowdex's process, of
+# PostgreSQL's postmaster and backends), which does not depend on how the two cores were
+# shared with sysbench.
 # Needs: the release binary (cargo build --release --bin rowdex), PostgreSQL 15's server,
 # psql and sysbench (scripts/install-clients installs them), run as root or as postgres.
 set -euo pipefail
@@ -89,25 +92,45 @@ for peer in "$pg_port postgres" "$rowdex_port rowdex"; do
 done
 psql -X -q -h 127.0.0.1 -p $rowdex_port -U rowdex -d sbtest -c "VACUUM" >/dev/null
 
-# tps, p95 latency (ms) and ignored errors of one run.
-run() { # port user workload threads
-  local out tps p95 errors
+# CPU time (clock ticks) a server has used so far: the process `root` and its children, with
+# the children that have exited (PostgreSQL's backends are the postmaster's children; rowdex is
+# one process).
+cpu_ticks() { # root-pid
+  # (A process may end between the glob and the read: cat skips it, where awk would stop.)
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '{
+      # The command name is in parentheses and may hold spaces: count fields after it.
+      pid = $1; sub(/^.*\) /, ""); ppid = $2; ticks = $12 + $13
+      if (pid == root) total += ticks + $14 + $15
+      else if (ppid == root) total += ticks
+    } END { print total + 0 }'
+}
+ticks_per_second=$(getconf CLK_TCK)
+
+# tps, p95 latency (ms), ignored errors and the server's CPU time per transaction (ms) of one
+# run.
+run() { # port user workload threads server-pid
+  local out tps p95 errors before after cpu
+  before=$(cpu_ticks "$5")
   out=$(sb "$1" "$2" "$3" run "$4" 2>&1) || { echo "$out" >&2; return 1; }
+  after=$(cpu_ticks "$5")
   tps=$(echo "$out" | sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.)/\1/p')
   p95=$(echo "$out" | sed -n 's/^ *95th percentile: *\([0-9.]*\)/\1/p')
   errors=$(echo "$out" | sed -n 's/^ *ignored errors: *\([0-9]*\).*/\1/p')
-  echo "${tps:-0} ${p95:-0} ${errors:-0}"
+  cpu=$(awk -v t="$((after - before))" -v hz="$ticks_per_second" -v tps="${tps:-0}" -v s="$seconds" \
+    'BEGIN { printf "%.3f", (tps > 0 ? t * 1000 / hz / (tps * s) : 0) }')
+  echo "${tps:-0} ${p95:-0} ${errors:-0} $cpu"
 }
 
+postmaster=$(head -1 "$work/pg/postmaster.pid")
 echo
-echo "| workload | threads | rowdex tps | PostgreSQL tps | rowdex / PostgreSQL | rowdex p95 (ms) | PostgreSQL p95 (ms) | rowdex ignored errors (40001) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | threads | rowdex tps | PostgreSQL tps | rowdex / PostgreSQL | rowdex p95 (ms) | PostgreSQL p95 (ms) | rowdex ignored errors (40001) | server CPU per transaction, rowdex / PostgreSQL (ms) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for workload in $workloads; do
   for t in $threads; do
-    read -r p_tps p_p95 _ < <(run $pg_port postgres "$workload" "$t")
-    read -r r_tps r_p95 r_errors < <(run $rowdex_port rowdex "$workload" "$t")
+    read -r p_tps p_p95 _ p_cpu < <(run $pg_port postgres "$workload" "$t" "$postmaster")
+    read -r r_tps r_p95 r_errors r_cpu < <(run $rowdex_port rowdex "$workload" "$t" "$rowdex_pid")
     ratio=$(awk -v a="$r_tps" -v b="$p_tps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-    printf '| %s | %s | %.0f | %.0f | %sx | %s | %s | %s |\n' \
-      "$workload" "$t" "$r_tps" "$p_tps" "$ratio" "$r_p95" "$p_p95" "$r_errors"
+    printf '| %s | %s | %.0f | %.0f | %sx | %s | %s | %s | %s / %s |\n' \
+      "$workload" "$t" "$r_tps" "$p_tps" "$ratio" "$r_p95" "$p_p95" "$r_errors" "$r_cpu" "$p_cpu"
   done
 done
