@@ -54,7 +54,12 @@ pg_pid="" rowdex_pid=""
 cleanup() {
   [ -n "$rowdex_pid" ] && kill "$rowdex_pid" 2>/dev/null && wait "$rowdex_pid" 2>/dev/null
   [ -n "$pg_pid" ] && kill "$pg_pid" 2>/dev/null
-  sleep 1
+  # runuser does not always pass the signal on: stop the postmaster itself, by its pid file,
+  # so that no server is left on the port for the next run.
+  local postmaster
+  postmaster=$(head -1 "$work/pg/postmaster.pid" 2>/dev/null || true)
+  [ -n "$postmaster" ] && kill "$postmaster" 2>/dev/null
+  for _ in $(seq 50); do [ -n "$postmaster" ] && kill -0 "$postmaster" 2>/dev/null || break; sleep 0.2; done
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -53,7 +53,12 @@ pg_pid="" rowdex_pid=""
 cleanup() {
   [ -n "$rowdex_pid" ] && kill "$rowdex_pid" 2>/dev/null && wait "$rowdex_pid" 2>/dev/null
   [ -n "$pg_pid" ] && kill "$pg_pid" 2>/dev/null
-  sleep 1
+  # runuser does not always pass the signal on: stop the postmaster itself, by its pid file,
+  # so that no server is left on the port for the next run.
+  local postmaster
+  postmaster=$(head -1 "$work/pg/postmaster.pid" 2>/dev/null || true)
+  [ -n "$postmaster" ] && kill "$postmaster" 2>/dev/null
+  for _ in $(seq 50); do [ -n "$postmaster" ] && kill -0 "$postmaster" 2>/dev/null || break; sleep 0.2; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -96,8 +101,9 @@ psql -X -q -h 127.0.0.1 -p $rowdex_port -U rowdex -d sbtest -c "VACUUM" >/dev/nu
 # the children that have exited (PostgreSQL's backends are the postmaster's children; rowdex is
 # one process).
 cpu_ticks() { # root-pid
-  # (A process may end between the glob and the read: cat skips it, where awk would stop.)
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '{
+  # (A process may end between the glob and the read: cat skips it, where awk would stop, and
+  # its failure must not end the script under pipefail.)
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$1" '{
       # The command name is in parentheses and may hold spaces: count fields after it.
       pid = $1; sub(/^.*\) /, ""); ppid = $2; ticks = $12 + $13
       if (pid == root) total += ticks + $14 + $15
