@@ -61,6 +61,9 @@ pub struct Prepared {
     native: Mutex<Option<Arc<NativeQuery>>>,
     /// The native form of an UPDATE or DELETE, compiled on first use.
     native_write: Mutex<Option<Arc<NativeWrite>>>,
+    /// The native query's result schema (by identity) that naming its columns for the session
+    /// leaves as it is: its later runs skip the naming.
+    named_as_is: Mutex<Option<SchemaRef>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -81,6 +84,7 @@ impl Prepared {
             parameters,
             native: Mutex::new(None),
             native_write: Mutex::new(None),
+            named_as_is: Mutex::new(None),
         })
     }
 
@@ -110,9 +114,7 @@ impl Prepared {
             let run = native::run(&self.session.db, txn.as_ref(), &native, params, &hints);
             if let Some(output) = with_query_view(view, run).await? {
                 return match &self.statement {
-                    ParsedStatement::Sql { statement, .. } => {
-                        self.session.name_output(statement, output)
-                    }
+                    ParsedStatement::Sql { statement, .. } => self.named(statement, output),
                     ParsedStatement::Command(_) => Ok(output),
                 };
             }
@@ -261,6 +263,34 @@ impl Prepared {
             self.session.db.planning.compiled_natively();
         }
         cached.clone()
+    }
+
+    /// The native query's `output` with its columns named for the session
+    /// (`Session::name_output`), which a run whose result schema is the one naming left as it
+    /// is before skips: the statement, the session's semantics and the schema (the compiled
+    /// query's own, replaced when its table changes) are all it depends on.
+    fn named(&self, statement: &Statement, output: Output) -> Result<Output> {
+        let source = match &output {
+            Output::Rows { schema, .. } => schema.clone(),
+            _ => return Ok(output),
+        };
+        let mut as_is = self
+            .named_as_is
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if as_is
+            .as_ref()
+            .is_some_and(|kept| Arc::ptr_eq(kept, &source))
+        {
+            return Ok(output);
+        }
+        let named = self.session.name_output(statement, output)?;
+        if let Output::Rows { schema, .. } = &named
+            && Arc::ptr_eq(schema, &source)
+        {
+            *as_is = Some(source);
+        }
+        Ok(named)
     }
 
     /// The compiled native UPDATE or DELETE, recompiled if its table changed since.
