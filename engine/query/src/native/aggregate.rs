@@ -14,13 +14,12 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, SchemaRef};
-use datafusion::sql::sqlparser::ast::{
-    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
-};
+use datafusion::sql::sqlparser::ast::{Expr, Function, FunctionArg, FunctionArgExpr};
 use rowdex_catalog::{DataType, Declared, TableDef};
 use rowdex_codec::Datum;
 
 use crate::error::Result;
+use crate::native::scalar::plain_arguments;
 use crate::native::scope::Scope;
 use crate::values::{column_array, column_field};
 
@@ -117,18 +116,7 @@ impl Aggregate {
 /// The `(...)` of a call with one plain argument (Some(expr)) or `*` (None); None for anything
 /// else (DISTINCT, FILTER, OVER, ORDER BY inside, several arguments).
 fn single_argument(function: &Function) -> Option<Option<&Expr>> {
-    let plain = function.parameters == FunctionArguments::None
-        && function.filter.is_none()
-        && function.null_treatment.is_none()
-        && function.over.is_none()
-        && function.within_group.is_empty();
-    let FunctionArguments::List(list) = &function.args else {
-        return None;
-    };
-    if !plain || list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-        return None;
-    }
-    match list.args.as_slice() {
+    match plain_arguments(function)?.args.as_slice() {
         [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] => Some(None),
         [FunctionArg::Unnamed(FunctionArgExpr::Expr(expr))] => Some(Some(expr)),
         _ => None,

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CastKind, DataType as SqlType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArguments, UnaryOperator, Value,
+    FunctionArgumentList, FunctionArguments, UnaryOperator, Value,
 };
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
@@ -193,17 +193,7 @@ impl Scalar {
         if name == "current_timestamp" && function.args == FunctionArguments::None {
             return Some(Scalar::Now);
         }
-        let plain = function.parameters == FunctionArguments::None
-            && function.filter.is_none()
-            && function.null_treatment.is_none()
-            && function.over.is_none()
-            && function.within_group.is_empty();
-        let FunctionArguments::List(list) = &function.args else {
-            return None;
-        };
-        if !plain || list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-            return None;
-        }
+        let list = plain_arguments(function)?;
         let mut args = Vec::with_capacity(list.args.len());
         for arg in &list.args {
             let FunctionArg::Unnamed(FunctionArgExpr::Expr(arg)) = arg else {
@@ -549,4 +539,21 @@ impl Condition {
             }
         }
     }
+}
+
+/// The argument list of a plain call: no FILTER, OVER, WITHIN GROUP, DISTINCT, parameters or
+/// clauses inside (ORDER BY, LIMIT); None for anything else.
+pub(crate) fn plain_arguments(function: &Function) -> Option<&FunctionArgumentList> {
+    let plain = function.parameters == FunctionArguments::None
+        && function.filter.is_none()
+        && function.null_treatment.is_none()
+        && function.over.is_none()
+        && function.within_group.is_empty();
+    let FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    if !plain || list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+        return None;
+    }
+    Some(list)
 }
