@@ -537,6 +537,18 @@ impl TableDef {
     /// [`TableDef::row_entries`]), the columns of other families are NULL; fill them in with
     /// [`TableDef::merge_cells`].
     pub fn decode_row(&self, row_key: &[u8], value: &[u8]) -> Result<Vec<Datum>> {
+        self.decode_row_columns(row_key, value, None)
+    }
+
+    /// Like [`TableDef::decode_row`], with only the key columns and the columns `wanted`
+    /// marks (by position; None: all) decoded: the others are left NULL, their cells skipped
+    /// without copying their values.
+    pub fn decode_row_columns(
+        &self,
+        row_key: &[u8],
+        value: &[u8],
+        wanted: Option<&[bool]>,
+    ) -> Result<Vec<Datum>> {
         let mut out = vec![Datum::Null; self.columns.len()];
         let key_values = key::decode_key(self.pk_bytes(row_key), &self.key_orders(), true)?;
         for (key_column, datum) in self.key.iter().zip(key_values) {
@@ -546,7 +558,7 @@ impl TableDef {
             Some(&keyspace::FAMILY_DATA) => None,
             _ => Some(0),
         };
-        self.merge_entry_cells(&mut out, family, value)?;
+        self.merge_wanted_cells(&mut out, family, value, wanted)?;
         Ok(out)
     }
 
@@ -565,23 +577,39 @@ impl TableDef {
         family: Option<u8>,
         value: &[u8],
     ) -> Result<()> {
-        let cells = row::decode_row(value)?;
+        self.merge_wanted_cells(row, family, value, None)
+    }
+
+    /// [`TableDef::merge_entry_cells`] for the columns `wanted` marks (None: all). Every
+    /// cell is read (and checked) whether or not its value is kept.
+    fn merge_wanted_cells(
+        &self,
+        row: &mut [Datum],
+        family: Option<u8>,
+        value: &[u8],
+        wanted: Option<&[bool]>,
+    ) -> Result<()> {
+        let is_wanted = |position: usize| wanted.is_none_or(|w| w.get(position) == Some(&true));
+        let (schema_version, cells) = row::cells(value)?;
         // A column added after the entry was written reads its added value; a cell, when the
         // entry has one, overwrites it below.
         if family == Some(0) {
-            for (slot, column) in row.iter_mut().zip(&self.columns) {
+            for (position, (slot, column)) in row.iter_mut().zip(&self.columns).enumerate() {
                 if column.family == 0
-                    && let Some(value) = column.missing_value(cells.schema_version)
+                    && is_wanted(position)
+                    && let Some(value) = column.missing_value(schema_version)
                 {
                     *slot = value;
                 }
             }
         }
-        for (id, datum) in cells.cells {
+        for cell in cells {
+            let (id, value) = cell?;
             if let Some(position) = self.columns.iter().position(|c| c.id == id)
+                && is_wanted(position)
                 && let Some(slot) = row.get_mut(position)
             {
-                *slot = datum;
+                *slot = value.to_datum();
             }
         }
         Ok(())

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use pgwire::api::Type;
 use rowdex::DECLARED_TYPE;
-use rowdex::arrow::array::{Array, ArrayRef, StringArray};
+use rowdex::arrow::array::{Array, ArrayRef, StringArray, StringBuilder};
 use rowdex::arrow::compute::{CastOptions, cast_with_options};
 use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rowdex::arrow::error::ArrowError;
@@ -124,24 +124,32 @@ pub fn to_wire(batch: RecordBatch, wire: &SchemaRef) -> Result<RecordBatch, Arro
     RecordBatch::try_new(wire.clone(), columns)
 }
 
-/// The strings of `column` padded with blanks to `length` characters.
+/// The strings of `column` padded with blanks to `length` characters, built in one reused
+/// buffer and copied into the new array's (no string allocated per value).
 fn padded(column: &ArrayRef, length: usize) -> ArrayRef {
     let Some(strings) = column.as_any().downcast_ref::<StringArray>() else {
         return column.clone();
     };
-    let padded: StringArray = strings
-        .iter()
-        .map(|value| {
-            value.map(|s| {
-                let missing = length.saturating_sub(s.chars().count());
-                let mut text = String::with_capacity(s.len() + missing);
-                text.push_str(s);
-                text.extend(std::iter::repeat_n(' ', missing));
-                text
-            })
-        })
-        .collect();
-    Arc::new(padded)
+    let bytes = strings.value_data().len() + strings.len() * length;
+    let mut padded = StringBuilder::with_capacity(strings.len(), bytes);
+    let mut text = String::with_capacity(length);
+    for value in strings {
+        let Some(s) = value else {
+            padded.append_null();
+            continue;
+        };
+        // An ASCII string counts its characters in bytes.
+        let characters = if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+        text.clear();
+        text.push_str(s);
+        text.extend(std::iter::repeat_n(' ', length.saturating_sub(characters)));
+        padded.append_value(&text);
+    }
+    Arc::new(padded.finish())
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
 use rowdex_indexer::{layout, rows};
-use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
+use rowdex_planner::{AccessPath, Direction, IndexInput, Predicate, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::error::{Error, Result};
@@ -178,7 +178,7 @@ fn family_rows(
     };
     let entries = entries_of(driving, reader.clone());
     if others.is_empty() {
-        return decode_rows(table, entries);
+        return decode_rows(table, decoded_columns(plan), entries);
     }
     let others = others.to_vec();
     entries
@@ -195,12 +195,39 @@ fn family_rows(
         .boxed()
 }
 
-fn decode_rows(table: Arc<TableDef>, entries: EntryStream) -> RowStream {
+/// The rows of `entries`, with the columns `wanted` marks decoded (None: all).
+fn decode_rows(table: Arc<TableDef>, wanted: Option<Vec<bool>>, entries: EntryStream) -> RowStream {
     entries
         .and_then(move |(key, value)| {
-            futures::future::ready(table.decode_row(&key, &value).map_err(Error::from))
+            let row = table.decode_row_columns(&key, &value, wanted.as_deref());
+            futures::future::ready(row.map_err(Error::from))
         })
         .boxed()
+}
+
+/// The columns a plan's rows must carry, by position, when its consumer reads only some
+/// (`ScanPlan::needed`): those, the residual filter's, the write time an expiring table is
+/// filtered on, and the key (always decoded: a cursor is cut from it). The other cells are
+/// skipped: `SELECT c ... WHERE id BETWEEN ...` copies no other text of the row.
+fn decoded_columns(plan: &ScanPlan) -> Option<Vec<bool>> {
+    let needed = plan.needed.as_ref()?;
+    let table = &plan.table;
+    let mut wanted = vec![false; table.columns.len()];
+    let residual = plan.residual.iter().flat_map(Predicate::columns);
+    let keys = table.key.iter().map(|key| key.column);
+    let written_at = table.written_at_column();
+    for column in needed
+        .iter()
+        .copied()
+        .chain(residual)
+        .chain(keys)
+        .chain(written_at)
+    {
+        if let Some(slot) = wanted.get_mut(column) {
+            *slot = true;
+        }
+    }
+    Some(wanted)
 }
 
 /// Rows the path must yield before a LIMIT stops it, when nothing is filtered after the path.

@@ -1,7 +1,7 @@
 //! What a transaction read from its snapshot, and the check that it is still current.
 
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::{Direction, KeyRange, KvRead, Result, StoreError};
 
@@ -87,32 +87,41 @@ impl ReadSet {
 
 /// Fingerprint of a point read; absence hashes differently from every value.
 fn fingerprint(value: Option<&[u8]>) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
+    match value {
+        None => ABSENT,
+        Some(value) => xxh3_64(value) ^ PRESENT,
+    }
 }
+
+/// What an absent key fingerprints to, and what a present value's hash is mixed with (so
+/// that no value, the empty one included, fingerprints like absence but by a 2^-64 chance).
+const ABSENT: u64 = 0x9e37_79b9_7f4a_7c15;
+const PRESENT: u64 = 0xc2b2_ae3d_27d4_eb4f;
 
 /// Order-sensitive digest of a sequence of entries.
 ///
-/// `DefaultHasher::new()` uses fixed keys, so digests are comparable across calls within the
-/// process (they are never persisted). Slices hash with their length, so entry boundaries are
-/// unambiguous.
+/// XXH3 (the hash fjall's filters use): fast on the short keys and rows a range holds, where
+/// SipHash was 2 % of the server under sysbench's range reads. Digests are compared within the
+/// process only (never persisted). Each entry hashes its value seeded with its key's hash, and
+/// XXH3 hashes the length with the bytes, so entry boundaries are unambiguous; the running
+/// state is mixed after each entry, so order counts.
 #[derive(Debug, Default)]
 pub(super) struct RangeDigest {
-    hasher: DefaultHasher,
+    state: u64,
     count: u64,
 }
 
 impl RangeDigest {
     pub(super) fn add(&mut self, key: &[u8], value: &[u8]) {
-        key.hash(&mut self.hasher);
-        value.hash(&mut self.hasher);
+        let entry = xxh3_64_with_seed(value, xxh3_64(key));
+        self.state = (self.state ^ entry)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(29);
         self.count += 1;
     }
 
-    pub(super) fn finish(mut self) -> u64 {
-        self.count.hash(&mut self.hasher);
-        self.hasher.finish()
+    pub(super) fn finish(self) -> u64 {
+        xxh3_64_with_seed(&self.count.to_le_bytes(), self.state)
     }
 }
 
@@ -124,6 +133,22 @@ mod tests {
     fn fingerprints_distinguish_absent_and_empty() {
         assert_ne!(fingerprint(None), fingerprint(Some(b"")));
         assert_ne!(fingerprint(Some(b"a")), fingerprint(Some(b"b")));
+        assert_eq!(fingerprint(Some(b"a")), fingerprint(Some(b"a")));
+    }
+
+    #[test]
+    fn digest_respects_entry_order() {
+        let digest = |entries: &[(&[u8], &[u8])]| {
+            let mut digest = RangeDigest::default();
+            for (key, value) in entries {
+                digest.add(key, value);
+            }
+            digest.finish()
+        };
+        let (a, b): (&[u8], &[u8]) = (b"a", b"b");
+        assert_ne!(digest(&[(a, b), (b, a)]), digest(&[(b, a), (a, b)]));
+        assert_eq!(digest(&[(a, b), (b, a)]), digest(&[(a, b), (b, a)]));
+        assert_ne!(digest(&[(a, b)]), digest(&[(a, b), (a, b)]));
     }
 
     #[test]
