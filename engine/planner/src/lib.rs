@@ -9,12 +9,14 @@
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
 //! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every
 //! path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
-//! and the choice). `budget` is the memory budget both the cost model and the executors read.
+//! and the choice), `lookup` (reading a table by a join's values: the templates its keys offer,
+//! the plan of a batch of probes, their cost). `budget` is the memory budget both the cost model and the executors read.
 
 pub mod budget;
 mod candidates;
 pub mod cost;
 mod explain;
+pub mod lookup;
 mod path;
 mod predicate;
 mod primary_key;
