@@ -1,8 +1,11 @@
 //! Transactions over the wire: the status ReadyForQuery reports, PostgreSQL's failed-block
-//! rules, and many clients moving money concurrently with retries on 40001.
+//! rules, and many clients moving money concurrently with retries on 40001, their transaction
+//! blocks shown to be open at once.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use tokio::sync::Barrier;
 use tokio_postgres::Client;
 
 use crate::harness::{TestServer, assert_check_table_clean, sqlstate};
@@ -140,9 +143,26 @@ async fn concurrent_transfers_conserve_the_total() {
             .expect("account");
     }
     let mut tasks = Vec::new();
+    // Every client first holds a transaction block open until all of them have one: a server
+    // that ran one connection's block at a time would never let them meet.
+    let all_open = Arc::new(Barrier::new(CLIENTS));
     for c in 0..CLIENTS {
         let client = Arc::new(server.client().await);
+        let all_open = all_open.clone();
         tasks.push(tokio::spawn(async move {
+            client.batch_execute("BEGIN").await.expect("begin");
+            let id = c as i64 % ACCOUNTS;
+            client
+                .query_one("SELECT bal FROM acct WHERE id = $1", &[&id])
+                .await
+                .expect("read in the block");
+            tokio::time::timeout(Duration::from_secs(60), all_open.wait())
+                .await
+                .expect("every client's transaction block open at once");
+            client
+                .batch_execute("COMMIT")
+                .await
+                .expect("read-only commit");
             let mut retries = 0;
             for i in 0..TRANSFERS {
                 let from = ((c * 7 + i * 3) as i64) % ACCOUNTS;
