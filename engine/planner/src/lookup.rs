@@ -199,8 +199,9 @@ impl LookupTemplate {
     }
 
     /// The scan that reads the rows of a batch of probes (each one value per join column):
-    /// their key prefixes sorted and deduplicated, so the reads go in key order. None when no
-    /// probe can match (every one has a NULL).
+    /// their key prefixes, deduplicated (the reader sorts the encoded keys and ranges, so the
+    /// reads go in key order, DESC columns included). None when no probe can match (every one
+    /// has a NULL).
     pub fn plan<'a>(&self, probes: impl IntoIterator<Item = &'a [Datum]>) -> Option<ScanPlan> {
         let mut prefixes: Vec<Vec<Datum>> = probes
             .into_iter()
