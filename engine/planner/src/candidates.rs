@@ -201,7 +201,7 @@ fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> Sc
 }
 
 /// The predicates none of the `used` masks consumes.
-fn residual_of(predicates: &[Predicate], used: &[&Vec<bool>]) -> Vec<Predicate> {
+pub(crate) fn residual_of(predicates: &[Predicate], used: &[&Vec<bool>]) -> Vec<Predicate> {
     predicates
         .iter()
         .enumerate()

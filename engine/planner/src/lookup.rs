@@ -19,9 +19,10 @@ use rowdex_catalog::{KeyColumn, TableDef, TableStatistics};
 use rowdex_codec::Datum;
 use rowdex_store::{AccessCosts, Direction};
 
-use crate::candidates::IndexHint;
+use crate::candidates::{IndexHint, residual_of};
 use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
-use crate::predicate::{CmpOp, Predicate};
+use crate::predicate::Predicate;
+use crate::primary_key::fixing_values;
 
 /// Rows a probe of a key prefix is taken to find when the table has no gathered statistics
 /// (SQLite's default guess for an index key).
@@ -95,12 +96,7 @@ pub fn lookup_templates(
             if !parts.iter().any(|part| matches!(part, KeyPart::Join(_))) {
                 return None;
             }
-            let residual: Vec<Predicate> = predicates
-                .iter()
-                .zip(&used)
-                .filter(|(_, used)| !**used)
-                .map(|(p, _)| p.clone())
-                .collect();
+            let residual = residual_of(predicates, &[&used]);
             let covering = match key {
                 LookupKey::Primary => false,
                 LookupKey::Index(position) => table.indexes.get(position).is_some_and(|index| {
@@ -126,7 +122,7 @@ pub fn lookup_templates(
 }
 
 /// Binds the leading `columns` of a key: each by a join column, else by a condition fixing it
-/// to one non-NULL value, until one is neither. Returns the binders and which predicates they
+/// to one non-NULL value (`primary_key::fixing_values`), until one is neither. Returns the binders and which predicates they
 /// consume.
 fn bind_leading(
     columns: &[KeyColumn],
@@ -140,19 +136,14 @@ fn bind_leading(
             parts.push(KeyPart::Join(position));
             continue;
         }
-        let fixed = predicates.iter().enumerate().find_map(|(i, p)| match p {
-            Predicate::Compare {
-                column,
-                op: CmpOp::Eq,
-                value,
-            } if *column == key_column.column && !value.is_null() => Some((i, value.clone())),
-            _ => None,
-        });
-        let Some((i, value)) = fixed else {
+        // One value only: a probe reads one prefix (`= v`, or an IN list of one).
+        let fixed = fixing_values(predicates, key_column.column)
+            .filter(|(_, values)| values.len() == 1 && !values[0].is_null());
+        let Some((i, mut values)) = fixed else {
             break;
         };
         used[i] = true;
-        parts.push(KeyPart::Constant(value));
+        parts.push(KeyPart::Constant(values.remove(0)));
     }
     (parts, used)
 }

@@ -139,7 +139,10 @@ pub(crate) fn match_key(columns: &[KeyColumn], predicates: &[Predicate]) -> KeyM
 }
 
 /// The first `=`, `IN` or `IS NULL` predicate on `column`, with its distinct values.
-fn fixing_values(predicates: &[Predicate], column: usize) -> Option<(usize, Vec<Datum>)> {
+pub(crate) fn fixing_values(
+    predicates: &[Predicate],
+    column: usize,
+) -> Option<(usize, Vec<Datum>)> {
     predicates.iter().enumerate().find_map(|(i, p)| match p {
         // NULL is a value like any other in an index key (it sorts first).
         Predicate::IsNull { column: c } if *c == column => Some((i, vec![Datum::Null])),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::cost::{Count, estimate};
+use crate::predicate::CmpOp;
 use rowdex_catalog::{ColumnDef, DataType, IndexDef, IndexState, KeyStatistics};
 
 /// `orders(id PK, user_id, status, amount)`: indexes `o_user (user_id)`, `o_status_user
