@@ -129,6 +129,7 @@ suites!(
     families,
     index_intersection,
     indexes,
+    joins,
     key_design,
     native,
     nulls,

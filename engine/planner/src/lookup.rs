@@ -28,6 +28,26 @@ use crate::primary_key::fixing_values;
 /// (SQLite's default guess for an index key).
 pub const DEFAULT_ROWS_PER_PROBE: f64 = 10.0;
 
+/// What a statement's hints say about joining a table (`/*+ LOOKUP_JOIN(t) */`,
+/// `/*+ HASH_JOIN(t) */`, either without a table for every join).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum JoinHint {
+    /// Chosen by cost.
+    #[default]
+    Auto,
+    /// Probe the table by its keys whenever a join offers a lookup into it.
+    Lookup,
+    /// Never probe the table: join it by reading it whole.
+    Hash,
+}
+
+/// What the join itself spends per probe, beside the store's reads: turning the driving value
+/// into a key, planning and opening its read, in nanoseconds.
+pub const PROBE_CPU_NS: f64 = 1000.0;
+/// What matching and copying one found row costs the join, in nanoseconds; a hash join spends
+/// as much per row it builds or probes.
+pub const JOIN_ROW_NS: f64 = 100.0;
+
 /// The key a lookup reads the probed table by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LookupKey {
@@ -276,8 +296,18 @@ impl LookupTemplate {
         }
     }
 
-    /// What `probes` distinct probes cost, each finding `per_probe` rows.
+    /// What `probes` distinct probes cost, each finding `per_probe` rows: the store's reads,
+    /// and the join's own work per probe and per row found.
     pub fn estimate(&self, probes: f64, per_probe: f64, costs: AccessCosts) -> LookupEstimate {
+        let reads = self.reads(probes, per_probe, costs);
+        LookupEstimate {
+            cost_us: reads.cost_us + (probes * PROBE_CPU_NS + reads.rows * JOIN_ROW_NS) / 1000.0,
+            ..reads
+        }
+    }
+
+    /// The store's part of [`LookupTemplate::estimate`].
+    fn reads(&self, probes: f64, per_probe: f64, costs: AccessCosts) -> LookupEstimate {
         let seek = f64::from(costs.seek_ns) / 1000.0;
         let next = f64::from(costs.next_ns) / 1000.0;
         let get = f64::from(costs.get_ns) / 1000.0;

@@ -9,6 +9,7 @@ pub(crate) mod apply;
 pub(crate) mod context;
 pub(crate) mod filters;
 pub(crate) mod history;
+pub(crate) mod lookup_join;
 pub(crate) mod postgres_types;
 pub(crate) mod raise;
 pub(crate) mod rules;

@@ -394,6 +394,39 @@ pub fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datu
     }
 }
 
+/// The value at `row` of `array` as a key value of `column`, for probing its key: None when it
+/// is NULL or cannot be represented exactly in the column's type (then it equals no value of
+/// the column). A DECIMAL is rescaled exactly to the column's scale.
+pub(crate) fn key_datum(
+    table: &TableDef,
+    column: usize,
+    array: &dyn Array,
+    row: usize,
+) -> Result<Option<Datum>> {
+    if array.is_null(row) {
+        return Ok(None);
+    }
+    if let (Some(decimals), DataType::Decimal { scale, .. }) = (
+        array.as_any().downcast_ref::<Decimal128Array>(),
+        column_type(table, column),
+    ) {
+        let from = decimals.scale();
+        let value = decimals.value(row);
+        let rescaled = if scale >= from {
+            let up = u32::try_from(i32::from(scale) - i32::from(from)).unwrap_or(u32::MAX);
+            10i128.checked_pow(up).and_then(|f| value.checked_mul(f))
+        } else {
+            let down = u32::try_from(i32::from(from) - i32::from(scale)).unwrap_or(u32::MAX);
+            10i128
+                .checked_pow(down)
+                .filter(|f| value % f == 0)
+                .map(|f| value / f)
+        };
+        return Ok(rescaled.map(Datum::Decimal));
+    }
+    Ok(exact_value(table, column, datum_from_array(array, row)?))
+}
+
 /// Builds a batch of `columns` (positions in the table) from full rows.
 pub fn rows_to_batch(
     table: &TableDef,

@@ -238,7 +238,9 @@ fn few_probes_cost_less_than_a_full_scan_and_many_cost_more() {
 
     let by_user = lookup_templates(&table, &[1], &[], None, &IndexHint::Auto);
     let probe = by_user[0].estimate(10.0, 2.0, costs());
-    // Ten seeks, twenty entries, twenty row lookups.
+    // Ten seeks, twenty entries, twenty row lookups; the join's work per probe and row.
     assert_eq!(probe.entries, 40.0);
-    assert!((probe.cost_us - (10.0 * 2.0 + 20.0 * 0.2 + 20.0 * 2.5)).abs() < 1e-9);
+    let reads = 10.0 * 2.0 + 20.0 * 0.2 + 20.0 * 2.5;
+    let join = (10.0 * super::PROBE_CPU_NS + 20.0 * super::JOIN_ROW_NS) / 1000.0;
+    assert!((probe.cost_us - (reads + join)).abs() < 1e-9, "{probe:?}");
 }

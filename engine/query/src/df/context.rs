@@ -28,6 +28,7 @@ use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
+use crate::df::lookup_join::LookupJoinExec;
 use crate::df::postgres_types::postgres_result_types;
 use crate::df::raise::register_raise;
 use crate::df::rules::OptimizerRules;
@@ -268,24 +269,38 @@ pub(crate) async fn explain(
     } else {
         None
     };
-    let mut scans = Vec::new();
-    collect_scans(&physical, &mut scans);
-    if scans.is_empty() && !options.verbose {
+    let mut reads = Vec::new();
+    collect_reads(&physical, &mut reads);
+    if reads.is_empty() && !options.verbose {
         lines.push("NO TABLE SCAN".to_string());
     }
-    for scan in scans {
+    for read in reads {
         let mut under = Vec::new();
-        if options.verbose
-            && let Some(request) = scan.request()
-        {
-            under.extend(candidate_lines(scan.plan(), &weighed(db, &request).await?));
-        }
-        if options.analyze {
-            under.push(scan.reads().line());
-        }
+        let text = match read {
+            PlanRead::Scan(scan) => {
+                if options.verbose
+                    && let Some(request) = scan.request()
+                {
+                    under.extend(candidate_lines(scan.plan(), &weighed(db, &request).await?));
+                }
+                if options.analyze {
+                    under.push(scan.reads().line());
+                }
+                scan.explain_text()
+            }
+            PlanRead::Lookup(join) => {
+                if options.verbose {
+                    under.extend(join.weighed().iter().cloned());
+                }
+                if options.analyze {
+                    under.extend(join.actual_lines());
+                }
+                join.explain_text()
+            }
+        };
         // VERBOSE's plan already shows each path: it is repeated only to head what follows.
         if !options.verbose || !under.is_empty() {
-            lines.push(scan.explain_text());
+            lines.push(text);
         }
         lines.extend(under);
     }
@@ -380,11 +395,21 @@ async fn answer_in_subqueries_of_non_numbers(state: &SessionState, statement: &m
     sqlite_types::in_subqueries_of_non_numbers_answered(statement, &numeric);
 }
 
-fn collect_scans<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a RowdexScanExec>) {
+/// What a plan reads, in the order EXPLAIN lists it: each table scan, and each lookup join
+/// after the reads of its driving side.
+enum PlanRead<'a> {
+    Scan(&'a RowdexScanExec),
+    Lookup(&'a LookupJoinExec),
+}
+
+fn collect_reads<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<PlanRead<'a>>) {
     if let Some(scan) = plan.downcast_ref::<RowdexScanExec>() {
-        out.push(scan);
+        out.push(PlanRead::Scan(scan));
     }
     for child in plan.children() {
-        collect_scans(child, out);
+        collect_reads(child, out);
+    }
+    if let Some(join) = plan.downcast_ref::<LookupJoinExec>() {
+        out.push(PlanRead::Lookup(join));
     }
 }

@@ -19,6 +19,9 @@
 //!   projection with a filter that embeds one ignores the embedded projection. No upstream issue
 //!   filed (found by the differential tests); retire when
 //!   `FilterExec::try_swapping_with_projection` maps the embedded projection.
+//! - `lookup_joins::ChooseLookupJoins`, before `EnsureRequirements` (and so after
+//!   `JoinSelection`), is not a workaround but rowdex's own: a hash join whose one side is
+//!   cheaper probed by the other side's values becomes a lookup join (`df::lookup_join`).
 //! - `join_ordering::ForgetBuildOrdering`, before `EnsureRequirements`: a hash or nested-loop
 //!   join declares its build side's order, so a sort the query needs is dropped. Upstream
 //!   apache/datafusion#25052 (fix in PR #25053, open); retire with the release that merges it.
@@ -30,6 +33,7 @@ pub(crate) mod exact_decimal_literals;
 pub(crate) mod filter_projection;
 pub(crate) mod in_list_folding;
 pub(crate) mod join_ordering;
+pub(crate) mod lookup_joins;
 pub(crate) mod predicate_subquery;
 
 use std::sync::Arc;
@@ -43,13 +47,17 @@ use crate::df::rules::exact_decimal_literals::ExactDecimalLiterals;
 use crate::df::rules::filter_projection::SplitFilterProjection;
 use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
+use crate::df::rules::lookup_joins::ChooseLookupJoins;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
 use crate::error::{Error, Result};
 
 /// The DataFusion logical rule `GuardedPredicateSubquery` replaces.
 const REPLACED_LOGICAL_RULE: &str = "decorrelate_predicate_subquery";
-/// The DataFusion physical rule `ForgetBuildOrdering` goes before.
+/// The DataFusion physical rule `ChooseLookupJoins` and `ForgetBuildOrdering` go before.
 const BEFORE_ENSURE_REQUIREMENTS: &str = "EnsureRequirements";
+/// The DataFusion physical rule (it picks a hash join's build side) `ChooseLookupJoins` must
+/// come after.
+const AFTER_JOIN_SELECTION: &str = "join_selection";
 /// The DataFusion physical rule `SplitFilterProjection` goes before (each time it runs).
 const BEFORE_PROJECTION_PUSHDOWN: &str = "ProjectionPushdown";
 
@@ -125,21 +133,33 @@ fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
 }
 
 /// DataFusion's default physical optimizer rules, with `SplitFilterProjection` before each
-/// `ProjectionPushdown` pass and `ForgetBuildOrdering` before `EnsureRequirements`. Fails with
-/// [`Error::OptimizerRuleMissing`] when this DataFusion has either of those two.
+/// `ProjectionPushdown` pass, and `ChooseLookupJoins` then `ForgetBuildOrdering` before
+/// `EnsureRequirements`. Fails with [`Error::OptimizerRuleMissing`] when this DataFusion has no
+/// `join_selection` before `EnsureRequirements`, or no `ProjectionPushdown`.
 pub fn physical_optimizer_rules() -> Result<Vec<PhysicalRule>> {
     physical_rules_from(PhysicalOptimizer::new().rules)
 }
 
 fn physical_rules_from(upstream: Vec<PhysicalRule>) -> Result<Vec<PhysicalRule>> {
-    for anchor in [BEFORE_ENSURE_REQUIREMENTS, BEFORE_PROJECTION_PUSHDOWN] {
-        if !upstream.iter().any(|rule| rule.name() == anchor) {
+    let at = |name: &str| upstream.iter().position(|rule| rule.name() == name);
+    for anchor in [
+        AFTER_JOIN_SELECTION,
+        BEFORE_ENSURE_REQUIREMENTS,
+        BEFORE_PROJECTION_PUSHDOWN,
+    ] {
+        if at(anchor).is_none() {
             return Err(Error::OptimizerRuleMissing { rule: anchor });
         }
+    }
+    if at(AFTER_JOIN_SELECTION) > at(BEFORE_ENSURE_REQUIREMENTS) {
+        return Err(Error::OptimizerRuleMissing {
+            rule: AFTER_JOIN_SELECTION,
+        });
     }
     let mut rules = Vec::new();
     for rule in upstream {
         if rule.name() == BEFORE_ENSURE_REQUIREMENTS {
+            rules.push(Arc::new(ChooseLookupJoins) as PhysicalRule);
             rules.push(Arc::new(ForgetBuildOrdering) as PhysicalRule);
         }
         if rule.name() == BEFORE_PROJECTION_PUSHDOWN {
@@ -171,7 +191,14 @@ mod tests {
         assert_eq!(logical[0], GuardInListFolding.name());
         assert_eq!(logical[1], ExactDecimalLiterals.name());
         let physical = names(&physical_optimizer_rules()?, |r| r.name());
+        let join_selection = physical.iter().position(|n| n == AFTER_JOIN_SELECTION);
+        let lookups = physical.iter().position(|n| n == ChooseLookupJoins.name());
+        assert!(
+            join_selection.is_some() && lookups > join_selection,
+            "{physical:?}"
+        );
         for (ours, anchor) in [
+            (ChooseLookupJoins.name(), BEFORE_ENSURE_REQUIREMENTS),
             (ForgetBuildOrdering.name(), BEFORE_ENSURE_REQUIREMENTS),
             (SplitFilterProjection.name(), BEFORE_PROJECTION_PUSHDOWN),
         ] {
@@ -200,7 +227,11 @@ mod tests {
                 rule: REPLACED_LOGICAL_RULE
             })
         ));
-        for anchor in [BEFORE_ENSURE_REQUIREMENTS, BEFORE_PROJECTION_PUSHDOWN] {
+        for anchor in [
+            AFTER_JOIN_SELECTION,
+            BEFORE_ENSURE_REQUIREMENTS,
+            BEFORE_PROJECTION_PUSHDOWN,
+        ] {
             let upstream: Vec<PhysicalRule> = PhysicalOptimizer::new()
                 .rules
                 .into_iter()

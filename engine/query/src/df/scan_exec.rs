@@ -10,13 +10,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{
-    AcrossPartitions, ConstExpr, EquivalenceProperties, LexOrdering, PhysicalExpr, PhysicalSortExpr,
+    EquivalenceProperties, LexOrdering, PhysicalExpr, PhysicalSortExpr,
 };
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::expressions::Column;
@@ -34,6 +33,13 @@ use rowdex_planner::{
 };
 use rowdex_store::KvStore;
 use rowdex_store::metered::metered;
+
+mod join_facts;
+mod ordering;
+mod probe;
+
+pub(crate) use join_facts::{JoinFacts, ReadEstimate};
+use ordering::{key_constants, key_ordering};
 
 use crate::db::txn::scan_view;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
@@ -71,6 +77,8 @@ pub struct RowdexScanExec {
     spans: Arc<Vec<KeySpan>>,
     /// The read view its partitions share.
     shared_read: Arc<SharedRead>,
+    /// What a join above weighs a lookup into this scan's table by.
+    join: Arc<JoinFacts>,
     properties: Arc<PlanProperties>,
 }
 
@@ -152,6 +160,7 @@ impl RowdexScanExec {
             reads: Arc::default(),
             spans: Arc::new(spans),
             shared_read: Arc::default(),
+            join: Arc::default(),
             properties: Arc::new(properties),
         }
     }
@@ -214,6 +223,7 @@ impl RowdexScanExec {
             ),
         );
         scan.reads = self.reads.clone();
+        scan.join = self.join.clone();
         scan
     }
 
@@ -285,47 +295,6 @@ type ScanContext = (
     Option<Arc<PlanningFacts>>,
     usize,
 );
-
-/// The output ordering: the projected key columns after the fixed ones, in scan direction,
-/// up to the first key column that is not projected.
-fn key_ordering(
-    plan: &ScanPlan,
-    projection: &[usize],
-    schema: &SchemaRef,
-) -> Vec<PhysicalSortExpr> {
-    let mut ordering = Vec::new();
-    for key_column in plan.order_columns().iter().skip(plan.fixed_columns()) {
-        let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
-            break;
-        };
-        let descending = key_column.desc != (plan.direction == Direction::Reverse);
-        let name = schema.field(output).name();
-        let expr: Arc<dyn PhysicalExpr> = Arc::new(Column::new(name, output));
-        ordering.push(PhysicalSortExpr::new(
-            expr,
-            SortOptions {
-                descending,
-                // NULL sorts lowest, in keys as in the session (nulls_min).
-                nulls_first: !descending,
-            },
-        ));
-    }
-    ordering
-}
-
-/// The projected key columns the path fixes, as constants DataFusion can use to drop sorts.
-fn key_constants(plan: &ScanPlan, projection: &[usize], schema: &SchemaRef) -> Vec<ConstExpr> {
-    plan.order_columns()
-        .iter()
-        .take(plan.fixed_columns())
-        .filter_map(|key_column| {
-            let output = projection.iter().position(|c| *c == key_column.column)?;
-            let expr: Arc<dyn PhysicalExpr> =
-                Arc::new(Column::new(schema.field(output).name(), output));
-            Some(ConstExpr::new(expr, AcrossPartitions::Uniform(None)))
-        })
-        .collect()
-}
 
 impl DisplayAs for RowdexScanExec {
     fn fmt_as(&self, _format: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {

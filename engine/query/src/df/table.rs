@@ -21,7 +21,7 @@ use rowdex_planner::{Direction, IndexHint, ScanRequest};
 
 use crate::db::DbState;
 use crate::df::filters::{pushdown, translate};
-use crate::df::scan_exec::RowdexScanExec;
+use crate::df::scan_exec::{JoinFacts, RowdexScanExec};
 use crate::df::sink::RowdexSink;
 use crate::scan::choose::{PlanningFacts, choose_plan};
 use crate::sql::hints::QueryHints;
@@ -163,6 +163,7 @@ impl TableProvider for RowdexTable {
             Some(indices) => Arc::new(self.schema.project(indices)?),
             None => self.schema.clone(),
         };
+        let hints = state.config().get_extension::<QueryHints>();
         let request = ScanRequest {
             table: self.def.clone(),
             predicates,
@@ -170,15 +171,15 @@ impl TableProvider for RowdexTable {
             offset: 0,
             limit,
             needed: Some(projected.clone()),
-            hint: state
-                .config()
-                .get_extension::<QueryHints>()
+            hint: hints
+                .as_deref()
                 .map_or(IndexHint::Auto, |hints| hints.for_table(&self.def.name)),
         };
         let predicates = request.predicates.clone();
         let replannable = request.hint == IndexHint::Auto;
         let plan = choose_plan(&self.db, request).await?;
         let facts = PlanningFacts::load(&self.db, &self.def).await?;
+        let join_facts = JoinFacts::of(&self.db, &self.def, hints.as_deref());
         Ok(Arc::new(
             RowdexScanExec::new(
                 plan,
@@ -190,6 +191,7 @@ impl TableProvider for RowdexTable {
                 self.db.expiry_cutoff(&self.def),
             )
             .with_planning_facts(facts)
+            .with_join_facts(join_facts)
             .with_memory_budget(self.db.memory_budget()),
         ))
     }

@@ -1,12 +1,17 @@
 //! Optimizer hints written as a comment in a statement, Phoenix style:
 //! `SELECT /*+ INDEX(t idx_a idx_b) */ ...` restricts the scan of `t` to those indexes, and
 //! `/*+ NO_INDEX */` reads every table by primary key, and `/*+ INDEX_MERGE(t i1 i2) */` (MySQL's
-//! name) intersects exactly the named indexes. Unknown hints are ignored, as in Phoenix
-//! and Oracle, so a hint never turns a working query into an error.
+//! name) intersects exactly the named indexes. `/*+ LOOKUP_JOIN(t) */` joins `t` by probing its
+//! keys, `/*+ HASH_JOIN(t) */` by reading it whole (without a table: every join). Unknown hints
+//! are ignored, as in Phoenix and Oracle, so a hint never turns a working query into an error.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{Statement, TableFactor, Visit, Visitor};
 
 use rowdex_planner::IndexHint;
+use rowdex_planner::lookup::JoinHint;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueryHints {
@@ -15,11 +20,22 @@ pub struct QueryHints {
     /// Table name -> the indexes to intersect.
     merges: HashMap<String, Vec<String>>,
     no_index: bool,
+    /// Table name -> how joins read it; the empty name is every table.
+    joins: HashMap<String, JoinHint>,
 }
 
 impl QueryHints {
     pub fn is_empty(&self) -> bool {
-        self.indexes.is_empty() && self.merges.is_empty() && !self.no_index
+        self.indexes.is_empty() && self.merges.is_empty() && !self.no_index && self.joins.is_empty()
+    }
+
+    /// How joins may read `table`: its own hint, else the one for every table.
+    pub fn join_for_table(&self, table: &str) -> JoinHint {
+        self.joins
+            .get(table)
+            .or_else(|| self.joins.get(""))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The hint for scans of `table`.
@@ -33,6 +49,28 @@ impl QueryHints {
         match self.indexes.get(table) {
             Some(names) => IndexHint::Use(names.clone()),
             None => IndexHint::Auto,
+        }
+    }
+
+    /// Lets a hint name a table by the alias `statement` gives it (`/*+ LOOKUP_JOIN(o) */` over
+    /// `FROM orders o`): each alias's hints also apply to the table, unless the table has hints
+    /// of its own.
+    pub(crate) fn resolve_aliases(&mut self, statement: &Statement) {
+        if self.is_empty() {
+            return;
+        }
+        let mut aliases = Aliases::default();
+        let _ = statement.visit(&mut aliases);
+        for (alias, table) in aliases.0 {
+            if let Some(names) = self.indexes.get(&alias).cloned() {
+                self.indexes.entry(table.clone()).or_insert(names);
+            }
+            if let Some(names) = self.merges.get(&alias).cloned() {
+                self.merges.entry(table.clone()).or_insert(names);
+            }
+            if let Some(hint) = self.joins.get(&alias).copied() {
+                self.joins.entry(table).or_insert(hint);
+            }
         }
     }
 
@@ -65,6 +103,19 @@ impl QueryHints {
                     let table = args.remove(0);
                     self.indexes.entry(table).or_default().extend(args);
                 }
+                "LOOKUP_JOIN" | "HASH_JOIN" => {
+                    let hint = if name == "LOOKUP_JOIN" {
+                        JoinHint::Lookup
+                    } else {
+                        JoinHint::Hash
+                    };
+                    if args.is_empty() {
+                        self.joins.insert(String::new(), hint);
+                    }
+                    for table in args {
+                        self.joins.insert(table, hint);
+                    }
+                }
                 "INDEX_MERGE" if args.len() >= 3 => {
                     let table = args.remove(0);
                     self.merges.entry(table).or_default().extend(args);
@@ -72,6 +123,32 @@ impl QueryHints {
                 _ => {}
             }
         }
+    }
+}
+
+/// The aliases a statement gives its tables: (alias, table name), both as SQL normalises them.
+#[derive(Default)]
+struct Aliases(Vec<(String, String)>);
+
+impl Visitor for Aliases {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table {
+            name,
+            alias: Some(alias),
+            ..
+        } = factor
+            && let Some(table) = name.0.last().and_then(|part| part.as_ident())
+        {
+            let normalised =
+                |ident: &datafusion::sql::sqlparser::ast::Ident| match ident.quote_style {
+                    Some(_) => ident.value.clone(),
+                    None => ident.value.to_lowercase(),
+                };
+            self.0.push((normalised(&alias.name), normalised(table)));
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -106,6 +183,12 @@ mod tests {
             merge.for_table("t"),
             IndexHint::Merge(vec!["a".into(), "b".into()])
         );
+        let mut joins = QueryHints::default();
+        joins.parse_into("LOOKUP_JOIN(o, Items) HASH_JOIN");
+        assert_eq!(joins.join_for_table("o"), JoinHint::Lookup);
+        assert_eq!(joins.join_for_table("items"), JoinHint::Lookup);
+        assert_eq!(joins.join_for_table("u"), JoinHint::Hash);
+        assert_eq!(QueryHints::default().join_for_table("u"), JoinHint::Auto);
         let mut junk = QueryHints::default();
         junk.parse_into("INDEX( ) ((( ");
         assert!(junk.is_empty());

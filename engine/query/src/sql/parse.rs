@@ -311,10 +311,16 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
             Some(command) => command.map(ParsedStatement::Command),
             None => parser
                 .parse_statement()
-                .map(|statement| ParsedStatement::Sql {
+                .map(|statement| {
+                    let mut hints: QueryHints =
+                        hints.get(statements.len()).cloned().unwrap_or_default();
+                    hints.resolve_aliases(&statement);
+                    (statement, hints)
+                })
+                .map(|(statement, hints)| ParsedStatement::Sql {
                     statement: Box::new(statement),
                     upsert: upserts.get(statements.len()).copied().unwrap_or(false),
-                    hints: hints.get(statements.len()).cloned().unwrap_or_default(),
+                    hints,
                     families: families.get(statements.len()).cloned().unwrap_or_default(),
                 }),
         };
@@ -387,6 +393,25 @@ mod tests {
         );
         assert!(script_statements("SELECT 'open").is_err());
         assert!(script_statements(" ;; -- nothing").map(|s| s.is_empty())?);
+        Ok(())
+    }
+
+    #[test]
+    fn hints_name_tables_by_their_aliases() -> Result<()> {
+        let statements = split_statements(
+            "SELECT /*+ LOOKUP_JOIN(o) INDEX(u u_city) */ 1 FROM orders o JOIN Users AS u ON o.user_id = u.id",
+        )?;
+        let Some(ParsedStatement::Sql { hints, .. }) = statements.first() else {
+            panic!("not one SQL statement: {statements:?}");
+        };
+        assert_eq!(
+            hints.join_for_table("orders"),
+            rowdex_planner::lookup::JoinHint::Lookup
+        );
+        assert_eq!(
+            hints.for_table("users"),
+            rowdex_planner::IndexHint::Use(vec!["u_city".into()])
+        );
         Ok(())
     }
 
