@@ -60,6 +60,8 @@
 
 mod data;
 mod measure;
+#[path = "../common/pg_server.rs"]
+mod pg_server;
 mod postgres;
 mod queries;
 mod raw;

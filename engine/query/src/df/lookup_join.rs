@@ -16,15 +16,15 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{JoinSide, project_schema};
+use datafusion::common::{JoinSide, JoinType, project_schema};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::equivalence::{ProjectionMapping, join_equivalence_properties};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
-    PlanProperties,
+    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, ExecutionPlanProperties,
+    Partitioning, PlanProperties,
 };
 use rowdex_planner::lookup::LookupEstimate;
 
@@ -90,6 +90,7 @@ impl LookupJoinExec {
     pub(crate) fn explain_text(&self) -> String {
         let kind = match self.spec.emit {
             Emit::Pairs { outer: false } => "",
+            Emit::Pairs { outer: true } if self.spec.join_type == JoinType::Right => "RIGHT ",
             Emit::Pairs { outer: true } => "LEFT ",
             Emit::Semi | Emit::ProbedSemi => "SEMI ",
             Emit::Anti => "ANTI ",
@@ -246,8 +247,27 @@ impl ExecutionPlan for LookupJoinExec {
         Ok(TreeNodeRecursion::Continue)
     }
 
+    /// A semi join that emits probed rows remembers the keys it probed, so that each probed
+    /// row is emitted once: that takes every driving row in one stream.
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        match self.spec.emit {
+            Emit::ProbedSemi => vec![Distribution::SinglePartition],
+            _ => vec![Distribution::UnspecifiedDistribution],
+        }
+    }
+
+    /// Whether a sort of the output is a sort of the driving input with the same column
+    /// positions, which is what DataFusion takes this to mean when it pushes a sort below the
+    /// join: only when the output starts with the driving columns, unprojected. (The output's
+    /// order is declared through its equivalences either way.)
     fn maintains_input_order(&self) -> Vec<bool> {
-        vec![self.spec.emit.keeps_driving_order()]
+        let spec = &self.spec;
+        let driving_first = match spec.emit {
+            Emit::Pairs { .. } => spec.driving_side == JoinSide::Left,
+            Emit::Semi | Emit::Anti => true,
+            Emit::ProbedSemi => false,
+        };
+        vec![driving_first && spec.projection.is_none()]
     }
 
     fn with_new_children(

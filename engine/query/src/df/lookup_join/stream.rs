@@ -155,8 +155,17 @@ impl LookupState {
             .iter()
             .map(|&column| found.column(column).clone())
             .collect::<Vec<ArrayRef>>();
-        let pairs = matching_pairs(&keys, &probed_keys)?;
-        join_chunk(&spec, &driving, &found, pairs)
+        let (mut from_driving, mut from_probed) = matching_pairs(&keys, &probed_keys)?;
+        if let Some(fresh) = &fresh {
+            // Only the rows that probed a key match: a read by a key prefix also returns the
+            // rows of keys probed in an earlier chunk, which were emitted then.
+            let keep: Vec<bool> = from_driving.iter().map(|&d| fresh[d as usize]).collect();
+            let mut kept = keep.iter();
+            from_driving.retain(|_| kept.next() == Some(&true));
+            let mut kept = keep.iter();
+            from_probed.retain(|_| kept.next() == Some(&true));
+        }
+        join_chunk(&spec, &driving, &found, (from_driving, from_probed))
     }
 
     /// Which rows of `keys` hold a key not probed before (the first row of each), remembering

@@ -89,7 +89,10 @@ struct Candidate {
 
 /// The lookup join to run `join` as, if one is cheaper or hinted.
 fn choose(join: &HashJoinExec) -> DfResult<Option<LookupJoinExec>> {
-    if join.null_aware || join.null_equality() != NullEquality::NullEqualsNothing {
+    // A LIMIT already on the join is left to it (the rule runs before DataFusion pushes
+    // limits, so there is none but in a plan optimized twice).
+    let limited = join.fetch().is_some();
+    if limited || join.null_aware || join.null_equality() != NullEquality::NullEqualsNothing {
         return Ok(None);
     }
     let hash = hash_join_estimate(join).map(|estimate| estimate.cost_us);

@@ -32,7 +32,11 @@ impl ProbedSide {
                 columns: scan.projection().iter().map(|&c| Some(c)).collect(),
             });
         }
-        if let Some(filter) = side.downcast_ref::<FilterExec>() {
+        // A filter with a LIMIT of its own would apply it to each batch of probes.
+        if let Some(filter) = side
+            .downcast_ref::<FilterExec>()
+            .filter(|f| f.fetch().is_none())
+        {
             let below = ProbedSide::find(filter.input())?;
             let columns = match filter.projection() {
                 Some(projection) => projection
