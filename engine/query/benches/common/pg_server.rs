@@ -1,7 +1,8 @@
-//! A PostgreSQL 15 server of a bench's own, shared by the benches that compare with it
-//! (`peers`, `joins`): a fresh cluster in a temporary directory owned by `postgres` (C
-//! collation, trust authentication), started on a free loopback port, reached through
-//! tokio-postgres, and stopped by its pid when dropped; and COPY of a CSV file into a table.
+// Included by `peers/pg_server.rs` and `joins/pg_server.rs` (`include!`, so that each bench's
+// module tree stays plain). A PostgreSQL 15 server of a bench's own, shared by the benches that
+// compare with it (`peers`, `joins`): a fresh cluster in a temporary directory owned by `postgres` (C
+// collation, trust authentication), started on a free loopback port, reached through
+// tokio-postgres, and stopped by its pid when dropped; and COPY of a CSV file into a table.
 
 use std::collections::VecDeque;
 use std::io::Read;

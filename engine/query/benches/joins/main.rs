@@ -20,7 +20,6 @@
 //! [--engines rowdex,sqlite,postgres] [--calls N]` (`--calls` sets the calls of each selective
 //! shape, so that a profiler attached when a shape's `PLAN` lines appear can sample it). Default N is 1 000 000 (`--quick`: 100 000).
 
-#[path = "../common/pg_server.rs"]
 mod pg_server;
 
 mod engines;

@@ -60,7 +60,6 @@
 
 mod data;
 mod measure;
-#[path = "../common/pg_server.rs"]
 mod pg_server;
 mod postgres;
 mod queries;
