@@ -1,14 +1,19 @@
 //! The join shapes of issue 44, as SQL with `$n` parameters (rowdex and PostgreSQL take them
 //! as they are; SQLite reads `$1` as a named parameter bound by position), each call's
-//! parameters, and the data they run on: `users` (N rows) and `orders` (2N rows).
+//! parameters, and the data they run on: `users` (N rows) and `orders` (2N rows). Every
+//! selective shape answers about as many rows at every N, so that its time can be compared
+//! across sizes.
 
 use std::io::Write;
 use std::path::Path;
 
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// Distinct `users.city` values.
-pub const CITIES: u64 = 100;
+/// Distinct `users.city` values: one per 10,000 users (100 at 1M), so that a city and an age
+/// match about 125 users at every size and the shapes that start from them answer alike.
+pub fn cities(users: u64) -> u64 {
+    (users / 10_000).max(10)
+}
 /// Distinct `users.age` values.
 pub const AGES: u64 = 80;
 
@@ -78,7 +83,9 @@ pub fn params(shape: &Shape, i: u64, users: u64) -> Vec<i64> {
     let h = mix(i ^ 0x5eed);
     let v = match shape.name {
         "order_to_user" => vec![h % (2 * users) + 1],
-        "two_indexes_to_orders" | "in_subquery" | "exists" => vec![h % CITIES, (h >> 32) % AGES],
+        "two_indexes_to_orders" | "in_subquery" | "exists" => {
+            vec![h % cities(users), (h >> 32) % AGES]
+        }
         "user_range_limit" => {
             let low = h % users.saturating_sub(100).max(1) + 1;
             vec![low, low + 99]
@@ -95,7 +102,12 @@ pub fn write_csv(dir: &Path, users: u64) -> BenchResult<()> {
     let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("users.csv"))?);
     for id in 1..=users {
         let h = mix(id);
-        writeln!(out, "{id},user{id},{},{}", h % CITIES, (h >> 32) % AGES)?;
+        writeln!(
+            out,
+            "{id},user{id},{},{}",
+            h % cities(users),
+            (h >> 32) % AGES
+        )?;
     }
     out.flush()?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("orders.csv"))?);
