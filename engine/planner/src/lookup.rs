@@ -41,6 +41,9 @@ pub enum JoinHint {
     Hash,
 }
 
+/// A table with fewer rows is joined by reading it whole: a few pages, whatever the store.
+pub const LOOKUP_MIN_TABLE_ROWS: u64 = 256;
+
 /// What the join itself spends per probe, beside the store's reads: turning the driving value
 /// into a key, planning and opening its read, in nanoseconds.
 pub const PROBE_CPU_NS: f64 = 1000.0;

@@ -56,7 +56,7 @@ use crate::execute::commands::run_command;
 use crate::execute::kinds::{InTransaction, in_transaction, is_query, statement_name, writes};
 use crate::native;
 use crate::native::cache::{CachedForm, CachedQuery};
-use crate::native::compile::NativeQuery;
+use crate::native::select::NativeSelect;
 use crate::native::write::NativeWrite;
 use crate::output::Output;
 use crate::session::{Executor, Session};
@@ -155,7 +155,7 @@ impl Session {
         let txn = self.open_txn();
         let output = with_query_view(
             view,
-            native::run(
+            native::select::run(
                 &self.db,
                 txn.as_ref(),
                 query,
@@ -190,30 +190,31 @@ impl Session {
             return None;
         }
         let schema = self.schema_view();
-        let form =
-            match statement.as_ref() {
-                Statement::Query(query) => CachedForm::Query(NativeQuery::compile(&schema, query)?),
-                Statement::Update(Update {
-                    returning: None, ..
-                })
-                | Statement::Delete(Delete {
-                    returning: None, ..
-                }) => CachedForm::Write(NativeWrite::compile(&schema, statement)?),
-                // Every literal lifted must come back as a value where binding puts it (not in
-                // `TIMESTAMP '...'`, which keeps its string).
-                Statement::Insert(insert)
-                    if insert.source.as_ref().is_some_and(|source| {
-                        matches!(source.body.as_ref(), SetExpr::Values(_))
-                    }) && value_placeholders(statement) == lifted.literals.len() =>
-                {
-                    return Some(CachedQuery {
-                        form: CachedForm::Insert,
-                        hints: hints.clone(),
-                        parsed: parsed.clone(),
-                    });
-                }
-                _ => return None,
-            };
+        let form = match statement.as_ref() {
+            Statement::Query(query) => CachedForm::Query(NativeSelect::compile(&schema, query)?),
+            Statement::Update(Update {
+                returning: None, ..
+            })
+            | Statement::Delete(Delete {
+                returning: None, ..
+            }) => CachedForm::Write(NativeWrite::compile(&schema, statement)?),
+            // Every literal lifted must come back as a value where binding puts it (not in
+            // `TIMESTAMP '...'`, which keeps its string).
+            Statement::Insert(insert)
+                if insert
+                    .source
+                    .as_ref()
+                    .is_some_and(|source| matches!(source.body.as_ref(), SetExpr::Values(_)))
+                    && value_placeholders(statement) == lifted.literals.len() =>
+            {
+                return Some(CachedQuery {
+                    form: CachedForm::Insert,
+                    hints: hints.clone(),
+                    parsed: parsed.clone(),
+                });
+            }
+            _ => return None,
+        };
         self.db.planning.compiled_natively();
         Some(CachedQuery {
             form,

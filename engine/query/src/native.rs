@@ -15,10 +15,12 @@ pub(crate) mod choice;
 pub(crate) mod compile;
 pub(crate) mod constant_rows;
 pub(crate) mod explain;
+pub(crate) mod join;
 pub(crate) mod kind;
 pub(crate) mod order;
 pub(crate) mod scalar;
 pub(crate) mod scope;
+pub(crate) mod select;
 pub(crate) mod sort;
 pub(crate) mod write;
 
@@ -104,97 +106,9 @@ impl NativeQuery {
     /// would need a conversion that changes what the comparison means (DataFusion casts the
     /// column instead), or a parameter is missing.
     pub(crate) fn bind(&self, params: &[Datum]) -> Option<Bound> {
-        let value = |slot: &Slot| match slot {
-            Slot::Value(datum) => Some(datum.clone()),
-            Slot::Param(i) => params.get(*i).cloned(),
-        };
-        let mut bound = Bound {
-            predicates: Vec::with_capacity(self.conditions.len()),
-            unsatisfiable: false,
-            constants: HashSet::new(),
-            offset: 0,
-            limit: None,
-        };
-        for condition in &self.conditions {
-            let predicate = match condition {
-                Predicate::Compare {
-                    column,
-                    op,
-                    value: slot,
-                } => {
-                    let datum = value(slot)?;
-                    if datum.is_null() {
-                        bound.unsatisfiable = true;
-                        continue;
-                    }
-                    if *op == CmpOp::Eq {
-                        bound.constants.insert(*column);
-                    }
-                    Predicate::Compare {
-                        column: *column,
-                        op: *op,
-                        value: exact_value(&self.table, *column, datum)?,
-                    }
-                }
-                Predicate::InList { column, values } => {
-                    let mut list = Vec::with_capacity(values.len());
-                    for slot in values {
-                        let datum = value(slot)?;
-                        // NULL in an IN list makes the test unknown, never true.
-                        if !datum.is_null() {
-                            list.push(exact_value(&self.table, *column, datum)?);
-                        }
-                    }
-                    if list.is_empty() {
-                        bound.unsatisfiable = true;
-                        continue;
-                    }
-                    if list.iter().all(|v| v == &list[0]) {
-                        bound.constants.insert(*column);
-                    }
-                    Predicate::InList {
-                        column: *column,
-                        values: list,
-                    }
-                }
-                Predicate::Like { column, pattern } => Predicate::Like {
-                    column: *column,
-                    pattern: pattern.clone(),
-                },
-                Predicate::IsNull { column } => {
-                    bound.constants.insert(*column);
-                    Predicate::IsNull { column: *column }
-                }
-                Predicate::IsNotNull { column } => Predicate::IsNotNull { column: *column },
-                Predicate::RowCompare {
-                    columns,
-                    op,
-                    values,
-                } => {
-                    let mut bound_values = Vec::with_capacity(values.len());
-                    for (column, slot) in columns.iter().zip(values) {
-                        // A NULL in a row value: left to DataFusion (see `row_compare`).
-                        let datum = value(slot).filter(|d| !d.is_null())?;
-                        bound_values.push(exact_value(&self.table, *column, datum)?);
-                    }
-                    Predicate::RowCompare {
-                        columns: columns.clone(),
-                        op: *op,
-                        values: bound_values,
-                    }
-                }
-            };
-            bound.predicates.push(predicate);
-        }
-        let count = |slot: &Option<Slot>| match slot {
-            None => Some(None),
-            Some(slot) => match value(slot)? {
-                Datum::Int(n) => usize::try_from(n).ok().map(Some),
-                _ => None,
-            },
-        };
-        bound.limit = count(&self.limit)?;
-        bound.offset = count(&self.offset)?.unwrap_or(0);
+        let mut bound = bind_conditions(&self.table, &self.conditions, params)?;
+        bound.limit = bind_count(self.limit.as_ref(), params)?;
+        bound.offset = bind_count(self.offset.as_ref(), params)?.unwrap_or(0);
         Some(bound)
     }
 
@@ -512,6 +426,113 @@ impl NativeQuery {
             Shape::Rows | Shape::Distinct => Vec::new(),
         };
         Ok(Output::Rows { schema, batches })
+    }
+}
+
+/// Binds `conditions` on `table` to `params` (see [`NativeQuery::bind`]): the predicates, and
+/// whether one compares with NULL; the OFFSET and LIMIT are left unset.
+pub(crate) fn bind_conditions(
+    table: &TableDef,
+    conditions: &[Predicate<Slot>],
+    params: &[Datum],
+) -> Option<Bound> {
+    let value = |slot: &Slot| match slot {
+        Slot::Value(datum) => Some(datum.clone()),
+        Slot::Param(i) => params.get(*i).cloned(),
+    };
+    let mut bound = Bound {
+        predicates: Vec::with_capacity(conditions.len()),
+        unsatisfiable: false,
+        constants: HashSet::new(),
+        offset: 0,
+        limit: None,
+    };
+    for condition in conditions {
+        let predicate = match condition {
+            Predicate::Compare {
+                column,
+                op,
+                value: slot,
+            } => {
+                let datum = value(slot)?;
+                if datum.is_null() {
+                    bound.unsatisfiable = true;
+                    continue;
+                }
+                if *op == CmpOp::Eq {
+                    bound.constants.insert(*column);
+                }
+                Predicate::Compare {
+                    column: *column,
+                    op: *op,
+                    value: exact_value(table, *column, datum)?,
+                }
+            }
+            Predicate::InList { column, values } => {
+                let mut list = Vec::with_capacity(values.len());
+                for slot in values {
+                    let datum = value(slot)?;
+                    // NULL in an IN list makes the test unknown, never true.
+                    if !datum.is_null() {
+                        list.push(exact_value(table, *column, datum)?);
+                    }
+                }
+                if list.is_empty() {
+                    bound.unsatisfiable = true;
+                    continue;
+                }
+                if list.iter().all(|v| v == &list[0]) {
+                    bound.constants.insert(*column);
+                }
+                Predicate::InList {
+                    column: *column,
+                    values: list,
+                }
+            }
+            Predicate::Like { column, pattern } => Predicate::Like {
+                column: *column,
+                pattern: pattern.clone(),
+            },
+            Predicate::IsNull { column } => {
+                bound.constants.insert(*column);
+                Predicate::IsNull { column: *column }
+            }
+            Predicate::IsNotNull { column } => Predicate::IsNotNull { column: *column },
+            Predicate::RowCompare {
+                columns,
+                op,
+                values,
+            } => {
+                let mut bound_values = Vec::with_capacity(values.len());
+                for (column, slot) in columns.iter().zip(values) {
+                    // A NULL in a row value: left to DataFusion (see `row_compare`).
+                    let datum = value(slot).filter(|d| !d.is_null())?;
+                    bound_values.push(exact_value(table, *column, datum)?);
+                }
+                Predicate::RowCompare {
+                    columns: columns.clone(),
+                    op: *op,
+                    values: bound_values,
+                }
+            }
+        };
+        bound.predicates.push(predicate);
+    }
+    Some(bound)
+}
+
+/// An OFFSET or LIMIT bound to `params`: Some(None) without one, None when it is not a count.
+pub(crate) fn bind_count(slot: Option<&Slot>, params: &[Datum]) -> Option<Option<usize>> {
+    let Some(slot) = slot else {
+        return Some(None);
+    };
+    let value = match slot {
+        Slot::Value(datum) => datum.clone(),
+        Slot::Param(i) => params.get(*i)?.clone(),
+    };
+    match value {
+        Datum::Int(n) => usize::try_from(n).ok().map(Some),
+        _ => None,
     }
 }
 

@@ -20,7 +20,7 @@ use crate::execute::Compiled;
 use crate::execute::copy;
 use crate::execute::returning::split_returning;
 use crate::native;
-use crate::native::compile::NativeQuery;
+use crate::native::select::NativeSelect;
 use crate::native::write::NativeWrite;
 use crate::output::Output;
 use crate::session::{Executor, Session};
@@ -58,7 +58,7 @@ pub struct Prepared {
     statement: ParsedStatement,
     parameters: usize,
     /// The native form of a query, compiled on first use.
-    native: Mutex<Option<Arc<NativeQuery>>>,
+    native: Mutex<Option<Arc<NativeSelect>>>,
     /// The native form of an UPDATE or DELETE, compiled on first use.
     native_write: Mutex<Option<Arc<NativeWrite>>>,
     /// The native query's result schema (by identity) that naming its columns for the session
@@ -111,7 +111,7 @@ impl Prepared {
                 ParsedStatement::Command(_) => Default::default(),
             };
             let txn = self.session.open_txn();
-            let run = native::run(&self.session.db, txn.as_ref(), &native, params, &hints);
+            let run = native::select::run(&self.session.db, txn.as_ref(), &native, params, &hints);
             if let Some(output) = with_query_view(view, run).await? {
                 return match &self.statement {
                     ParsedStatement::Sql { statement, .. } => self.named(statement, output),
@@ -242,7 +242,7 @@ impl Prepared {
     }
 
     /// The compiled native query, recompiled if its table changed since.
-    fn native_query(&self) -> Option<Arc<NativeQuery>> {
+    fn native_query(&self) -> Option<Arc<NativeSelect>> {
         if self.session.executor != Executor::Auto {
             return None;
         }
@@ -258,7 +258,7 @@ impl Prepared {
         {
             return Some(native.clone());
         }
-        *cached = NativeQuery::compile(&self.session.schema_view(), query).map(Arc::new);
+        *cached = NativeSelect::compile(&self.session.schema_view(), query).map(Arc::new);
         if cached.is_some() {
             self.session.db.planning.compiled_natively();
         }

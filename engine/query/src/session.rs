@@ -18,7 +18,7 @@ use crate::db::txn::SessionTxn;
 use crate::df::context::context_with;
 use crate::error::Result;
 use crate::native::cache::QueryCache;
-use crate::native::compile::NativeQuery;
+use crate::native::select::NativeSelect;
 use crate::output::Output;
 use crate::sql::hints::QueryHints;
 use crate::sql::integer_types::IntegerColumns;
@@ -319,10 +319,10 @@ impl Session {
     }
 
     /// The native form of a query, when the session lets the native executor run it and it can.
-    pub(crate) fn native_query(&self, query: &Query) -> Option<NativeQuery> {
+    pub(crate) fn native_query(&self, query: &Query) -> Option<NativeSelect> {
         match self.executor {
             Executor::Auto => {
-                let compiled = NativeQuery::compile(&self.schema_view(), query);
+                let compiled = NativeSelect::compile(&self.schema_view(), query);
                 if compiled.is_some() {
                     self.db.planning.compiled_natively();
                 }

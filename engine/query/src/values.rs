@@ -448,7 +448,15 @@ pub fn rows_to_batch(
 
 pub(crate) fn column_array(table: &TableDef, column: usize, rows: &[Vec<Datum>]) -> ArrayRef {
     let values = rows.iter().map(|r| r.get(column).unwrap_or(&Datum::Null));
-    match column_type(table, column) {
+    datum_array(&column_type(table, column), values)
+}
+
+/// An Arrow array of `data_type` holding `values` (a value of another type is NULL).
+pub(crate) fn datum_array<'a>(
+    data_type: &DataType,
+    values: impl Iterator<Item = &'a Datum>,
+) -> ArrayRef {
+    match *data_type {
         DataType::Boolean => Arc::new(
             values
                 .map(|d| match d {

@@ -21,7 +21,9 @@ pub(crate) async fn run_select(
         && let Some(native) = session.native_query(query)
     {
         let txn = session.open_txn();
-        if let Some(output) = native::run(&session.db, txn.as_ref(), &native, &[], hints).await? {
+        if let Some(output) =
+            native::select::run(&session.db, txn.as_ref(), &native, &[], hints).await?
+        {
             return session.name_output(statement, output);
         }
     }
@@ -42,7 +44,7 @@ pub(crate) async fn run_explain(
     {
         let txn = session.open_txn();
         if let Some(lines) =
-            native::explain::explain(&session.db, txn.as_ref(), &native, hints, options).await?
+            native::select::explain(&session.db, txn.as_ref(), &native, hints, options).await?
         {
             return Ok(Output::text_rows("plan", lines));
         }

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::db::schema_view::SchemaView;
-use crate::native::compile::NativeQuery;
+use crate::native::select::NativeSelect;
 use crate::native::write::NativeWrite;
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::ParsedStatement;
@@ -28,7 +28,7 @@ const CAPACITY: usize = 1024;
 /// A cached statement's native form.
 #[derive(Debug)]
 pub(crate) enum CachedForm {
-    Query(NativeQuery),
+    Query(NativeSelect),
     Write(NativeWrite),
     /// An INSERT ... VALUES: nothing compiled, only parsed (`CachedQuery::parsed`).
     Insert,

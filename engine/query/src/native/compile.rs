@@ -15,7 +15,7 @@ use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Distinct, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
-    SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
+    Select, SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
 };
 use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
@@ -66,75 +66,15 @@ pub(crate) struct NativeQuery {
 
 /// Compiles `query` if the native executor can run it.
 pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery> {
-    let plain_query = query.with.is_none()
-        && query.fetch.is_none()
-        && query.locks.is_empty()
-        && query.for_clause.is_none()
-        && query.settings.is_none()
-        && query.format_clause.is_none()
-        && query.pipe_operators.is_empty();
-    if !plain_query {
-        return None;
-    }
-    let SetExpr::Select(select) = query.body.as_ref() else {
-        return None;
-    };
-    let distinct = match &select.distinct {
-        None => false,
-        Some(Distinct::Distinct) => true,
-        Some(_) => return None,
-    };
-    let plain_select = select.select_modifiers.is_none()
-        && select.top.is_none()
-        && select.exclude.is_none()
-        && select.into.is_none()
-        && select.lateral_views.is_empty()
-        && select.prewhere.is_none()
-        && select.connect_by.is_empty()
-        && matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
-        && select.cluster_by.is_empty()
-        && select.distribute_by.is_empty()
-        && select.sort_by.is_empty()
-        && select.having.is_none()
-        && select.named_window.is_empty()
-        && select.qualify.is_none()
-        && select.value_table_mode.is_none()
-        && select.flavor == SelectFlavor::Standard
-        && select.from.len() == 1;
-    if !plain_select {
+    let (select, distinct) = plain_select(query)?;
+    if select.from.len() != 1 {
         return None;
     }
     let from = select.from.first()?;
     if !from.joins.is_empty() {
         return None;
     }
-    let TableFactor::Table {
-        name,
-        alias,
-        args: None,
-        with_hints,
-        version: None,
-        with_ordinality: false,
-        partitions,
-        json_path: None,
-        sample: None,
-        index_hints,
-    } = &from.relation
-    else {
-        return None;
-    };
-    if !with_hints.is_empty() || !partitions.is_empty() || !index_hints.is_empty() {
-        return None;
-    }
-    let [ObjectNamePart::Identifier(table_ident)] = name.0.as_slice() else {
-        return None;
-    };
-    let table = schema.table(&ident_name(table_ident))?;
-    let qualifier = match alias {
-        Some(alias) if alias.columns.is_empty() && alias.at.is_none() => ident_name(&alias.name),
-        Some(_) => return None,
-        None => table.name.clone(),
-    };
+    let (table, qualifier) = table_ref(schema, &from.relation)?;
     let scope = Scope {
         table: &table,
         qualifier,
@@ -189,56 +129,11 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     }
 
     let mut order = Vec::new();
-    if let Some(order_by) = &query.order_by {
-        let OrderByKind::Expressions(items) = &order_by.kind else {
-            return None;
-        };
-        if order_by.interpolate.is_some() {
-            return None;
-        }
-        for item in items {
-            if item.with_fill.is_some() {
-                return None;
-            }
-            let descending = item.options.asc == Some(false);
-            // NULL is the smallest value: first ascending, last descending. Another placement
-            // is a sort the key order does not give.
-            if item
-                .options
-                .nulls_first
-                .is_some_and(|first| first == descending)
-            {
-                return None;
-            }
-            let column = order_column(&scope, &names, &columns, &item.expr)?;
-            order.push(OrderItem { column, descending });
-        }
+    for (expr, descending) in order_items(query)? {
+        let column = order_column(&scope, &names, &columns, expr)?;
+        order.push(OrderItem { column, descending });
     }
-
-    let (limit, offset) = match &query.limit_clause {
-        None => (None, None),
-        Some(LimitClause::LimitOffset {
-            limit,
-            offset,
-            limit_by,
-        }) => {
-            if !limit_by.is_empty() {
-                return None;
-            }
-            let limit = match limit {
-                Some(expr) => Some(slot(expr)?),
-                None => None,
-            };
-            let offset = match offset {
-                Some(offset) => Some(slot(&offset.value)?),
-                None => None,
-            };
-            (limit, offset)
-        }
-        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
-            (Some(slot(limit)?), Some(slot(offset)?))
-        }
-    };
+    let (limit, offset) = limit_offset(query)?;
 
     let (shape, schema) = match (distinct, aggregates.is_empty()) {
         (false, true) => (
@@ -292,6 +187,137 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     })
 }
 
+/// The SELECT of `query` when it has nothing but a projection, FROM, WHERE, ORDER BY, LIMIT
+/// and OFFSET (and DISTINCT: the flag), all the native executor may compile.
+pub(crate) fn plain_select(query: &Query) -> Option<(&Select, bool)> {
+    let plain_query = query.with.is_none()
+        && query.fetch.is_none()
+        && query.locks.is_empty()
+        && query.for_clause.is_none()
+        && query.settings.is_none()
+        && query.format_clause.is_none()
+        && query.pipe_operators.is_empty();
+    if !plain_query {
+        return None;
+    }
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let distinct = match &select.distinct {
+        None => false,
+        Some(Distinct::Distinct) => true,
+        Some(_) => return None,
+    };
+    let plain_select = select.select_modifiers.is_none()
+        && select.top.is_none()
+        && select.exclude.is_none()
+        && select.into.is_none()
+        && select.lateral_views.is_empty()
+        && select.prewhere.is_none()
+        && select.connect_by.is_empty()
+        && matches!(&select.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
+        && select.cluster_by.is_empty()
+        && select.distribute_by.is_empty()
+        && select.sort_by.is_empty()
+        && select.having.is_none()
+        && select.named_window.is_empty()
+        && select.qualify.is_none()
+        && select.value_table_mode.is_none()
+        && select.flavor == SelectFlavor::Standard;
+    plain_select.then_some((select.as_ref(), distinct))
+}
+
+/// The LIMIT and OFFSET of `query`, as values or parameters; None for any other form.
+pub(crate) fn limit_offset(query: &Query) -> Option<(Option<Slot>, Option<Slot>)> {
+    Some(match &query.limit_clause {
+        None => (None, None),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return None;
+            }
+            let limit = match limit {
+                Some(expr) => Some(slot(expr)?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(offset) => Some(slot(&offset.value)?),
+                None => None,
+            };
+            (limit, offset)
+        }
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(slot(limit)?), Some(slot(offset)?))
+        }
+    })
+}
+
+/// The ORDER BY items of `query` with whether each is descending; None for a form the key
+/// order cannot give (a NULL placement other than the smallest value's, WITH FILL).
+pub(crate) fn order_items(query: &Query) -> Option<Vec<(&Expr, bool)>> {
+    let Some(order_by) = &query.order_by else {
+        return Some(Vec::new());
+    };
+    let OrderByKind::Expressions(items) = &order_by.kind else {
+        return None;
+    };
+    if order_by.interpolate.is_some() {
+        return None;
+    }
+    items
+        .iter()
+        .map(|item| {
+            let descending = item.options.asc == Some(false);
+            // NULL is the smallest value: first ascending, last descending. Another placement
+            // is a sort the key order does not give.
+            let misplaced = item
+                .options
+                .nulls_first
+                .is_some_and(|first| first == descending);
+            (item.with_fill.is_none() && !misplaced).then_some((&item.expr, descending))
+        })
+        .collect()
+}
+
+/// The rowdex table a FROM item names, and the qualifier its columns take (its alias, else its
+/// name); None for anything but a plain table name.
+pub(crate) fn table_ref(
+    schema: &SchemaView,
+    relation: &TableFactor,
+) -> Option<(Arc<TableDef>, String)> {
+    let TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        with_hints,
+        version: None,
+        with_ordinality: false,
+        partitions,
+        json_path: None,
+        sample: None,
+        index_hints,
+    } = relation
+    else {
+        return None;
+    };
+    if !with_hints.is_empty() || !partitions.is_empty() || !index_hints.is_empty() {
+        return None;
+    }
+    let [ObjectNamePart::Identifier(table_ident)] = name.0.as_slice() else {
+        return None;
+    };
+    let table = schema.table(&ident_name(table_ident))?;
+    let qualifier = match alias {
+        Some(alias) if alias.columns.is_empty() && alias.at.is_none() => ident_name(&alias.name),
+        Some(_) => return None,
+        None => table.name.clone(),
+    };
+    Some((table, qualifier))
+}
+
 impl Scope<'_> {
     /// A row-value comparison of columns against values (either side first). Only over NOT
     /// NULL columns: a NULL inside a row value is where SQL engines differ, so such a
@@ -327,7 +353,7 @@ impl Scope<'_> {
     }
 
     /// Adds the conjuncts of `expr`; None when one of them is not a simple condition.
-    fn conditions(&self, expr: &Expr, out: &mut Vec<Predicate<Slot>>) -> Option<()> {
+    pub(crate) fn conditions(&self, expr: &Expr, out: &mut Vec<Predicate<Slot>>) -> Option<()> {
         match expr {
             Expr::Nested(inner) => self.conditions(inner, out),
             Expr::BinaryOp {
@@ -475,7 +501,7 @@ fn order_column(
     }
 }
 
-fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
+pub(crate) fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
     Some(match op {
         BinaryOperator::Eq => CmpOp::Eq,
         BinaryOperator::NotEq => CmpOp::NotEq,

@@ -26,14 +26,13 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::expressions::Column;
 use datafusion::physical_plan::joins::HashJoinExec;
 use rowdex_catalog::DataType;
-use rowdex_planner::lookup::{JoinHint, LookupEstimate, LookupTemplate, lookup_templates};
+use rowdex_planner::lookup::{
+    JoinHint, LOOKUP_MIN_TABLE_ROWS, LookupEstimate, LookupTemplate, lookup_templates,
+};
 
 use crate::df::lookup_join::{Emit, LookupCosting, LookupJoinExec, LookupSpec};
 use crate::df::rules::lookup_joins::sides::{ProbedSide, hash_join_estimate, side_estimate};
 use crate::df::scan_exec::ReadEstimate;
-
-/// A table with fewer rows is joined by reading it whole: a few pages, whatever the store.
-pub const LOOKUP_MIN_TABLE_ROWS: u64 = 256;
 
 /// See the module's header.
 #[derive(Debug, Default)]

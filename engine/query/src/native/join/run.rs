@@ -1,0 +1,79 @@
+//! Running a native join: its values bound (each table's conditions as a single-table query
+//! binds them, the OFFSET and LIMIT), planned (`plan`), executed (`execute`).
+
+use std::sync::Arc;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use rowdex_codec::Datum;
+
+use crate::db::DbState;
+use crate::db::txn::{SessionTxn, read_view};
+use crate::error::Result;
+use crate::native::join::NativeJoin;
+use crate::native::join::execute::ProbeCounts;
+use crate::native::{Bound, bind_conditions, bind_count};
+use crate::output::Output;
+use crate::sql::hints::QueryHints;
+
+/// A join with its values bound.
+#[derive(Debug)]
+pub(crate) struct BoundJoin {
+    /// Each table's conditions, in FROM order.
+    pub tables: Vec<Bound>,
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+impl BoundJoin {
+    /// Whether a comparison with NULL leaves no row to join.
+    pub(crate) fn unsatisfiable(&self) -> bool {
+        self.tables.iter().any(|bound| bound.unsatisfiable)
+    }
+}
+
+impl NativeJoin {
+    /// Binds literals and parameters (see `NativeQuery::bind`); None leaves the join to
+    /// DataFusion.
+    pub(crate) fn bind(&self, params: &[Datum]) -> Option<BoundJoin> {
+        let tables = self
+            .tables
+            .iter()
+            .map(|joined| bind_conditions(&joined.table, &joined.conditions, params))
+            .collect::<Option<Vec<Bound>>>()?;
+        Some(BoundJoin {
+            tables,
+            offset: bind_count(self.offset.as_ref(), params)?.unwrap_or(0),
+            limit: bind_count(self.limit.as_ref(), params)?,
+        })
+    }
+
+    /// The answer when no row can match.
+    pub(crate) fn empty(&self) -> Result<Output> {
+        Ok(Output::Rows {
+            schema: self.schema.clone(),
+            batches: vec![RecordBatch::new_empty(self.schema.clone())],
+        })
+    }
+}
+
+/// Runs `join` natively if it can be: Some(result), or None to leave it to DataFusion.
+pub(crate) async fn run(
+    db: &DbState,
+    txn: Option<&Arc<SessionTxn>>,
+    join: &NativeJoin,
+    params: &[Datum],
+    hints: &QueryHints,
+) -> Result<Option<Output>> {
+    let Some(bound) = join.bind(params) else {
+        return Ok(None);
+    };
+    if bound.unsatisfiable() {
+        return join.empty().map(Some);
+    }
+    let window = (bound.offset, bound.limit);
+    let Some(plan) = join.plan(db, &bound.tables, hints, window).await? else {
+        return Ok(None);
+    };
+    let mut counts = ProbeCounts::default();
+    join.execute(read_view(db, txn), plan, &mut counts).await
+}
