@@ -173,12 +173,12 @@ EXPLAIN SELECT name, length(preview) FROM files WHERE dir_id = 114 AND name = 'p
 -- expect: POINT GET files key (dir_id = 114, name = 'photo-0007.jpg') families=[data]
 SELECT name, length(preview) FROM files WHERE dir_id = 114 AND name = 'photo-0007.jpg';
 
--- 9. The folder listing as one statement, a join: the dirs side is a point get, but the
---    files side is read in full today (the join does not become a lookup by dir_id),
---    so the two-step form of 4 is the one to use on a large table.
+-- 9. The folder listing as one statement, a join: the directory by its path (a point get),
+--    then its files by the key prefix dir_id (a lookup join), the two steps of 4 in one.
 EXPLAIN SELECT f.name, f.size FROM dirs d JOIN files f ON f.dir_id = d.dir_id
 WHERE d.path = '/home/ann/photos';
 -- expect: POINT GET dirs key (path = '/home/ann/photos')
+-- expect: LOOKUP JOIN files using primary key [dir_id = dir_id]
 SELECT f.name, f.size FROM dirs d JOIN files f ON f.dir_id = d.dir_id
 WHERE d.path = '/home/ann/photos' ORDER BY f.name LIMIT 3;
 

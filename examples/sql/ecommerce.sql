@@ -192,3 +192,15 @@ EXPLAIN SELECT goods_id, qty, price FROM customer_order
 WHERE customer_id = 67 AND order_id = 1451;
 -- expect: RANGE SCAN customer_order range [customer_id = 67] residual=(order_id = 1451)
 SELECT goods_id, qty, price FROM customer_order WHERE customer_id = 67 AND order_id = 1451;
+
+--    The same two steps as one statement: the header by its key, then the customer's prefix
+--    of customer_order probed with the header's customer_id (a lookup join), order_id
+--    checked on each line found.
+EXPLAIN SELECT co.goods_id, co.qty, co.price FROM orders o
+JOIN customer_order co ON co.customer_id = o.customer_id AND co.order_id = o.order_id
+WHERE o.order_id = 1451;
+-- expect: POINT GET orders key (order_id = 1451)
+-- expect: LOOKUP JOIN customer_order using primary key [customer_id = customer_id]
+SELECT co.goods_id, co.qty, co.price FROM orders o
+JOIN customer_order co ON co.customer_id = o.customer_id AND co.order_id = o.order_id
+WHERE o.order_id = 1451 ORDER BY co.goods_id;

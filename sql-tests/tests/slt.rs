@@ -364,7 +364,8 @@ async fn differential_against_sqlite() -> Result<(), rowdex_sql_tests::Error> {
 
 /// Every example script under `examples/sql/` runs start to finish on a fresh in-memory
 /// database, and each EXPLAIN in it takes the access path written under it
-/// (`-- expect: <first plan line>`, compared up to the cost estimate).
+/// (`-- expect: <first plan line>`, compared up to the cost estimate; an `-- expect:` right
+/// under another is the plan's next line, as a join's lookups are).
 #[tokio::test(flavor = "multi_thread")]
 async fn example_scripts_run_and_take_their_access_paths() -> Result<(), rowdex_sql_tests::Error> {
     let dir = manifest_dir().join("../examples/sql");
@@ -390,21 +391,29 @@ async fn example_scripts_run_and_take_their_access_paths() -> Result<(), rowdex_
         let db = rowdex::Database::open_memory().await?;
         let session = db.session();
         let mut chunk = String::new();
+        // The plan lines of the last EXPLAIN, and the next one an `-- expect:` compares.
+        let mut plan_lines: Vec<String> = Vec::new();
+        let mut next_line = 0;
         for line in text.lines() {
             let Some(expected) = line.trim_start().strip_prefix("-- expect:") else {
                 chunk.push_str(line);
                 chunk.push('\n');
                 continue;
             };
-            let outputs = match session.execute(&chunk).await {
-                Ok(outputs) => outputs,
-                Err(e) => {
-                    failures.push(format!("{}: {e}\n  in: {chunk}", script.display()));
-                    break;
-                }
-            };
-            chunk.clear();
-            let plan = outputs.last().and_then(first_cell).unwrap_or_default();
+            if !chunk.is_empty() {
+                let outputs = match session.execute(&chunk).await {
+                    Ok(outputs) => outputs,
+                    Err(e) => {
+                        failures.push(format!("{}: {e}\n  in: {chunk}", script.display()));
+                        break;
+                    }
+                };
+                chunk.clear();
+                plan_lines = outputs.last().map(first_column).unwrap_or_default();
+                next_line = 0;
+            }
+            let plan = plan_lines.get(next_line).cloned().unwrap_or_default();
+            next_line += 1;
             let plan = plan.split(" (est.").next().unwrap_or_default();
             if plan.trim() == expected.trim() {
                 checked += 1;
@@ -430,11 +439,18 @@ async fn example_scripts_run_and_take_their_access_paths() -> Result<(), rowdex_
     Ok(())
 }
 
-/// The first value of a result set, as text.
-fn first_cell(output: &rowdex::Output) -> Option<String> {
+/// The first column of a result set, as text.
+fn first_column(output: &rowdex::Output) -> Vec<String> {
     let rowdex::Output::Rows { batches, .. } = output else {
-        return None;
+        return Vec::new();
     };
-    let batch = batches.iter().find(|b| b.num_rows() > 0)?;
-    rowdex::arrow::util::display::array_value_to_string(batch.column(0), 0).ok()
+    batches
+        .iter()
+        .flat_map(|batch| {
+            (0..batch.num_rows()).map(|row| {
+                rowdex::arrow::util::display::array_value_to_string(batch.column(0), row)
+                    .unwrap_or_default()
+            })
+        })
+        .collect()
 }

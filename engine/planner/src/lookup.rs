@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rowdex_catalog::{KeyColumn, TableDef, TableStatistics};
 use rowdex_codec::Datum;
-use rowdex_store::{AccessCosts, Direction};
+use rowdex_store::{AccessCosts, Direction, RANGES_PER_BATCH};
 
 use crate::candidates::{IndexHint, residual_of};
 use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
@@ -311,7 +311,6 @@ impl LookupTemplate {
 
     /// The store's part of [`LookupTemplate::estimate`].
     fn reads(&self, probes: f64, per_probe: f64, costs: AccessCosts) -> LookupEstimate {
-        let seek = f64::from(costs.seek_ns) / 1000.0;
         let next = f64::from(costs.next_ns) / 1000.0;
         let get = f64::from(costs.get_ns) / 1000.0;
         let rows = probes * per_probe;
@@ -324,16 +323,30 @@ impl LookupTemplate {
             LookupKey::Primary => LookupEstimate {
                 rows,
                 entries: rows,
-                cost_us: probes * self.seeks_per_probe() * seek + rows * next,
+                cost_us: self.opening(probes, costs) + rows * next,
             },
             LookupKey::Index(_) => {
                 let lookups = if self.covering { 0.0 } else { rows };
                 LookupEstimate {
                     rows,
                     entries: rows + lookups,
-                    cost_us: probes * self.seeks_per_probe() * seek + rows * next + lookups * get,
+                    cost_us: self.opening(probes, costs) + rows * next + lookups * get,
                 }
             }
+        }
+    }
+
+    /// What opening the ranges of `probes` probes costs: a seek each, or, on a store that
+    /// reads ranges in batches, a seek per batch of [`RANGES_PER_BATCH`] and the price of a
+    /// range within a batch each.
+    fn opening(&self, probes: f64, costs: AccessCosts) -> f64 {
+        let ranges = probes * self.seeks_per_probe();
+        let seek = f64::from(costs.seek_ns) / 1000.0;
+        match costs.range_in_batch_ns {
+            Some(each) if ranges > 1.0 => {
+                (ranges / RANGES_PER_BATCH as f64).ceil() * seek + ranges * f64::from(each) / 1000.0
+            }
+            _ => ranges * seek,
         }
     }
 

@@ -43,7 +43,15 @@ pub struct AccessCosts {
     /// (etcd sorts a descending range on the server): a reverse scan stopped early by a LIMIT
     /// still pays `next_ns` for every entry of its range.
     pub reverse_reads_whole_range: bool,
+    /// Reading one range within a batch of ranges ([`KvRead::scan_pages`]) to its first entry,
+    /// where the backend batches them (a batch also pays one `seek_ns`); `None` where each
+    /// range is a seek of its own.
+    pub range_in_batch_ns: Option<u32>,
 }
+
+/// Ranges a reader asks a batching backend for at once (etcd's default limit is 128
+/// operations per transaction).
+pub const RANGES_PER_BATCH: usize = 100;
 
 /// A backend's page read (a scan or visit page, a count, a batch of gets or presence checks)
 /// spends one unit of the running task's tokio budget first, and yields when the budget is
@@ -104,6 +112,31 @@ pub trait KvRead: Send + Sync {
             entries: page.entries.len() as u64,
             resume: page.resume,
         })
+    }
+
+    /// The first page of each of `ranges` (as [`KvRead::scan_page`] reads it, `limit` entries
+    /// at most), in the order given, from one consistent state. A backend whose every read is a
+    /// round trip answers a batch of ranges in one (etcd: one read-only transaction per
+    /// [`RANGES_PER_BATCH`] ranges) and says so by [`KvRead::batches_ranges`]; the default
+    /// reads the ranges one by one.
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        let mut pages = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            pages.push(self.scan_page(range, direction, limit).await?);
+        }
+        Ok(pages)
+    }
+
+    /// Whether [`KvRead::scan_pages`] reads a batch of ranges in fewer round trips than one
+    /// per range: a reader of many small ranges (the probes of a lookup join, an IN list over
+    /// an index) then asks for them together.
+    fn batches_ranges(&self) -> bool {
+        false
     }
 
     /// Whether each of `keys` is present, read from one consistent state. Backends answer

@@ -208,6 +208,19 @@ impl KvRead for EtcdStore {
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         self.latest.count_page(range, cap).await
     }
+
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.latest.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.latest.batches_ranges()
+    }
 }
 
 #[async_trait::async_trait]
@@ -233,6 +246,9 @@ impl KvStore for EtcdStore {
                 get_ns: 20_000,
                 check_ns: 20_000,
                 reverse_reads_whole_range: true,
+                // A range read inside a batch of them (`scan_pages`): about what a get in a
+                // batched multi-get costs, plus its entries.
+                range_in_batch_ns: Some(30_000),
             },
         }
     }

@@ -220,6 +220,19 @@ impl KvRead for FaultyStore {
         self.inner.count_page(range, cap).await
     }
 
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.inner.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.inner.batches_ranges()
+    }
+
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
         self.inner.contains(keys).await
     }
@@ -303,6 +316,19 @@ impl KvRead for FaultyTransaction {
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         self.inner.count_page(range, cap).await
+    }
+
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.inner.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.inner.batches_ranges()
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {

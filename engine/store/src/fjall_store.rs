@@ -284,6 +284,7 @@ impl Backend for FjallBackend {
                 get_ns: 3_500,
                 check_ns: 1_500,
                 reverse_reads_whole_range: false,
+                range_in_batch_ns: None,
             },
         }
     }

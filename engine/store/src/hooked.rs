@@ -77,6 +77,19 @@ impl<H: StoreHooks> KvRead for HookedStore<H> {
         self.inner.count_page(range, cap).await
     }
 
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.inner.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.inner.batches_ranges()
+    }
+
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
         self.inner.contains(keys).await
     }
@@ -159,6 +172,19 @@ impl<H: TransactionHooks> KvRead for HookedTransaction<H> {
 
     async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         self.inner.count_page(range, cap).await
+    }
+
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.inner.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.inner.batches_ranges()
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {

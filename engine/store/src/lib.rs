@@ -32,7 +32,9 @@ mod optimistic;
 mod range;
 mod stream;
 
-pub use api::{AccessCosts, Capabilities, KvRead, KvStore, Savepoint, Transaction};
+pub use api::{
+    AccessCosts, Capabilities, KvRead, KvStore, RANGES_PER_BATCH, Savepoint, Transaction,
+};
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};
 pub use etcd_store::{EtcdAddress, EtcdOptions, EtcdStore};
@@ -42,4 +44,4 @@ pub use fjall_store::{
 pub use memory::MemoryStore;
 pub use optimistic::Store;
 pub use range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
-pub use stream::scan_stream;
+pub use stream::{scan_ranges_stream, scan_stream};

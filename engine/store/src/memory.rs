@@ -183,6 +183,7 @@ impl Backend for MemoryBackend {
                 get_ns: 300,
                 check_ns: 250,
                 reverse_reads_whole_range: false,
+                range_in_batch_ns: None,
             },
         }
     }

@@ -137,6 +137,31 @@ impl KvRead for MeteredRead {
         Ok(page)
     }
 
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        let pages = self.inner.scan_pages(ranges, direction, limit).await?;
+        self.meter
+            .pages
+            .fetch_add(pages.len() as u64, Ordering::Relaxed);
+        for page in &pages {
+            self.meter
+                .entries
+                .fetch_add(page.entries.len() as u64, Ordering::Relaxed);
+            for (key, value) in &page.entries {
+                self.meter.add_bytes(key.len() + value.len());
+            }
+        }
+        Ok(pages)
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.inner.batches_ranges()
+    }
+
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
         self.meter
             .gets
@@ -162,6 +187,19 @@ impl KvRead for MeteredStore {
         limit: usize,
     ) -> Result<ScanPage> {
         self.live.scan_page(range, direction, limit).await
+    }
+
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.live.scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.live.batches_ranges()
     }
 }
 

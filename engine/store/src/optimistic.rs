@@ -125,6 +125,19 @@ impl<B: Backend> KvRead for Store<B> {
         self.backend().count_page(range, cap).await
     }
 
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        self.backend().scan_pages(ranges, direction, limit).await
+    }
+
+    fn batches_ranges(&self) -> bool {
+        self.backend().batches_ranges()
+    }
+
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
         self.backend().contains(keys).await
     }

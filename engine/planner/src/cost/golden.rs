@@ -26,6 +26,7 @@ const FJALL: AccessCosts = AccessCosts {
     get_ns: 3_500,
     check_ns: 1_500,
     reverse_reads_whole_range: false,
+    range_in_batch_ns: None,
 };
 
 /// Columns of `t`, in order.

@@ -63,6 +63,7 @@ fn costs() -> AccessCosts {
         get_ns: 2_500,
         check_ns: 1_000,
         reverse_reads_whole_range: false,
+        range_in_batch_ns: None,
     }
 }
 
@@ -243,4 +244,37 @@ fn few_probes_cost_less_than_a_full_scan_and_many_cost_more() {
     let reads = 10.0 * 2.0 + 20.0 * 0.2 + 20.0 * 2.5;
     let join = (10.0 * super::PROBE_CPU_NS + 20.0 * super::JOIN_ROW_NS) / 1000.0;
     assert!((probe.cost_us - (reads + join)).abs() < 1e-9, "{probe:?}");
+}
+
+#[test]
+fn on_a_store_that_batches_ranges_probes_pay_a_seek_per_batch() {
+    let table = orders();
+    let by_user = lookup_templates(&table, &[1], &[], None, &IndexHint::Auto);
+    let batching = AccessCosts {
+        seek_ns: 500_000,
+        range_in_batch_ns: Some(30_000),
+        ..costs()
+    };
+    let each_a_seek = AccessCosts {
+        range_in_batch_ns: None,
+        ..batching
+    };
+    // 250 probes finding a row each: three batches of ranges, and 250 ranges within them.
+    let batched = by_user[0].estimate(250.0, 1.0, batching);
+    let sought = by_user[0].estimate(250.0, 1.0, each_a_seek);
+    let rest = 250.0 * 0.2
+        + 250.0 * 2.5
+        + (250.0 * super::PROBE_CPU_NS + 250.0 * super::JOIN_ROW_NS) / 1000.0;
+    assert!(
+        (batched.cost_us - (3.0 * 500.0 + 250.0 * 30.0 + rest)).abs() < 1e-6,
+        "{batched:?}"
+    );
+    assert!(
+        (sought.cost_us - (250.0 * 500.0 + rest)).abs() < 1e-6,
+        "{sought:?}"
+    );
+    // One probe is one range: a seek either way.
+    let one = by_user[0].estimate(1.0, 1.0, batching);
+    let one_sought = by_user[0].estimate(1.0, 1.0, each_a_seek);
+    assert_eq!(one.cost_us, one_sought.cost_us);
 }

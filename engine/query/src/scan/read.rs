@@ -16,7 +16,7 @@ use rowdex_catalog::{IndexDef, TableDef};
 use rowdex_codec::Datum;
 use rowdex_indexer::{layout, rows};
 use rowdex_planner::{AccessPath, Direction, IndexInput, Predicate, ScanPlan};
-use rowdex_store::{KeyRange, KvRead, scan_stream};
+use rowdex_store::{KeyRange, KvRead, scan_ranges_stream};
 
 use crate::error::{Error, Result};
 use crate::scan::intersection::{IntersectionSource, PkStream, intersection_source};
@@ -261,9 +261,8 @@ fn ranges_in_order(
     if direction == Direction::Reverse {
         ranges.reverse();
     }
-    stream::iter(ranges)
-        .map(move |range| scan_stream(reader.clone(), range, direction, page).map_err(Error::from))
-        .flatten()
+    scan_ranges_stream(reader, ranges, direction, page)
+        .map_err(Error::from)
         .boxed()
 }
 
@@ -320,14 +319,17 @@ fn index_entries(
 
 /// The encoded primary keys of an index range's entries, in index order (or its reverse).
 /// An unsalted index is read in place: the store lends each entry and only its primary key is
-/// copied out. A salted one is read as entries, to merge its buckets on the entry key.
+/// copied out. A salted one is read as entries, to merge its buckets on the entry key, and so
+/// are the ranges of a store that reads them in batches.
 fn index_pks(
     plan: &ScanPlan,
     input: &IndexInput,
     index: IndexDef,
     reader: Arc<dyn KvRead>,
 ) -> PkStream {
-    if index.is_salted() {
+    // On a store that reads batches of ranges (the probes of a lookup join), the ranges go
+    // together, as entries.
+    if index.is_salted() || reader.batches_ranges() {
         return entry_pks(index_entries(plan, input, &index, reader), index);
     }
     let mut ranges = plan.index_scan_ranges(input);

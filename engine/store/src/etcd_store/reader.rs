@@ -11,15 +11,15 @@ use super::client::Effect;
 use super::pin::Pin;
 use super::shared::Shared;
 use super::wire::{
-    Bytes, KeyValue, RangeRequest, RangeResponse, RequestOp, TxnRequest, TxnResponse,
+    Bytes, KeyValue, RangeRequest, RangeResponse, RequestOp, ResponseOp, TxnRequest, TxnResponse,
 };
-use crate::api::{KvRead, page_turn};
+use crate::api::{KvRead, RANGES_PER_BATCH, page_turn};
 use crate::error::{Result, StoreError};
 use crate::range::{CountPage, Direction, KeyRange, ScanPage};
 
-/// Range reads per read-only transaction of a multi-get (under etcd's default of 128
-/// operations per transaction).
-const GETS_PER_TXN: usize = 100;
+/// Range reads per read-only transaction of a multi-get or a batch of ranges (under etcd's
+/// default of 128 operations per transaction).
+const GETS_PER_TXN: usize = RANGES_PER_BATCH;
 
 /// Last-change revisions of the keys a transaction's snapshot read (0: absent).
 pub(super) type Observed = BTreeMap<Vec<u8>, i64>;
@@ -96,6 +96,47 @@ impl Reader {
         (pinned != answered).then_some(pinned)
     }
 
+    /// One read-only transaction of the range requests `ops` builds for a revision, at
+    /// `asked` (0: the latest, then `asked` becomes the revision answered, so that later
+    /// batches read where the first did). The answers, one per request.
+    async fn read_txn(
+        &self,
+        asked: &mut i64,
+        ops: impl Fn(i64) -> Vec<RequestOp>,
+    ) -> Result<Vec<ResponseOp>> {
+        page_turn().await;
+        loop {
+            let request = TxnRequest {
+                success: ops(*asked),
+                ..TxnRequest::default()
+            };
+            let wanted = request.success.len();
+            let response: TxnResponse = self
+                .shared
+                .client
+                .call("/v3/kv/txn", &request, Effect::Read)
+                .await?;
+            match self.read_again_at(*asked, response.header.revision) {
+                Some(revision) => *asked = revision,
+                None => {
+                    if *asked == 0 && self.pin.is_none() {
+                        *asked = response.header.revision;
+                    }
+                    if response.responses.len() != wanted {
+                        return Err(StoreError::Remote {
+                            code: 0,
+                            message: format!(
+                                "etcd answered {} of {wanted} reads",
+                                response.responses.len()
+                            ),
+                        });
+                    }
+                    return Ok(response.responses);
+                }
+            }
+        }
+    }
+
     /// A range request at this reader's revision.
     async fn range(&self, mut request: RangeRequest) -> Result<RangeResponse> {
         page_turn().await;
@@ -169,53 +210,26 @@ impl KvRead for Reader {
 
     async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
         let mut values = Vec::with_capacity(keys.len());
+        // The latest state has no pin: later chunks read where the first did.
+        let mut asked = self.revision_to_ask();
         for chunk in keys.chunks(GETS_PER_TXN) {
-            page_turn().await;
-            let mut asked = self.revision_to_ask();
-            let response = loop {
-                let request = TxnRequest {
-                    success: chunk
+            let responses = self
+                .read_txn(&mut asked, |revision| {
+                    chunk
                         .iter()
                         .map(|key| {
                             RequestOp::Range(RangeRequest {
                                 key: Bytes(self.shared.namespaced(key)),
-                                revision: asked,
-                                serializable: asked != 0,
+                                revision,
+                                serializable: revision != 0,
                                 ..RangeRequest::default()
                             })
                         })
-                        .collect(),
-                    ..TxnRequest::default()
-                };
-                let response: TxnResponse = self
-                    .shared
-                    .client
-                    .call("/v3/kv/txn", &request, Effect::Read)
-                    .await?;
-                // The latest state has no pin: later chunks read where the first did.
-                let answered = response.header.revision;
-                match self.read_again_at(asked, answered) {
-                    Some(revision) => asked = revision,
-                    None => {
-                        if asked == 0 && self.pin.is_none() {
-                            asked = answered;
-                        }
-                        break response;
-                    }
-                }
-            };
-            if response.responses.len() != chunk.len() {
-                return Err(StoreError::Remote {
-                    code: 0,
-                    message: format!(
-                        "etcd answered {} of {} reads",
-                        response.responses.len(),
-                        chunk.len()
-                    ),
-                });
-            }
+                        .collect()
+                })
+                .await?;
             let mut revisions = Vec::new();
-            for (key, answer) in chunk.iter().zip(response.responses) {
+            for (key, answer) in chunk.iter().zip(responses) {
                 let found = answer
                     .response_range
                     .and_then(|range| range.kvs.into_iter().next());
@@ -225,6 +239,69 @@ impl KvRead for Reader {
             self.observe(revisions);
         }
         Ok(values)
+    }
+
+    /// One read-only transaction per [`GETS_PER_TXN`] ranges: a lookup join's probes cost a
+    /// round trip per batch, not per probe.
+    async fn scan_pages(
+        &self,
+        ranges: &[KeyRange],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<ScanPage>> {
+        if limit == 0 {
+            let mut pages = Vec::with_capacity(ranges.len());
+            for range in ranges {
+                pages.push(self.scan_page(range, direction, 0).await?);
+            }
+            return Ok(pages);
+        }
+        let asked_for: Vec<&KeyRange> = ranges.iter().filter(|r| !r.is_empty()).collect();
+        let mut answers: Vec<ScanPage> = Vec::with_capacity(asked_for.len());
+        let mut asked = self.revision_to_ask();
+        for chunk in asked_for.chunks(GETS_PER_TXN) {
+            let responses = self
+                .read_txn(&mut asked, |revision| {
+                    chunk
+                        .iter()
+                        .map(|range| {
+                            let mut request = self.range_request(range);
+                            request.revision = revision;
+                            request.serializable = revision != 0;
+                            request.limit = i64::try_from(limit).unwrap_or(i64::MAX);
+                            if direction == Direction::Reverse {
+                                request.sort_order = Some("DESCEND");
+                                request.sort_target = Some("KEY");
+                            }
+                            RequestOp::Range(request)
+                        })
+                        .collect()
+                })
+                .await?;
+            for (range, answer) in chunk.iter().zip(responses) {
+                let answer = answer.response_range.unwrap_or_default();
+                let more = answer.more;
+                let entries = self.entries(answer.kvs)?;
+                let resume = match entries.last() {
+                    Some((last, _)) if more => Some(resume_after(range, last, direction)),
+                    _ => None,
+                };
+                answers.push(ScanPage { entries, resume });
+            }
+        }
+        // Empty ranges read nothing; the others' pages in the order asked.
+        let mut answers = answers.into_iter();
+        Ok(ranges
+            .iter()
+            .map(|range| match range.is_empty() {
+                true => ScanPage::default(),
+                false => answers.next().unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    fn batches_ranges(&self) -> bool {
+        true
     }
 
     async fn scan_page(

@@ -1,9 +1,10 @@
-//! What only the etcd backend has: server limits, compaction of old versions, and losing
-//! members of the cluster. The fault cases start their own cluster, since they stop members.
+//! What only the etcd backend has: server limits, compaction of old versions, batched reads of
+//! many ranges, and losing members of the cluster. The fault cases start their own cluster, since they stop members.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::TryStreamExt;
 use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
 use rowdex_store::{
     Direction, EtcdOptions, EtcdStore, KeyRange, KvRead, KvStore, StoreError, WriteBatch,
@@ -240,10 +241,12 @@ enum Loss {
 }
 
 /// A TCP proxy in front of one etcd member that can lose the next transaction's request or
-/// its answer, as a dying member or a broken network would.
+/// its answer, as a dying member or a broken network would, and counts the read requests
+/// (ranges and transactions) it relays.
 struct LossyProxy {
     address: String,
     next: Arc<std::sync::Mutex<Loss>>,
+    reads: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl LossyProxy {
@@ -253,15 +256,25 @@ impl LossyProxy {
             .expect("bind");
         let address = listener.local_addr().expect("address").to_string();
         let next = Arc::new(std::sync::Mutex::new(Loss::None));
-        let armed = Arc::clone(&next);
+        let reads = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (armed, counted) = (Arc::clone(&next), Arc::clone(&reads));
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let upstream = upstream.clone();
-                let armed = Arc::clone(&armed);
-                tokio::spawn(async move { relay(client, upstream, armed).await });
+                let (armed, counted) = (Arc::clone(&armed), Arc::clone(&counted));
+                tokio::spawn(async move { relay(client, upstream, armed, counted).await });
             }
         });
-        LossyProxy { address, next }
+        LossyProxy {
+            address,
+            next,
+            reads,
+        }
+    }
+
+    /// Range and transaction requests relayed so far.
+    fn reads(&self) -> u64 {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn lose_next(&self, loss: Loss) {
@@ -274,6 +287,7 @@ async fn relay(
     client: tokio::net::TcpStream,
     upstream: String,
     armed: Arc<std::sync::Mutex<Loss>>,
+    reads: Arc<std::sync::atomic::AtomicU64>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
@@ -303,6 +317,9 @@ async fn relay(
             break;
         }
         let is_txn = buffer[..read].starts_with(b"POST /v3/kv/txn");
+        if is_txn || buffer[..read].starts_with(b"POST /v3/kv/range") {
+            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         let loss = if is_txn {
             std::mem::replace(&mut *armed.lock().expect("proxy state"), Loss::None)
         } else {
@@ -353,4 +370,57 @@ async fn a_commit_whose_answer_is_lost_is_settled_by_a_fence() {
     let error = store.write(batch).await.expect_err("not applied");
     assert!(matches!(error, StoreError::Interrupted { .. }), "{error}");
     assert_eq!(store.get(b"c").await.expect("read"), None);
+}
+
+/// The ranges a lookup join probes go to etcd in batches: 250 small ranges read through
+/// `scan_ranges_stream` cost a read-only transaction per 100 of them, where reading them one
+/// by one costs a range request each; both read the same entries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_small_ranges_are_read_in_batches() {
+    let proxy = LossyProxy::start(crate::cluster().endpoints()[0].clone()).await;
+    let address = rowdex_store::EtcdAddress {
+        endpoints: vec![proxy.address.clone()],
+        namespace: "batched".to_string(),
+    };
+    let store = EtcdStore::connect(&address, EtcdOptions::default())
+        .await
+        .expect("connect through the proxy");
+    let mut batch = WriteBatch::new();
+    for i in 0..250u32 {
+        for j in 0..2u8 {
+            batch.put(format!("p{i:03}-{j}").into_bytes(), vec![j]);
+        }
+    }
+    store.write(batch).await.expect("write");
+    let ranges: Vec<KeyRange> = (0..250u32)
+        .map(|i| KeyRange::prefix(format!("p{i:03}-").as_bytes()))
+        .collect();
+    let snapshot = store.snapshot();
+    // The snapshot's first read settles its revision.
+    snapshot.get(b"p000-0").await.expect("read");
+
+    let before = proxy.reads();
+    let batched: Vec<(Vec<u8>, Vec<u8>)> =
+        rowdex_store::scan_ranges_stream(snapshot.clone(), ranges.clone(), Direction::Forward, 16)
+            .try_collect()
+            .await
+            .expect("batched read");
+    let batched_requests = proxy.reads() - before;
+
+    let before = proxy.reads();
+    let mut one_by_one = Vec::new();
+    for range in &ranges {
+        let page = snapshot
+            .scan_page(range, Direction::Forward, 16)
+            .await
+            .expect("range read");
+        assert!(page.resume.is_none());
+        one_by_one.extend(page.entries);
+    }
+    let single_requests = proxy.reads() - before;
+
+    assert_eq!(batched.len(), 500);
+    assert_eq!(batched, one_by_one);
+    assert_eq!(batched_requests, 3, "250 ranges in batches of 100");
+    assert_eq!(single_requests, 250);
 }

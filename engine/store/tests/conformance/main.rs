@@ -103,6 +103,7 @@ macro_rules! backend_suite {
                 scan::counts_match_scans,
                 scan::visits_match_scans,
                 scan::contains_answers_presence,
+                scan::batched_ranges_match_single_pages,
                 snapshot::snapshot_ignores_later_writes,
                 snapshot::snapshot_pages_stay_consistent,
                 snapshot::snapshots_are_independent,
