@@ -142,13 +142,14 @@ impl Summary {
 }
 
 /// The access paths counted, as EXPLAIN spells them.
-const PATHS: [&str; 6] = [
+const PATHS: [&str; 7] = [
     "POINT GET",
     "MULTI GET",
     "RANGE SCAN",
     "INDEX SCAN",
     "INDEX INTERSECTION",
     "FULL SCAN",
+    "LOOKUP JOIN",
 ];
 
 /// Runs `options`, calling `progress` with a line now and then.

@@ -44,7 +44,7 @@
 use super::Restrictions;
 use super::data::{self, DoUpdate, InsertMode, ReturnItem, Returning, SetGuard, Write};
 use super::query::{
-    AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, Operand, OrderItem, Select, Sub,
+    AggFn, CmpOp, ColRef, Expr, From, Item, JoinKind, JoinStep, Operand, OrderItem, Select, Sub,
 };
 use super::rng::Rng;
 use super::scenario::Scenario;
@@ -854,39 +854,25 @@ impl Gen<'_> {
         Item::Agg(function, Some(col))
     }
 
-    /// Two relations (tables or a view) joined on columns of one type; None when they have
-    /// no such pair.
+    /// Two relations (tables or views) joined on columns of one type, and now and then a third
+    /// joined to either; None when the first two have no such pair.
     fn join(&mut self) -> Option<Select> {
         let mut relations = self.scenario.relations();
         self.rng.shuffle(&mut relations);
         let (left, right) = (relations.first()?, relations.get(1)?);
         let left_cols = columns_of(left);
         let right_cols = columns_of(right);
-        let pairs: Vec<(ColRef, ColRef)> = left_cols
-            .iter()
-            .flat_map(|l| {
-                right_cols
-                    .iter()
-                    .filter(|r| r.ty == l.ty)
-                    .map(|r| (l.clone(), r.clone()))
-            })
-            .collect();
-        if pairs.is_empty() {
-            return None;
-        }
-        let mut on = vec![self.rng.pick(&pairs).clone()];
-        if self.rng.percent(20) {
-            let second = self.rng.pick(&pairs).clone();
-            if !on.contains(&second) {
-                on.push(second);
+        let mut joins = vec![self.join_step(right, &left_cols, &right_cols)?];
+        let mut all: Vec<ColRef> = left_cols.iter().chain(&right_cols).cloned().collect();
+        if let Some(third) = relations.get(2)
+            && self.rng.percent(30)
+        {
+            let third_cols = columns_of(third);
+            if let Some(step) = self.join_step(third, &all, &third_cols) {
+                joins.push(step);
+                all.extend(third_cols);
             }
         }
-        let kind = if self.rng.percent(70) {
-            JoinKind::Inner
-        } else {
-            JoinKind::Left
-        };
-        let all: Vec<ColRef> = left_cols.iter().chain(&right_cols).cloned().collect();
         let filter = match self.rng.below(10) {
             0..=3 => Some(self.condition(left, Subqueries::No)),
             4..=7 => Some(self.tree(&all, 2, Subqueries::No)),
@@ -919,9 +905,7 @@ impl Gen<'_> {
         let mut select = Select {
             from: From::Join {
                 left: left.name.clone(),
-                right: right.name.clone(),
-                kind,
-                on,
+                joins,
             },
             star,
             distinct: false,
@@ -942,6 +926,40 @@ impl Gen<'_> {
             select.hint = Some("LOOKUP_JOIN".to_string());
         }
         Some(select)
+    }
+
+    /// `table` joined (inner 70 %, left 30 %) on one or two equalities of its columns
+    /// (`own`) with the columns before it (`before`) of the same type; None without such a
+    /// pair.
+    fn join_step(&mut self, table: &Table, before: &[ColRef], own: &[ColRef]) -> Option<JoinStep> {
+        let pairs: Vec<(ColRef, ColRef)> = before
+            .iter()
+            .flat_map(|l| {
+                own.iter()
+                    .filter(|r| r.ty == l.ty)
+                    .map(|r| (l.clone(), r.clone()))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        let mut on = vec![self.rng.pick(&pairs).clone()];
+        if self.rng.percent(20) {
+            let second = self.rng.pick(&pairs).clone();
+            if !on.contains(&second) {
+                on.push(second);
+            }
+        }
+        let kind = if self.rng.percent(70) {
+            JoinKind::Inner
+        } else {
+            JoinKind::Left
+        };
+        Some(JoinStep {
+            table: table.name.clone(),
+            kind,
+            on,
+        })
     }
 }
 

@@ -502,16 +502,19 @@ pub enum JoinKind {
     Left,
 }
 
-/// The FROM clause: one table, or two joined on equal columns.
+/// The FROM clause: one table, or a table and the tables joined to it on equal columns.
 #[derive(Debug, Clone, PartialEq)]
 pub enum From {
     Table(String),
-    Join {
-        left: String,
-        right: String,
-        kind: JoinKind,
-        on: Vec<(ColRef, ColRef)>,
-    },
+    Join { left: String, joins: Vec<JoinStep> },
+}
+
+/// One table joined in a FROM clause, on equalities with columns of the tables before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinStep {
+    pub table: String,
+    pub kind: JoinKind,
+    pub on: Vec<(ColRef, ColRef)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -614,24 +617,20 @@ impl Select {
         }
         match &self.from {
             From::Table(t) => sql.push_str(&format!(" FROM {t}")),
-            From::Join {
-                left,
-                right,
-                kind,
-                on,
-            } => {
-                let on: Vec<String> = on
-                    .iter()
-                    .map(|(l, r)| format!("{} = {}", l.sql(true), r.sql(true)))
-                    .collect();
-                let kind = match kind {
-                    JoinKind::Inner => "JOIN",
-                    JoinKind::Left => "LEFT JOIN",
-                };
-                sql.push_str(&format!(
-                    " FROM {left} {kind} {right} ON {}",
-                    on.join(" AND ")
-                ));
+            From::Join { left, joins } => {
+                sql.push_str(&format!(" FROM {left}"));
+                for step in joins {
+                    let on: Vec<String> = step
+                        .on
+                        .iter()
+                        .map(|(l, r)| format!("{} = {}", l.sql(true), r.sql(true)))
+                        .collect();
+                    let kind = match step.kind {
+                        JoinKind::Inner => "JOIN",
+                        JoinKind::Left => "LEFT JOIN",
+                    };
+                    sql.push_str(&format!(" {kind} {} ON {}", step.table, on.join(" AND ")));
+                }
             }
         }
         if let Some(filter) = &self.filter {
@@ -667,7 +666,9 @@ impl Select {
     pub fn scanned_tables(&self) -> Vec<&str> {
         match &self.from {
             From::Table(t) => vec![t.as_str()],
-            From::Join { left, right, .. } => vec![left.as_str(), right.as_str()],
+            From::Join { left, joins } => std::iter::once(left.as_str())
+                .chain(joins.iter().map(|step| step.table.as_str()))
+                .collect(),
         }
     }
 
@@ -761,8 +762,8 @@ impl Select {
         }
         self.group_by.iter().for_each(&mut add);
         self.order_by.iter().for_each(|o| add(&o.col));
-        if let From::Join { on, .. } = &self.from {
-            for (l, r) in on {
+        if let From::Join { joins, .. } = &self.from {
+            for (l, r) in joins.iter().flat_map(|step| &step.on) {
                 add(l);
                 add(r);
             }
@@ -789,11 +790,16 @@ impl Select {
     /// A short description of the query's form, for grouping findings.
     pub fn shape(&self) -> String {
         let mut parts: BTreeSet<&'static str> = BTreeSet::new();
-        if let From::Join { kind, .. } = &self.from {
-            parts.insert(match kind {
-                JoinKind::Inner => "join",
-                JoinKind::Left => "left-join",
-            });
+        if let From::Join { joins, .. } = &self.from {
+            for step in joins {
+                parts.insert(match step.kind {
+                    JoinKind::Inner => "join",
+                    JoinKind::Left => "left-join",
+                });
+            }
+            if joins.len() > 1 {
+                parts.insert("three-way");
+            }
         }
         if self.is_aggregate() {
             parts.insert("aggregate");

@@ -350,15 +350,17 @@ fn query_candidates(case: &Case) -> Vec<Case> {
         }
         selects.push(s);
     }
-    if let From::Join { on, .. } = &q.from
-        && on.len() > 1
-    {
-        for i in 0..on.len() {
-            let mut s = q.clone();
-            if let From::Join { on, .. } = &mut s.from {
-                on.remove(i);
+    if let From::Join { joins, .. } = &q.from {
+        for (at, step) in joins.iter().enumerate() {
+            for i in (0..step.on.len()).filter(|_| step.on.len() > 1) {
+                let mut s = q.clone();
+                if let From::Join { joins, .. } = &mut s.from
+                    && let Some(step) = joins.get_mut(at)
+                {
+                    step.on.remove(i);
+                }
+                selects.push(s);
             }
-            selects.push(s);
         }
     }
     selects
