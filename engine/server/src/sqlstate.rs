@@ -123,6 +123,10 @@ fn store_code(error: &StoreError) -> &'static str {
         StoreError::SnapshotTooOld { .. } => "72000",
         // serialization_failure: nothing was written; drivers run it again.
         StoreError::Interrupted { .. } => "40001",
+        // deadlock_detected: this transaction was the victim; rolling back frees the others.
+        StoreError::Deadlock => "40P01",
+        // lock_not_available: a row lock's timeout ran out, or NOWAIT found it held.
+        StoreError::LockTimeout | StoreError::LockNotAvailable => "55P03",
         _ => "XX000",
     }
 }
@@ -228,5 +232,12 @@ mod tests {
             key: "1".into(),
         };
         assert_eq!(code_of(&duplicate), "23505");
+    }
+
+    #[test]
+    fn row_lock_failures_have_postgresql_codes() {
+        assert_eq!(store_code(&StoreError::Deadlock), "40P01");
+        assert_eq!(store_code(&StoreError::LockTimeout), "55P03");
+        assert_eq!(store_code(&StoreError::LockNotAvailable), "55P03");
     }
 }

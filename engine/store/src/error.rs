@@ -15,6 +15,19 @@ pub enum StoreError {
     #[error("transaction conflict: data read by the transaction was changed concurrently")]
     Conflict,
 
+    /// Waiting for a row lock would close a cycle of transactions waiting for each other;
+    /// this one is the victim (PostgreSQL's 40P01). Rolling it back lets the others go on.
+    #[error("deadlock detected: this transaction and others wait for each other's row locks")]
+    Deadlock,
+
+    /// A row lock was not granted within the lock timeout (PostgreSQL's 55P03).
+    #[error("canceling statement due to lock timeout")]
+    LockTimeout,
+
+    /// A row lock another transaction holds, asked for with NOWAIT (PostgreSQL's 55P03).
+    #[error("could not obtain lock on row: another transaction holds it")]
+    LockNotAvailable,
+
     /// The on-disk engine reported an error (I/O, corruption, a poisoned journal, ...).
     #[error("storage backend error")]
     Backend {

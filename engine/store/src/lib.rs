@@ -26,6 +26,7 @@ pub mod etcd_store;
 pub mod faulty;
 mod fjall_store;
 pub mod hooked;
+pub mod locks;
 mod memory;
 pub mod metered;
 mod optimistic;

@@ -1,0 +1,255 @@
+//! Row locks for pessimistic transactions (issue 45): a lock table in the process, keyed by
+//! the keys a transaction locks (row keys, unique index keys), for the embedded stores.
+//!
+//! Each locked key has a queue (`queue`): its holders and its waiters, first come first served.
+//! The table is a concurrent map of those queues, so two transactions locking different keys
+//! never touch a common lock; a key's entry lives only while someone holds or waits for it, so
+//! memory follows the locks held. A request that must wait says how (`LockWait`): wait (up to
+//! a timeout: `lock_timeout`), fail at once (`NOWAIT`), or skip the key (`SKIP LOCKED`). A
+//! waiter whose future is dropped (a cancelled statement) leaves the queue.
+//!
+//! Deadlocks are found when a request starts waiting, the moment a cycle can close: from the
+//! blockers of the new waiter, the search follows each blocker to the key it waits for and its
+//! blockers there, computed from the queues as they are; reaching the new waiter again is a
+//! cycle, and the new waiter is the victim (`StoreError::Deadlock`, 40P01), at once. The
+//! searches are serialized (the only lock shared by all keys, taken only by requests that wait),
+//! so two waits closing one cycle together make one victim, not two.
+
+pub(crate) mod queue;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use tokio::sync::oneshot;
+
+use crate::error::{Result, StoreError};
+use crate::locks::queue::{Entry, KeyQueue, Waiter};
+
+/// Who holds a lock: a transaction's id.
+pub type Owner = u64;
+
+/// How a key is locked. Shared locks (`FOR SHARE`, `FOR KEY SHARE`) are held together;
+/// an exclusive one (a write, `FOR UPDATE`, `FOR NO KEY UPDATE`) alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockMode {
+    Shared,
+    Exclusive,
+}
+
+impl LockMode {
+    fn compatible(self, other: LockMode) -> bool {
+        self == LockMode::Shared && other == LockMode::Shared
+    }
+}
+
+/// What a request does when another transaction holds the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockWait {
+    /// Wait for it, up to the timeout if there is one (`lock_timeout`).
+    Wait(Option<Duration>),
+    /// Fail at once (`NOWAIT`): `StoreError::LockNotAvailable`.
+    NoWait,
+    /// Leave the key out (`SKIP LOCKED`): `Locked::Skipped`.
+    SkipLocked,
+}
+
+/// What a request got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locked {
+    Granted,
+    /// Another transaction holds the key and the request skips it.
+    Skipped,
+}
+
+/// See the module's header.
+#[derive(Debug, Default)]
+pub struct LockTable {
+    keys: DashMap<Vec<u8>, KeyQueue>,
+    /// The key each waiting transaction waits for, and its ticket in that key's queue.
+    waiting: DashMap<Owner, (Vec<u8>, u64)>,
+    tickets: AtomicU64,
+    /// Serializes deadlock searches (taken only by requests that wait).
+    search: Mutex<()>,
+}
+
+impl LockTable {
+    pub fn new() -> LockTable {
+        LockTable::default()
+    }
+
+    /// Locks `key` in `mode` for `owner`, waiting as `wait` says while others hold it.
+    pub async fn lock(
+        &self,
+        owner: Owner,
+        key: &[u8],
+        mode: LockMode,
+        wait: LockWait,
+    ) -> Result<Locked> {
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let (wake, woken) = oneshot::channel();
+        {
+            let mut queue = self.keys.entry(key.to_vec()).or_default();
+            if queue.request(owner, mode) == Entry::Granted {
+                return Ok(Locked::Granted);
+            }
+            match wait {
+                LockWait::NoWait | LockWait::SkipLocked => {
+                    let idle = queue.is_idle();
+                    drop(queue);
+                    if idle {
+                        self.keys.remove_if(key, |_, queue| queue.is_idle());
+                    }
+                    return match wait {
+                        LockWait::SkipLocked => Ok(Locked::Skipped),
+                        _ => Err(StoreError::LockNotAvailable),
+                    };
+                }
+                LockWait::Wait(_) => queue.enqueue(Waiter {
+                    ticket,
+                    owner,
+                    mode,
+                    wake,
+                }),
+            }
+        }
+        let mut waiting = Waiting {
+            table: self,
+            owner,
+            key,
+            ticket,
+            done: false,
+        };
+        self.waiting.insert(owner, (key.to_vec(), ticket));
+        {
+            let _search = self.search.lock().unwrap_or_else(|p| p.into_inner());
+            if self.closes_cycle(owner) {
+                // Out of the queue before the next search runs: one victim per cycle.
+                waiting.give_up();
+                return Err(StoreError::Deadlock);
+            }
+        }
+        let timeout = match wait {
+            LockWait::Wait(timeout) => timeout,
+            _ => None,
+        };
+        let granted = match timeout {
+            Some(limit) => tokio::time::timeout(limit, woken).await.ok(),
+            None => Some(woken.await),
+        };
+        match granted {
+            Some(Ok(())) => {
+                waiting.done();
+                Ok(Locked::Granted)
+            }
+            // The sender never drops without sending but when the queue is gone.
+            Some(Err(_)) => {
+                waiting.give_up();
+                Err(StoreError::LockNotAvailable)
+            }
+            None => match waiting.give_up() {
+                // Granted just as the time ran out: the lock is held.
+                false => Ok(Locked::Granted),
+                true => Err(StoreError::LockTimeout),
+            },
+        }
+    }
+
+    /// Releases every lock `owner` holds on `keys` (at its COMMIT or ROLLBACK, or when its
+    /// session ends), granting the waiters each release unblocks.
+    pub fn release<'a>(&self, owner: Owner, keys: impl IntoIterator<Item = &'a [u8]>) {
+        for key in keys {
+            let idle = match self.keys.get_mut(key) {
+                Some(mut queue) => {
+                    queue.release(owner);
+                    queue.is_idle()
+                }
+                None => false,
+            };
+            if idle {
+                self.keys.remove_if(key, |_, queue| queue.is_idle());
+            }
+        }
+    }
+
+    /// Keys with a holder or a waiter (what memory the table takes).
+    pub fn locked_keys(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether `owner`, now waiting, waits (through others waiting) for itself.
+    fn closes_cycle(&self, owner: Owner) -> bool {
+        let mut seen = vec![owner];
+        let mut frontier = self.blockers_of(owner);
+        while let Some(next) = frontier.pop() {
+            if next == owner {
+                return true;
+            }
+            if seen.contains(&next) {
+                continue;
+            }
+            seen.push(next);
+            frontier.extend(self.blockers_of(next));
+        }
+        false
+    }
+
+    /// Whom `owner` waits for now (nobody when it does not wait).
+    fn blockers_of(&self, owner: Owner) -> Vec<Owner> {
+        let Some(entry) = self.waiting.get(&owner) else {
+            return Vec::new();
+        };
+        let (key, ticket) = (entry.0.clone(), entry.1);
+        drop(entry);
+        self.keys
+            .get(&key)
+            .map(|queue| queue.blockers(ticket))
+            .unwrap_or_default()
+    }
+}
+
+/// A request waiting in a queue; dropped unfinished (the statement was cancelled), it leaves
+/// the queue.
+struct Waiting<'a> {
+    table: &'a LockTable,
+    owner: Owner,
+    key: &'a [u8],
+    ticket: u64,
+    done: bool,
+}
+
+impl Waiting<'_> {
+    /// The request was granted.
+    fn done(&mut self) {
+        self.done = true;
+        self.table.waiting.remove(&self.owner);
+    }
+
+    /// Leaves the queue; false when the lock was granted meanwhile (it is then held).
+    fn give_up(&mut self) -> bool {
+        self.done = true;
+        self.table.waiting.remove(&self.owner);
+        let (withdrawn, idle) = match self.table.keys.get_mut(self.key) {
+            Some(mut queue) => (queue.withdraw(self.ticket), queue.is_idle()),
+            None => (false, false),
+        };
+        if idle {
+            self.table
+                .keys
+                .remove_if(self.key, |_, queue| queue.is_idle());
+        }
+        withdrawn
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.give_up();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
