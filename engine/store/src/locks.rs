@@ -11,13 +11,15 @@
 //! Deadlocks are found when a request starts waiting, the moment a cycle can close: from the
 //! blockers of the new waiter, the search follows each blocker to the key it waits for and its
 //! blockers there, computed from the queues as they are; reaching the new waiter again is a
-//! cycle, and the new waiter is the victim (`StoreError::Deadlock`, 40P01), at once. The
-//! searches are serialized (the only lock shared by all keys, taken only by requests that wait),
-//! so two waits closing one cycle together make one victim, not two.
+//! cycle, and the new waiter is the victim (`StoreError::Deadlock`, 40P01), at once. A search
+//! excludes the other searches and every request joining a queue meanwhile (`LockTable::graph`,
+//! taken only by requests that wait), so two waits closing one cycle together make one victim,
+//! and a cycle found is one that exists.
 
+pub(crate) mod mode;
 pub(crate) mod queue;
 
-use std::sync::Mutex;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -25,24 +27,8 @@ use dashmap::DashMap;
 use tokio::sync::oneshot;
 
 use crate::error::{Result, StoreError};
+pub use crate::locks::mode::{LockMode, Owner};
 use crate::locks::queue::{Entry, KeyQueue, Waiter};
-
-/// Who holds a lock: a transaction's id.
-pub type Owner = u64;
-
-/// How a key is locked. Shared locks (`FOR SHARE`, `FOR KEY SHARE`) are held together;
-/// an exclusive one (a write, `FOR UPDATE`, `FOR NO KEY UPDATE`) alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LockMode {
-    Shared,
-    Exclusive,
-}
-
-impl LockMode {
-    fn compatible(self, other: LockMode) -> bool {
-        self == LockMode::Shared && other == LockMode::Shared
-    }
-}
 
 /// What a request does when another transaction holds the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +56,12 @@ pub struct LockTable {
     /// The key each waiting transaction waits for, and its ticket in that key's queue.
     waiting: DashMap<Owner, (Vec<u8>, u64)>,
     tickets: AtomicU64,
-    /// Serializes deadlock searches (taken only by requests that wait).
-    search: Mutex<()>,
+    /// Held exclusively by a deadlock search, shared by a request joining a queue: the only
+    /// lock all keys share, taken only by requests that wait. While a search runs, no request
+    /// starts waiting, and the rest of the graph only loses edges (a grant or a withdrawal
+    /// never adds one), so every cycle it finds existed: a holder that released a key and
+    /// queued for it again behind the searcher would otherwise look like a cycle.
+    graph: RwLock<()>,
 }
 
 impl LockTable {
@@ -87,32 +77,39 @@ impl LockTable {
         mode: LockMode,
         wait: LockWait,
     ) -> Result<Locked> {
-        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
-        let (wake, woken) = oneshot::channel();
         {
             let mut queue = self.keys.entry(key.to_vec()).or_default();
             if queue.request(owner, mode) == Entry::Granted {
                 return Ok(Locked::Granted);
             }
-            match wait {
-                LockWait::NoWait | LockWait::SkipLocked => {
-                    let idle = queue.is_idle();
-                    drop(queue);
-                    if idle {
-                        self.keys.remove_if(key, |_, queue| queue.is_idle());
-                    }
-                    return match wait {
-                        LockWait::SkipLocked => Ok(Locked::Skipped),
-                        _ => Err(StoreError::LockNotAvailable),
-                    };
+            if let LockWait::NoWait | LockWait::SkipLocked = wait {
+                let idle = queue.is_idle();
+                drop(queue);
+                if idle {
+                    self.keys.remove_if(key, |_, queue| queue.is_idle());
                 }
-                LockWait::Wait(_) => queue.enqueue(Waiter {
-                    ticket,
-                    owner,
-                    mode,
-                    wake,
-                }),
+                return match wait {
+                    LockWait::SkipLocked => Ok(Locked::Skipped),
+                    _ => Err(StoreError::LockNotAvailable),
+                };
             }
+        }
+        // It must wait: queued while no deadlock search runs (see `graph`), asking again
+        // first, since the key may have been released meanwhile.
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let (wake, woken) = oneshot::channel();
+        {
+            let _graph = self.graph.read().unwrap_or_else(|p| p.into_inner());
+            let mut queue = self.keys.entry(key.to_vec()).or_default();
+            if queue.request(owner, mode) == Entry::Granted {
+                return Ok(Locked::Granted);
+            }
+            queue.enqueue(Waiter {
+                ticket,
+                owner,
+                mode,
+                wake,
+            });
         }
         let mut waiting = Waiting {
             table: self,
@@ -123,7 +120,7 @@ impl LockTable {
         };
         self.waiting.insert(owner, (key.to_vec(), ticket));
         {
-            let _search = self.search.lock().unwrap_or_else(|p| p.into_inner());
+            let _search = self.graph.write().unwrap_or_else(|p| p.into_inner());
             if self.closes_cycle(owner) {
                 // Out of the queue before the next search runs: one victim per cycle.
                 waiting.give_up();

@@ -210,6 +210,19 @@ async fn selective_joins_run_natively_and_plan_once() -> TestResult {
     }
     assert!(steady, "every pass of a prepared join planned");
 
+    // A NULL bound into a LEFT JOIN's ON matches nothing: every user keeps a row of NULLs.
+    let outer = s.prepare(
+        "SELECT u.id, o.id FROM users u LEFT JOIN orders o ON o.user_id = u.id
+           AND o.amount = $1 WHERE u.id IN (5, 6) ORDER BY u.id",
+    )?;
+    let some = outer.query(&[rowdex::Datum::Int(4)]).await?;
+    assert_eq!(crate::cells(&some), table(&[&["5", "4"], &["6", "NULL"]]));
+    let none = outer.query(&[rowdex::Datum::Null]).await?;
+    assert_eq!(
+        crate::cells(&none),
+        table(&[&["5", "NULL"], &["6", "NULL"]])
+    );
+
     // Nothing reaches users by a key (grp has no index): DataFusion's hash join runs it.
     let sql = "SELECT u.id, o.id FROM orders o JOIN users u ON u.grp = o.amount WHERE o.id = 5";
     let before = db.planning();

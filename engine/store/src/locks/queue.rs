@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use tokio::sync::oneshot;
 
-use crate::locks::{LockMode, Owner};
+use crate::locks::mode::{LockMode, Owner};
 
 /// A request waiting in a key's queue; `wake` tells it the lock is now its.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use rowdex_codec::key::encode_datum;
 use rowdex_codec::{Datum, SortOrder};
 use rowdex_planner::budget::held_rows_max;
@@ -47,12 +47,15 @@ impl NativeJoin {
         base[plan.driving] = 0;
         let mut next_base = self.columns_of(plan.driving);
         let cutoff = |table: usize| plan.cutoffs.get(table).copied().flatten();
+        // One row past the budget is enough to know it is past.
+        let cap = (held_max as usize).saturating_add(1);
         let mut rows: Vec<Vec<Datum>> = scan_rows(
             Arc::new(plan.scan),
             snapshot.clone(),
             cutoff(plan.driving),
             plan.budget,
         )
+        .take(cap)
         .try_collect()
         .await?;
         if rows.len() as f64 > held_max {
@@ -93,6 +96,7 @@ impl NativeJoin {
                         cutoff(probe.table),
                         plan.budget,
                     )
+                    .take(cap)
                     .try_collect()
                     .await?
                 }
@@ -101,6 +105,9 @@ impl NativeJoin {
                     Vec::new()
                 }
             };
+            if found.len() as f64 > held_max {
+                return Ok(None);
+            }
             counts.found.push(found.len());
             let mut by_key: HashMap<Vec<u8>, Vec<usize>> = HashMap::with_capacity(found.len());
             for (at, row) in found.iter().enumerate() {

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::native::join::NativeJoin;
 use crate::native::join::execute::ProbeCounts;
 use crate::native::join::plan::Probe;
+use crate::native::join::run::NullComparison;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::sql::hints::QueryHints;
@@ -36,9 +37,13 @@ pub(crate) async fn explain(
             join.names.join(", ")
         ));
     }
-    if bound.unsatisfiable() {
-        lines.push("EMPTY join (a comparison with NULL)".to_string());
-        return Ok(Some(lines));
+    match bound.null_comparison(join) {
+        NullComparison::Empty => {
+            lines.push("EMPTY join (a comparison with NULL)".to_string());
+            return Ok(Some(lines));
+        }
+        NullComparison::InOuterJoin => return Ok(None),
+        NullComparison::None => {}
     }
     // EXPLAIN shows the estimates: planned afresh, never a kept choice.
     let window = (bound.offset, bound.limit);
@@ -60,8 +65,11 @@ pub(crate) async fn explain(
         let reader = metered(read_view(db, txn), meter.clone());
         let mut counts = ProbeCounts::default();
         let probes = plan.probes.len();
-        let output = join.execute(reader, plan, &mut counts).await?;
-        let rows = output.map_or(0, |output| output.row_count());
+        // Past the memory budget DataFusion runs the join: its EXPLAIN ANALYZE says how.
+        let Some(output) = join.execute(reader, plan, &mut counts).await? else {
+            return Ok(None);
+        };
+        let rows = output.row_count();
         for at in 0..probes {
             lines.push(format!(
                 "  probe {}: keys={} rows found={}",

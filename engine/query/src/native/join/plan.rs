@@ -80,6 +80,19 @@ impl NativeJoin {
             .collect()
     }
 
+    /// Makes the kept choice DataFusion's (a run found more rows than the memory budget
+    /// holds), until the statistics or hints change.
+    pub(crate) fn leave_to_datafusion(&self) {
+        if let Some(choice) = self
+            .choice
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            choice.decision = None;
+        }
+    }
+
     /// The driving table's read request (EXPLAIN VERBOSE weighs its candidates).
     pub(crate) fn driving_request(
         &self,

@@ -24,10 +24,32 @@ pub(crate) struct BoundJoin {
     pub limit: Option<usize>,
 }
 
+/// What binding found of comparisons with NULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NullComparison {
+    None,
+    /// In a table every row of the answer needs: no row can match.
+    Empty,
+    /// In a LEFT JOIN's ON: no row of that table matches, and the rows before it stay,
+    /// NULL-extended. Binding dropped the comparison from the table's predicates, so the
+    /// native join would probe it anyway: DataFusion answers.
+    InOuterJoin,
+}
+
 impl BoundJoin {
-    /// Whether a comparison with NULL leaves no row to join.
-    pub(crate) fn unsatisfiable(&self) -> bool {
-        self.tables.iter().any(|bound| bound.unsatisfiable)
+    /// Whether a comparison with NULL decides the answer (see [`NullComparison`]).
+    pub(crate) fn null_comparison(&self, join: &NativeJoin) -> NullComparison {
+        let mut found = NullComparison::None;
+        for (bound, joined) in self.tables.iter().zip(&join.tables) {
+            if !bound.unsatisfiable {
+                continue;
+            }
+            if !joined.outer {
+                return NullComparison::Empty;
+            }
+            found = NullComparison::InOuterJoin;
+        }
+        found
     }
 }
 
@@ -67,13 +89,21 @@ pub(crate) async fn run(
     let Some(bound) = join.bind(params) else {
         return Ok(None);
     };
-    if bound.unsatisfiable() {
-        return join.empty().map(Some);
+    match bound.null_comparison(join) {
+        NullComparison::Empty => return join.empty().map(Some),
+        NullComparison::InOuterJoin => return Ok(None),
+        NullComparison::None => {}
     }
     let window = (bound.offset, bound.limit);
     let Some(plan) = join.plan(db, &bound.tables, hints, window).await? else {
         return Ok(None);
     };
     let mut counts = ProbeCounts::default();
-    join.execute(read_view(db, txn), plan, &mut counts).await
+    let output = join.execute(read_view(db, txn), plan, &mut counts).await?;
+    if output.is_none() {
+        // More rows than the memory budget holds: DataFusion runs this join until the
+        // statistics change, instead of reading them natively first every time.
+        join.leave_to_datafusion();
+    }
+    Ok(output)
 }
