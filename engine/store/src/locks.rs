@@ -19,6 +19,7 @@
 pub(crate) mod mode;
 pub(crate) mod queue;
 
+use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -53,14 +54,18 @@ pub enum Locked {
 #[derive(Debug, Default)]
 pub struct LockTable {
     keys: DashMap<Vec<u8>, KeyQueue>,
-    /// The key each waiting transaction waits for, and its ticket in that key's queue.
-    waiting: DashMap<Owner, (Vec<u8>, u64)>,
+    /// The keys each waiting transaction waits for, with its ticket in each key's queue (a
+    /// transaction may wait for several at once: partitions of one statement).
+    waiting: DashMap<Owner, Vec<(Vec<u8>, u64)>>,
     tickets: AtomicU64,
     /// Held exclusively by a deadlock search, shared by a request joining a queue: the only
     /// lock all keys share, taken only by requests that wait. While a search runs, no request
-    /// starts waiting, and the rest of the graph only loses edges (a grant or a withdrawal
-    /// never adds one), so every cycle it finds existed: a holder that released a key and
-    /// queued for it again behind the searcher would otherwise look like a cycle.
+    /// starts waiting; a grant to a waiter or a withdrawal only removes wait-for edges, and an
+    /// upgrade granted at once adds edges only to a running transaction, which can close a
+    /// cycle only by waiting (and searching) itself. So a cycle found existed, unless one of its
+    /// members timed out or was cancelled meanwhile (PostgreSQL's detector has the same window);
+    /// without it, a holder that released a key and queued for it again behind the searcher
+    /// looked like a cycle.
     graph: RwLock<()>,
 }
 
@@ -69,7 +74,9 @@ impl LockTable {
         LockTable::default()
     }
 
-    /// Locks `key` in `mode` for `owner`, waiting as `wait` says while others hold it.
+    /// Locks `key` in `mode` for `owner`, waiting as `wait` says while others hold it. A request
+    /// granted as its future is dropped (a cancelled statement) keeps the lock: the owner
+    /// releases every key it asked for when it ends, granted or not.
     pub async fn lock(
         &self,
         owner: Owner,
@@ -77,22 +84,23 @@ impl LockTable {
         mode: LockMode,
         wait: LockWait,
     ) -> Result<Locked> {
-        {
-            let mut queue = self.keys.entry(key.to_vec()).or_default();
-            if queue.request(owner, mode) == Entry::Granted {
-                return Ok(Locked::Granted);
-            }
-            if let LockWait::NoWait | LockWait::SkipLocked = wait {
-                let idle = queue.is_idle();
-                drop(queue);
-                if idle {
-                    self.keys.remove_if(key, |_, queue| queue.is_idle());
-                }
-                return match wait {
-                    LockWait::SkipLocked => Ok(Locked::Skipped),
-                    _ => Err(StoreError::LockNotAvailable),
-                };
-            }
+        // A key already in the table is asked for in place; only a new one is copied.
+        let first = match self.keys.get_mut(key) {
+            Some(mut queue) => queue.request(owner, mode),
+            None => self
+                .keys
+                .entry(key.to_vec())
+                .or_default()
+                .request(owner, mode),
+        };
+        if first == Entry::Granted {
+            return Ok(Locked::Granted);
+        }
+        // Blocked: someone else holds or waits for the key, so its entry stays.
+        match wait {
+            LockWait::SkipLocked => return Ok(Locked::Skipped),
+            LockWait::NoWait => return Err(StoreError::LockNotAvailable),
+            LockWait::Wait(_) => {}
         }
         // It must wait: queued while no deadlock search runs (see `graph`), asking again
         // first, since the key may have been released meanwhile.
@@ -118,13 +126,19 @@ impl LockTable {
             ticket,
             done: false,
         };
-        self.waiting.insert(owner, (key.to_vec(), ticket));
+        self.waiting
+            .entry(owner)
+            .or_default()
+            .push((key.to_vec(), ticket));
         {
             let _search = self.graph.write().unwrap_or_else(|p| p.into_inner());
             if self.closes_cycle(owner) {
-                // Out of the queue before the next search runs: one victim per cycle.
-                waiting.give_up();
-                return Err(StoreError::Deadlock);
+                // Out of the queue before the next search runs: one victim per cycle. Granted
+                // meanwhile (a member of the cycle gave up), it has the lock after all.
+                return match waiting.give_up() {
+                    true => Err(StoreError::Deadlock),
+                    false => Ok(Locked::Granted),
+                };
             }
         }
         let timeout = match wait {
@@ -175,34 +189,45 @@ impl LockTable {
         self.keys.len()
     }
 
-    /// Whether `owner`, now waiting, waits (through others waiting) for itself.
+    /// Whether `owner`, now waiting, waits (through others waiting) for itself. Each owner is
+    /// expanded once; in one key's queue the waiters ahead of a waiter are gathered from where
+    /// the search last stopped in that queue, so a queue of n waiters costs O(n), not O(n^2).
     fn closes_cycle(&self, owner: Owner) -> bool {
-        let mut seen = vec![owner];
-        let mut frontier = self.blockers_of(owner);
+        let mut seen: HashSet<Owner> = HashSet::from([owner]);
+        let mut scanned: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut frontier = vec![owner];
         while let Some(next) = frontier.pop() {
-            if next == owner {
-                return true;
+            for blocker in self.blockers_of(next, &mut scanned) {
+                if blocker == owner {
+                    return true;
+                }
+                if seen.insert(blocker) {
+                    frontier.push(blocker);
+                }
             }
-            if seen.contains(&next) {
-                continue;
-            }
-            seen.push(next);
-            frontier.extend(self.blockers_of(next));
         }
         false
     }
 
-    /// Whom `owner` waits for now (nobody when it does not wait).
-    fn blockers_of(&self, owner: Owner) -> Vec<Owner> {
+    /// Whom `owner` waits for now (nobody when it does not wait), but for the waiters of a
+    /// queue the search gathered already (`scanned`: how far into each queue it looked).
+    fn blockers_of(&self, owner: Owner, scanned: &mut HashMap<Vec<u8>, usize>) -> Vec<Owner> {
         let Some(entry) = self.waiting.get(&owner) else {
             return Vec::new();
         };
-        let (key, ticket) = (entry.0.clone(), entry.1);
+        let waits: Vec<(Vec<u8>, u64)> = entry.clone();
         drop(entry);
-        self.keys
-            .get(&key)
-            .map(|queue| queue.blockers(ticket))
-            .unwrap_or_default()
+        let mut out = Vec::new();
+        for (key, ticket) in waits {
+            let Some(queue) = self.keys.get(&key) else {
+                continue;
+            };
+            let from = scanned.get(&key).copied().unwrap_or(0);
+            if let Some(upto) = queue.blockers(ticket, from, &mut out) {
+                scanned.insert(key, upto.max(from));
+            }
+        }
+        out
     }
 }
 
@@ -220,16 +245,29 @@ impl Waiting<'_> {
     /// The request was granted.
     fn done(&mut self) {
         self.done = true;
-        self.table.waiting.remove(&self.owner);
+        self.forget();
     }
 
-    /// Leaves the queue; false when the lock was granted meanwhile (it is then held).
+    /// Takes this request out of the owner's waits.
+    fn forget(&self) {
+        let ticket = self.ticket;
+        if let Some(mut waits) = self.table.waiting.get_mut(&self.owner) {
+            waits.retain(|(_, t)| *t != ticket);
+        }
+        self.table
+            .waiting
+            .remove_if(&self.owner, |_, waits| waits.is_empty());
+    }
+
+    /// Leaves the queue; false when the lock was granted meanwhile (it is then held, and
+    /// released with the owner's other locks).
     fn give_up(&mut self) -> bool {
         self.done = true;
-        self.table.waiting.remove(&self.owner);
+        self.forget();
         let (withdrawn, idle) = match self.table.keys.get_mut(self.key) {
             Some(mut queue) => (queue.withdraw(self.ticket), queue.is_idle()),
-            None => (false, false),
+            // No queue left: nothing was granted to this request.
+            None => (true, false),
         };
         if idle {
             self.table

@@ -120,26 +120,29 @@ impl KeyQueue {
         }
     }
 
-    /// Whom `owner`'s waiting request (with `ticket`) waits for: the holders it conflicts with
-    /// and the waiters ahead of it it conflicts with.
-    pub(crate) fn blockers(&self, ticket: u64) -> Vec<Owner> {
-        let Some(at) = self.waiters.iter().position(|w| w.ticket == ticket) else {
-            return Vec::new();
-        };
+    /// Adds to `out` whom the waiting request with `ticket` waits for: the holders it
+    /// conflicts with (unless `from` > 0: a search gathered them already) and the waiters ahead
+    /// of it it conflicts with, from position `from` on. Returns the position of the request
+    /// (how far the search has looked into this queue); None when it no longer waits here.
+    pub(crate) fn blockers(&self, ticket: u64, from: usize, out: &mut Vec<Owner>) -> Option<usize> {
+        let at = self.waiters.iter().position(|w| w.ticket == ticket)?;
         let (owner, mode) = (self.waiters[at].owner, self.waiters[at].mode);
-        let mut out: Vec<Owner> = self
-            .holders
-            .iter()
-            .filter(|(holder, held)| *holder != owner && !held.compatible(mode))
-            .map(|(holder, _)| *holder)
-            .collect();
+        if from == 0 {
+            out.extend(
+                self.holders
+                    .iter()
+                    .filter(|(holder, held)| *holder != owner && !held.compatible(mode))
+                    .map(|(holder, _)| *holder),
+            );
+        }
         out.extend(
             self.waiters
                 .iter()
                 .take(at)
+                .skip(from)
                 .filter(|w| w.owner != owner && !w.mode.compatible(mode))
                 .map(|w| w.owner),
         );
-        out
+        Some(at)
     }
 }
