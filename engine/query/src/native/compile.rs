@@ -130,7 +130,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
 
     let mut order = Vec::new();
     for (expr, descending) in order_items(query)? {
-        let column = order_column(&scope, &names, &columns, expr)?;
+        let column = order_target(&names, &columns, expr, |e| scope.column(e))?;
         order.push(OrderItem { column, descending });
     }
     let (limit, offset) = limit_offset(query)?;
@@ -460,15 +460,16 @@ impl Scope<'_> {
     }
 }
 
-/// An ORDER BY item's column: a result position (`ORDER BY 2`), a result name, or a table
-/// column. A name that is both a result alias and a different table column is left to
-/// DataFusion.
-fn order_column(
-    scope: &Scope<'_>,
+/// An ORDER BY item's target among the result's columns (`columns`, named `names`): a result
+/// position (`ORDER BY 2`), a result name, or the column `by_table` reads the expression as. A
+/// name that is both a result alias and a different column is left to DataFusion. Serves one
+/// table (columns by position) and joins (columns of several tables) alike.
+pub(crate) fn order_target<C: Copy + PartialEq>(
     names: &[String],
-    columns: &[usize],
+    columns: &[C],
     expr: &Expr,
-) -> Option<usize> {
+    by_table: impl FnOnce(&Expr) -> Option<C>,
+) -> Option<C> {
     if let Expr::Value(value) = expr {
         let Value::Number(text, _) = &value.value else {
             return None;
@@ -479,22 +480,20 @@ fn order_column(
     let by_alias = match expr {
         Expr::Identifier(ident) => {
             let name = ident_name(ident);
-            let matches: Vec<usize> = names
+            let mut matches = names
                 .iter()
                 .zip(columns)
                 .filter(|(n, _)| **n == name)
-                .map(|(_, c)| *c)
-                .collect();
-            match matches.as_slice() {
-                [] => None,
-                [one] => Some(*one),
-                _ => return None,
+                .map(|(_, c)| *c);
+            match (matches.next(), matches.next()) {
+                (None, _) => None,
+                (Some(one), None) => Some(one),
+                (Some(_), Some(_)) => return None,
             }
         }
         _ => None,
     };
-    let by_table = scope.column(expr);
-    match (by_alias, by_table) {
+    match (by_alias, by_table(expr)) {
         (Some(a), Some(t)) if a != t => None,
         (Some(a), _) => Some(a),
         (None, t) => t,

@@ -13,13 +13,13 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, JoinConstraint, JoinOperator, ObjectNamePart, Query, SelectItem,
-    SelectItemQualifiedWildcardKind, TableFactor, Value, WildcardAdditionalOptions,
+    SelectItemQualifiedWildcardKind, TableFactor, WildcardAdditionalOptions,
 };
 use rowdex_catalog::DataType;
 use rowdex_planner::Predicate;
 
 use crate::db::schema_view::SchemaView;
-use crate::native::compile::{limit_offset, order_items, plain_select, table_ref};
+use crate::native::compile::{limit_offset, order_items, order_target, plain_select, table_ref};
 use crate::native::join::{ColumnRef, JoinOrderItem, JoinTable, NativeJoin};
 use crate::native::scope::{Scope, Slot};
 use crate::sql::names::ident_name;
@@ -124,7 +124,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
 
     let mut order = Vec::new();
     for (expr, descending) in order_items(query)? {
-        let column = scope.order_column(&names, &output, expr)?;
+        let column = order_target(&names, &output, expr, |e| scope.column(e, 0..tables.len()))?;
         order.push(JoinOrderItem { column, descending });
     }
     let (limit, offset) = limit_offset(query)?;
@@ -332,45 +332,6 @@ impl<'a> JoinScope<'a> {
             ) => x == y,
             (Some(x), Some(y)) => std::mem::discriminant(&x) == std::mem::discriminant(&y),
             _ => false,
-        }
-    }
-
-    /// An ORDER BY item's column: a result position, a result name (a name that is also a
-    /// different table column is left to DataFusion), or a table column.
-    fn order_column(
-        &self,
-        names: &[String],
-        output: &[ColumnRef],
-        expr: &Expr,
-    ) -> Option<ColumnRef> {
-        if let Expr::Value(value) = expr {
-            let Value::Number(text, _) = &value.value else {
-                return None;
-            };
-            let position: usize = text.parse().ok()?;
-            return output.get(position.checked_sub(1)?).copied();
-        }
-        let by_alias = match expr {
-            Expr::Identifier(ident) => {
-                let name = ident_name(ident);
-                let mut matches = names
-                    .iter()
-                    .zip(output)
-                    .filter(|(n, _)| **n == name)
-                    .map(|(_, c)| *c);
-                match (matches.next(), matches.next()) {
-                    (None, _) => None,
-                    (Some(one), None) => Some(one),
-                    (Some(_), Some(_)) => return None,
-                }
-            }
-            _ => None,
-        };
-        let by_table = self.column(expr, 0..self.tables.len());
-        match (by_alias, by_table) {
-            (Some(a), Some(t)) if a != t => None,
-            (Some(a), _) => Some(a),
-            (None, t) => t,
         }
     }
 }
