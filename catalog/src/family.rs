@@ -136,6 +136,19 @@ impl TableDef {
         out
     }
 
+    /// The keys of every entry of the row whose row entry key is `row_key`: that key, then
+    /// one per other family (what a write to the row rewrites).
+    pub fn entry_keys_of_row(&self, row_key: &[u8]) -> Vec<Vec<u8>> {
+        let pk = self.pk_bytes(row_key);
+        let mut keys = vec![row_key.to_vec()];
+        keys.extend(
+            self.family_numbers()
+                .skip(1)
+                .map(|family| self.family_row_key(family, pk)),
+        );
+        keys
+    }
+
     /// The entries that store a full row (values in column order): its row entry, then one
     /// per family, each holding that family's non-NULL cells (and the write time, if any).
     pub fn row_entries(&self, row: &[Datum]) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -89,6 +89,12 @@ impl Database {
         self.inner.set_memory_budget(bytes);
     }
 
+    /// Row keys this process's transactions hold or wait for a lock on right now (row locks
+    /// of READ COMMITTED and REPEATABLE READ writers, released when each transaction ends).
+    pub fn locked_row_keys(&self) -> usize {
+        self.inner.locked_keys()
+    }
+
     /// How many statements this database planned so far: DataFusion's plans and native
     /// compilations (a prepared statement plans once, then only binds and runs).
     pub fn planning(&self) -> Planning {

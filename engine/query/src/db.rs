@@ -9,21 +9,24 @@ pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod dives;
 pub(crate) mod planning;
+pub(crate) mod row_locks;
 pub(crate) mod schema_view;
 pub(crate) mod sequences;
 pub(crate) mod stats;
 pub(crate) mod txn;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rowdex_catalog::{Catalog, TableDef};
 use rowdex_planner::budget::MEMORY_BUDGET_BYTES;
 use rowdex_store::KvStore;
+use rowdex_store::locks::LockTable;
 
 use crate::db::clock::{Clock, SystemClock};
 use crate::db::planning::PlanCounter;
+use crate::db::row_locks::RowLocks;
 use crate::db::sequences::SequenceRanges;
 use crate::db::stats::TableStats;
 use crate::error::{Error, Result};
@@ -47,6 +50,10 @@ pub struct DbState {
     /// Bytes one sort or one set of buffered intersection inputs may hold (see
     /// `rowdex_planner::budget`).
     memory_budget: AtomicUsize,
+    /// The row locks of this process's transactions (see `db::row_locks`).
+    locks: Arc<LockTable>,
+    /// The id the next transaction holds its locks under.
+    next_lock_owner: AtomicU64,
 }
 
 impl DbState {
@@ -62,7 +69,20 @@ impl DbState {
             planning: Arc::default(),
             clock: RwLock::new(Arc::new(SystemClock)),
             memory_budget: AtomicUsize::new(MEMORY_BUDGET_BYTES),
+            locks: Arc::new(LockTable::new()),
+            next_lock_owner: AtomicU64::new(1),
         }
+    }
+
+    /// A new transaction's place in the lock table.
+    pub(crate) fn row_locks(&self) -> RowLocks {
+        let owner = self.next_lock_owner.fetch_add(1, Ordering::Relaxed);
+        RowLocks::new(Arc::clone(&self.locks), owner)
+    }
+
+    /// Row keys locked by this process's transactions right now (held or waited for).
+    pub(crate) fn locked_keys(&self) -> usize {
+        self.locks.locked_keys()
     }
 
     /// Bytes one sort or one set of buffered intersection inputs may hold.

@@ -122,6 +122,8 @@ pub enum Error {
         "the transaction conflicted with a concurrent write and was rolled back: nothing it wrote was kept; run it again"
     )]
     TransactionConflict,
+    #[error("SET TRANSACTION ISOLATION LEVEL must be called before any query")]
+    IsolationAfterQuery,
     #[error("a transaction is already open; COMMIT or ROLLBACK it first")]
     TransactionAlreadyOpen,
     #[error("no transaction is open (BEGIN starts one)")]
@@ -249,6 +251,9 @@ impl Error {
             Error::WriteConflict
                 | Error::SchemaChanged { .. }
                 | Error::TransactionConflict
+                // The victim of a deadlock: its statement changed nothing, and the others
+                // go on once it ends.
+                | Error::Store(StoreError::Deadlock)
                 // A new snapshot reads a revision the store still keeps.
                 | Error::Store(StoreError::SnapshotTooOld { .. })
                 // A commit proved not applied.

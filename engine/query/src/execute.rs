@@ -153,6 +153,9 @@ impl Session {
         };
         self.set_warnings(Vec::new());
         let txn = self.open_txn();
+        if let Some(txn) = &txn {
+            txn.query_start().await?;
+        }
         let output = with_query_view(
             view,
             native::select::run(

@@ -244,7 +244,11 @@ async fn query_page(
         scan.resume_after = Some(cursor.after.clone());
     }
     let direction = scan.direction;
-    let snapshot = read_view(&session.db, session.open_txn().as_ref());
+    let txn = session.open_txn();
+    if let Some(txn) = &txn {
+        txn.query_start().await?;
+    }
+    let snapshot = read_view(&session.db, txn.as_ref());
     let schema = native.schema();
     let (batch, last) = match row_entries(&scan, snapshot.clone(), cutoff, plan_budget) {
         Some(entries) => {

@@ -111,6 +111,9 @@ impl Prepared {
                 ParsedStatement::Command(_) => Default::default(),
             };
             let txn = self.session.open_txn();
+            if let Some(txn) = &txn {
+                txn.query_start().await?;
+            }
             let run = native::select::run(&self.session.db, txn.as_ref(), &native, params, &hints);
             if let Some(output) = with_query_view(view, run).await? {
                 return match &self.statement {

@@ -4,6 +4,7 @@
 //! that add them (`execute`, `prepared`, `paging`), so this file imports none of them.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -63,6 +64,9 @@ pub struct Session {
     /// TRANSACTION ...`, `default_transaction_isolation`); statements outside a transaction
     /// block run under it too.
     default_characteristics: Arc<Mutex<Characteristics>>,
+    /// How long a statement waits for a row lock before it fails with 55P03 (`lock_timeout`;
+    /// None: as long as it takes).
+    lock_timeout: Arc<Mutex<Option<Duration>>>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
     /// How many triggers are running around the statements of this session: 0 for a
@@ -96,6 +100,7 @@ impl Session {
             warnings: Arc::default(),
             notices: Arc::default(),
             default_characteristics: Arc::default(),
+            lock_timeout: Arc::default(),
             trigger_depth: 0,
         }
     }
@@ -225,6 +230,24 @@ impl Session {
             .default_characteristics
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = characteristics;
+    }
+
+    /// How long a statement waits for a row lock another transaction holds (None: until it
+    /// is free).
+    pub fn lock_timeout(&self) -> Option<Duration> {
+        *self
+            .lock_timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets how long a statement waits for a row lock before failing with
+    /// `StoreError::LockTimeout` (PostgreSQL's `lock_timeout`; None or zero: no limit).
+    pub fn set_lock_timeout(&self, timeout: Option<Duration>) {
+        *self
+            .lock_timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = timeout.filter(|t| !t.is_zero());
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).

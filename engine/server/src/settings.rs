@@ -4,6 +4,7 @@
 //! drivers send them at connect and refuse a server that rejects them.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// The version reported to clients: PostgreSQL 15's protocol and catalog queries (psql 15
 /// picks its queries by it), and rowdex's own version after it.
@@ -25,14 +26,18 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("application_name", String::new()),
         ("extra_float_digits", "1".to_string()),
         ("search_path", "public".to_string()),
-        ("transaction_isolation", "serializable".to_string()),
-        ("default_transaction_isolation", "serializable".to_string()),
+        ("transaction_isolation", "read committed".to_string()),
+        (
+            "default_transaction_isolation",
+            "read committed".to_string(),
+        ),
         ("max_identifier_length", "63".to_string()),
         ("default_transaction_read_only", "off".to_string()),
         ("transaction_read_only", "off".to_string()),
         ("default_transaction_deferrable", "off".to_string()),
         ("transaction_deferrable", "off".to_string()),
         ("in_hot_standby", "off".to_string()),
+        ("lock_timeout", "0".to_string()),
         // rowdex compiles no query code: like a PostgreSQL built without LLVM, it accepts the
         // setting and has nothing to turn on (asyncpg turns it off around its introspection).
         ("jit", "off".to_string()),
@@ -115,6 +120,44 @@ impl Settings {
         self.values.insert(key, (spelled.clone(), value.clone()));
         Ok((spelled, value))
     }
+}
+
+/// A time parameter's value as PostgreSQL reads it (`lock_timeout`): a whole number of
+/// milliseconds, or a number with a unit (`us`, `ms`, `s`, `min`, `h`, `d`); zero is no
+/// limit (None).
+pub fn milliseconds_setting(name: &str, value: &str) -> Result<Option<Duration>, String> {
+    let text = value.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let micros_per_unit: f64 = match unit.trim() {
+        "" | "ms" => 1_000.0,
+        "us" => 1.0,
+        "s" => 1_000_000.0,
+        "min" => 60_000_000.0,
+        "h" => 3_600_000_000.0,
+        "d" => 86_400_000_000.0,
+        _ => {
+            return Err(format!(
+                "invalid value for parameter \"{name}\": \"{value}\" (valid units for this \
+                 parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\")"
+            ));
+        }
+    };
+    let amount: f64 = number
+        .parse()
+        .map_err(|_| format!("invalid value for parameter \"{name}\": \"{value}\""))?;
+    let micros = (amount * micros_per_unit).round();
+    // PostgreSQL's limit for these parameters: INT_MAX milliseconds.
+    if !(0.0..=f64::from(i32::MAX) * 1_000.0).contains(&micros) {
+        return Err(format!(
+            "{value} is outside the valid range for parameter \"{name}\" (0 .. {})",
+            i32::MAX
+        ));
+    }
+    let duration = Duration::from_micros(micros as u64);
+    Ok((!duration.is_zero()).then_some(duration))
 }
 
 /// The parameter and value of a SET statement's text.

@@ -88,6 +88,7 @@ pub fn code_of(error: &Error) -> &'static str {
         | Error::CursorMismatch => INVALID_PARAMETER_VALUE,
         Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict => "40001",
         Error::TransactionAlreadyOpen
+        | Error::IsolationAfterQuery
         | Error::NotInTransaction { .. }
         | Error::SchemaChangeAfterWrite { .. } => "25001",
         Error::ReadOnlyTransaction { .. } => "25006",

@@ -15,7 +15,7 @@ use crate::cursors::Cursors;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::prepared_statements::SqlStatements;
-use crate::settings::{SERVER_VERSION, Settings};
+use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting};
 
 pub struct SessionState {
     pub session: Session,
@@ -123,8 +123,9 @@ impl SessionState {
 
     /// Applies a SET of a parameter that names a transaction characteristic to rowdex's
     /// session: the defaults change the next transactions, `transaction_*` the open one (and
-    /// nothing outside a block, as in PostgreSQL). Other parameters are left alone. An error
-    /// says what is wrong with the value.
+    /// nothing outside a block, as in PostgreSQL); `lock_timeout` bounds the session's waits
+    /// for row locks. Other parameters are left alone. An error says what is wrong with the
+    /// value.
     pub fn apply_transaction_parameter(&self, name: &str, value: &str) -> Result<(), String> {
         let name = name.to_lowercase();
         let level = || {
@@ -138,6 +139,11 @@ impl SessionState {
         };
         let mut default = self.session.default_characteristics();
         match name.as_str() {
+            "lock_timeout" => {
+                let timeout = milliseconds_setting(&name, value)?;
+                self.session.set_lock_timeout(timeout);
+                return Ok(());
+            }
             "default_transaction_isolation" => default.isolation = level()?,
             "default_transaction_read_only" => default.read_only = flag()?,
             "transaction_isolation" | "transaction_read_only" => {

@@ -199,12 +199,47 @@ pub struct Savepoint {
     pub(crate) depth: usize,
 }
 
+/// Which of a transaction's reads its commit validates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Validation {
+    /// Every read: the commit fails if anything the transaction read has changed since
+    /// (serializable; what [`KvStore::begin`] starts with).
+    #[default]
+    EveryRead,
+    /// Only the reads made through [`Transaction::guarded`]: a writer that locks the rows it
+    /// changes reads them (and the keys whose absence it relies on) that way, and finds the
+    /// rows to change with unvalidated reads (read committed, repeatable read).
+    GuardedReads,
+}
+
 /// An optimistic transaction (see [`KvStore::begin`]).
 ///
 /// Its [`KvRead`] methods read the snapshot overlaid with the transaction's own writes and
-/// record what was read for validation at commit.
+/// record what was read for validation at commit (every read, or only guarded ones: see
+/// [`Validation`]).
 #[async_trait::async_trait]
 pub trait Transaction: KvRead {
+    /// Sets which reads from now on are recorded for validation at commit (what was recorded
+    /// before stays recorded).
+    fn set_validation(&mut self, validation: Validation);
+
+    /// The transaction's reads, recorded for validation at commit whatever its
+    /// [`Validation`].
+    fn guarded(&self) -> Box<dyn KvRead + '_>;
+
+    /// Moves the transaction's snapshot to the latest committed state (its own writes stay
+    /// on top): the next statement of a read-committed transaction, or one that found a row it
+    /// locked changed. What was recorded for validation stays recorded, so a recorded read
+    /// that the move shows changed fails the commit. False, changing nothing, where the
+    /// backend cannot move a snapshot (etcd, whose commit compares against the revisions its
+    /// snapshot observed).
+    fn refresh(&mut self) -> bool;
+
+    /// Whether any of `keys` the transaction has not written holds something else in the
+    /// latest committed state than in its snapshot: a row it locked was changed by a commit
+    /// after its snapshot was taken. Recorded for nothing.
+    async fn changed_since_snapshot(&self, keys: &[Vec<u8>]) -> Result<bool>;
+
     /// Buffers a put; nothing is visible to others before commit.
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>);
 

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{
     Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, Result, Savepoint, ScanPage,
-    StoreError, Transaction, WriteBatch,
+    StoreError, Transaction, Validation, WriteBatch,
 };
 
 /// What happens to a commit a fault is planned for.
@@ -338,6 +338,22 @@ impl KvRead for FaultyTransaction {
 
 #[async_trait::async_trait]
 impl Transaction for FaultyTransaction {
+    fn set_validation(&mut self, validation: Validation) {
+        self.inner.set_validation(validation);
+    }
+
+    fn guarded(&self) -> Box<dyn KvRead + '_> {
+        self.inner.guarded()
+    }
+
+    fn refresh(&mut self) -> bool {
+        self.inner.refresh()
+    }
+
+    async fn changed_since_snapshot(&self, keys: &[Vec<u8>]) -> Result<bool> {
+        self.inner.changed_since_snapshot(keys).await
+    }
+
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.keys.push(key.clone());
         self.inner.put(key, value);

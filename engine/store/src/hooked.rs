@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::api::{Capabilities, KvRead, KvStore, Savepoint, Transaction};
+use crate::api::{Capabilities, KvRead, KvStore, Savepoint, Transaction, Validation};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::range::{CountPage, Direction, KeyRange, ScanPage};
@@ -194,6 +194,22 @@ impl<H: TransactionHooks> KvRead for HookedTransaction<H> {
 
 #[async_trait::async_trait]
 impl<H: TransactionHooks> Transaction for HookedTransaction<H> {
+    fn set_validation(&mut self, validation: Validation) {
+        self.inner.set_validation(validation);
+    }
+
+    fn guarded(&self) -> Box<dyn KvRead + '_> {
+        self.inner.guarded()
+    }
+
+    fn refresh(&mut self) -> bool {
+        self.inner.refresh()
+    }
+
+    async fn changed_since_snapshot(&self, keys: &[Vec<u8>]) -> Result<bool> {
+        self.inner.changed_since_snapshot(keys).await
+    }
+
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.hooks.on_write(&key);
         self.inner.put(key, value);

@@ -35,6 +35,7 @@ mod stream;
 
 pub use api::{
     AccessCosts, Capabilities, KvRead, KvStore, RANGES_PER_BATCH, Savepoint, Transaction,
+    Validation,
 };
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
 pub use error::{Result, StoreError};

@@ -220,4 +220,14 @@ impl<B: Backend> Committer for Core<B> {
         reads.validate(&self.backend).await?;
         self.backend.apply(batch)
     }
+
+    fn latest(&self) -> Arc<dyn KvRead> {
+        self.backend.snapshot()
+    }
+
+    fn moves_snapshots(&self) -> bool {
+        // Validation re-reads every recorded key and range from the latest state under the
+        // commit lock, whichever snapshot it was read from.
+        true
+    }
 }

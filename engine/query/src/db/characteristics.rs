@@ -1,16 +1,21 @@
 //! A transaction's characteristics as SQL names them: its isolation level and its access mode
 //! (`BEGIN ISOLATION LEVEL ... READ ONLY`, `SET TRANSACTION ...`, `SET SESSION CHARACTERISTICS
-//! AS TRANSACTION ...`).
+//! AS TRANSACTION ...`, `default_transaction_isolation`).
 //!
-//! rowdex's transactions are optimistic and validate every read at COMMIT, so every level runs
-//! with SERIALIZABLE's guarantees: the SQL standard lets a transaction run at a stricter level
-//! than it asked for (PostgreSQL runs READ UNCOMMITTED as READ COMMITTED the same way). The
-//! level asked for is kept and reported (`SHOW transaction_isolation`). The access mode is
-//! enforced: a READ ONLY transaction refuses every statement that writes.
+//! The levels are PostgreSQL's, READ COMMITTED the default as there (what each means is
+//! `db::txn`'s): READ COMMITTED reads each statement from a fresh snapshot and makes a writer
+//! wait for the rows another transaction is changing; REPEATABLE READ reads the whole
+//! transaction from one snapshot, waits the same way and fails with a serialization failure
+//! when a row it changes was changed since its snapshot (snapshot isolation: write skew is
+//! possible); SERIALIZABLE validates every read at COMMIT (no anomaly; a conflict aborts
+//! instead of waiting). READ UNCOMMITTED runs as READ COMMITTED, as in PostgreSQL. The access
+//! mode is enforced: a READ ONLY transaction refuses every statement that writes.
 
 use datafusion::sql::sqlparser::ast::{
     TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
 };
+
+use rowdex_store::Validation;
 
 use crate::error::{Error, Result};
 
@@ -18,9 +23,9 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IsolationLevel {
     ReadUncommitted,
+    #[default]
     ReadCommitted,
     RepeatableRead,
-    #[default]
     Serializable,
 }
 
@@ -33,6 +38,24 @@ impl IsolationLevel {
             IsolationLevel::RepeatableRead => "repeatable read",
             IsolationLevel::Serializable => "serializable",
         }
+    }
+
+    /// Which reads a transaction at this level validates at COMMIT (see `db::txn`).
+    pub(crate) fn validation(self) -> Validation {
+        match self {
+            IsolationLevel::Serializable => Validation::EveryRead,
+            IsolationLevel::ReadUncommitted
+            | IsolationLevel::ReadCommitted
+            | IsolationLevel::RepeatableRead => Validation::GuardedReads,
+        }
+    }
+
+    /// Whether each statement at this level reads from a snapshot of its own.
+    pub(crate) fn reads_per_statement(self) -> bool {
+        matches!(
+            self,
+            IsolationLevel::ReadUncommitted | IsolationLevel::ReadCommitted
+        )
     }
 
     /// The level a `SET default_transaction_isolation = '...'` value names (any case, spaces

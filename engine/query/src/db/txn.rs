@@ -7,6 +7,16 @@
 //! of its writes in one atomic batch. Each statement runs inside a savepoint of its own, so a
 //! failing statement is undone alone and the transaction goes on, as in SQLite.
 //!
+//! Isolation (`db::characteristics`): a SERIALIZABLE transaction validates every read at
+//! COMMIT. Under READ COMMITTED and REPEATABLE READ only the writer's own reads are validated
+//! (the rows it changes, read after locking them, the keys whose absence an insert relies on,
+//! the table's schema version: `GuardedTxn`), and the rows an UPDATE or DELETE finds are
+//! locked ([`SessionTxn::lock_rows_for_write`]) so that a second writer waits for the first
+//! instead of aborting. READ COMMITTED reads each statement from a fresh snapshot; a locked
+//! row found changed since the statement's snapshot makes the statement find its rows again
+//! (on a fresh snapshot, the rows it locked staying locked), where REPEATABLE READ and
+//! SERIALIZABLE fail with a serialization failure.
+//!
 //! Schema changes made in the block are written into the same store transaction, and what
 //! they change in the catalog is kept as the transaction's [`CatalogEdits`]: the session's own
 //! statements see the catalog through them, other sessions see it as committed, COMMIT
@@ -18,13 +28,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use datafusion::prelude::SessionConfig;
 use rowdex_catalog::CatalogEdits;
+use rowdex_catalog::TableDef;
+use rowdex_store::locks::{LockMode, LockWait};
 use rowdex_store::{
-    Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction,
+    Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction, Validation,
 };
 use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 
 use crate::db::DbState;
-use crate::db::characteristics::Characteristics;
+use crate::db::characteristics::{Characteristics, IsolationLevel};
+use crate::db::row_locks::{MAX_LOCKED_ROWS, RowLocks, RowsLocked};
 use crate::error::{Error, Result};
 
 /// The open transaction of a session. Shared by the session and by the scans of its
@@ -41,6 +54,10 @@ pub(crate) struct SessionTxn {
     /// The catalog changes its statements staged, published at COMMIT. A plain lock: read
     /// (never across an await) by every table lookup of the session.
     catalog: Mutex<CatalogEdits>,
+    /// Whether a statement has run in it (its isolation level is then fixed).
+    started: AtomicBool,
+    /// The row locks it holds, released when it ends.
+    locks: RowLocks,
 }
 
 struct Open {
@@ -99,8 +116,13 @@ impl std::fmt::Debug for SessionTxn {
 }
 
 impl SessionTxn {
-    pub(crate) async fn begin(store: &dyn KvStore) -> Result<Arc<SessionTxn>> {
-        let tx = store.begin().await?;
+    /// Opens a transaction with `characteristics` on `db`'s store.
+    pub(crate) async fn begin(
+        db: &DbState,
+        characteristics: Characteristics,
+    ) -> Result<Arc<SessionTxn>> {
+        let mut tx = db.store.begin().await?;
+        tx.set_validation(characteristics.isolation.validation());
         Ok(Arc::new(SessionTxn {
             state: RwLock::new(Some(Open {
                 tx,
@@ -108,10 +130,17 @@ impl SessionTxn {
                 row_deltas: HashMap::new(),
                 marks: Vec::new(),
             })),
-            characteristics: Mutex::new(Characteristics::default()),
+            characteristics: Mutex::new(characteristics),
             written: AtomicBool::new(false),
             catalog: Mutex::new(CatalogEdits::default()),
+            started: AtomicBool::new(false),
+            locks: db.row_locks(),
         }))
+    }
+
+    /// Whether a statement (other than transaction control) has run in the transaction.
+    pub(crate) fn has_started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
     }
 
     /// The transaction's isolation level and access mode.
@@ -159,16 +188,92 @@ impl SessionTxn {
     pub(crate) async fn store_tx(
         &self,
     ) -> Result<RwLockMappedWriteGuard<'_, Box<dyn Transaction>>> {
-        let state = self.state.write().await;
+        let mut state = self.state.write().await;
         self.written.store(true, Ordering::Release);
+        // A schema change relies on everything it reads (the version keys, the rows an index
+        // build scans): validated whatever the isolation level, until the next statement.
+        if let Some(open) = state.as_mut() {
+            open.tx.set_validation(Validation::EveryRead);
+        }
         RwLockWriteGuard::try_map(state, |state| state.as_mut().map(|open| &mut open.tx))
             .map_err(|_| Error::Store(StoreError::TransactionEnded))
     }
 
-    /// Marks where the next statement starts, to undo it alone if it fails.
+    /// Marks where the next statement starts, to undo it alone if it fails. Under READ
+    /// COMMITTED the statement reads from a fresh snapshot.
     pub(crate) async fn statement_start(&self) -> Result<Savepoint> {
         let mut state = self.state.write().await;
-        Ok(open(&mut state)?.savepoint(&self.catalog))
+        let open = open(&mut state)?;
+        let isolation = self.characteristics().isolation;
+        open.tx.set_validation(isolation.validation());
+        if isolation.reads_per_statement() {
+            open.tx.refresh();
+        }
+        self.started.store(true, Ordering::Release);
+        Ok(open.savepoint(&self.catalog))
+    }
+
+    /// Marks the start of a query run outside [`SessionTxn::statement_start`] (a cached or
+    /// prepared native query, a page of a cursor): under READ COMMITTED it reads from a fresh
+    /// snapshot.
+    pub(crate) async fn query_start(&self) -> Result<()> {
+        let isolation = self.characteristics().isolation;
+        if isolation.reads_per_statement() {
+            let mut state = self.state.write().await;
+            let open = open(&mut state)?;
+            open.tx.set_validation(isolation.validation());
+            open.tx.refresh();
+        }
+        self.started.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Locks the rows under `row_keys` (row entry keys of `def`) for a write by this
+    /// transaction, waiting as `wait` says while other transactions hold them, then checks
+    /// that none changed since the statement's snapshot. A changed row moves a READ COMMITTED
+    /// transaction's snapshot on ([`RowsLocked::FindAgain`]); at the other levels (and on a
+    /// store whose snapshots cannot move) it is a serialization failure.
+    pub(crate) async fn lock_rows_for_write(
+        &self,
+        def: &TableDef,
+        row_keys: &[Vec<u8>],
+        wait: LockWait,
+    ) -> Result<RowsLocked> {
+        // SERIALIZABLE validates every read at COMMIT and takes no locks; a statement writing
+        // more rows than it may lock relies on validation the same way (its guarded reads of
+        // the rows it changes fail the commit if another writer changed one).
+        let isolation = self.characteristics().isolation;
+        if row_keys.is_empty()
+            || isolation == IsolationLevel::Serializable
+            || row_keys.len() > MAX_LOCKED_ROWS
+        {
+            return Ok(RowsLocked::AsFound);
+        }
+        // One order for every writer: two statements locking overlapping sets in key order
+        // cannot deadlock on them.
+        let mut sorted = row_keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        self.locks.lock(&sorted, LockMode::Exclusive, wait).await?;
+        let entries: Vec<Vec<u8>> = sorted
+            .iter()
+            .flat_map(|key| def.entry_keys_of_row(key))
+            .collect();
+        let changed = {
+            let state = self.state.read().await;
+            let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+            open.tx.changed_since_snapshot(&entries).await?
+        };
+        if !changed {
+            return Ok(RowsLocked::AsFound);
+        }
+        if isolation.reads_per_statement() {
+            let mut state = self.state.write().await;
+            if open(&mut state)?.tx.refresh() {
+                return Ok(RowsLocked::FindAgain);
+            }
+        }
+        Err(Error::WriteConflict)
     }
 
     /// Keeps (`succeeded`) or undoes the statement that started at `savepoint`.
@@ -194,6 +299,7 @@ impl SessionTxn {
             });
         }
         let mut tx = store.begin().await?;
+        tx.set_validation(self.characteristics().isolation.validation());
         let mut state = self.state.write().await;
         let open = open(&mut state)?;
         let savepoints: Vec<(String, Savepoint)> = open
@@ -288,7 +394,10 @@ impl SessionTxn {
                 open.tx.put(key, value);
             }
         }
-        match open.tx.commit().await {
+        let committed = open.tx.commit().await;
+        // Applied (or refused): the rows it locked are free for the next writer.
+        self.locks.release_all();
+        match committed {
             Ok(()) => {
                 let edits = std::mem::take(&mut *lock(&self.catalog));
                 db.catalog.publish(&edits).await;
@@ -306,6 +415,7 @@ impl SessionTxn {
     pub(crate) async fn rollback(&self) {
         self.state.write().await.take();
         *lock(&self.catalog) = CatalogEdits::default();
+        self.locks.release_all();
     }
 }
 
@@ -320,11 +430,17 @@ pub(crate) struct StatementTxn {
 }
 
 impl StatementTxn {
-    pub(crate) async fn begin(db: &DbState, session_txn: Option<Arc<SessionTxn>>) -> Result<Self> {
+    /// The session's transaction `session_txn`, or else one of the statement's own with the
+    /// session's `characteristics`.
+    pub(crate) async fn begin(
+        db: &DbState,
+        session_txn: Option<Arc<SessionTxn>>,
+        characteristics: Characteristics,
+    ) -> Result<Self> {
         Ok(match session_txn {
             Some(txn) => StatementTxn { txn, own: false },
             None => StatementTxn {
-                txn: SessionTxn::begin(db.store.as_ref()).await?,
+                txn: SessionTxn::begin(db, characteristics).await?,
                 own: true,
             },
         })
@@ -341,6 +457,38 @@ impl StatementTxn {
             Err(other) => Err(other),
             Ok(_) => Ok(()),
         }
+    }
+}
+
+/// A session transaction's reads that its COMMIT validates at every isolation level (see
+/// [`Transaction::guarded`]): what a writer reads of the rows it changes.
+pub(crate) struct GuardedTxn {
+    pub(crate) txn: Arc<SessionTxn>,
+}
+
+#[async_trait::async_trait]
+impl KvRead for GuardedTxn {
+    async fn get(&self, key: &[u8]) -> rowdex_store::Result<Option<Vec<u8>>> {
+        let state = self.txn.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.guarded().get(key).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> rowdex_store::Result<Vec<Option<Vec<u8>>>> {
+        let state = self.txn.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.guarded().multi_get(keys).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> rowdex_store::Result<ScanPage> {
+        let state = self.txn.state.read().await;
+        let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+        open.tx.guarded().scan_page(range, direction, limit).await
     }
 }
 

@@ -41,8 +41,7 @@ pub(crate) async fn transaction_control(
                 return Err(Error::TransactionAlreadyOpen);
             }
             let characteristics = session.default_characteristics().with_modes(modes)?;
-            let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
-            txn.set_characteristics(characteristics);
+            let txn = SessionTxn::begin(&session.db, characteristics).await?;
             session.swap_txn(Some(txn));
         }
         Statement::Set(Set::SetTransaction {
@@ -54,7 +53,12 @@ pub(crate) async fn transaction_control(
                 let characteristics = session.default_characteristics().with_modes(modes)?;
                 session.set_default_characteristics(characteristics);
             } else if let Some(txn) = session.open_txn() {
-                txn.set_characteristics(txn.characteristics().with_modes(modes)?);
+                let characteristics = txn.characteristics().with_modes(modes)?;
+                if txn.has_started() && characteristics.isolation != txn.characteristics().isolation
+                {
+                    return Err(Error::IsolationAfterQuery);
+                }
+                txn.set_characteristics(characteristics);
             } else {
                 // As PostgreSQL: a warning, and nothing changes.
                 session.add_notice(

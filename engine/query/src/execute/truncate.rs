@@ -14,6 +14,7 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use rowdex_catalog::TriggerEvent;
 
+use crate::db::characteristics::{Characteristics, IsolationLevel};
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
 use crate::execute::update_delete;
@@ -69,7 +70,12 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
         return Ok(Output::Done);
     }
     // All the tables at once, or none.
-    let txn = SessionTxn::begin(session.db.store.as_ref()).await?;
+    // Validated as a whole (SERIALIZABLE), as a schema change is: it reads every row.
+    let whole = Characteristics {
+        isolation: IsolationLevel::Serializable,
+        read_only: false,
+    };
+    let txn = SessionTxn::begin(&session.db, whole).await?;
     let inner = session.with_txn(txn.clone());
     for delete in &deletes {
         if let Err(error) = update_delete::delete(&inner, delete).await {

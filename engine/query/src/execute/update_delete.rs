@@ -16,7 +16,9 @@ use datafusion::sql::sqlparser::ast::{
 };
 use rowdex_catalog::{DataType, TableDef, TriggerTiming};
 use rowdex_codec::Datum;
+use rowdex_store::locks::LockWait;
 
+use crate::db::row_locks::RowsLocked;
 use crate::db::txn::StatementTxn;
 use crate::error::{Error, Result};
 use crate::execute::dml::{query_rows, written_output};
@@ -72,16 +74,27 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         .enumerate()
         .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
         .collect();
-    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
-    let rows = select_rows(
-        session,
-        &statement_txn,
-        &def,
-        &update.table,
-        &extra,
-        update.selection.as_ref(),
+    let statement_txn = StatementTxn::begin(
+        &session.db,
+        session.open_txn(),
+        session.default_characteristics(),
     )
     .await?;
+    let mut finding = Finding::new(session);
+    let rows = loop {
+        let rows = select_rows(
+            session,
+            &statement_txn,
+            &def,
+            &update.table,
+            &extra,
+            update.selection.as_ref(),
+        )
+        .await?;
+        if finding.locked(&statement_txn, &def, &rows).await? {
+            break rows;
+        }
+    };
 
     let ncolumns = def.columns.len();
     let mut assignments = Vec::with_capacity(rows.len());
@@ -123,12 +136,23 @@ pub(crate) async fn update_native(
         return Ok(None);
     }
     let def = write.table().clone();
-    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
-    let Some(rows) = write
-        .rows(&session.db, &statement_txn.txn, params, hints)
-        .await?
-    else {
-        return Ok(None);
+    let statement_txn = StatementTxn::begin(
+        &session.db,
+        session.open_txn(),
+        session.default_characteristics(),
+    )
+    .await?;
+    let mut finding = Finding::new(session);
+    let rows = loop {
+        let Some(rows) = write
+            .rows(&session.db, &statement_txn.txn, params, hints)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if finding.locked(&statement_txn, &def, &rows).await? {
+            break rows;
+        }
     };
     // Every value is computed before any is converted, as the DataFusion way computes them
     // all in its query first: the first error is the same either way.
@@ -258,16 +282,27 @@ impl Changed<'_> {
 pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
     let table = delete_target(delete)?;
     let def = target_table(session, table)?;
-    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
-    let rows = select_rows(
-        session,
-        &statement_txn,
-        &def,
-        table,
-        &[],
-        delete.selection.as_ref(),
+    let statement_txn = StatementTxn::begin(
+        &session.db,
+        session.open_txn(),
+        session.default_characteristics(),
     )
     .await?;
+    let mut finding = Finding::new(session);
+    let rows = loop {
+        let rows = select_rows(
+            session,
+            &statement_txn,
+            &def,
+            table,
+            &[],
+            delete.selection.as_ref(),
+        )
+        .await?;
+        if finding.locked(&statement_txn, &def, &rows).await? {
+            break rows;
+        }
+    };
     let alias = table_alias(&def, table);
     let changed = Changed {
         def: &def,
@@ -292,12 +327,23 @@ pub(crate) async fn delete_native(
         return Ok(None);
     }
     let def = write.table().clone();
-    let statement_txn = StatementTxn::begin(&session.db, session.open_txn()).await?;
-    let Some(rows) = write
-        .rows(&session.db, &statement_txn.txn, params, hints)
-        .await?
-    else {
-        return Ok(None);
+    let statement_txn = StatementTxn::begin(
+        &session.db,
+        session.open_txn(),
+        session.default_characteristics(),
+    )
+    .await?;
+    let mut finding = Finding::new(session);
+    let rows = loop {
+        let Some(rows) = write
+            .rows(&session.db, &statement_txn.txn, params, hints)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if finding.locked(&statement_txn, &def, &rows).await? {
+            break rows;
+        }
     };
     let alias = table_alias(&def, table);
     let changed = Changed {
@@ -309,6 +355,54 @@ pub(crate) async fn delete_native(
         .delete(session, statement_txn, &rows)
         .await
         .map(Some)
+}
+
+/// Times a READ COMMITTED statement finds its rows again after a row it locked turned out
+/// changed. Each time, the rows it found before stay locked, so only rows it had not found yet
+/// can change under it: past this, something rewrites the table faster than the statement
+/// can lock it, and the statement gives up with a serialization failure.
+const FIND_ATTEMPTS: usize = 64;
+
+/// The rows an UPDATE or DELETE finds, locked before they are written (see
+/// `SessionTxn::lock_rows_for_write`).
+struct Finding {
+    attempts: usize,
+    /// How long to wait for a row another transaction holds (the session's `lock_timeout`).
+    wait: LockWait,
+}
+
+impl Finding {
+    fn new(session: &Session) -> Finding {
+        Finding {
+            attempts: 0,
+            wait: LockWait::Wait(session.lock_timeout()),
+        }
+    }
+
+    /// Locks the rows found (every column of each); false when one of them changed since the
+    /// statement's snapshot and the statement must find its rows again on the fresh one.
+    async fn locked(
+        &mut self,
+        statement_txn: &StatementTxn,
+        def: &TableDef,
+        rows: &[Vec<Datum>],
+    ) -> Result<bool> {
+        let keys: Vec<Vec<u8>> = rows.iter().map(|row| def.row_key_of(row)).collect();
+        match statement_txn
+            .txn
+            .lock_rows_for_write(def, &keys, self.wait)
+            .await?
+        {
+            RowsLocked::AsFound => Ok(true),
+            RowsLocked::FindAgain => {
+                self.attempts += 1;
+                if self.attempts >= FIND_ATTEMPTS {
+                    return Err(Error::WriteConflict);
+                }
+                Ok(false)
+            }
+        }
+    }
 }
 
 /// The forms of UPDATE rowdex runs: one table, no FROM.

@@ -19,7 +19,7 @@ use rowdex_indexer::{layout, rows};
 use rowdex_store::{Direction, KeyRange, KvRead, Transaction};
 
 use crate::db::DbState;
-use crate::db::txn::SessionTxn;
+use crate::db::txn::{GuardedTxn, SessionTxn};
 use crate::error::{Error, Result};
 use crate::write::constraints::{CHECK_BATCH, Checks};
 
@@ -55,8 +55,9 @@ enum Target {
     /// A transaction of the statement's own, committed when it ends.
     Own(Box<dyn Transaction>),
     /// The session's open transaction, joined (its statement savepoint undoes a failed
-    /// statement).
-    Joined(Arc<SessionTxn>),
+    /// statement), read through its guarded reads: what the writer reads is validated at
+    /// COMMIT at every isolation level.
+    Joined(GuardedTxn),
 }
 
 impl<'a> RowWriter<'a> {
@@ -78,7 +79,7 @@ impl<'a> RowWriter<'a> {
         now: i64,
     ) -> Result<RowWriter<'a>> {
         let target = match txn {
-            Some(txn) => Target::Joined(txn.clone()),
+            Some(txn) => Target::Joined(GuardedTxn { txn: txn.clone() }),
             None => Target::Own(db.store.begin().await?),
         };
         let writer = RowWriter {
@@ -111,11 +112,11 @@ impl<'a> RowWriter<'a> {
         Ok(writer)
     }
 
-    /// Reads through the transaction (its own applied writes included).
+    /// Reads through the transaction (its own applied writes included), validated at COMMIT.
     pub(crate) fn tx(&self) -> &dyn KvRead {
         match &self.target {
             Target::Own(tx) => tx.as_ref(),
-            Target::Joined(txn) => txn.as_ref(),
+            Target::Joined(guarded) => guarded,
         }
     }
 
@@ -250,7 +251,7 @@ impl<'a> RowWriter<'a> {
                     tx.put(key, value);
                 }
             }
-            Target::Joined(txn) => {
+            Target::Joined(GuardedTxn { txn }) => {
                 txn.apply(self.deletes.drain(..), self.puts.drain(..))
                     .await?
             }
@@ -350,7 +351,7 @@ impl<'a> RowWriter<'a> {
                     .committed(store, self.def.id, self.row_delta)
                     .await;
             }
-            Target::Joined(txn) => txn.add_rows(self.def.id, self.row_delta).await?,
+            Target::Joined(GuardedTxn { txn }) => txn.add_rows(self.def.id, self.row_delta).await?,
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rowdex::{Database, Session};
+use rowdex::{Characteristics, Database, IsolationLevel, Session};
 use rowdex_store::hooked::{HookedStore, StoreHooks};
 use rowdex_store::{KvStore, MemoryStore, Transaction};
 
@@ -221,7 +221,7 @@ async fn worker(session: Session, seed: u64, ops: u64, counts: Arc<Counts>) -> R
 }
 
 /// Runs the tasks against `db`, then checks the end state.
-async fn run(db: &Database, label: &str) -> TestResult {
+async fn run(db: &Database, label: &str, isolation: IsolationLevel) -> TestResult {
     let ops: u64 = match std::env::var("ROWDEX_CONCURRENCY_OPS") {
         Ok(text) => text.parse()?,
         Err(_) => 40,
@@ -244,6 +244,10 @@ async fn run(db: &Database, label: &str) -> TestResult {
         } else {
             db.clone().session()
         };
+        session.set_default_characteristics(Characteristics {
+            isolation,
+            read_only: false,
+        });
         let seed = 0x5eed_0000_0000_0000 ^ (task + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         tasks.push(tokio::spawn(worker(session, seed, ops, counts.clone())));
     }
@@ -339,14 +343,28 @@ async fn check_constraints(s: &Session, label: &str) -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_sessions_on_memory() -> TestResult {
     let db = Database::open_memory().await?;
-    run(&db, "memory").await
+    run(&db, "memory", IsolationLevel::ReadCommitted).await
+}
+
+/// The same mix in SERIALIZABLE transactions: no row locks, every read validated at COMMIT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_serializable_sessions_on_memory() -> TestResult {
+    let db = Database::open_memory().await?;
+    run(&db, "memory, serializable", IsolationLevel::Serializable).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_serializable_sessions_on_fjall() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let db = Database::open(dir.path()).await?;
+    run(&db, "fjall, serializable", IsolationLevel::Serializable).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_sessions_on_fjall() -> TestResult {
     let dir = tempfile::tempdir()?;
     let db = Database::open(dir.path()).await?;
-    run(&db, "fjall").await?;
+    run(&db, "fjall", IsolationLevel::ReadCommitted).await?;
     // What the sessions committed concurrently reads back the same after a reopen.
     let before = dump(&db).await?;
     drop(db);

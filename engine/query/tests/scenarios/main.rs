@@ -17,6 +17,7 @@ mod families;
 mod faults;
 mod hot_rows;
 mod indexes;
+mod isolation;
 mod joins;
 mod limits;
 mod memory_budget;

@@ -1,6 +1,7 @@
 //! Multi-statement transactions between sessions: what one session's open transaction hides
-//! from the others, which concurrent commits make its COMMIT fail, and that a failed or
-//! abandoned transaction leaves no trace, rows and index entries alike, on every store.
+//! from the others, which concurrent commits make a SERIALIZABLE transaction's COMMIT fail,
+//! and that a failed or abandoned transaction leaves no trace, rows and index entries alike, on
+//! every store. (The other levels, and the row locks of their writers: `isolation`.)
 
 use rowdex::{Database, Datum, Error, Session};
 
@@ -84,7 +85,7 @@ async fn a_transaction_reads_one_snapshot() -> TestResult {
     for (db, _dir) in stores().await? {
         let s1 = accounts(&db).await?;
         let s2 = db.session();
-        s1.execute("BEGIN").await?;
+        s1.execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
         assert_eq!(
             rows(&s1, "SELECT sum(bal) FROM acct").await?,
             table(&[&["300"]])
@@ -119,9 +120,9 @@ async fn a_lost_update_fails_at_commit_and_leaves_nothing() -> TestResult {
     for (db, _dir) in stores().await? {
         let s1 = accounts(&db).await?;
         let s2 = db.session();
-        s1.execute("BEGIN; UPDATE acct SET bal = bal + 10, owner = 'ann1' WHERE id = 1; INSERT INTO acct VALUES (5, 'eve', 1)")
+        s1.execute("BEGIN ISOLATION LEVEL SERIALIZABLE; UPDATE acct SET bal = bal + 10, owner = 'ann1' WHERE id = 1; INSERT INTO acct VALUES (5, 'eve', 1)")
             .await?;
-        s2.execute("BEGIN; UPDATE acct SET bal = bal + 20, owner = 'ann2' WHERE id = 1")
+        s2.execute("BEGIN ISOLATION LEVEL SERIALIZABLE; UPDATE acct SET bal = bal + 20, owner = 'ann2' WHERE id = 1")
             .await?;
         s2.execute("COMMIT").await?;
         let error = s1.execute("COMMIT").await.err();
@@ -157,8 +158,8 @@ async fn write_skew_is_rejected() -> TestResult {
         let s1 = accounts(&db).await?;
         let s2 = db.session();
         // The rule both keep: ann and bob together hold at least 100.
-        s1.execute("BEGIN").await?;
-        s2.execute("BEGIN").await?;
+        s1.execute("BEGIN ISOLATION LEVEL SERIALIZABLE").await?;
+        s2.execute("BEGIN ISOLATION LEVEL SERIALIZABLE").await?;
         for s in [&s1, &s2] {
             assert_eq!(
                 rows(s, "SELECT sum(bal) FROM acct WHERE id IN (1, 2)").await?,

@@ -99,7 +99,8 @@ const ACCOUNTS: i64 = 10;
 const CLIENTS: usize = 6;
 const TRANSFERS: usize = 40;
 
-/// One transfer between two accounts in a transaction, retried while it conflicts.
+/// One transfer between two accounts in a transaction, retried while it conflicts or
+/// deadlocks.
 async fn transfer(client: &Client, from: i64, to: i64) -> usize {
     let mut retries = 0;
     loop {
@@ -115,7 +116,9 @@ async fn transfer(client: &Client, from: i64, to: i64) -> usize {
         };
         match attempt.await {
             Ok(()) => return retries,
-            Err(error) if sqlstate(&error) == "40001" => {
+            // A serialization failure, or a deadlock (transfers lock two rows in either order),
+            // as a PostgreSQL client retries them.
+            Err(error) if matches!(sqlstate(&error).as_str(), "40001" | "40P01") => {
                 // A conflict at COMMIT ends the block; one earlier fails it: ROLLBACK either way.
                 client.batch_execute("ROLLBACK").await.expect("rollback");
                 retries += 1;

@@ -28,6 +28,7 @@ use super::shared::Shared;
 use super::wire::{
     Bytes, Compare, DeleteRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse,
 };
+use crate::api::KvRead;
 use crate::batch::{Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Committer, ReadSet};
@@ -204,5 +205,14 @@ impl Committer for EtcdCommitter {
             );
         }
         commit(&self.shared, compare, batch).await
+    }
+
+    fn latest(&self) -> Arc<dyn KvRead> {
+        Arc::new(Reader::snapshot(Arc::clone(&self.shared), false))
+    }
+
+    fn moves_snapshots(&self) -> bool {
+        // The compares name the revisions the transaction's one snapshot observed.
+        false
     }
 }

@@ -28,7 +28,8 @@ struct ScannedRange {
 impl ReadSet {
     /// Records that the snapshot held `value` under `key`.
     pub(super) fn record_key(&mut self, key: &[u8], value: Option<&[u8]>) {
-        // The snapshot never changes, so a repeated read would record the same fingerprint.
+        // The first read is what the transaction relied on: a later read of the same key
+        // from a moved snapshot (`Transaction::refresh`) that saw it changed fails the commit.
         if !self.keys.contains_key(key) {
             self.keys.insert(key.to_vec(), fingerprint(value));
         }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::merge::{Writes, scan_merged};
 use super::read_set::ReadSet;
-use crate::api::{KvRead, Savepoint, Transaction};
+use crate::api::{KvRead, Savepoint, Transaction, Validation};
 use crate::batch::{Mutation, WriteBatch};
 use crate::error::Result;
 use crate::range::{Direction, KeyRange, ScanPage};
@@ -15,6 +15,14 @@ use crate::range::{Direction, KeyRange, ScanPage};
 pub(crate) trait Committer: Send + Sync + 'static {
     /// Validates `reads` and applies `batch` atomically, or fails with a conflict.
     async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()>;
+
+    /// A view of the latest committed state, read at the moment of each read or pinned at
+    /// the first (either serves a comparison with a snapshot).
+    fn latest(&self) -> Arc<dyn KvRead>;
+
+    /// Whether a transaction may move its snapshot ([`Transaction::refresh`]): what the
+    /// commit validates must not depend on which snapshot a read went to.
+    fn moves_snapshots(&self) -> bool;
 }
 
 pub(crate) struct OptimisticTx<C> {
@@ -29,6 +37,8 @@ pub(crate) struct OptimisticTx<C> {
     // Reads take `&self` (the `KvRead` contract) yet must grow the read set. An async mutex
     // never blocks a runtime thread and cannot be poisoned, so recording is infallible.
     reads: tokio::sync::Mutex<ReadSet>,
+    /// Which reads are recorded in `reads`.
+    validation: Validation,
 }
 
 type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
@@ -42,7 +52,13 @@ impl<C: Committer> OptimisticTx<C> {
             undo: None,
             savepoints_held: 0,
             reads: tokio::sync::Mutex::new(ReadSet::default()),
+            validation: Validation::EveryRead,
         }
+    }
+
+    /// Whether a read through the transaction's own [`KvRead`] is recorded.
+    fn records(&self) -> bool {
+        self.validation == Validation::EveryRead
     }
 }
 
@@ -60,19 +76,24 @@ impl<C: Committer> OptimisticTx<C> {
     }
 }
 
-#[async_trait::async_trait]
-impl<C: Committer> KvRead for OptimisticTx<C> {
-    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+impl<C: Committer> OptimisticTx<C> {
+    async fn get_recording(&self, key: &[u8], record: bool) -> Result<Option<Vec<u8>>> {
         // A key the transaction wrote itself does not depend on the snapshot.
         if let Some(own) = self.writes.get(key) {
             return Ok(own.clone());
         }
         let value = self.snapshot.get(key).await?;
-        self.reads.lock().await.record_key(key, value.as_deref());
+        if record {
+            self.reads.lock().await.record_key(key, value.as_deref());
+        }
         Ok(value)
     }
 
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+    async fn multi_get_recording(
+        &self,
+        keys: &[Vec<u8>],
+        record: bool,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
         // Fetch everything not overwritten locally in one snapshot call.
         let missing: Vec<Vec<u8>> = keys
             .iter()
@@ -80,7 +101,7 @@ impl<C: Committer> KvRead for OptimisticTx<C> {
             .cloned()
             .collect();
         let fetched = self.snapshot.multi_get(&missing).await?;
-        {
+        if record {
             let mut reads = self.reads.lock().await;
             for (key, value) in missing.iter().zip(&fetched) {
                 reads.record_key(key, value.as_deref());
@@ -99,14 +120,15 @@ impl<C: Committer> KvRead for OptimisticTx<C> {
         Ok(out)
     }
 
-    async fn scan_page(
+    async fn scan_page_recording(
         &self,
         range: &KeyRange,
         direction: Direction,
         limit: usize,
+        record: bool,
     ) -> Result<ScanPage> {
         let merged = scan_merged(&*self.snapshot, &self.writes, range, direction, limit).await?;
-        if let Some(covered) = merged.covered {
+        if let (true, Some(covered)) = (record, merged.covered) {
             self.reads
                 .lock()
                 .await
@@ -117,7 +139,85 @@ impl<C: Committer> KvRead for OptimisticTx<C> {
 }
 
 #[async_trait::async_trait]
+impl<C: Committer> KvRead for OptimisticTx<C> {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_recording(key, self.records()).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.multi_get_recording(keys, self.records()).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.scan_page_recording(range, direction, limit, self.records())
+            .await
+    }
+}
+
+/// A transaction's reads, each recorded for validation (see [`Transaction::guarded`]).
+struct Guarded<'a, C> {
+    tx: &'a OptimisticTx<C>,
+}
+
+#[async_trait::async_trait]
+impl<C: Committer> KvRead for Guarded<'_, C> {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.tx.get_recording(key, true).await
+    }
+
+    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.tx.multi_get_recording(keys, true).await
+    }
+
+    async fn scan_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        self.tx
+            .scan_page_recording(range, direction, limit, true)
+            .await
+    }
+}
+
+#[async_trait::async_trait]
 impl<C: Committer> Transaction for OptimisticTx<C> {
+    fn set_validation(&mut self, validation: Validation) {
+        self.validation = validation;
+    }
+
+    fn guarded(&self) -> Box<dyn KvRead + '_> {
+        Box::new(Guarded { tx: self })
+    }
+
+    fn refresh(&mut self) -> bool {
+        if !self.core.moves_snapshots() {
+            return false;
+        }
+        self.snapshot = self.core.latest();
+        true
+    }
+
+    async fn changed_since_snapshot(&self, keys: &[Vec<u8>]) -> Result<bool> {
+        let unwritten: Vec<Vec<u8>> = keys
+            .iter()
+            .filter(|key| !self.writes.contains_key(key.as_slice()))
+            .cloned()
+            .collect();
+        if unwritten.is_empty() {
+            return Ok(false);
+        }
+        let seen = self.snapshot.multi_get(&unwritten).await?;
+        let latest = self.core.latest().multi_get(&unwritten).await?;
+        Ok(seen != latest)
+    }
+
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.buffer(key, Some(value));
     }
@@ -186,6 +286,7 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
             undo: _,
             savepoints_held: _,
             reads,
+            validation: _,
         } = *self;
         // Release the snapshot first so the backend can stop pinning old versions for it.
         drop(snapshot);

@@ -124,6 +124,9 @@ macro_rules! backend_suite {
                 txn::put_run_is_a_put_of_each,
                 txn::invalid_write_fails_commit,
                 txn::concurrent_increments_are_serialized,
+                txn::guarded_validation_checks_only_guarded_reads,
+                txn::refresh_moves_the_snapshot_under_own_writes,
+                txn::changed_since_snapshot_sees_later_commits,
             );
         }
     };

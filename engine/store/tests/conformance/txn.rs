@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use rowdex_store::{Direction, KeyRange, KvStore, Result, StoreError, WriteBatch};
+use rowdex_store::{Direction, KeyRange, KvStore, Result, StoreError, Validation, WriteBatch};
 
 use crate::common::{Entries, entries, put_all, range, reversed, scan_all};
 
@@ -394,5 +394,84 @@ pub async fn concurrent_increments_are_serialized(store: Arc<dyn KvStore>) -> Re
     }
     let total = store.get(b"counter").await?.expect("counter written");
     assert_eq!(total, (TASKS * INCREMENTS).to_be_bytes().to_vec());
+    Ok(())
+}
+
+/// A transaction that validates only its guarded reads commits over changes to what it read
+/// otherwise, and conflicts on a change to a key or range it read guarded.
+pub async fn guarded_validation_checks_only_guarded_reads(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", "1"), ("r1", "1")]).await?;
+    let mut tx = store.begin().await?;
+    tx.set_validation(Validation::GuardedReads);
+    assert_eq!(tx.get(b"a").await?, Some(b"1".to_vec()));
+    tx.scan_page(&range("r", Some("s")), Direction::Forward, 10)
+        .await?;
+    assert_eq!(tx.guarded().get(b"b").await?, Some(b"1".to_vec()));
+    put_all(&*store, &[("a", "2"), ("r2", "1")]).await?;
+    tx.put(b"c".to_vec(), b"1".to_vec());
+    tx.commit().await?;
+    assert_eq!(store.get(b"c").await?, Some(b"1".to_vec()));
+
+    let mut tx = store.begin().await?;
+    tx.set_validation(Validation::GuardedReads);
+    assert_eq!(tx.guarded().get(b"b").await?, Some(b"1".to_vec()));
+    put_all(&*store, &[("b", "2")]).await?;
+    tx.put(b"d".to_vec(), b"1".to_vec());
+    assert!(is_conflict(tx.commit().await));
+
+    let mut tx = store.begin().await?;
+    tx.set_validation(Validation::GuardedReads);
+    let page = tx
+        .guarded()
+        .scan_page(&range("r", Some("s")), Direction::Forward, 10)
+        .await?;
+    assert_eq!(page.entries.len(), 2);
+    put_all(&*store, &[("r3", "1")]).await?;
+    tx.put(b"d".to_vec(), b"1".to_vec());
+    assert!(is_conflict(tx.commit().await));
+    assert_eq!(store.get(b"d").await?, None);
+    Ok(())
+}
+
+/// A refreshed transaction reads what was committed after it began, under its own writes;
+/// a store shared by several processes (etcd) refuses to move the snapshot and keeps it.
+pub async fn refresh_moves_the_snapshot_under_own_writes(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", "1")]).await?;
+    let mut tx = store.begin().await?;
+    tx.put(b"b".to_vec(), b"own".to_vec());
+    assert_eq!(tx.get(b"a").await?, Some(b"1".to_vec()));
+    put_all(&*store, &[("a", "2"), ("b", "2"), ("c", "2")]).await?;
+    let moved = tx.refresh();
+    assert_eq!(moved, !store.capabilities().shared);
+    let expected = if moved { "2" } else { "1" };
+    assert_eq!(tx.get(b"a").await?, Some(expected.as_bytes().to_vec()));
+    assert_eq!(tx.get(b"b").await?, Some(b"own".to_vec()));
+    assert_eq!(tx.get(b"c").await?.is_some(), moved);
+    // Under full validation the read of `a` before the move still counts.
+    assert!(is_conflict(tx.commit().await));
+    Ok(())
+}
+
+/// `changed_since_snapshot` tells a key changed by a later commit from one unchanged or
+/// written by the transaction itself.
+pub async fn changed_since_snapshot_sees_later_commits(store: Arc<dyn KvStore>) -> Result<()> {
+    put_all(&*store, &[("a", "1"), ("b", "1")]).await?;
+    let mut tx = store.begin().await?;
+    assert!(
+        !tx.changed_since_snapshot(&[b"a".to_vec(), b"b".to_vec()])
+            .await?
+    );
+    put_all(&*store, &[("a", "2"), ("n", "new")]).await?;
+    assert!(tx.changed_since_snapshot(&[b"a".to_vec()]).await?);
+    assert!(tx.changed_since_snapshot(&[b"n".to_vec()]).await?);
+    assert!(
+        !tx.changed_since_snapshot(&[b"b".to_vec(), b"z".to_vec()])
+            .await?
+    );
+    tx.put(b"a".to_vec(), b"own".to_vec());
+    assert!(!tx.changed_since_snapshot(&[b"a".to_vec()]).await?);
+    // Recorded for nothing: the commit does not conflict on what was compared.
+    tx.commit().await?;
+    assert_eq!(store.get(b"a").await?, Some(b"own".to_vec()));
     Ok(())
 }
