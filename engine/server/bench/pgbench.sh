@@ -15,9 +15,10 @@
 # Scripts: pgbench's built-in select-only (-S: one point read by primary key), read-write
 # (pgbench's tpcb-like transaction: three UPDATEs, a SELECT, an INSERT in BEGIN/END) and
 # simple-update (-N: tpcb-like without the tellers' and branches' UPDATEs, so no hot rows).
-# rowdex's transactions are optimistic, so concurrent updates of one branch conflict at COMMIT
-# with 40001 where PostgreSQL waits for the row lock; pgbench retries them (--max-tries 0:
-# unlimited, within the run's time) and reports the retries. After the long read-write run
+# Both run READ COMMITTED, their default: a second UPDATE of a branch waits for the first's
+# row lock on both (rowdex's SERIALIZABLE would conflict at COMMIT with 40001 instead).
+# pgbench retries serialization failures and deadlocks (--max-tries 0: unlimited, within the
+# run's time) and reports the retries, which should be none. After the long read-write run
 # (16 clients) the script checks on rowdex that no transaction failed, that what the run added
 # to the balances of accounts, tellers and branches each equals what it added to the history
 # (the sums are taken before and after it: simple-update moves accounts and history without
