@@ -80,21 +80,15 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         session.default_characteristics(),
     )
     .await?;
-    let mut finding = Finding::new(session);
-    let rows = loop {
-        let rows = select_rows(
-            session,
-            &statement_txn,
-            &def,
-            &update.table,
-            &extra,
-            update.selection.as_ref(),
-        )
-        .await?;
-        if finding.locked(&statement_txn, &def, &rows).await? {
-            break rows;
-        }
-    };
+    let rows = select_rows(
+        session,
+        &statement_txn,
+        &def,
+        &update.table,
+        &extra,
+        update.selection.as_ref(),
+    )
+    .await?;
 
     let ncolumns = def.columns.len();
     let mut assignments = Vec::with_capacity(rows.len());
@@ -142,17 +136,8 @@ pub(crate) async fn update_native(
         session.default_characteristics(),
     )
     .await?;
-    let mut finding = Finding::new(session);
-    let rows = loop {
-        let Some(rows) = write
-            .rows(&session.db, &statement_txn.txn, params, hints)
-            .await?
-        else {
-            return Ok(None);
-        };
-        if finding.locked(&statement_txn, &def, &rows).await? {
-            break rows;
-        }
+    let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {
+        return Ok(None);
     };
     // Every value is computed before any is converted, as the DataFusion way computes them
     // all in its query first: the first error is the same either way.
@@ -288,21 +273,15 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
         session.default_characteristics(),
     )
     .await?;
-    let mut finding = Finding::new(session);
-    let rows = loop {
-        let rows = select_rows(
-            session,
-            &statement_txn,
-            &def,
-            table,
-            &[],
-            delete.selection.as_ref(),
-        )
-        .await?;
-        if finding.locked(&statement_txn, &def, &rows).await? {
-            break rows;
-        }
-    };
+    let rows = select_rows(
+        session,
+        &statement_txn,
+        &def,
+        table,
+        &[],
+        delete.selection.as_ref(),
+    )
+    .await?;
     let alias = table_alias(&def, table);
     let changed = Changed {
         def: &def,
@@ -333,17 +312,8 @@ pub(crate) async fn delete_native(
         session.default_characteristics(),
     )
     .await?;
-    let mut finding = Finding::new(session);
-    let rows = loop {
-        let Some(rows) = write
-            .rows(&session.db, &statement_txn.txn, params, hints)
-            .await?
-        else {
-            return Ok(None);
-        };
-        if finding.locked(&statement_txn, &def, &rows).await? {
-            break rows;
-        }
+    let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {
+        return Ok(None);
     };
     let alias = table_alias(&def, table);
     let changed = Changed {
@@ -490,9 +460,51 @@ fn target_table(session: &Session, table: &TableWithJoins) -> Result<Arc<TableDe
         .ok_or(Error::TableNotFound { table: name })
 }
 
+/// The rows a native UPDATE or DELETE changes, found by `write` through `statement_txn` and
+/// locked (found again while one turns out changed); None leaves the statement to DataFusion.
+async fn found_natively(
+    session: &Session,
+    write: &NativeWrite,
+    statement_txn: &StatementTxn,
+    params: &[Datum],
+    hints: &QueryHints,
+) -> Result<Option<Vec<Vec<Datum>>>> {
+    let mut finding = Finding::new(session);
+    loop {
+        let Some(rows) = write
+            .rows(&session.db, &statement_txn.txn, params, hints)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if finding.locked(statement_txn, write.table(), &rows).await? {
+            return Ok(Some(rows));
+        }
+    }
+}
+
 /// Every column (hidden ones too) of the rows an UPDATE or DELETE targets, followed by the
-/// `extra` expressions evaluated on each.
+/// `extra` expressions evaluated on each, found through `txn` and locked (found again while
+/// one turns out changed).
 async fn select_rows(
+    session: &Session,
+    txn: &StatementTxn,
+    def: &TableDef,
+    table: &TableWithJoins,
+    extra: &[String],
+    selection: Option<&ast::Expr>,
+) -> Result<Vec<Vec<Datum>>> {
+    let mut finding = Finding::new(session);
+    loop {
+        let rows = select_rows_once(session, txn, def, table, extra, selection).await?;
+        if finding.locked(txn, def, &rows).await? {
+            return Ok(rows);
+        }
+    }
+}
+
+/// One finding of [`select_rows`]: its rows as the transaction's snapshot has them.
+async fn select_rows_once(
     session: &Session,
     txn: &StatementTxn,
     def: &TableDef,
