@@ -12,6 +12,7 @@ pub(crate) mod planning;
 pub(crate) mod row_locks;
 pub(crate) mod schema_view;
 pub(crate) mod sequences;
+pub(crate) mod statement_stop;
 pub(crate) mod stats;
 pub(crate) mod txn;
 

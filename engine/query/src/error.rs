@@ -122,6 +122,12 @@ pub enum Error {
         "the transaction conflicted with a concurrent write and was rolled back: nothing it wrote was kept; run it again"
     )]
     TransactionConflict,
+    /// A cancel request stopped the statement while it waited for a row lock (57014).
+    #[error("canceling statement due to user request")]
+    StatementCancelled,
+    /// `statement_timeout` ran out while the statement waited for a row lock (57014).
+    #[error("canceling statement due to statement timeout")]
+    StatementTimeout,
     #[error("SET TRANSACTION ISOLATION LEVEL must be called before any query")]
     IsolationAfterQuery,
     #[error("a transaction is already open; COMMIT or ROLLBACK it first")]

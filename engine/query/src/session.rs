@@ -15,6 +15,7 @@ use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sequences::LastValues;
+use crate::db::statement_stop::Interrupt;
 use crate::db::txn::SessionTxn;
 use crate::df::context::context_with;
 use crate::error::Result;
@@ -67,6 +68,11 @@ pub struct Session {
     /// How long a statement waits for a row lock before it fails with 55P03 (`lock_timeout`;
     /// None: as long as it takes).
     lock_timeout: Arc<Mutex<Option<Duration>>>,
+    /// How long a statement may wait for row locks in all, from its start, before it fails
+    /// with 57014 (`statement_timeout`; None: no limit).
+    statement_timeout: Arc<Mutex<Option<Duration>>>,
+    /// Raised by a cancel request while a statement runs: its lock waits end with 57014.
+    pub(crate) interrupt: Arc<Interrupt>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
     /// How many triggers are running around the statements of this session: 0 for a
@@ -101,6 +107,8 @@ impl Session {
             notices: Arc::default(),
             default_characteristics: Arc::default(),
             lock_timeout: Arc::default(),
+            statement_timeout: Arc::default(),
+            interrupt: Arc::default(),
             trigger_depth: 0,
         }
     }
@@ -248,6 +256,37 @@ impl Session {
             .lock_timeout
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = timeout.filter(|t| !t.is_zero());
+    }
+
+    /// How long a statement may wait for row locks, counted from its start (None: no limit).
+    pub fn statement_timeout(&self) -> Option<Duration> {
+        *self
+            .statement_timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets how long a statement may wait for row locks before it fails with
+    /// `Error::StatementTimeout` (PostgreSQL's `statement_timeout` as far as the library
+    /// goes: a server also stops reads at it; None or zero: no limit).
+    pub fn set_statement_timeout(&self, timeout: Option<Duration>) {
+        *self
+            .statement_timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = timeout.filter(|t| !t.is_zero());
+    }
+
+    /// Asks the statement running on this connection to stop: a wait for a row lock it is in
+    /// (or starts) ends with `Error::StatementCancelled` (57014), until
+    /// [`Session::clear_interrupt`]. What a cancel request does to a write that cannot be
+    /// dropped safely (it may be committing); a statement past its waits runs to its end.
+    pub fn interrupt(&self) {
+        self.interrupt.raise();
+    }
+
+    /// Ends an [`Session::interrupt`]: call it once the interrupted statement has ended.
+    pub fn clear_interrupt(&self) {
+        self.interrupt.lower();
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).

@@ -45,7 +45,7 @@ use crate::cursors::declared_query;
 use crate::declared::wire_schema;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
-use crate::settings::strip_word;
+use crate::settings::{parse_set, strip_word};
 use crate::sql_prepared;
 use crate::sqlstate::{
     FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
@@ -223,19 +223,14 @@ impl Connection {
             }
             _ => {}
         }
-        let ran = if kind.cancellable(in_block) {
-            self.run_cancellable(run).await
-        } else {
-            Some(run.await)
-        };
-        let Some(ran) = ran else {
-            if in_block {
-                self.state.set_block_failed(true);
+        let ran = match self.run_stoppable(run, kind.cancellable(in_block)).await {
+            Ok(ran) => ran,
+            Err(stopped) => {
+                if in_block {
+                    self.state.set_block_failed(true);
+                }
+                return Err(Box::new(error_info(QUERY_CANCELED, stopped.message())));
             }
-            return Err(Box::new(error_info(
-                QUERY_CANCELED,
-                "canceling statement due to user request",
-            )));
         };
         match ran {
             Ok(output) => {
@@ -270,22 +265,56 @@ impl Connection {
         ran
     }
 
-    /// Runs `run` until it ends or a cancel request for this connection arrives (None). The
-    /// statement's future is then dropped: its scans stop at their next page (store reads
-    /// yield to the runtime every so often, so the request is noticed during a long scan).
-    async fn run_cancellable<F>(&self, run: F) -> Option<rowdex::Result<Output>>
+    /// Runs `run` until it ends, a cancel request for this connection arrives or the
+    /// session's `statement_timeout` runs out. A `droppable` statement (a read, a write inside
+    /// a block, whose effects the block's failure undoes) is then dropped: its scans stop at
+    /// their next page (store reads yield to the runtime every so often, so a long scan
+    /// notices). Any other write runs on, since it may be committing: a cancel raises the
+    /// session's interrupt, which ends a wait for a row lock it is in, and rowdex bounds those
+    /// waits by `statement_timeout` itself.
+    async fn run_stoppable<F>(
+        &self,
+        run: F,
+        droppable: bool,
+    ) -> Result<rowdex::Result<Output>, Stopped>
     where
         F: Future<Output = rowdex::Result<Output>>,
     {
-        let Some(key) = self.state.cancel_key() else {
-            return Some(run.await);
+        let session = &self.state.session;
+        let deadline = session
+            .statement_timeout()
+            .and_then(|limit| tokio::time::Instant::now().checked_add(limit));
+        let cancelled = async {
+            match self.state.cancel_key() {
+                Some(key) => {
+                    if key.arm().await.await.is_err() {
+                        // The connection's handle is gone: no cancel can arrive.
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
         };
-        let cancelled = key.arm().await;
+        let timed_out = async {
+            match deadline {
+                Some(deadline) if droppable => tokio::time::sleep_until(deadline).await,
+                _ => std::future::pending().await,
+            }
+        };
+        let mut run = std::pin::pin!(run);
         tokio::select! {
             biased;
-            Ok(()) = cancelled => None,
-            ran = run => Some(ran),
+            () = cancelled => {}
+            () = timed_out => return Err(Stopped::Timeout),
+            ran = &mut run => return Ok(ran),
         }
+        if droppable {
+            return Err(Stopped::Cancelled);
+        }
+        session.interrupt();
+        let ran = run.await;
+        session.clear_interrupt();
+        Ok(ran)
     }
 
     /// `SET name = value`: kept for SHOW, and reported back when clients track it.
@@ -293,12 +322,13 @@ impl Connection {
     where
         C: Sink<PgWireBackendMessage> + Unpin + Send,
     {
-        let applied = self.state.settings().apply_set(sql);
-        let (name, value) =
-            applied.map_err(|message| Box::new(error_info(INVALID_PARAMETER_VALUE, message)))?;
+        let invalid = |message| Box::new(error_info(INVALID_PARAMETER_VALUE, message));
+        let (name, value) = parse_set(sql).map_err(invalid)?;
+        // A value the session cannot take is refused before SHOW would report it.
         self.state
             .apply_transaction_parameter(&name, &value)
-            .map_err(|message| Box::new(error_info(INVALID_PARAMETER_VALUE, message)))?;
+            .map_err(invalid)?;
+        let name = self.state.settings().assign(&name, &value);
         if REPORTED_PARAMETERS.contains(&name.as_str()) {
             let status = ParameterStatus::new(name, value);
             // A client gone mid-statement is noticed by the next write of its connection.
@@ -340,6 +370,22 @@ impl Connection {
 }
 
 /// A WARNING notice (BEGIN inside a transaction, say).
+/// Why a statement was dropped before it ended (57014).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    Cancelled,
+    Timeout,
+}
+
+impl Stopped {
+    fn message(self) -> &'static str {
+        match self {
+            Stopped::Cancelled => "canceling statement due to user request",
+            Stopped::Timeout => "canceling statement due to statement timeout",
+        }
+    }
+}
+
 async fn notice<C>(client: &mut C, code: &str, message: &str)
 where
     C: Sink<PgWireBackendMessage> + Unpin + Send,

@@ -38,6 +38,7 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("transaction_deferrable", "off".to_string()),
         ("in_hot_standby", "off".to_string()),
         ("lock_timeout", "0".to_string()),
+        ("statement_timeout", "0".to_string()),
         // rowdex compiles no query code: like a PostgreSQL built without LLVM, it accepts the
         // setting and has nothing to turn on (asyncpg turns it off around its introspection).
         ("jit", "off".to_string()),
@@ -108,21 +109,21 @@ impl Settings {
         }
     }
 
-    /// Applies `SET [SESSION | LOCAL] name {= | TO} value` (or `SET TIME ZONE value`);
-    /// returns the parameter's name and new value, or a message saying what is wrong.
-    pub fn apply_set(&mut self, sql: &str) -> Result<(String, String), String> {
-        let (name, value) = parse_set(sql)?;
+    /// Sets `name` to `value` (a parameter SET named, known or not); returns the name as the
+    /// session spells it.
+    pub fn assign(&mut self, name: &str, value: &str) -> String {
         let key = name.to_lowercase();
         let spelled = self
             .values
             .get(&key)
-            .map_or_else(|| name.clone(), |(spelled, _)| spelled.clone());
-        self.values.insert(key, (spelled.clone(), value.clone()));
-        Ok((spelled, value))
+            .map_or_else(|| name.to_string(), |(spelled, _)| spelled.clone());
+        self.values
+            .insert(key, (spelled.clone(), value.to_string()));
+        spelled
     }
 }
 
-/// A time parameter's value as PostgreSQL reads it (`lock_timeout`): a whole number of
+/// A time parameter's value as PostgreSQL reads it (`lock_timeout`, `statement_timeout`): a whole number of
 /// milliseconds, or a number with a unit (`us`, `ms`, `s`, `min`, `h`, `d`); zero is no
 /// limit (None).
 pub fn milliseconds_setting(name: &str, value: &str) -> Result<Option<Duration>, String> {
@@ -160,8 +161,9 @@ pub fn milliseconds_setting(name: &str, value: &str) -> Result<Option<Duration>,
     Ok((!duration.is_zero()).then_some(duration))
 }
 
-/// The parameter and value of a SET statement's text.
-fn parse_set(sql: &str) -> Result<(String, String), String> {
+/// The parameter and value of a SET statement's text (`SET [SESSION | LOCAL] name {= | TO}
+/// value`, `SET TIME ZONE value`), or a message saying what is wrong.
+pub fn parse_set(sql: &str) -> Result<(String, String), String> {
     let text = sql.trim().trim_end_matches(';').trim();
     let rest = strip_word(text, "SET").ok_or("not a SET statement")?;
     let rest = strip_word(rest, "SESSION")
@@ -214,27 +216,31 @@ mod tests {
     #[test]
     fn set_forms_drivers_send() {
         let mut settings = Settings::default();
+        let mut apply = |sql: &str| {
+            let (name, value) = parse_set(sql)?;
+            Ok::<_, String>((settings.assign(&name, &value), value))
+        };
         assert_eq!(
-            settings.apply_set("SET extra_float_digits = 3"),
+            apply("SET extra_float_digits = 3"),
             Ok(("extra_float_digits".into(), "3".into()))
         );
         assert_eq!(
-            settings.apply_set("set application_name to 'psql'"),
+            apply("set application_name to 'psql'"),
             Ok(("application_name".into(), "psql".into()))
         );
         assert_eq!(
-            settings.apply_set("SET SESSION TIME ZONE 'UTC'"),
+            apply("SET SESSION TIME ZONE 'UTC'"),
             Ok(("TimeZone".into(), "UTC".into()))
         );
         assert_eq!(
-            settings.apply_set("SET datestyle = ISO, MDY;"),
+            apply("SET datestyle = ISO, MDY;"),
             Ok(("DateStyle".into(), "ISO, MDY".into()))
         );
+        assert!(apply("SET x").is_err());
         assert_eq!(
             settings.show("APPLICATION_NAME"),
             Some(("application_name".into(), vec!["psql".into()]))
         );
-        assert!(settings.apply_set("SET x").is_err());
         assert!(settings.knows("timezone") && settings.knows("ALL") && !settings.knows("indexes"));
     }
 }

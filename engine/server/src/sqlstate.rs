@@ -92,6 +92,7 @@ pub fn code_of(error: &Error) -> &'static str {
         | Error::NotInTransaction { .. }
         | Error::SchemaChangeAfterWrite { .. } => "25001",
         Error::ReadOnlyTransaction { .. } => "25006",
+        Error::StatementCancelled | Error::StatementTimeout => QUERY_CANCELED,
         Error::NoTransaction => "25P01",
         Error::NoSuchSavepoint { .. } => "3B001",
         Error::NoTtl { .. } | Error::NoVersions { .. } => "55000",

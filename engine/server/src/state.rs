@@ -124,7 +124,7 @@ impl SessionState {
     /// Applies a SET of a parameter that names a transaction characteristic to rowdex's
     /// session: the defaults change the next transactions, `transaction_*` the open one (and
     /// nothing outside a block, as in PostgreSQL); `lock_timeout` bounds the session's waits
-    /// for row locks. Other parameters are left alone. An error says what is wrong with the
+    /// for row locks, `statement_timeout` its statements. Other parameters are left alone. An error says what is wrong with the
     /// value.
     pub fn apply_transaction_parameter(&self, name: &str, value: &str) -> Result<(), String> {
         let name = name.to_lowercase();
@@ -142,6 +142,11 @@ impl SessionState {
             "lock_timeout" => {
                 let timeout = milliseconds_setting(&name, value)?;
                 self.session.set_lock_timeout(timeout);
+                return Ok(());
+            }
+            "statement_timeout" => {
+                let timeout = milliseconds_setting(&name, value)?;
+                self.session.set_statement_timeout(timeout);
                 return Ok(());
             }
             "default_transaction_isolation" => default.isolation = level()?,

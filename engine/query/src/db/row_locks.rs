@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rowdex_store::locks::{LockMode, LockTable, LockWait, Locked, Owner};
 
-use crate::error::Result;
+use crate::db::statement_stop::StatementStop;
+use crate::error::{Error, Result};
 
 /// The most rows one statement locks: a larger UPDATE or DELETE takes no row locks and relies
 /// on validation at COMMIT instead (a lock costs about 100 bytes of memory until the
@@ -49,14 +50,16 @@ impl RowLocks {
         self.asked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Locks each of `keys` in `mode`, in the order given, waiting as `wait` says; what each
-    /// request came to (a key skipped under SKIP LOCKED). The first failure (a deadlock, a
-    /// timeout, NOWAIT) ends the run: the keys locked before it stay locked.
+    /// Locks each of `keys` in `mode`, in the order given, waiting as `wait` says and no
+    /// longer than `stop` lets the statement; what each request came to (a key skipped under
+    /// SKIP LOCKED). The first failure (a deadlock, a timeout, NOWAIT, a cancel) ends the
+    /// run: the keys locked before it stay locked.
     pub(crate) async fn lock(
         &self,
         keys: &[Vec<u8>],
         mode: LockMode,
         wait: LockWait,
+        stop: &StatementStop,
     ) -> Result<Vec<Locked>> {
         let mut outcomes = Vec::with_capacity(keys.len());
         for key in keys {
@@ -66,7 +69,11 @@ impl RowLocks {
                 continue;
             }
             self.asked().entry(key.clone()).or_insert(None);
-            let outcome = self.table.lock(self.owner, key, mode, wait).await?;
+            let request = async {
+                let locked = self.table.lock(self.owner, key, mode, wait).await;
+                locked.map_err(Error::from)
+            };
+            let outcome = stop.bound(request).await?;
             if outcome == Locked::Granted {
                 self.asked().insert(key.clone(), Some(mode));
             }

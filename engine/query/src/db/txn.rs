@@ -38,6 +38,7 @@ use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 use crate::db::DbState;
 use crate::db::characteristics::{Characteristics, IsolationLevel};
 use crate::db::row_locks::{MAX_LOCKED_ROWS, RowLocks, RowsLocked};
+use crate::db::statement_stop::StatementStop;
 use crate::error::{Error, Result};
 
 /// The open transaction of a session. Shared by the session and by the scans of its
@@ -229,7 +230,8 @@ impl SessionTxn {
     }
 
     /// Locks the rows under `row_keys` (row entry keys of `def`) for a write by this
-    /// transaction, waiting as `wait` says while other transactions hold them, then checks
+    /// transaction, waiting as `wait` says (within `stop`'s limits) while other transactions
+    /// hold them, then checks
     /// that none changed since the statement's snapshot. A changed row moves a READ COMMITTED
     /// transaction's snapshot on ([`RowsLocked::FindAgain`]); at the other levels (and on a
     /// store whose snapshots cannot move) it is a serialization failure.
@@ -238,6 +240,7 @@ impl SessionTxn {
         def: &TableDef,
         row_keys: &[Vec<u8>],
         wait: LockWait,
+        stop: &StatementStop,
     ) -> Result<RowsLocked> {
         // SERIALIZABLE validates every read at COMMIT and takes no locks; a statement writing
         // more rows than it may lock relies on validation the same way (its guarded reads of
@@ -254,7 +257,9 @@ impl SessionTxn {
         let mut sorted = row_keys.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        self.locks.lock(&sorted, LockMode::Exclusive, wait).await?;
+        self.locks
+            .lock(&sorted, LockMode::Exclusive, wait, stop)
+            .await?;
         let entries: Vec<Vec<u8>> = sorted
             .iter()
             .flat_map(|key| def.entry_keys_of_row(key))

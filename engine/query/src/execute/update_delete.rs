@@ -19,6 +19,7 @@ use rowdex_codec::Datum;
 use rowdex_store::locks::LockWait;
 
 use crate::db::row_locks::RowsLocked;
+use crate::db::statement_stop::StatementStop;
 use crate::db::txn::StatementTxn;
 use crate::error::{Error, Result};
 use crate::execute::dml::{query_rows, written_output};
@@ -339,6 +340,8 @@ struct Finding {
     attempts: usize,
     /// How long to wait for a row another transaction holds (the session's `lock_timeout`).
     wait: LockWait,
+    /// What else ends a wait: a cancel request, the statement's `statement_timeout`.
+    stop: StatementStop,
 }
 
 impl Finding {
@@ -346,6 +349,7 @@ impl Finding {
         Finding {
             attempts: 0,
             wait: LockWait::Wait(session.lock_timeout()),
+            stop: StatementStop::starting_now(&session.interrupt, session.statement_timeout()),
         }
     }
 
@@ -360,7 +364,7 @@ impl Finding {
         let keys: Vec<Vec<u8>> = rows.iter().map(|row| def.row_key_of(row)).collect();
         match statement_txn
             .txn
-            .lock_rows_for_write(def, &keys, self.wait)
+            .lock_rows_for_write(def, &keys, self.wait, &self.stop)
             .await?
         {
             RowsLocked::AsFound => Ok(true),

@@ -430,3 +430,58 @@ async fn lock_timeout_ends_a_wait() -> TestResult {
     assert_eq!(db.locked_row_keys(), 0);
     Ok(())
 }
+
+/// `statement_timeout` ends a writer's wait with 57014 and the statement changes nothing; an
+/// interrupt (what the server does with a cancel request for a write it cannot drop) wakes a
+/// waiter at once, and once cleared the next statement waits as usual.
+#[tokio::test]
+async fn statement_timeout_and_interrupt_end_a_wait() -> TestResult {
+    let db = Database::open_memory().await?;
+    let s0 = accounts(&db).await?;
+    let s1 = db.session();
+    s1.execute("BEGIN; UPDATE acct SET bal = 1 WHERE id = 1")
+        .await?;
+
+    s0.set_statement_timeout(Some(Duration::from_millis(150)));
+    let started = std::time::Instant::now();
+    let error = s0
+        .execute("UPDATE acct SET bal = bal + 1 WHERE id IN (2, 1)")
+        .await
+        .err();
+    assert!(matches!(error, Some(Error::StatementTimeout)), "{error:?}");
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    // A lock_timeout shorter than the statement's limit is the one that ends the wait.
+    s0.set_lock_timeout(Some(Duration::from_millis(50)));
+    let error = s0.execute("DELETE FROM acct WHERE id = 1").await.err();
+    assert!(
+        matches!(error, Some(Error::Store(StoreError::LockTimeout))),
+        "{error:?}"
+    );
+    s0.set_lock_timeout(None);
+    s0.set_statement_timeout(None);
+
+    let waiting = spawn(&s0, "UPDATE acct SET bal = bal + 10 WHERE owner = 'ann'");
+    assert_waiting(&waiting, &db).await;
+    s0.interrupt();
+    let error = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await??
+        .err();
+    assert!(
+        matches!(error, Some(Error::StatementCancelled)),
+        "{error:?}"
+    );
+    s0.clear_interrupt();
+
+    // Nothing the stopped statements did is left: row 2 is as it was, and once the holder
+    // commits the next writer waits for nothing and sees its value.
+    let waiting = spawn(&s0, "UPDATE acct SET bal = bal + 10 WHERE id = 1");
+    assert_waiting(&waiting, &db).await;
+    s1.execute("COMMIT").await?;
+    tokio::time::timeout(Duration::from_secs(10), waiting).await???;
+    assert_eq!(
+        rows(&s0, "SELECT id, bal FROM acct ORDER BY id").await?,
+        table(&[&["1", "11"], &["2", "100"], &["3", "100"]])
+    );
+    assert_eq!(db.locked_row_keys(), 0);
+    Ok(())
+}

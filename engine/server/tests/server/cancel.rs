@@ -61,6 +61,10 @@ async fn run_and_cancel(client: &Client, sql: &str) -> tokio_postgres::Error {
     ran.expect_err("cancelled")
 }
 
+fn message(error: &tokio_postgres::Error) -> &str {
+    error.as_db_error().map_or("", |db| db.message())
+}
+
 async fn count(client: &Client) -> i64 {
     client
         .query_one("SELECT count(*) FROM t", &[])
@@ -94,6 +98,74 @@ async fn a_cancel_request_stops_a_long_query_and_the_connection_goes_on() {
         ROWS,
         "the cancelled block kept nothing"
     );
+    server.stop().await;
+}
+
+/// A write outside a block is not dropped when cancelled (it may be committing): a cancel
+/// request wakes it from a wait for a row lock instead, with 57014, and it changes nothing.
+/// `statement_timeout` ends such a wait, and a long read, the same way; a value SET refuses
+/// changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_or_statement_timeout_ends_a_wait_for_a_row_lock() {
+    let server = TestServer::start().await;
+    let holder = server.client().await;
+    let waiter = server.client().await;
+    fill(&holder).await;
+    holder
+        .batch_execute("BEGIN; UPDATE t SET v = -1 WHERE id = 1")
+        .await
+        .expect("lock row 1");
+
+    let error = run_and_cancel(&waiter, "UPDATE t SET v = v + 100 WHERE id IN (2, 1)").await;
+    assert_eq!(sqlstate(&error), "57014", "{error}");
+    assert_eq!(message(&error), "canceling statement due to user request");
+
+    waiter
+        .batch_execute("SET statement_timeout = '200ms'")
+        .await
+        .expect("set statement_timeout");
+    let started = std::time::Instant::now();
+    let error = waiter
+        .batch_execute("DELETE FROM t WHERE id = 1")
+        .await
+        .expect_err("timed out");
+    assert_eq!(sqlstate(&error), "57014", "{error}");
+    assert_eq!(
+        message(&error),
+        "canceling statement due to statement timeout"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    let error = waiter
+        .simple_query(&endless())
+        .await
+        .expect_err("timed out");
+    assert_eq!(sqlstate(&error), "57014", "{error}");
+
+    let refused = waiter
+        .batch_execute("SET statement_timeout = 'soon'")
+        .await
+        .expect_err("not a time");
+    assert_eq!(sqlstate(&refused), "22023", "{refused}");
+    let shown: String = waiter
+        .query_one("SHOW statement_timeout", &[])
+        .await
+        .expect("show")
+        .get(0);
+    assert_eq!(shown, "200ms");
+    waiter
+        .batch_execute("SET statement_timeout = 0")
+        .await
+        .expect("no limit");
+
+    holder.batch_execute("COMMIT").await.expect("commit");
+    let values: Vec<i64> = waiter
+        .query("SELECT v FROM t WHERE id <= 2 ORDER BY id", &[])
+        .await
+        .expect("values")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(values, [-1, 2], "the stopped statements changed nothing");
     server.stop().await;
 }
 
