@@ -131,6 +131,7 @@ suites!(
     indexes,
     joins,
     key_design,
+    locking_reads,
     native,
     nulls,
     on_conflict,

@@ -122,6 +122,18 @@ pub enum Error {
         "the transaction conflicted with a concurrent write and was rolled back: nothing it wrote was kept; run it again"
     )]
     TransactionConflict,
+    /// A locking clause on a query whose rows cannot be locked (0A000).
+    #[error("{clause} is not allowed with {with}")]
+    LockingNotAllowed { clause: String, with: String },
+    /// A locking clause over a table an outer join may fill with NULLs (0A000).
+    #[error("{clause} cannot be applied to the nullable side of an outer join")]
+    LockingNullableSide { clause: String },
+    /// `FOR UPDATE OF name` where no table of the FROM list goes by that name (42P01).
+    #[error("relation \"{name}\" in FOR UPDATE clause not found in FROM clause")]
+    LockedTableNotInFrom { name: String },
+    /// A locking read that would lock more rows than the lock table keeps for one (53200).
+    #[error("a FOR UPDATE/SHARE locks at most {limit} rows of a table; narrow its WHERE")]
+    TooManyRowLocks { limit: usize },
     /// A cancel request stopped the statement while it waited for a row lock (57014).
     #[error("canceling statement due to user request")]
     StatementCancelled,

@@ -22,6 +22,7 @@ pub(crate) mod indexes;
 pub(crate) mod insert_values;
 pub(crate) mod keydesign;
 pub(crate) mod kinds;
+pub(crate) mod locking_select;
 pub(crate) mod on_conflict;
 pub(crate) mod purge;
 pub(crate) mod query;
@@ -62,6 +63,7 @@ use crate::output::Output;
 use crate::session::{Executor, Session};
 use crate::sql::command::Command;
 use crate::sql::literals::{Lifted, bind_literals};
+use crate::sql::locking::RowLocking;
 use crate::sql::names::{object_name, statement_kind};
 use crate::sql::parse::{
     ParsedStatement, ScriptStatement, parse_with_parameters, split_statements,
@@ -439,7 +441,15 @@ async fn run_statement(
         statement
     };
     match statement {
-        Statement::Query(_) => query::run_select(session, statement, hints).await,
+        Statement::Query(query) => match RowLocking::of(query)? {
+            Some(locking) => {
+                Box::pin(locking_select::run(
+                    session, statement, query, &locking, hints,
+                ))
+                .await
+            }
+            None => query::run_select(session, statement, hints).await,
+        },
         Statement::Explain {
             statement: explained,
             verbose,

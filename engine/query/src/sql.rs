@@ -13,6 +13,7 @@ pub(crate) mod command;
 pub(crate) mod hints;
 pub(crate) mod integer_types;
 pub(crate) mod literals;
+pub(crate) mod locking;
 pub(crate) mod names;
 pub(crate) mod output_names;
 pub(crate) mod parameter_casts;

@@ -57,7 +57,9 @@ pub fn code_of(error: &Error) -> &'static str {
     match error {
         Error::Parse { .. } | Error::ColumnCountMismatch { .. } => "42601",
         Error::ExpressionTooDeep { .. } => "54001",
-        Error::Unsupported { .. } | Error::NotPageable { .. } => FEATURE_NOT_SUPPORTED,
+        Error::Unsupported { .. } | Error::NotPageable { .. } | Error::LockingNotAllowed { .. } => {
+            FEATURE_NOT_SUPPORTED
+        }
         Error::TableNotFound { .. } => "42P01",
         Error::ColumnNotFound { .. } => "42703",
         Error::IndexNotFound { .. } | Error::UnknownType { .. } => "42704",

@@ -28,18 +28,17 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use datafusion::prelude::SessionConfig;
 use rowdex_catalog::CatalogEdits;
-use rowdex_catalog::TableDef;
-use rowdex_store::locks::{LockMode, LockWait};
 use rowdex_store::{
     Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction, Validation,
 };
 use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 
 use crate::db::DbState;
-use crate::db::characteristics::{Characteristics, IsolationLevel};
-use crate::db::row_locks::{MAX_LOCKED_ROWS, RowLocks, RowsLocked};
-use crate::db::statement_stop::StatementStop;
+use crate::db::characteristics::Characteristics;
+use crate::db::row_locks::RowLocks;
 use crate::error::{Error, Result};
+
+mod row_locking;
 
 /// The open transaction of a session. Shared by the session and by the scans of its
 /// statements (as a DataFusion config extension), which read through it.
@@ -227,58 +226,6 @@ impl SessionTxn {
         }
         self.started.store(true, Ordering::Release);
         Ok(())
-    }
-
-    /// Locks the rows under `row_keys` (row entry keys of `def`) for a write by this
-    /// transaction, waiting as `wait` says (within `stop`'s limits) while other transactions
-    /// hold them, then checks
-    /// that none changed since the statement's snapshot. A changed row moves a READ COMMITTED
-    /// transaction's snapshot on ([`RowsLocked::FindAgain`]); at the other levels (and on a
-    /// store whose snapshots cannot move) it is a serialization failure.
-    pub(crate) async fn lock_rows_for_write(
-        &self,
-        def: &TableDef,
-        row_keys: &[Vec<u8>],
-        wait: LockWait,
-        stop: &StatementStop,
-    ) -> Result<RowsLocked> {
-        // SERIALIZABLE validates every read at COMMIT and takes no locks; a statement writing
-        // more rows than it may lock relies on validation the same way (its guarded reads of
-        // the rows it changes fail the commit if another writer changed one).
-        let isolation = self.characteristics().isolation;
-        if row_keys.is_empty()
-            || isolation == IsolationLevel::Serializable
-            || row_keys.len() > MAX_LOCKED_ROWS
-        {
-            return Ok(RowsLocked::AsFound);
-        }
-        // One order for every writer: two statements locking overlapping sets in key order
-        // cannot deadlock on them.
-        let mut sorted = row_keys.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        self.locks
-            .lock(&sorted, LockMode::Exclusive, wait, stop)
-            .await?;
-        let entries: Vec<Vec<u8>> = sorted
-            .iter()
-            .flat_map(|key| def.entry_keys_of_row(key))
-            .collect();
-        let changed = {
-            let state = self.state.read().await;
-            let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
-            open.tx.changed_since_snapshot(&entries).await?
-        };
-        if !changed {
-            return Ok(RowsLocked::AsFound);
-        }
-        if isolation.reads_per_statement() {
-            let mut state = self.state.write().await;
-            if open(&mut state)?.tx.refresh() {
-                return Ok(RowsLocked::FindAgain);
-            }
-        }
-        Err(Error::WriteConflict)
     }
 
     /// Keeps (`succeeded`) or undoes the statement that started at `savepoint`.

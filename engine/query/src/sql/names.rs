@@ -62,3 +62,24 @@ pub(crate) fn target_columns(table: &TableDef, names: &[ObjectName]) -> Result<V
     }
     Ok(targets)
 }
+
+/// Aggregate functions by name (a column inside one is not bare; rows of a query calling one
+/// cannot be locked).
+pub(crate) const AGGREGATES: [&str; 16] = [
+    "count",
+    "sum",
+    "total",
+    "min",
+    "max",
+    "avg",
+    "group_concat",
+    "string_agg",
+    "array_agg",
+    "first_value",
+    "last_value",
+    "any_value",
+    "bool_and",
+    "bool_or",
+    "median",
+    "stddev",
+];

@@ -16,6 +16,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use crate::error::{Error, Result};
 use crate::sql::command::{Command, parse_command};
 use crate::sql::hints::QueryHints;
+use crate::sql::locking::{check_locking_placement, locking_clause_forms};
 use crate::sql::tokens::{
     FamilyMember, StatementBoundary, copy_option_booleans, empty_in_lists_as_subqueries,
     family_qualified_columns, insert_aliases_as_table_names, needs_postgres_dialect,
@@ -295,6 +296,7 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
     empty_in_lists_as_subqueries(&mut tokens);
     insert_aliases_as_table_names(&mut tokens);
     copy_option_booleans(&mut tokens);
+    let locking = locking_clause_forms(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.
@@ -339,6 +341,12 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
                 );
             }
         };
+        if locking
+            && let ParsedStatement::Sql { statement: sql, .. } = &statement
+            && let Err(error) = check_locking_placement(sql)
+        {
+            return (statements, Some(error));
+        }
         let next = parser.peek_token();
         if next.token != Token::SemiColon && next.token != Token::EOF {
             return (

@@ -28,6 +28,8 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+use crate::sql::names::AGGREGATES;
+
 /// Drops every unary `+` (keeping its operand parenthesised, so precedence is unchanged).
 pub(crate) fn strip_unary_plus(statement: &mut Statement) {
     let _ = visit_expressions_mut(statement, |expr| {
@@ -248,26 +250,6 @@ pub(crate) fn division_by_zero_as_null(statement: &mut Statement) -> bool {
     });
     changed
 }
-
-/// Aggregate functions: a column inside one is not bare.
-const AGGREGATES: [&str; 16] = [
-    "count",
-    "sum",
-    "total",
-    "min",
-    "max",
-    "avg",
-    "group_concat",
-    "string_agg",
-    "array_agg",
-    "first_value",
-    "last_value",
-    "any_value",
-    "bool_and",
-    "bool_or",
-    "median",
-    "stddev",
-];
 
 /// Gives the bare columns of a top-level aggregate query (GROUP BY, in its select list, HAVING
 /// and ORDER BY: a column neither grouped by nor inside an aggregate) the value of some row of their

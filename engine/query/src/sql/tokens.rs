@@ -245,7 +245,7 @@ pub(crate) fn copy_option_booleans(tokens: &mut [TokenWithSpan]) {
 }
 
 /// The first token at or after `from` that is not whitespace or a comment.
-fn significant(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
+pub(crate) fn significant(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
     (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
 }
 

@@ -20,6 +20,7 @@ mod indexes;
 mod isolation;
 mod joins;
 mod limits;
+mod locking_reads;
 mod memory_budget;
 mod paging;
 mod plan_once;

@@ -23,7 +23,10 @@ line (see transcript.py). Topics, each a small function below, in the order they
 - SHOW transaction_isolation, conn.info.transaction_status around BEGIN/COMMIT, aggregates,
   fetchone on an empty result;
 - SQL-level PREPARE / EXECUTE / DEALLOCATE, with and without parameter types, their errors;
-- COMMENT ON and ALTER TABLE ... OWNER TO as migration tools emit them.
+- COMMENT ON and ALTER TABLE ... OWNER TO as migration tools emit them;
+- row locks between two connections: SELECT ... FOR UPDATE with a parameter, NOWAIT (55P03),
+  SKIP LOCKED, lock_timeout (55P03) and statement_timeout (57014) on a waiting UPDATE, FOR
+  UPDATE with an aggregate (0A000), the lock gone at COMMIT.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -666,6 +669,35 @@ def step_tool_ddl(auto, t):
         auto, "ALTER TABLE psy_items OWNER TO CURRENT_USER"))
 
 
+# -- row locks ---------------------------------------------------------------------------------
+
+
+def step_row_locks(args, conn, t):
+    other = connect(args, True)
+    locked = "SELECT id, note FROM psy_tx WHERE id = %s FOR UPDATE"
+    t.step("lock_for_update", lambda: query(conn, locked, [10]))
+    t.step("lock_nowait_held", lambda: query(other, locked + " NOWAIT", [10]))
+    t.step("lock_skip_locked", lambda: query(
+        other, "SELECT id FROM psy_tx ORDER BY id LIMIT 2 FOR NO KEY UPDATE SKIP LOCKED"))
+
+    def waiting_update(setting):
+        other.execute(f"SET {setting} = '100ms'")
+        try:
+            return command(other, "UPDATE psy_tx SET note = 'waited' WHERE id = %s", [10])
+        finally:
+            other.execute(f"SET {setting} = 0")
+
+    t.step("lock_timeout_update", lambda: waiting_update("lock_timeout"))
+    t.step("statement_timeout_update", lambda: waiting_update("statement_timeout"))
+    t.step("lock_with_aggregate", lambda: query(other, "SELECT count(*) FROM psy_tx FOR UPDATE"))
+    t.step("lock_released_at_commit", conn.commit)
+    t.step("lock_free_after_commit", lambda: query(other, locked + " NOWAIT", [10]))
+    t.check("lock_waiters_wrote_nothing", holds(lambda: query(
+        other, "SELECT count(*) FROM psy_tx WHERE note = 'waited'")["rows"] == [(0,)]))
+    other.close()
+    settle(conn)
+
+
 def main(args, t):
     auto, conn = step_connect(args, t)
     if auto is None:
@@ -682,6 +714,7 @@ def main(args, t):
     step_aggregates(conn, t)
     step_sql_prepared(auto, conn, t)
     step_tool_ddl(auto, t)
+    step_row_locks(args, conn, t)
 
     def close():
         conn.close()

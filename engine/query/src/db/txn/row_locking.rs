@@ -1,0 +1,90 @@
+//! A transaction's row locks: taking them (`lock_row_keys`), checking the locked rows against
+//! the statement's snapshot (`check_locked_rows`), and the two together for an UPDATE or
+//! DELETE (`lock_rows_for_write`). `SELECT ... FOR UPDATE/SHARE` uses the first two itself.
+
+use rowdex_catalog::TableDef;
+use rowdex_store::StoreError;
+use rowdex_store::locks::{LockMode, LockWait, Locked};
+
+use super::{SessionTxn, open};
+use crate::db::characteristics::IsolationLevel;
+use crate::db::row_locks::{MAX_LOCKED_ROWS, RowsLocked};
+use crate::db::statement_stop::StatementStop;
+use crate::error::{Error, Result};
+
+impl SessionTxn {
+    /// Locks the rows under `row_keys` (row entry keys of `def`) for a write by this
+    /// transaction, waiting as `wait` says (within `stop`'s limits) while other transactions
+    /// hold them, then checks that none changed since the statement's snapshot (see
+    /// [`SessionTxn::check_locked_rows`]).
+    pub(crate) async fn lock_rows_for_write(
+        &self,
+        def: &TableDef,
+        row_keys: &[Vec<u8>],
+        wait: LockWait,
+        stop: &StatementStop,
+    ) -> Result<RowsLocked> {
+        // SERIALIZABLE validates every read at COMMIT and takes no locks; a statement writing
+        // more rows than it may lock relies on validation the same way (its guarded reads of
+        // the rows it changes fail the commit if another writer changed one).
+        let isolation = self.characteristics().isolation;
+        if row_keys.is_empty()
+            || isolation == IsolationLevel::Serializable
+            || row_keys.len() > MAX_LOCKED_ROWS
+        {
+            return Ok(RowsLocked::AsFound);
+        }
+        // One order for every writer: two statements locking overlapping sets in key order
+        // cannot deadlock on them.
+        let mut sorted = row_keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        self.lock_row_keys(&sorted, LockMode::Exclusive, wait, stop)
+            .await?;
+        self.check_locked_rows(&[(def, sorted.as_slice())]).await
+    }
+
+    /// Locks each of `row_keys` in `mode`, in the order given, waiting as `wait` says within
+    /// `stop`'s limits; what each request came to (a key skipped under SKIP LOCKED).
+    pub(crate) async fn lock_row_keys(
+        &self,
+        row_keys: &[Vec<u8>],
+        mode: LockMode,
+        wait: LockWait,
+        stop: &StatementStop,
+    ) -> Result<Vec<Locked>> {
+        self.locks.lock(row_keys, mode, wait, stop).await
+    }
+
+    /// Whether the locked rows (row keys of each table) are as the statement's snapshot has
+    /// them. A changed one (its writer committed while this transaction waited) moves a READ
+    /// COMMITTED transaction's snapshot on ([`RowsLocked::FindAgain`]); at the other levels
+    /// (and on a store whose snapshots cannot move) it is a serialization failure.
+    pub(crate) async fn check_locked_rows(
+        &self,
+        rows: &[(&TableDef, &[Vec<u8>])],
+    ) -> Result<RowsLocked> {
+        let entries: Vec<Vec<u8>> = rows
+            .iter()
+            .flat_map(|(def, keys)| keys.iter().flat_map(|key| def.entry_keys_of_row(key)))
+            .collect();
+        if entries.is_empty() {
+            return Ok(RowsLocked::AsFound);
+        }
+        let changed = {
+            let state = self.state.read().await;
+            let open = state.as_ref().ok_or(StoreError::TransactionEnded)?;
+            open.tx.changed_since_snapshot(&entries).await?
+        };
+        if !changed {
+            return Ok(RowsLocked::AsFound);
+        }
+        if self.characteristics().isolation.reads_per_statement() {
+            let mut state = self.state.write().await;
+            if open(&mut state)?.tx.refresh() {
+                return Ok(RowsLocked::FindAgain);
+            }
+        }
+        Err(Error::WriteConflict)
+    }
+}
