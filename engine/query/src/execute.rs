@@ -48,8 +48,10 @@ use datafusion::sql::sqlparser::ast::{
     Delete, Expr, ObjectType, SetExpr, Statement, Update, Value, visit_expressions,
 };
 use rowdex_codec::Datum;
+use rowdex_store::locks::LockWait;
 
 use crate::db::sequences::LAST_VALUES;
+use crate::db::statement_stop::StatementStop;
 use crate::db::txn::with_query_view;
 use crate::df::context::plan_statement;
 use crate::error::{Error, Result};
@@ -311,6 +313,10 @@ impl Session {
             // snapshot, so running it again would meet the same state. A failure undoes the
             // statement alone.
             let savepoint = txn.statement_start().await?;
+            txn.set_statement_waits(
+                LockWait::Wait(self.lock_timeout()),
+                StatementStop::starting_now(&self.interrupt, self.statement_timeout()),
+            );
             let result = run_once(self, parsed, compiled).await;
             txn.statement_end(savepoint, result.is_ok()).await?;
             if schema_change && result.is_ok() {

@@ -37,9 +37,11 @@ impl Interrupt {
 }
 
 /// One statement's limits on waiting: its deadline and its connection's interrupt.
+#[derive(Debug, Clone)]
 pub(crate) struct StatementStop {
     deadline: Option<Instant>,
-    interrupt: watch::Receiver<bool>,
+    /// None: nothing can interrupt the statement (one run by rowdex itself).
+    interrupt: Option<watch::Receiver<bool>>,
 }
 
 impl StatementStop {
@@ -49,7 +51,15 @@ impl StatementStop {
             deadline: timeout
                 .filter(|limit| !limit.is_zero())
                 .and_then(|limit| Instant::now().checked_add(limit)),
-            interrupt: interrupt.raised.subscribe(),
+            interrupt: Some(interrupt.raised.subscribe()),
+        }
+    }
+
+    /// No limits: a wait ends when the lock is granted (or `lock_timeout` runs out).
+    pub(crate) fn unbounded() -> Self {
+        StatementStop {
+            deadline: None,
+            interrupt: None,
         }
     }
 
@@ -68,7 +78,11 @@ impl StatementStop {
         let cancelled = async {
             // The sender lives as long as the session this statement runs in; were it gone,
             // nobody could raise it.
-            if interrupt.wait_for(|raised| *raised).await.is_err() {
+            let raised = match interrupt.as_mut() {
+                Some(interrupt) => interrupt.wait_for(|raised| *raised).await.is_ok(),
+                None => false,
+            };
+            if !raised {
                 std::future::pending::<()>().await;
             }
         };

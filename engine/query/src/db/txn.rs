@@ -36,6 +36,7 @@ use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
 use crate::db::row_locks::RowLocks;
+use crate::db::txn::row_locking::StatementWaits;
 use crate::error::{Error, Result};
 
 mod row_locking;
@@ -58,6 +59,8 @@ pub(crate) struct SessionTxn {
     started: AtomicBool,
     /// The row locks it holds, released when it ends.
     locks: RowLocks,
+    /// How the statement running in it waits for a row lock (see `row_locking`).
+    statement_waits: Mutex<StatementWaits>,
 }
 
 struct Open {
@@ -135,6 +138,7 @@ impl SessionTxn {
             catalog: Mutex::new(CatalogEdits::default()),
             started: AtomicBool::new(false),
             locks: db.row_locks(),
+            statement_waits: Mutex::default(),
         }))
     }
 

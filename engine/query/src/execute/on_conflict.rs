@@ -145,6 +145,12 @@ pub(crate) async fn insert_or_update(
     if let Some(checks) = Checks::compile(def)? {
         checks.check(def, &rows)?;
     }
+    // In a transaction block, the proposed keys are locked before conflicts are looked for:
+    // a row another transaction is inserting or changing is waited for, then seen as it
+    // committed.
+    if let Some(txn) = txn {
+        txn.lock_keys_for_insert(def, &rows).await?;
+    }
     let mut writer = RowWriter::begin(db, def, txn).await?;
 
     // Each proposed row against the rows stored before the statement; a row whose arbiter

@@ -47,6 +47,10 @@ pub(crate) async fn write_rows(
         check_unset_columns(def, targets, &rows)?;
     }
 
+    // In a transaction block, the keys are locked before they are looked for.
+    if let Some(txn) = txn {
+        txn.lock_keys_for_insert(def, &rows).await?;
+    }
     let mut writer = RowWriter::begin(db, def, txn).await?;
     let mut prefetched = if hidden.is_none() {
         prefetch_existing(&writer, def, &rows, mode).await?

@@ -485,3 +485,90 @@ async fn statement_timeout_and_interrupt_end_a_wait() -> TestResult {
     assert_eq!(db.locked_row_keys(), 0);
     Ok(())
 }
+
+fn is_duplicate(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::DuplicateKey { .. } | Error::UniqueViolation { .. }
+    )
+}
+
+/// Two transactions inserting one key (or one UNIQUE value) queue: the second waits, then
+/// fails with a duplicate once the first commits, or inserts once it rolls back; an ON
+/// CONFLICT DO UPDATE waits for the row's writer and updates the row as it committed.
+#[tokio::test]
+async fn inserts_of_one_key_queue_behind_each_other() -> TestResult {
+    let db = Database::open_memory().await?;
+    let s0 = accounts(&db).await?;
+    s0.execute("CREATE UNIQUE INDEX acct_owner_unique ON acct (owner)")
+        .await?;
+    let s1 = db.session();
+    for (id, first_ends, second_ok) in [(5, "COMMIT", false), (9, "ROLLBACK", true)] {
+        s1.execute(&format!(
+            "BEGIN; INSERT INTO acct VALUES ({id}, 'first {id}', 1)"
+        ))
+        .await?;
+        s0.execute("BEGIN").await?;
+        let by_key = spawn(
+            &s0,
+            &format!("INSERT INTO acct VALUES ({id}, 'second {id}', 2)"),
+        );
+        assert_waiting(&by_key, &db).await;
+        s1.execute(first_ends).await?;
+        let outcome = tokio::time::timeout(Duration::from_secs(10), by_key).await??;
+        match (&outcome, second_ok) {
+            (Ok(_), true) => {}
+            (Err(error), false) if is_duplicate(error) => {}
+            other => panic!("after {first_ends}: {other:?}"),
+        }
+        s0.execute("ROLLBACK").await?;
+    }
+    // The same through a UNIQUE index.
+    s1.execute("BEGIN; INSERT INTO acct VALUES (6, 'gus', 1)")
+        .await?;
+    s0.execute("BEGIN").await?;
+    let by_value = spawn(&s0, "INSERT INTO acct VALUES (7, 'gus', 2)");
+    assert_waiting(&by_value, &db).await;
+    s1.execute("COMMIT").await?;
+    let error = tokio::time::timeout(Duration::from_secs(10), by_value)
+        .await??
+        .err();
+    assert!(error.as_ref().is_some_and(is_duplicate), "{error:?}");
+    s0.execute("ROLLBACK").await?;
+
+    // ON CONFLICT DO UPDATE waits for the row's writer and adds to what it committed.
+    s1.execute("BEGIN; UPDATE acct SET bal = bal + 1 WHERE id = 1")
+        .await?;
+    s0.execute("BEGIN").await?;
+    let upsert = spawn(
+        &s0,
+        "INSERT INTO acct VALUES (1, 'ann', 0) ON CONFLICT (id) DO UPDATE SET bal = acct.bal + 10",
+    );
+    assert_waiting(&upsert, &db).await;
+    s1.execute("COMMIT").await?;
+    tokio::time::timeout(Duration::from_secs(10), upsert).await???;
+    s0.execute("COMMIT").await?;
+    assert_eq!(
+        value(&s0, "SELECT bal FROM acct WHERE id = 1").await?,
+        "111"
+    );
+
+    // REPEATABLE READ: a key another transaction committed after the snapshot is a
+    // serialization failure.
+    s0.execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
+    rows(&s0, "SELECT count(*) FROM acct").await?;
+    s1.execute("INSERT INTO acct VALUES (8, 'hal', 1)").await?;
+    let error = s0
+        .execute("INSERT INTO acct VALUES (8, 'ida', 1)")
+        .await
+        .err();
+    assert!(
+        error
+            .as_ref()
+            .is_some_and(|e| is_serialization_failure(e) || is_duplicate(e)),
+        "{error:?}"
+    );
+    s0.execute("ROLLBACK").await?;
+    assert_eq!(db.locked_row_keys(), 0);
+    Ok(())
+}

@@ -1,8 +1,13 @@
 //! A transaction's row locks: taking them (`lock_row_keys`), checking the locked rows against
 //! the statement's snapshot (`check_locked_rows`), and the two together for an UPDATE or
-//! DELETE (`lock_rows_for_write`). `SELECT ... FOR UPDATE/SHARE` uses the first two itself.
+//! DELETE (`lock_rows_for_write`) and an INSERT (`lock_keys_for_insert`: the new rows' keys
+//! and UNIQUE values). `SELECT ... FOR UPDATE/SHARE` uses the first two itself.
+
+use std::sync::PoisonError;
 
 use rowdex_catalog::TableDef;
+use rowdex_codec::Datum;
+use rowdex_indexer::layout;
 use rowdex_store::StoreError;
 use rowdex_store::locks::{LockMode, LockWait, Locked};
 
@@ -12,7 +17,93 @@ use crate::db::row_locks::{MAX_LOCKED_ROWS, RowsLocked};
 use crate::db::statement_stop::StatementStop;
 use crate::error::{Error, Result};
 
+/// How the statement running in a transaction waits for a row lock: its `lock_timeout` and
+/// its other limits, set when it starts (an INSERT deep in the write path reads them here).
+#[derive(Debug, Default)]
+pub(crate) struct StatementWaits {
+    wait: Option<LockWait>,
+    stop: Option<StatementStop>,
+}
+
 impl SessionTxn {
+    /// Sets how the statement starting now waits for row locks.
+    pub(crate) fn set_statement_waits(&self, wait: LockWait, stop: StatementStop) {
+        *self
+            .statement_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = StatementWaits {
+            wait: Some(wait),
+            stop: Some(stop),
+        };
+    }
+
+    /// Locks the keys an INSERT of `rows` into `def` writes (each row key, each UNIQUE
+    /// index's value) before it looks for them, so that two transactions inserting one key
+    /// queue instead of both finding it free: the second waits, and once the first commits,
+    /// READ COMMITTED reads on from a fresh snapshot and finds the row (23505, DO NOTHING, or
+    /// DO UPDATE of the row as committed); REPEATABLE READ fails with 40001. SERIALIZABLE, a
+    /// table keyed by row ids (a fresh id is nobody else's), and a statement of more rows than
+    /// `MAX_LOCKED_ROWS` lock nothing and rely on validation at COMMIT.
+    pub(crate) async fn lock_keys_for_insert(
+        &self,
+        def: &TableDef,
+        rows: &[Vec<Datum>],
+    ) -> Result<()> {
+        let isolation = self.characteristics().isolation;
+        if rows.is_empty()
+            || isolation == IsolationLevel::Serializable
+            || rows.len() > MAX_LOCKED_ROWS
+            || def.rowid_column().is_some()
+        {
+            return Ok(());
+        }
+        let mut row_keys: Vec<Vec<u8>> = rows.iter().map(|row| def.row_key_of(row)).collect();
+        row_keys.sort_unstable();
+        row_keys.dedup();
+        let unique_values: Vec<Vec<u8>> = def
+            .indexes
+            .iter()
+            .flat_map(|index| {
+                rows.iter()
+                    .filter_map(|row| layout::unique_prefix(index, row))
+            })
+            .collect();
+        let mut keys: Vec<Vec<u8>> = row_keys.iter().cloned().chain(unique_values).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let (wait, stop) = {
+            let waits = self
+                .statement_waits
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (waits.wait, waits.stop.clone())
+        };
+        let stop = stop.unwrap_or_else(StatementStop::unbounded);
+        self.lock_row_keys(
+            &keys,
+            LockMode::Exclusive,
+            wait.unwrap_or(LockWait::Wait(None)),
+            &stop,
+        )
+        .await?;
+        let has_unique = keys.len() > row_keys.len();
+        match self
+            .check_locked_rows(&[(def, row_keys.as_slice())])
+            .await?
+        {
+            RowsLocked::FindAgain => Ok(()),
+            // A UNIQUE value's entry has a key of its own the check does not know: a READ
+            // COMMITTED insert reads on from the state after the waits, which shows a value
+            // another transaction committed meanwhile.
+            RowsLocked::AsFound if has_unique && isolation.reads_per_statement() => {
+                let mut state = self.state.write().await;
+                open(&mut state)?.tx.refresh();
+                Ok(())
+            }
+            RowsLocked::AsFound => Ok(()),
+        }
+    }
+
     /// Locks the rows under `row_keys` (row entry keys of `def`) for a write by this
     /// transaction, waiting as `wait` says (within `stop`'s limits) while other transactions
     /// hold them, then checks that none changed since the statement's snapshot (see
