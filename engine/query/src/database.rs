@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::prelude::SessionContext;
-use rowdex_catalog::{Catalog, RoleDef, TableDef};
+use rowdex_catalog::{Catalog, RoleDef, TableDef, keyspace};
+use rowdex_store::locks::LockMode;
 use rowdex_store::{
     Durability, EtcdAddress, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore,
 };
@@ -93,6 +94,38 @@ impl Database {
     /// of READ COMMITTED and REPEATABLE READ writers, released when each transaction ends).
     pub fn locked_row_keys(&self) -> usize {
         self.inner.locked_keys()
+    }
+
+    /// Every holder and waiter of a row lock in this process right now (what pg_locks
+    /// shows): the table of the key, the mode, whether it is held, and the transaction and
+    /// the label of its session ([`Session::set_lock_tag`](crate::Session::set_lock_tag)).
+    pub fn row_locks(&self) -> Vec<RowLock> {
+        let tables = self.inner.catalog.tables();
+        let table_of = |key: &[u8]| -> Option<String> {
+            let id = u32::from_be_bytes(key.get(1..5)?.try_into().ok()?);
+            let found = match key.first()? {
+                &keyspace::TABLE_DATA | &keyspace::FAMILY_DATA => {
+                    tables.iter().find(|table| table.id == id)
+                }
+                &keyspace::INDEX_DATA => tables
+                    .iter()
+                    .find(|table| table.indexes.iter().any(|index| index.id == id)),
+                _ => None,
+            };
+            found.map(|table| table.name.clone())
+        };
+        self.inner
+            .lock_entries()
+            .into_iter()
+            .map(|entry| RowLock {
+                table: table_of(&entry.key),
+                key: entry.key,
+                exclusive: entry.mode == LockMode::Exclusive,
+                granted: entry.granted,
+                transaction: entry.owner,
+                tag: entry.tag,
+            })
+            .collect()
     }
 
     /// How many statements this database planned so far: DataFusion's plans and native
@@ -191,4 +224,21 @@ impl Database {
     pub async fn checkpoint(&self) -> Result<()> {
         Ok(self.inner.store.checkpoint().await?)
     }
+}
+
+/// A holder or waiter of one row lock ([`Database::row_locks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowLock {
+    /// The table whose row (or UNIQUE value) is locked, if it still exists.
+    pub table: Option<String>,
+    /// The locked key (a row key, or a UNIQUE index's value prefix).
+    pub key: Vec<u8>,
+    /// An exclusive lock (a write, FOR UPDATE) or a shared one (FOR SHARE).
+    pub exclusive: bool,
+    /// Held, or waited for.
+    pub granted: bool,
+    /// The transaction (unique within the process).
+    pub transaction: u64,
+    /// Its session's label, if it has one.
+    pub tag: Option<i64>,
 }

@@ -75,10 +75,16 @@ impl DbState {
         }
     }
 
-    /// A new transaction's place in the lock table.
-    pub(crate) fn row_locks(&self) -> RowLocks {
+    /// A new transaction's place in the lock table, labelled `tag` (its session's backend
+    /// pid, for pg_locks).
+    pub(crate) fn row_locks(&self, tag: Option<i64>) -> RowLocks {
         let owner = self.next_lock_owner.fetch_add(1, Ordering::Relaxed);
-        RowLocks::new(Arc::clone(&self.locks), owner)
+        RowLocks::new(Arc::clone(&self.locks), owner, tag)
+    }
+
+    /// Every holder and waiter of a row lock in this process right now.
+    pub(crate) fn lock_entries(&self) -> Vec<rowdex_store::locks::LockEntry> {
+        self.locks.entries()
     }
 
     /// Row keys locked by this process's transactions right now (held or waited for).

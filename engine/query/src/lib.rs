@@ -53,7 +53,7 @@ mod write;
 
 pub use copy_data::format::{CopyFormat, CopyFormatKind};
 pub use copy_data::stream::{CopyIn, CopyOut};
-pub use database::Database;
+pub use database::{Database, RowLock};
 pub use db::characteristics::{Characteristics, IsolationLevel};
 pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use db::planning::Planning;

@@ -3,6 +3,7 @@
 //! in. The statements themselves are run by `impl Session` blocks in the files of the features
 //! that add them (`execute`, `prepared`, `paging`), so this file imports none of them.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -73,6 +74,9 @@ pub struct Session {
     statement_timeout: Arc<Mutex<Option<Duration>>>,
     /// Raised by a cancel request while a statement runs: its lock waits end with 57014.
     pub(crate) interrupt: Arc<Interrupt>,
+    /// What labels the row locks of this connection's transactions (a server's backend pid;
+    /// 0: nothing), shown by [`Database::row_locks`](crate::Database::row_locks).
+    lock_tag: Arc<AtomicI64>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
     /// How many triggers are running around the statements of this session: 0 for a
@@ -109,6 +113,7 @@ impl Session {
             lock_timeout: Arc::default(),
             statement_timeout: Arc::default(),
             interrupt: Arc::default(),
+            lock_tag: Arc::default(),
             trigger_depth: 0,
         }
     }
@@ -287,6 +292,16 @@ impl Session {
     /// Ends an [`Session::interrupt`]: call it once the interrupted statement has ended.
     pub fn clear_interrupt(&self) {
         self.interrupt.lower();
+    }
+
+    /// Labels the row locks this connection's transactions take with `tag` (a server's
+    /// backend pid, so that pg_locks can say whose they are).
+    pub fn set_lock_tag(&self, tag: i64) {
+        self.lock_tag.store(tag, Ordering::Relaxed);
+    }
+
+    pub(crate) fn lock_tag(&self) -> Option<i64> {
+        Some(self.lock_tag.load(Ordering::Relaxed)).filter(|tag| *tag != 0)
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).

@@ -95,6 +95,8 @@ impl SessionState {
             server_version: format!("PostgreSQL {SERVER_VERSION}"),
             settings: self.settings.clone(),
         };
+        // Its transactions' row locks show this backend's pid in pg_locks.
+        self.session.set_lock_tag(i64::from(facts.pid));
         let schema = self.session.schema_view();
         register_pg_catalog(self.session.context(), &self.db, &schema, facts);
         let mut settings = self.settings();

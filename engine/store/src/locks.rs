@@ -50,10 +50,24 @@ pub enum Locked {
     Skipped,
 }
 
+/// One holder or waiter of a locked key, as [`LockTable::entries`] lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockEntry {
+    pub key: Vec<u8>,
+    pub owner: Owner,
+    /// What the owner was tagged with (the server's backend pid of its session), if anything.
+    pub tag: Option<i64>,
+    pub mode: LockMode,
+    /// Held (true) or waited for (false).
+    pub granted: bool,
+}
+
 /// See the module's header.
 #[derive(Debug, Default)]
 pub struct LockTable {
     keys: DashMap<Vec<u8>, KeyQueue>,
+    /// A label per owner that has one, for [`LockTable::entries`] (pg_locks' pid).
+    tags: DashMap<Owner, i64>,
     /// The keys each waiting transaction waits for, with its ticket in each key's queue (a
     /// transaction may wait for several at once: partitions of one statement).
     waiting: DashMap<Owner, Vec<(Vec<u8>, u64)>>,
@@ -182,6 +196,45 @@ impl LockTable {
                 self.keys.remove_if(key, |_, queue| queue.is_idle());
             }
         }
+    }
+
+    /// Labels `owner`'s entries with `tag` until [`LockTable::forget_owner`].
+    pub fn tag_owner(&self, owner: Owner, tag: i64) {
+        self.tags.insert(owner, tag);
+    }
+
+    /// Drops `owner`'s label (it has ended).
+    pub fn forget_owner(&self, owner: Owner) {
+        self.tags.remove(&owner);
+    }
+
+    /// Every holder and waiter of every locked key right now, holders of a key first, then
+    /// its waiters in queue order (a moment's view: each key's queue is read on its own).
+    pub fn entries(&self) -> Vec<LockEntry> {
+        let mut entries = Vec::new();
+        for queue in self.keys.iter() {
+            let key = queue.key();
+            let tag = |owner: Owner| self.tags.get(&owner).map(|tag| *tag);
+            for &(owner, mode) in &queue.holders {
+                entries.push(LockEntry {
+                    key: key.clone(),
+                    owner,
+                    tag: tag(owner),
+                    mode,
+                    granted: true,
+                });
+            }
+            for waiter in &queue.waiters {
+                entries.push(LockEntry {
+                    key: key.clone(),
+                    owner: waiter.owner,
+                    tag: tag(waiter.owner),
+                    mode: waiter.mode,
+                    granted: false,
+                });
+            }
+        }
+        entries
     }
 
     /// Keys with a holder or a waiter (what memory the table takes).

@@ -38,7 +38,11 @@ pub(crate) struct RowLocks {
 }
 
 impl RowLocks {
-    pub(crate) fn new(table: Arc<LockTable>, owner: Owner) -> RowLocks {
+    /// `tag` labels the owner's entries in the table (the session's backend pid).
+    pub(crate) fn new(table: Arc<LockTable>, owner: Owner, tag: Option<i64>) -> RowLocks {
+        if let Some(tag) = tag {
+            table.tag_owner(owner, tag);
+        }
         RowLocks {
             table,
             owner,
@@ -95,5 +99,6 @@ impl RowLocks {
 impl Drop for RowLocks {
     fn drop(&mut self) {
         self.release_all();
+        self.table.forget_owner(self.owner);
     }
 }

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use datafusion::prelude::SessionConfig;
 use rowdex_catalog::CatalogEdits;
+use rowdex_store::locks::LockWait;
 use rowdex_store::{
     Direction, KeyRange, KvRead, KvStore, Savepoint, ScanPage, StoreError, Transaction, Validation,
 };
@@ -36,7 +37,7 @@ use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
 use crate::db::row_locks::RowLocks;
-use crate::db::txn::row_locking::StatementWaits;
+use crate::db::statement_stop::StatementStop;
 use crate::error::{Error, Result};
 
 mod row_locking;
@@ -112,6 +113,14 @@ fn lock(catalog: &Mutex<CatalogEdits>) -> MutexGuard<'_, CatalogEdits> {
     catalog.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How the statement running in a transaction waits for a row lock: its `lock_timeout` and
+/// its other limits, set when it starts (an INSERT deep in the write path reads them here).
+#[derive(Debug, Default)]
+pub(crate) struct StatementWaits {
+    wait: Option<LockWait>,
+    stop: Option<StatementStop>,
+}
+
 impl std::fmt::Debug for SessionTxn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionTxn").finish_non_exhaustive()
@@ -120,9 +129,11 @@ impl std::fmt::Debug for SessionTxn {
 
 impl SessionTxn {
     /// Opens a transaction with `characteristics` on `db`'s store.
+    /// `tag` labels its row locks (the session's backend pid, for pg_locks).
     pub(crate) async fn begin(
         db: &DbState,
         characteristics: Characteristics,
+        tag: Option<i64>,
     ) -> Result<Arc<SessionTxn>> {
         let mut tx = db.store.begin().await?;
         tx.set_validation(characteristics.isolation.validation());
@@ -137,7 +148,7 @@ impl SessionTxn {
             written: AtomicBool::new(false),
             catalog: Mutex::new(CatalogEdits::default()),
             started: AtomicBool::new(false),
-            locks: db.row_locks(),
+            locks: db.row_locks(tag),
             statement_waits: Mutex::default(),
         }))
     }
@@ -392,11 +403,12 @@ impl StatementTxn {
         db: &DbState,
         session_txn: Option<Arc<SessionTxn>>,
         characteristics: Characteristics,
+        tag: Option<i64>,
     ) -> Result<Self> {
         Ok(match session_txn {
             Some(txn) => StatementTxn { txn, own: false },
             None => StatementTxn {
-                txn: SessionTxn::begin(db, characteristics).await?,
+                txn: SessionTxn::begin(db, characteristics, tag).await?,
                 own: true,
             },
         })

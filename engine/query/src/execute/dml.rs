@@ -103,6 +103,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
                 &session.db,
                 session.open_txn(),
                 session.default_characteristics(),
+                session.lock_tag(),
             )
             .await?;
             let source = Statement::Query(Box::new(source.clone()));
@@ -160,6 +161,7 @@ impl Proposed<'_> {
                     &session.db,
                     session.open_txn(),
                     session.default_characteristics(),
+                    session.lock_tag(),
                 )
                 .await?,
             ),

@@ -277,6 +277,7 @@ impl Reading<'_> {
             &session.db,
             session.open_txn(),
             session.default_characteristics(),
+            session.lock_tag(),
         )
         .await?;
         let txn = statement_txn.txn.clone();

@@ -149,7 +149,7 @@ pub(crate) async fn insert_or_update(
     // a row another transaction is inserting or changing is waited for, then seen as it
     // committed.
     if let Some(txn) = txn {
-        txn.lock_keys_for_insert(def, &rows).await?;
+        txn.lock_keys_for_insert(def, &rows, true).await?;
     }
     let mut writer = RowWriter::begin(db, def, txn).await?;
 

@@ -41,7 +41,7 @@ pub(crate) async fn transaction_control(
                 return Err(Error::TransactionAlreadyOpen);
             }
             let characteristics = session.default_characteristics().with_modes(modes)?;
-            let txn = SessionTxn::begin(&session.db, characteristics).await?;
+            let txn = SessionTxn::begin(&session.db, characteristics, session.lock_tag()).await?;
             session.swap_txn(Some(txn));
         }
         Statement::Set(Set::SetTransaction {

@@ -75,7 +75,7 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
         isolation: IsolationLevel::Serializable,
         read_only: false,
     };
-    let txn = SessionTxn::begin(&session.db, whole).await?;
+    let txn = SessionTxn::begin(&session.db, whole, session.lock_tag()).await?;
     let inner = session.with_txn(txn.clone());
     for delete in &deletes {
         if let Err(error) = update_delete::delete(&inner, delete).await {

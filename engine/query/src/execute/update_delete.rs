@@ -79,6 +79,7 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         &session.db,
         session.open_txn(),
         session.default_characteristics(),
+        session.lock_tag(),
     )
     .await?;
     let rows = select_rows(
@@ -135,6 +136,7 @@ pub(crate) async fn update_native(
         &session.db,
         session.open_txn(),
         session.default_characteristics(),
+        session.lock_tag(),
     )
     .await?;
     let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {
@@ -272,6 +274,7 @@ pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output>
         &session.db,
         session.open_txn(),
         session.default_characteristics(),
+        session.lock_tag(),
     )
     .await?;
     let rows = select_rows(
@@ -311,6 +314,7 @@ pub(crate) async fn delete_native(
         &session.db,
         session.open_txn(),
         session.default_characteristics(),
+        session.lock_tag(),
     )
     .await?;
     let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {

@@ -49,7 +49,8 @@ pub(crate) async fn write_rows(
 
     // In a transaction block, the keys are locked before they are looked for.
     if let Some(txn) = txn {
-        txn.lock_keys_for_insert(def, &rows).await?;
+        let may_read_on = matches!(mode, OnExisting::Fail | OnExisting::Skip);
+        txn.lock_keys_for_insert(def, &rows, may_read_on).await?;
     }
     let mut writer = RowWriter::begin(db, def, txn).await?;
     let mut prefetched = if hidden.is_none() {

@@ -17,6 +17,7 @@ use crate::pg_catalog::functions::{SessionFacts, register_functions};
 use crate::pg_catalog::model::Relations;
 use crate::pg_catalog::tables::{
     INFORMATION_SCHEMA_TABLES, PG_CATALOG_TABLES, information_schema_table, pg_catalog_table,
+    pg_locks,
 };
 
 /// The rowdex catalog in sessions' contexts (see `rowdex::Session::context`).
@@ -85,6 +86,9 @@ impl CatalogSchema {
             relations.read_roles(&self.db).await;
         }
         match self.which {
+            Which::PgCatalog if name == "pg_locks" => {
+                Some(pg_locks(&self.db.row_locks(), &relations))
+            }
             Which::PgCatalog => pg_catalog_table(name, &relations, &self.facts),
             Which::InformationSchema => information_schema_table(name, &relations, &self.facts),
         }

@@ -20,6 +20,7 @@ use crate::pg_catalog::model::{
     OWNER_ROLE, PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, array_of,
     check_oid, column_type, constraint_oid, default_oid, format_type, table_oid, view_oid,
 };
+use rowdex::RowLock;
 use rowdex_catalog::ColumnDef;
 
 /// The type of a catalog column.
@@ -170,8 +171,9 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
 use Kind::{Bool, Float, Int, IntList, Text, TextList};
 
 /// The names of the `pg_catalog` tables.
-pub const PG_CATALOG_TABLES: [&str; 27] = [
+pub const PG_CATALOG_TABLES: [&str; 28] = [
     "pg_namespace",
+    "pg_locks",
     "pg_class",
     "pg_am",
     "pg_index",
@@ -327,6 +329,78 @@ pub fn pg_catalog_table(
         _ => return None,
     };
     Some(table.batch())
+}
+
+/// `pg_locks`: every holder and waiter of a row lock in this process, one row each, as
+/// PostgreSQL shows a row's lock (`locktype` tuple, the table's `relation`). `page` and
+/// `tuple` together identify the locked row (a hash of its key: rowdex rows have no page), so
+/// monitoring queries that match a waiter with its holder on them pair the right two; `pid`
+/// is the backend the transaction's session runs in (NULL for rowdex's own); `waitstart` is
+/// not kept (NULL).
+pub fn pg_locks(locks: &[RowLock], relations: &Relations) -> Result<RecordBatch, ArrowError> {
+    let mut table = Table::new(&[
+        ("locktype", Text),
+        ("database", Int),
+        ("relation", Int),
+        ("page", Int),
+        ("tuple", Int),
+        ("virtualxid", Text),
+        ("transactionid", Int),
+        ("classid", Int),
+        ("objid", Int),
+        ("objsubid", Int),
+        ("virtualtransaction", Text),
+        ("pid", Int),
+        ("mode", Text),
+        ("granted", Bool),
+        ("fastpath", Bool),
+        ("waitstart", Text),
+    ]);
+    for lock in locks {
+        let row = key_identity(&lock.key);
+        let mut cells: Vec<(&str, Cell)> = vec![
+            ("locktype", "tuple".into()),
+            ("database", DATABASE_OID.into()),
+            ("page", (row >> 16).into()),
+            ("tuple", (row & 0xffff).into()),
+            (
+                "virtualtransaction",
+                format!("{}/{}", lock.tag.unwrap_or(0), lock.transaction).into(),
+            ),
+            (
+                "mode",
+                if lock.exclusive {
+                    "ExclusiveLock"
+                } else {
+                    "ShareLock"
+                }
+                .into(),
+            ),
+            ("granted", lock.granted.into()),
+            ("fastpath", false.into()),
+        ];
+        if let Some(oid) = lock
+            .table
+            .as_deref()
+            .and_then(|name| relations.relation_oid(name))
+        {
+            cells.push(("relation", oid.into()));
+        }
+        if let Some(pid) = lock.tag {
+            cells.push(("pid", pid.into()));
+        }
+        table.row(cells);
+    }
+    table.batch()
+}
+
+/// A row's identity in `page` and `tuple`: 47 bits of a hash of its key (a page number that
+/// fits an int4, a tuple number that fits an int2).
+fn key_identity(key: &[u8]) -> i64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() & 0x7fff_ffff_7fff) as i64
 }
 
 /// The `information_schema` table `name`.

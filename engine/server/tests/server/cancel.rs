@@ -169,6 +169,98 @@ async fn a_cancel_or_statement_timeout_ends_a_wait_for_a_row_lock() {
     server.stop().await;
 }
 
+/// pg_locks while one connection holds a row and another waits for it: each row names its
+/// backend's pid, the table, the mode and whether it is granted, and the usual monitoring
+/// query (a waiting lock matched with a granted one on the same row) pairs the two; once the
+/// holder commits, nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_locks_names_the_holder_and_the_waiter() {
+    let server = TestServer::start().await;
+    let holder = server.client().await;
+    let waiter = server.client().await;
+    let watcher = server.client().await;
+    fill(&holder).await;
+    let backend = |row: tokio_postgres::Row| row.get::<_, i32>(0);
+    let holder_pid = backend(
+        holder
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .expect("pid"),
+    );
+    let waiter_pid = backend(
+        waiter
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .expect("pid"),
+    );
+    holder
+        .batch_execute("BEGIN; UPDATE t SET v = -1 WHERE id = 7")
+        .await
+        .expect("lock row 7");
+    let waiting = waiter.batch_execute("UPDATE t SET v = 0 WHERE id = 7");
+    let watch = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let locks: Vec<(i64, String, String, bool)> = watcher
+            .query(
+                "SELECT l.pid, c.relname, l.mode, l.granted FROM pg_locks l \
+                 JOIN pg_class c ON c.oid = l.relation WHERE l.locktype = 'tuple' \
+                 ORDER BY l.granted DESC",
+                &[],
+            )
+            .await
+            .expect("pg_locks")
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+            .collect();
+        let pairs: Vec<(i64, i64)> = watcher
+            .query(
+                "SELECT blocked.pid, blocking.pid FROM pg_locks blocked \
+                 JOIN pg_locks blocking ON blocking.locktype = blocked.locktype \
+                 AND (blocking.relation IS NOT DISTINCT FROM blocked.relation) \
+                 AND (blocking.page IS NOT DISTINCT FROM blocked.page) \
+                 AND (blocking.tuple IS NOT DISTINCT FROM blocked.tuple) \
+                 AND blocking.pid <> blocked.pid \
+                 WHERE NOT blocked.granted AND blocking.granted",
+                &[],
+            )
+            .await
+            .expect("blocking pairs")
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect();
+        holder.batch_execute("COMMIT").await.expect("commit");
+        (locks, pairs)
+    };
+    let (waited, (locks, pairs)) = tokio::join!(waiting, watch);
+    waited.expect("the waiter ran once the holder committed");
+    let (holder_pid, waiter_pid) = (i64::from(holder_pid), i64::from(waiter_pid));
+    assert_eq!(
+        locks,
+        [
+            (
+                holder_pid,
+                "t".to_string(),
+                "ExclusiveLock".to_string(),
+                true
+            ),
+            (
+                waiter_pid,
+                "t".to_string(),
+                "ExclusiveLock".to_string(),
+                false
+            ),
+        ]
+    );
+    assert_eq!(pairs, [(waiter_pid, holder_pid)]);
+    let left: i64 = watcher
+        .query_one("SELECT count(*) FROM pg_locks", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(left, 0);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_request_with_a_wrong_key_cancels_nothing() {
     let server = TestServer::start().await;

@@ -11,19 +11,11 @@ use rowdex_indexer::layout;
 use rowdex_store::StoreError;
 use rowdex_store::locks::{LockMode, LockWait, Locked};
 
-use super::{SessionTxn, open};
+use super::{SessionTxn, StatementWaits, open};
 use crate::db::characteristics::IsolationLevel;
 use crate::db::row_locks::{MAX_LOCKED_ROWS, RowsLocked};
 use crate::db::statement_stop::StatementStop;
 use crate::error::{Error, Result};
-
-/// How the statement running in a transaction waits for a row lock: its `lock_timeout` and
-/// its other limits, set when it starts (an INSERT deep in the write path reads them here).
-#[derive(Debug, Default)]
-pub(crate) struct StatementWaits {
-    wait: Option<LockWait>,
-    stop: Option<StatementStop>,
-}
 
 impl SessionTxn {
     /// Sets how the statement starting now waits for row locks.
@@ -44,10 +36,17 @@ impl SessionTxn {
     /// DO UPDATE of the row as committed); REPEATABLE READ fails with 40001. SERIALIZABLE, a
     /// table keyed by row ids (a fresh id is nobody else's), and a statement of more rows than
     /// `MAX_LOCKED_ROWS` lock nothing and rely on validation at COMMIT.
+    ///
+    /// `may_read_on` says whether the statement may go on from a fresh snapshot when one of
+    /// its keys changed since it started: yes when it only checks whether the key is taken
+    /// (a plain INSERT, DO NOTHING) or computes from the row it finds (DO UPDATE); not when it
+    /// writes values read before over the row (OR REPLACE, UPSERT of a SELECT's rows), which
+    /// then fails with 40001 (an autocommit statement runs again).
     pub(crate) async fn lock_keys_for_insert(
         &self,
         def: &TableDef,
         rows: &[Vec<Datum>],
+        may_read_on: bool,
     ) -> Result<()> {
         let isolation = self.characteristics().isolation;
         if rows.is_empty()
@@ -91,11 +90,12 @@ impl SessionTxn {
             .check_locked_rows(&[(def, row_keys.as_slice())])
             .await?
         {
-            RowsLocked::FindAgain => Ok(()),
+            RowsLocked::FindAgain if may_read_on => Ok(()),
+            RowsLocked::FindAgain => Err(Error::WriteConflict),
             // A UNIQUE value's entry has a key of its own the check does not know: a READ
             // COMMITTED insert reads on from the state after the waits, which shows a value
             // another transaction committed meanwhile.
-            RowsLocked::AsFound if has_unique && isolation.reads_per_statement() => {
+            RowsLocked::AsFound if has_unique && may_read_on && isolation.reads_per_statement() => {
                 let mut state = self.state.write().await;
                 open(&mut state)?.tx.refresh();
                 Ok(())
