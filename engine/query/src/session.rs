@@ -17,7 +17,7 @@ use crate::db::characteristics::Characteristics;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sequences::LastValues;
 use crate::db::statement_stop::Interrupt;
-use crate::db::txn::SessionTxn;
+use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::context_with;
 use crate::error::Result;
 use crate::native::cache::QueryCache;
@@ -302,6 +302,18 @@ impl Session {
 
     pub(crate) fn lock_tag(&self) -> Option<i64> {
         Some(self.lock_tag.load(Ordering::Relaxed)).filter(|tag| *tag != 0)
+    }
+
+    /// The transaction a statement reads and writes in: the open one, or one of its own with
+    /// the session's characteristics, its row locks labelled as the session's.
+    pub(crate) async fn statement_txn(&self) -> Result<StatementTxn> {
+        StatementTxn::begin(
+            &self.db,
+            self.open_txn(),
+            self.default_characteristics(),
+            self.lock_tag(),
+        )
+        .await
     }
 
     /// Whether a transaction is open (BEGIN ran, COMMIT or ROLLBACK has not).

@@ -99,13 +99,7 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         }
         (None, Some(rows)) => (rows, None),
         (None, None) => {
-            let statement_txn = StatementTxn::begin(
-                &session.db,
-                session.open_txn(),
-                session.default_characteristics(),
-                session.lock_tag(),
-            )
-            .await?;
+            let statement_txn = session.statement_txn().await?;
             let source = Statement::Query(Box::new(source.clone()));
             let rows = query_rows(session, source, None, Some(statement_txn.txn.clone())).await?;
             (rows, Some(statement_txn))
@@ -156,15 +150,9 @@ impl Proposed<'_> {
         statement_txn: Option<StatementTxn>,
     ) -> Result<Vec<Vec<Datum>>> {
         let statement_txn = match statement_txn {
-            None if self.def.has_triggers_on(&TriggerEvent::Insert) => Some(
-                StatementTxn::begin(
-                    &session.db,
-                    session.open_txn(),
-                    session.default_characteristics(),
-                    session.lock_tag(),
-                )
-                .await?,
-            ),
+            None if self.def.has_triggers_on(&TriggerEvent::Insert) => {
+                Some(session.statement_txn().await?)
+            }
             other => other,
         };
         match statement_txn {

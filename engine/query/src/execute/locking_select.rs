@@ -28,7 +28,6 @@ use rowdex_store::locks::{LockMode, LockWait, Locked};
 
 use crate::db::row_locks::RowsLocked;
 use crate::db::statement_stop::StatementStop;
-use crate::db::txn::StatementTxn;
 use crate::df::context::{context_with, new_context, run_query};
 use crate::df::rules::OptimizerRules;
 use crate::error::{Error, Result};
@@ -273,13 +272,7 @@ impl Reading<'_> {
         // The rows to return (with those OFFSET passes), and how many the query is asked for.
         let wanted = window.map(|(offset, limit)| offset.saturating_add(limit));
         let mut fetch = wanted;
-        let statement_txn = StatementTxn::begin(
-            &session.db,
-            session.open_txn(),
-            session.default_characteristics(),
-            session.lock_tag(),
-        )
-        .await?;
+        let statement_txn = session.statement_txn().await?;
         let txn = statement_txn.txn.clone();
         let reading = session.with_txn(txn.clone());
         let stop = StatementStop::starting_now(&session.interrupt, session.statement_timeout());

@@ -75,13 +75,7 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         .enumerate()
         .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
         .collect();
-    let statement_txn = StatementTxn::begin(
-        &session.db,
-        session.open_txn(),
-        session.default_characteristics(),
-        session.lock_tag(),
-    )
-    .await?;
+    let statement_txn = session.statement_txn().await?;
     let rows = select_rows(
         session,
         &statement_txn,
@@ -132,13 +126,7 @@ pub(crate) async fn update_native(
         return Ok(None);
     }
     let def = write.table().clone();
-    let statement_txn = StatementTxn::begin(
-        &session.db,
-        session.open_txn(),
-        session.default_characteristics(),
-        session.lock_tag(),
-    )
-    .await?;
+    let statement_txn = session.statement_txn().await?;
     let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {
         return Ok(None);
     };
@@ -270,13 +258,7 @@ impl Changed<'_> {
 pub(crate) async fn delete(session: &Session, delete: &Delete) -> Result<Output> {
     let table = delete_target(delete)?;
     let def = target_table(session, table)?;
-    let statement_txn = StatementTxn::begin(
-        &session.db,
-        session.open_txn(),
-        session.default_characteristics(),
-        session.lock_tag(),
-    )
-    .await?;
+    let statement_txn = session.statement_txn().await?;
     let rows = select_rows(
         session,
         &statement_txn,
@@ -310,13 +292,7 @@ pub(crate) async fn delete_native(
         return Ok(None);
     }
     let def = write.table().clone();
-    let statement_txn = StatementTxn::begin(
-        &session.db,
-        session.open_txn(),
-        session.default_characteristics(),
-        session.lock_tag(),
-    )
-    .await?;
+    let statement_txn = session.statement_txn().await?;
     let Some(rows) = found_natively(session, write, &statement_txn, params, hints).await? else {
         return Ok(None);
     };
