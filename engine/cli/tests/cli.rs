@@ -362,6 +362,61 @@ fn two_serve_processes_share_one_database_on_a_cluster() {
         checked.lines().all(|line| line.ends_with("|ok")),
         "{checked}"
     );
+
+    // A third process holds a row lock and is SIGKILLed: B's writer, which waits for that
+    // lock, goes on once the dead process's lease runs out (10 s), and nothing of the dead
+    // process's open transaction is there.
+    let before: i64 = psql(&b.port, "SELECT bal FROM acct WHERE id = 1")
+        .trim()
+        .parse()
+        .expect("a balance");
+    let mut c = ServeProcess::start(&["--store", &store]);
+    let mut holder = psql_command(&c.port)
+        .args(["-v", "ON_ERROR_STOP=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("psql");
+    {
+        let stdin = holder.stdin.as_mut().expect("psql's stdin is piped");
+        stdin
+            .write_all(b"BEGIN;\nUPDATE acct SET bal = bal + 5 WHERE id = 1;\n")
+            .expect("send the transaction");
+        stdin.flush().expect("flush");
+    }
+    // B sees C's lock once C has taken it.
+    let locked_by_c = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let probe = psql_command(&b.port)
+            .args(["-c", "SELECT id FROM acct WHERE id = 1 FOR UPDATE NOWAIT"])
+            .output()
+            .expect("psql");
+        !probe.status.success() && text(&probe.stderr).contains("could not obtain lock")
+    });
+    assert!(locked_by_c, "C's lock never showed in B");
+    let b_port = b.port.clone();
+    let writer = std::thread::spawn(move || {
+        psql(&b_port, "UPDATE acct SET bal = bal + 7 WHERE id = 1");
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(
+        !writer.is_finished(),
+        "B's writer did not wait for C's lock"
+    );
+    let killed_at = std::time::Instant::now();
+    let _ = c.signal("-KILL");
+    writer.join().expect("B's writer");
+    assert!(
+        killed_at.elapsed() < std::time::Duration::from_secs(25),
+        "B waited {:?} after the kill",
+        killed_at.elapsed()
+    );
+    let _ = holder.wait();
+    assert_eq!(
+        psql(&b.port, "SELECT bal FROM acct WHERE id = 1").trim(),
+        (before + 7).to_string()
+    );
     drop(b);
     drop(cluster);
 }

@@ -61,6 +61,10 @@ impl DbState {
     /// The state of a database whose catalog has been loaded from `store`.
     pub(crate) fn new(store: Arc<dyn KvStore>, catalog: Catalog) -> DbState {
         DbState {
+            locks: Arc::new(match store.cluster_locks() {
+                Some(cluster) => LockTable::with_cluster(cluster),
+                None => LockTable::new(),
+            }),
             store,
             catalog,
             next_rowids: Mutex::new(HashMap::new()),
@@ -70,7 +74,6 @@ impl DbState {
             planning: Arc::default(),
             clock: RwLock::new(Arc::new(SystemClock)),
             memory_budget: AtomicUsize::new(MEMORY_BUDGET_BYTES),
-            locks: Arc::new(LockTable::new()),
             next_lock_owner: AtomicU64::new(1),
         }
     }

@@ -188,6 +188,13 @@ pub trait KvStore: KvRead {
     async fn compact(&self) -> Result<()> {
         Ok(())
     }
+
+    /// The row locks this process shares with the other processes of the database, for a
+    /// store several processes share (etcd); `None` when the process is the only one (its
+    /// own lock table is then all there is).
+    fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
+        None
+    }
 }
 
 /// A point in a transaction's buffered writes (see [`Transaction::savepoint`]).
@@ -231,8 +238,7 @@ pub trait Transaction: KvRead {
     /// on top): the next statement of a read-committed transaction, or one that found a row it
     /// locked changed. What was recorded for validation stays recorded, so a recorded read
     /// that the move shows changed fails the commit. False, changing nothing, where the
-    /// backend cannot move a snapshot (etcd, whose commit compares against the revisions its
-    /// snapshot observed).
+    /// backend cannot move a snapshot.
     fn refresh(&mut self) -> bool;
 
     /// Whether any of `keys` the transaction has not written holds something else in the

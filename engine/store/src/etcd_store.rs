@@ -22,9 +22,12 @@ mod client;
 mod commit;
 mod http;
 pub mod local_cluster;
+mod lock_queue;
+mod locks;
 mod pin;
 mod reader;
 mod shared;
+mod watch;
 mod wire;
 
 use std::hash::BuildHasher;
@@ -34,6 +37,7 @@ use std::sync::{Arc, Mutex};
 pub use client::EtcdOptions;
 use client::{Client, Effect};
 use commit::EtcdCommitter;
+use locks::EtcdLocks;
 use pin::Pins;
 use reader::Reader;
 use shared::{Compaction, Shared};
@@ -41,6 +45,7 @@ use shared::{Compaction, Shared};
 use crate::api::{AccessCosts, Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::WriteBatch;
 use crate::error::{Result, StoreError};
+use crate::locks::ClusterLocks;
 use crate::optimistic::OptimisticTx;
 use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 
@@ -111,6 +116,8 @@ pub struct EtcdStore {
     shared: Arc<Shared>,
     latest: Reader,
     address: EtcdAddress,
+    /// This process's row locks in the cluster (see the `locks` module).
+    locks: Arc<EtcdLocks>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -159,6 +166,7 @@ impl EtcdStore {
         shared.pins.saw(status.header.revision);
         Ok(EtcdStore {
             latest: Reader::latest(Arc::clone(&shared)),
+            locks: Arc::new(EtcdLocks::new(Arc::clone(&shared), &address.namespace, tag)),
             shared,
             address: address.clone(),
         })
@@ -263,10 +271,10 @@ impl KvStore for EtcdStore {
 
     async fn begin(&self) -> Result<Box<dyn Transaction>> {
         let snapshot = Arc::new(Reader::snapshot(Arc::clone(&self.shared), true));
-        let committer = Arc::new(EtcdCommitter {
-            shared: Arc::clone(&self.shared),
-            snapshot: Arc::clone(&snapshot),
-        });
+        let committer = Arc::new(EtcdCommitter::new(
+            Arc::clone(&self.shared),
+            Arc::clone(&snapshot),
+        ));
         Ok(Box::new(OptimisticTx::new(committer, snapshot)))
     }
 
@@ -277,5 +285,9 @@ impl KvStore for EtcdStore {
 
     async fn compact(&self) -> Result<()> {
         self.shared.compact().await.map(|_| ())
+    }
+
+    fn cluster_locks(&self) -> Option<Arc<dyn ClusterLocks>> {
+        Some(Arc::clone(&self.locks) as Arc<dyn ClusterLocks>)
     }
 }

@@ -282,6 +282,10 @@ impl KvStore for FaultyStore {
     async fn compact(&self) -> Result<()> {
         self.inner.compact().await
     }
+
+    fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
+        self.inner.cluster_locks()
+    }
 }
 
 /// A transaction of a [`FaultyStore`]: remembers the keys it writes, for the commit's fault

@@ -15,40 +15,34 @@
 //! excludes the other searches and every request joining a queue meanwhile (`LockTable::graph`,
 //! taken only by requests that wait), so two waits closing one cycle together make one victim,
 //! and a cycle found is one that exists.
+//!
+//! On a store several processes share, the table has the [`ClusterLocks`] of its process:
+//! a key granted here is then registered there (by the caller, `ClusterLocks::lock`), and a
+//! request waiting here longer than [`CLUSTER_DEADLOCK_CHECK`] publishes whom it waits for,
+//! so a cycle running through several processes is found too (once a second, as
+//! PostgreSQL's `deadlock_timeout`); released keys are withdrawn from the cluster after.
 
+pub mod cluster;
 pub(crate) mod mode;
 pub(crate) mod queue;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
 use tokio::sync::oneshot;
 
 use crate::error::{Result, StoreError};
-pub use crate::locks::mode::{LockMode, Owner};
+pub use crate::locks::cluster::ClusterLocks;
+pub use crate::locks::mode::{LockMode, LockWait, Locked, Owner};
 use crate::locks::queue::{Entry, KeyQueue, Waiter};
 
-/// What a request does when another transaction holds the key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockWait {
-    /// Wait for it, up to the timeout if there is one (`lock_timeout`).
-    Wait(Option<Duration>),
-    /// Fail at once (`NOWAIT`): `StoreError::LockNotAvailable`.
-    NoWait,
-    /// Leave the key out (`SKIP LOCKED`): `Locked::Skipped`.
-    SkipLocked,
-}
-
-/// What a request got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Locked {
-    Granted,
-    /// Another transaction holds the key and the request skips it.
-    Skipped,
-}
+/// How long a request waits in this process's queue before it looks for a deadlock through
+/// the other processes sharing the database (PostgreSQL's `deadlock_timeout`), and again
+/// after each such span.
+pub const CLUSTER_DEADLOCK_CHECK: Duration = Duration::from_secs(1);
 
 /// One holder or waiter of a locked key, as [`LockTable::entries`] lists them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,11 +75,35 @@ pub struct LockTable {
     /// without it, a holder that released a key and queued for it again behind the searcher
     /// looked like a cycle.
     graph: RwLock<()>,
+    /// The locks of every process sharing the store, when it is shared (see the header).
+    cluster: Option<Arc<dyn ClusterLocks>>,
+}
+
+/// How a wait in a queue ended.
+enum WaitEnd {
+    Woken,
+    /// The queue went away without granting (cannot happen while the request is queued).
+    QueueGone,
+    /// The wait closes a cycle through other processes.
+    Cycle,
 }
 
 impl LockTable {
     pub fn new() -> LockTable {
         LockTable::default()
+    }
+
+    /// A table for one process of a database that several share through `cluster`.
+    pub fn with_cluster(cluster: Arc<dyn ClusterLocks>) -> LockTable {
+        LockTable {
+            cluster: Some(cluster),
+            ..LockTable::default()
+        }
+    }
+
+    /// The locks shared with the other processes, when the store is shared.
+    pub fn cluster(&self) -> Option<&Arc<dyn ClusterLocks>> {
+        self.cluster.as_ref()
     }
 
     /// Locks `key` in `mode` for `owner`, waiting as `wait` says while others hold it. A request
@@ -160,19 +178,25 @@ impl LockTable {
             _ => None,
         };
         let granted = match timeout {
-            Some(limit) => tokio::time::timeout(limit, woken).await.ok(),
-            None => Some(woken.await),
+            Some(limit) => tokio::time::timeout(limit, self.woken_or_cycle(owner, woken))
+                .await
+                .ok(),
+            None => Some(self.woken_or_cycle(owner, woken).await),
         };
         match granted {
-            Some(Ok(())) => {
+            Some(WaitEnd::Woken) => {
                 waiting.done();
                 Ok(Locked::Granted)
             }
             // The sender never drops without sending but when the queue is gone.
-            Some(Err(_)) => {
+            Some(WaitEnd::QueueGone) => {
                 waiting.give_up();
                 Err(StoreError::LockNotAvailable)
             }
+            Some(WaitEnd::Cycle) => match waiting.give_up() {
+                true => Err(StoreError::Deadlock),
+                false => Ok(Locked::Granted),
+            },
             None => match waiting.give_up() {
                 // Granted just as the time ran out: the lock is held.
                 false => Ok(Locked::Granted),
@@ -181,9 +205,60 @@ impl LockTable {
         }
     }
 
+    /// Waits for `woken`; on a shared store, publishes whom `owner` waits for once every
+    /// [`CLUSTER_DEADLOCK_CHECK`] and ends at a cycle through other processes. A cluster that
+    /// cannot be asked gives no verdict: the wait goes on.
+    async fn woken_or_cycle(&self, owner: Owner, mut woken: oneshot::Receiver<()>) -> WaitEnd {
+        let Some(cluster) = &self.cluster else {
+            return match woken.await {
+                Ok(()) => WaitEnd::Woken,
+                Err(_) => WaitEnd::QueueGone,
+            };
+        };
+        let mut published = Published {
+            cluster: Arc::clone(cluster),
+            owner,
+            published: false,
+        };
+        loop {
+            tokio::select! {
+                got = &mut woken => {
+                    return match got {
+                        Ok(()) => WaitEnd::Woken,
+                        Err(_) => WaitEnd::QueueGone,
+                    };
+                }
+                () = tokio::time::sleep(CLUSTER_DEADLOCK_CHECK) => {
+                    let blockers = self.blockers_of(owner, &mut HashMap::new());
+                    published.published = true;
+                    if let Ok(true) = cluster.wait_closes_cycle(owner, &blockers).await {
+                        return WaitEnd::Cycle;
+                    }
+                }
+            }
+        }
+    }
+
     /// Releases every lock `owner` holds on `keys` (at its COMMIT or ROLLBACK, or when its
-    /// session ends), granting the waiters each release unblocks.
+    /// session ends), granting the waiters each release unblocks; on a shared store, then
+    /// withdraws them from the cluster (in the background: a withdrawal that fails is left to
+    /// the process's lease).
     pub fn release<'a>(&self, owner: Owner, keys: impl IntoIterator<Item = &'a [u8]>) {
+        let keys: Vec<&[u8]> = keys.into_iter().collect();
+        self.release_here(owner, keys.iter().copied());
+        if let Some(cluster) = &self.cluster
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let cluster = Arc::clone(cluster);
+            let keys = keys.iter().map(|key| key.to_vec()).collect();
+            runtime.spawn(async move {
+                let _ = cluster.release(owner, keys).await;
+            });
+        }
+    }
+
+    /// Releases `owner`'s locks on `keys` in this process only (a key the cluster skipped).
+    pub fn release_here<'a>(&self, owner: Owner, keys: impl IntoIterator<Item = &'a [u8]>) {
         for key in keys {
             let idle = match self.keys.get_mut(key) {
                 Some(mut queue) => {
@@ -281,6 +356,25 @@ impl LockTable {
             }
         }
         out
+    }
+}
+
+/// What a waiter published to the cluster, withdrawn when its wait ends however it ends.
+struct Published {
+    cluster: Arc<dyn ClusterLocks>,
+    owner: Owner,
+    published: bool,
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        if self.published
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let cluster = Arc::clone(&self.cluster);
+            let owner = self.owner;
+            runtime.spawn(async move { cluster.stop_waiting(owner).await });
+        }
     }
 }
 

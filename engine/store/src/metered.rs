@@ -236,6 +236,10 @@ impl KvStore for MeteredStore {
     async fn compact(&self) -> Result<()> {
         self.inner.compact().await
     }
+
+    fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
+        self.inner.cluster_locks()
+    }
 }
 
 #[cfg(test)]

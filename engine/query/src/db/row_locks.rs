@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use rowdex_store::locks::{LockMode, LockTable, LockWait, Locked, Owner};
 
@@ -57,7 +58,8 @@ impl RowLocks {
     /// Locks each of `keys` in `mode`, in the order given, waiting as `wait` says and no
     /// longer than `stop` lets the statement; what each request came to (a key skipped under
     /// SKIP LOCKED). The first failure (a deadlock, a timeout, NOWAIT, a cancel) ends the
-    /// run: the keys locked before it stay locked.
+    /// run: the keys locked before it stay locked. On a store several processes share, the
+    /// keys granted in this process are then locked in the cluster, all in one request.
     pub(crate) async fn lock(
         &self,
         keys: &[Vec<u8>],
@@ -65,7 +67,13 @@ impl RowLocks {
         wait: LockWait,
         stop: &StatementStop,
     ) -> Result<Vec<Locked>> {
+        let deadline = match wait {
+            LockWait::Wait(Some(limit)) => Some(Instant::now() + limit),
+            _ => None,
+        };
         let mut outcomes = Vec::with_capacity(keys.len());
+        // Keys granted here by this call, for the cluster: (index, what was held before).
+        let mut granted_here = Vec::new();
         for key in keys {
             let held = self.asked().get(key).copied().flatten();
             if held == Some(LockMode::Exclusive) || held == Some(mode) {
@@ -80,8 +88,39 @@ impl RowLocks {
             let outcome = stop.bound(request).await?;
             if outcome == Locked::Granted {
                 self.asked().insert(key.clone(), Some(mode));
+                granted_here.push((outcomes.len(), held));
             }
             outcomes.push(outcome);
+        }
+        if let Some(cluster) = self.table.cluster()
+            && !granted_here.is_empty()
+        {
+            let wanted: Vec<Vec<u8>> = granted_here
+                .iter()
+                .map(|(index, _)| keys[*index].clone())
+                .collect();
+            let wait = match (wait, deadline) {
+                (LockWait::Wait(_), Some(deadline)) => {
+                    LockWait::Wait(Some(deadline.saturating_duration_since(Instant::now())))
+                }
+                _ => wait,
+            };
+            let request = async {
+                let locked = cluster.lock(self.owner, &wanted, mode, wait).await;
+                locked.map_err(Error::from)
+            };
+            let clustered = stop.bound(request).await?;
+            for ((index, held), outcome) in granted_here.into_iter().zip(clustered) {
+                if outcome == Locked::Skipped {
+                    // Held by another process: not this transaction's here either.
+                    outcomes[index] = Locked::Skipped;
+                    if held.is_none() {
+                        let key = keys[index].as_slice();
+                        self.table.release_here(self.owner, [key]);
+                        self.asked().insert(key.to_vec(), None);
+                    }
+                }
+            }
         }
         Ok(outcomes)
     }

@@ -6,6 +6,7 @@
 mod atomicity;
 mod backends;
 mod cluster;
+mod cluster_locks;
 mod concurrency;
 mod copy;
 mod crash;

@@ -31,6 +31,9 @@ pub struct EtcdOptions {
     /// How long old versions are kept before rowdex compacts them away: a snapshot of another
     /// process reading longer than this may fail with [`StoreError::SnapshotTooOld`].
     pub keep_history: Duration,
+    /// How long the row locks of a process that stopped renewing them (it died, or lost the
+    /// cluster) stay: their lease's length, renewed at a third of it.
+    pub lock_lease: Duration,
 }
 
 impl Default for EtcdOptions {
@@ -39,6 +42,7 @@ impl Default for EtcdOptions {
             call_timeout: Duration::from_secs(5),
             unavailable_after: Duration::from_secs(10),
             keep_history: Duration::from_secs(300),
+            lock_lease: Duration::from_secs(10),
         }
     }
 }
@@ -132,6 +136,53 @@ impl Client {
             attempt += 1;
             if attempt.is_multiple_of(self.endpoints.len()) {
                 // Every member was tried: wait a little (an election takes about a second).
+                let round = (attempt / self.endpoints.len()).min(8) as u64;
+                tokio::time::sleep(Duration::from_millis(25 * round)).await;
+            }
+        }
+    }
+
+    /// POSTs `request` to `path` for an answer that streams (a watch), on a connection of its
+    /// own to some member: the connection, its status read, for
+    /// [`Connection::next_chunk`]. Tried on each member in turn, like a read.
+    pub(super) async fn open_stream<Q: Serialize>(
+        &self,
+        path: &str,
+        request: &Q,
+    ) -> Result<Connection> {
+        let body = serde_json::to_vec(request).map_err(|error| StoreError::Remote {
+            code: 0,
+            message: format!("cannot encode the request: {error}"),
+        })?;
+        let timeout = self.options.call_timeout;
+        let started = Instant::now();
+        let first = self.preferred.load(Ordering::Relaxed);
+        let mut attempt = 0usize;
+        loop {
+            let member = (first + attempt) % self.endpoints.len();
+            let host = &self.endpoints[member];
+            let opened = tokio::time::timeout(timeout, async {
+                let mut connection = Connection::open(host).await?;
+                let status = connection.post_streaming(path, &body).await?;
+                Ok::<_, HttpError>((connection, status))
+            })
+            .await;
+            let reason = match opened {
+                Ok(Ok((connection, 200))) => return Ok(connection),
+                Ok(Ok((_, status))) => format!("{host}: HTTP {status} to {path}"),
+                Ok(Err(
+                    HttpError::Connect(error) | HttpError::Send(error) | HttpError::Receive(error),
+                )) => format!("{host}: {error}"),
+                Err(_) => format!("{host}: timed out opening {path}"),
+            };
+            if started.elapsed() >= self.options.unavailable_after {
+                return Err(StoreError::Unavailable {
+                    endpoints: self.endpoints.join(","),
+                    reason,
+                });
+            }
+            attempt += 1;
+            if attempt.is_multiple_of(self.endpoints.len()) {
                 let round = (attempt / self.endpoints.len()).min(8) as u64;
                 tokio::time::sleep(Duration::from_millis(25 * round)).await;
             }

@@ -19,11 +19,11 @@
 //! [`StoreError::CommitOutcomeUnknown`].
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::client::Effect;
-use super::reader::Reader;
+use super::reader::{Observed, Reader};
 use super::shared::Shared;
 use super::wire::{
     Bytes, Compare, DeleteRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse,
@@ -66,7 +66,10 @@ pub(super) async fn commit(
                     value: Bytes(value),
                     lease: 0,
                 }),
-                None => RequestOp::DeleteRange(DeleteRequest { key }),
+                None => RequestOp::DeleteRange(DeleteRequest {
+                    key,
+                    range_end: None,
+                }),
             }
         })
         .collect();
@@ -171,39 +174,71 @@ async fn resolve(
     }
 }
 
-/// Commits one transaction: its snapshot's observations become the compares.
+/// Commits one transaction: its snapshots' observations become the compares.
 pub(super) struct EtcdCommitter {
     pub(super) shared: Arc<Shared>,
-    pub(super) snapshot: Arc<Reader>,
+    /// Every snapshot the transaction read from, oldest first: READ COMMITTED moves on to a
+    /// new one at each statement and after a wait for a row lock.
+    pub(super) snapshots: Mutex<Vec<Arc<Reader>>>,
+}
+
+impl EtcdCommitter {
+    pub(super) fn new(shared: Arc<Shared>, first: Arc<Reader>) -> EtcdCommitter {
+        EtcdCommitter {
+            shared,
+            snapshots: Mutex::new(vec![first]),
+        }
+    }
+
+    fn snapshots(&self) -> Vec<Arc<Reader>> {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
 }
 
 #[async_trait::async_trait]
 impl Committer for EtcdCommitter {
+    /// Each recorded read is compared against the snapshot it came from (a transaction
+    /// that moved on keeps its earlier reads recorded, as the in-process stores validate
+    /// them): a key must still be as that snapshot saw it, a range unchanged since that
+    /// snapshot's revision.
     async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()> {
         batch.validate()?;
+        let snapshots = self.snapshots();
+        let observed: Vec<Observed> = snapshots
+            .iter()
+            .map(|snapshot| snapshot.observed())
+            .collect();
         let mut compare = Vec::new();
-        if let Some(revision) = self.snapshot.pinned_revision() {
-            let observed = self.snapshot.observed();
-            let mut checked: BTreeMap<&[u8], i64> = BTreeMap::new();
-            for key in reads.keys() {
-                checked.insert(key, observed.get(key).copied().unwrap_or(0));
-            }
-            for range in reads.ranges() {
-                compare.push(Compare::range_unchanged_since(
-                    self.shared.namespaced(&range.start),
-                    self.shared.namespaced_end(range.end.as_deref()),
-                    revision,
-                ));
+        let mut checked: BTreeMap<&[u8], i64> = BTreeMap::new();
+        for (key, read_in) in reads.keys() {
+            let seen = observed.get(read_in).and_then(|observed| observed.get(key));
+            checked.insert(key, seen.copied().unwrap_or(0));
+        }
+        for (range, read_in) in reads.ranges() {
+            // A snapshot that scanned a range has read, so it has a revision.
+            let revision = snapshots
+                .get(read_in)
+                .and_then(|snapshot| snapshot.pinned_revision())
+                .ok_or(StoreError::Conflict)?;
+            compare.push(Compare::range_unchanged_since(
+                self.shared.namespaced(&range.start),
+                self.shared.namespaced_end(range.end.as_deref()),
+                revision,
+            ));
+            if let Some(observed) = observed.get(read_in) {
                 for (key, changed) in observed.range::<[u8], _>(range.bounds()) {
-                    checked.insert(key, *changed);
+                    checked.entry(key).or_insert(*changed);
                 }
             }
-            compare.extend(
-                checked
-                    .into_iter()
-                    .map(|(key, changed)| Compare::unchanged(self.shared.namespaced(key), changed)),
-            );
         }
+        compare.extend(
+            checked
+                .into_iter()
+                .map(|(key, changed)| Compare::unchanged(self.shared.namespaced(key), changed)),
+        );
         commit(&self.shared, compare, batch).await
     }
 
@@ -211,8 +246,17 @@ impl Committer for EtcdCommitter {
         Arc::new(Reader::snapshot(Arc::clone(&self.shared), false))
     }
 
+    fn next_snapshot(&self) -> Arc<dyn KvRead> {
+        let snapshot = Arc::new(Reader::snapshot(Arc::clone(&self.shared), true));
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .push(Arc::clone(&snapshot));
+        snapshot
+    }
+
     fn moves_snapshots(&self) -> bool {
-        // The compares name the revisions the transaction's one snapshot observed.
-        false
+        // Each snapshot keeps its observations, and the compares are built from all of them.
+        true
     }
 }

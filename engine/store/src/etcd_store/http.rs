@@ -72,6 +72,39 @@ impl Connection {
 
     /// POSTs `body` (JSON) to `path` and reads the whole response.
     pub(super) async fn post(&mut self, path: &str, body: &[u8]) -> Result<Response, HttpError> {
+        self.send(path, body).await?;
+        let response = self.read_response().await.map_err(HttpError::Receive)?;
+        Ok(response)
+    }
+
+    /// POSTs `body` (JSON) to `path` for a response that streams (a watch): reads the status
+    /// and the headers, then [`Connection::next_chunk`] reads the body as it comes. The
+    /// connection serves nothing else afterwards.
+    pub(super) async fn post_streaming(
+        &mut self,
+        path: &str,
+        body: &[u8],
+    ) -> Result<u16, HttpError> {
+        self.send(path, body).await?;
+        let head = self.read_head().await.map_err(HttpError::Receive)?;
+        if !head.chunked {
+            return Err(HttpError::Receive(malformed(
+                "a streamed answer must be chunked".to_string(),
+            )));
+        }
+        Ok(head.status)
+    }
+
+    /// The next chunk of a streamed body; `None` at its end.
+    pub(super) async fn next_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let mut chunk = Vec::new();
+        match self.read_chunk(&mut chunk).await? {
+            true => Ok(Some(chunk)),
+            false => Ok(None),
+        }
+    }
+
+    async fn send(&mut self, path: &str, body: &[u8]) -> Result<(), HttpError> {
         self.reusable = false;
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -85,24 +118,26 @@ impl Connection {
             .map_err(HttpError::Send)?;
         stream.write_all(body).await.map_err(HttpError::Send)?;
         stream.flush().await.map_err(HttpError::Send)?;
-        let response = self.read_response().await.map_err(HttpError::Receive)?;
-        Ok(response)
+        Ok(())
     }
 
-    async fn read_response(&mut self) -> io::Result<Response> {
+    async fn read_head(&mut self) -> io::Result<Head> {
         let status_line = self.read_line().await?;
         let status = status_line
             .split_whitespace()
             .nth(1)
             .and_then(|code| code.parse::<u16>().ok())
             .ok_or_else(|| malformed(format!("bad status line {status_line:?}")))?;
-        let mut length = None;
-        let mut chunked = false;
-        let mut keep_alive = true;
+        let mut head = Head {
+            status,
+            length: None,
+            chunked: false,
+            keep_alive: true,
+        };
         loop {
             let line = self.read_line().await?;
             if line.is_empty() {
-                break;
+                return Ok(head);
             }
             let Some((name, value)) = line.split_once(':') else {
                 return Err(malformed(format!("bad header line {line:?}")));
@@ -110,20 +145,25 @@ impl Connection {
             let value = value.trim();
             match name.trim().to_ascii_lowercase().as_str() {
                 "content-length" => {
-                    length = Some(
+                    head.length = Some(
                         value
                             .parse::<usize>()
                             .map_err(|_| malformed(format!("bad Content-Length {value:?}")))?,
                     );
                 }
-                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
-                "connection" => keep_alive = !value.eq_ignore_ascii_case("close"),
+                "transfer-encoding" => head.chunked = value.eq_ignore_ascii_case("chunked"),
+                "connection" => head.keep_alive = !value.eq_ignore_ascii_case("close"),
                 _ => {}
             }
         }
-        let body = if chunked {
+    }
+
+    async fn read_response(&mut self) -> io::Result<Response> {
+        let head = self.read_head().await?;
+        let mut keep_alive = head.keep_alive;
+        let body = if head.chunked {
             self.read_chunked().await?
-        } else if let Some(length) = length {
+        } else if let Some(length) = head.length {
             let mut body = vec![0u8; length];
             self.stream.read_exact(&mut body).await?;
             body
@@ -135,28 +175,37 @@ impl Connection {
             body
         };
         self.reusable = keep_alive;
-        Ok(Response { status, body })
+        Ok(Response {
+            status: head.status,
+            body,
+        })
     }
 
     async fn read_chunked(&mut self) -> io::Result<Vec<u8>> {
         let mut body = Vec::new();
-        loop {
-            let line = self.read_line().await?;
-            let size = line.split(';').next().unwrap_or("").trim();
-            let size = usize::from_str_radix(size, 16)
-                .map_err(|_| malformed(format!("bad chunk size {line:?}")))?;
-            if size == 0 {
-                // Trailers (etcd sends one), up to the empty line.
-                while !self.read_line().await?.is_empty() {}
-                return Ok(body);
-            }
-            let start = body.len();
-            body.resize(start + size, 0);
-            self.stream.read_exact(&mut body[start..]).await?;
-            if !self.read_line().await?.is_empty() {
-                return Err(malformed("chunk not followed by CRLF".to_string()));
-            }
+        while self.read_chunk(&mut body).await? {}
+        Ok(body)
+    }
+
+    /// Appends the next chunk to `body`; false at the last (empty) one, whose trailers it
+    /// reads too.
+    async fn read_chunk(&mut self, body: &mut Vec<u8>) -> io::Result<bool> {
+        let line = self.read_line().await?;
+        let size = line.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size, 16)
+            .map_err(|_| malformed(format!("bad chunk size {line:?}")))?;
+        if size == 0 {
+            // Trailers (etcd sends one), up to the empty line.
+            while !self.read_line().await?.is_empty() {}
+            return Ok(false);
         }
+        let start = body.len();
+        body.resize(start + size, 0);
+        self.stream.read_exact(&mut body[start..]).await?;
+        if !self.read_line().await?.is_empty() {
+            return Err(malformed("chunk not followed by CRLF".to_string()));
+        }
+        Ok(true)
     }
 
     /// One line without its CRLF.
@@ -180,6 +229,14 @@ impl Connection {
         }
         String::from_utf8(line).map_err(|_| malformed("line is not UTF-8".to_string()))
     }
+}
+
+/// A response's status line and the headers that frame its body.
+struct Head {
+    status: u16,
+    length: Option<usize>,
+    chunked: bool,
+    keep_alive: bool,
 }
 
 fn malformed(what: String) -> io::Error {

@@ -92,6 +92,9 @@ pub(super) struct KeyValue {
     pub(super) value: Bytes,
     #[serde(default, deserialize_with = "int64")]
     pub(super) mod_revision: i64,
+    /// The revision the key was created at (since it was last absent).
+    #[serde(default, deserialize_with = "int64")]
+    pub(super) create_revision: i64,
 }
 
 /// `RangeResponse`.
@@ -168,10 +171,86 @@ pub(super) struct LeaseGrantResponse {
     pub(super) id: i64,
 }
 
-/// `DeleteRangeRequest` of one key.
+/// `DeleteRangeRequest`: one key, or the keys of `[key, range_end)`.
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct DeleteRequest {
     pub(super) key: Bytes,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) range_end: Option<Bytes>,
+}
+
+/// `LeaseRequest`: renews lease `id` for its whole TTL.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct LeaseRequest {
+    #[serde(rename = "ID")]
+    pub(super) id: i64,
+}
+
+/// `LeaseKeepAliveResponse`, as the gateway wraps a streamed answer.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct LeaseKeepAliveStreamed {
+    #[serde(default)]
+    pub(super) result: LeaseKeepAliveResponse,
+}
+
+/// The lease's remaining TTL in seconds: 0 or less once it has expired.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct LeaseKeepAliveResponse {
+    #[serde(rename = "TTL", default, deserialize_with = "int64")]
+    pub(super) ttl: i64,
+}
+
+/// `WatchRequest` with its `create_request`: the changes to the keys of `[key, range_end)`
+/// from `start_revision` on.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct WatchRequest {
+    pub(super) create_request: WatchCreateRequest,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct WatchCreateRequest {
+    pub(super) key: Bytes,
+    pub(super) range_end: Bytes,
+    pub(super) start_revision: i64,
+}
+
+/// One message of a watch's stream, as the gateway wraps it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct WatchStreamed {
+    #[serde(default)]
+    pub(super) result: Option<WatchResponse>,
+    /// A failure of the stream itself.
+    #[serde(default)]
+    pub(super) error: Option<ErrorBody>,
+}
+
+/// `WatchResponse`: the events of one revision or more, or the watch's creation or end.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct WatchResponse {
+    #[serde(default)]
+    pub(super) header: Header,
+    #[serde(default)]
+    pub(super) canceled: bool,
+    /// Set when the start revision was compacted away: the watch is canceled.
+    #[serde(default, deserialize_with = "int64")]
+    pub(super) compact_revision: i64,
+    #[serde(default)]
+    pub(super) events: Vec<Event>,
+}
+
+/// A change of one key: a put (etcd's default, left out by the gateway) or a delete.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(super) struct Event {
+    #[serde(default, rename = "type")]
+    pub(super) kind: String,
+    #[serde(default)]
+    pub(super) kv: KeyValue,
+}
+
+impl Event {
+    pub(super) fn is_delete(&self) -> bool {
+        self.kind == "DELETE"
+    }
 }
 
 /// `RequestOp`: one operation of a transaction.

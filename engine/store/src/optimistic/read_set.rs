@@ -11,10 +11,15 @@ const VALIDATION_PAGE: usize = 1024;
 /// The snapshot data a transaction's results depend on.
 #[derive(Debug, Default)]
 pub(crate) struct ReadSet {
-    /// Key → fingerprint of what the snapshot held for it (absence included).
-    keys: BTreeMap<Vec<u8>, u64>,
+    /// Key → fingerprint of what the snapshot held for it (absence included), and the
+    /// snapshot it was read from.
+    keys: BTreeMap<Vec<u8>, (u64, usize)>,
     /// Scanned parts of ranges with a digest of the snapshot entries inside them.
     ranges: Vec<ScannedRange>,
+    /// The snapshot reads come from now: 0 for the transaction's first, one more at each
+    /// move (`Transaction::refresh`). A committer that validates against the snapshots
+    /// themselves (etcd) needs to know which one each read saw.
+    snapshot: usize,
 }
 
 #[derive(Debug)]
@@ -23,6 +28,7 @@ struct ScannedRange {
     // The digest depends on entry order, so re-scans must go the same way.
     direction: Direction,
     digest: u64,
+    snapshot: usize,
 }
 
 impl ReadSet {
@@ -31,8 +37,14 @@ impl ReadSet {
         // The first read is what the transaction relied on: a later read of the same key
         // from a moved snapshot (`Transaction::refresh`) that saw it changed fails the commit.
         if !self.keys.contains_key(key) {
-            self.keys.insert(key.to_vec(), fingerprint(value));
+            self.keys
+                .insert(key.to_vec(), (fingerprint(value), self.snapshot));
         }
+    }
+
+    /// The transaction moved on to its next snapshot.
+    pub(super) fn moved(&mut self) {
+        self.snapshot += 1;
     }
 
     /// Records that the snapshot entries in `covered` (visited in `direction`) hash to
@@ -45,22 +57,28 @@ impl ReadSet {
             covered,
             direction,
             digest,
+            snapshot: self.snapshot,
         });
     }
 
-    /// The keys read (and not written first by the transaction itself).
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8]> {
-        self.keys.keys().map(Vec::as_slice)
+    /// The keys read (and not written first by the transaction itself), each with the
+    /// snapshot it was first read from (0: the first).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = (&[u8], usize)> {
+        self.keys
+            .iter()
+            .map(|(key, (_, snapshot))| (key.as_slice(), *snapshot))
     }
 
-    /// The parts of ranges the transaction's scans covered.
-    pub(crate) fn ranges(&self) -> impl Iterator<Item = &KeyRange> {
-        self.ranges.iter().map(|scanned| &scanned.covered)
+    /// The parts of ranges the transaction's scans covered, each with its snapshot.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (&KeyRange, usize)> {
+        self.ranges
+            .iter()
+            .map(|scanned| (&scanned.covered, scanned.snapshot))
     }
 
     /// Fails with [`StoreError::Conflict`] unless `current` still holds exactly what was read.
     pub(super) async fn validate(&self, current: &dyn KvRead) -> Result<()> {
-        for (key, expected) in &self.keys {
+        for (key, (expected, _)) in &self.keys {
             let now = current.get(key).await?;
             if fingerprint(now.as_deref()) != *expected {
                 return Err(StoreError::Conflict);

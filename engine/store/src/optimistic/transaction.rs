@@ -20,6 +20,12 @@ pub(crate) trait Committer: Send + Sync + 'static {
     /// the first (either serves a comparison with a snapshot).
     fn latest(&self) -> Arc<dyn KvRead>;
 
+    /// The snapshot a transaction moves on to ([`Transaction::refresh`]): the latest state,
+    /// which the committer may keep beside the earlier ones to validate against.
+    fn next_snapshot(&self) -> Arc<dyn KvRead> {
+        self.latest()
+    }
+
     /// Whether a transaction may move its snapshot ([`Transaction::refresh`]): what the
     /// commit validates must not depend on which snapshot a read went to.
     fn moves_snapshots(&self) -> bool;
@@ -200,7 +206,8 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
         if !self.core.moves_snapshots() {
             return false;
         }
-        self.snapshot = self.core.latest();
+        self.snapshot = self.core.next_snapshot();
+        self.reads.get_mut().moved();
         true
     }
 
