@@ -127,19 +127,26 @@ impl Client {
                 Attempt::Fail(error) => return Err(error),
                 Attempt::Retry(reason) => reason,
             };
-            if started.elapsed() >= self.options.unavailable_after {
-                return Err(StoreError::Unavailable {
-                    endpoints: self.endpoints.join(","),
-                    reason,
-                });
-            }
             attempt += 1;
-            if attempt.is_multiple_of(self.endpoints.len()) {
-                // Every member was tried: wait a little (an election takes about a second).
-                let round = (attempt / self.endpoints.len()).min(8) as u64;
-                tokio::time::sleep(Duration::from_millis(25 * round)).await;
-            }
+            self.next_member(started, attempt, reason).await?;
         }
+    }
+
+    /// After a failed attempt (`attempt` of them so far, since `started`): gives up once the
+    /// cluster has been out of reach for [`EtcdOptions::unavailable_after`]; else, when every
+    /// member was tried, waits a little (an election takes about a second) before the next.
+    async fn next_member(&self, started: Instant, attempt: usize, reason: String) -> Result<()> {
+        if started.elapsed() >= self.options.unavailable_after {
+            return Err(StoreError::Unavailable {
+                endpoints: self.endpoints.join(","),
+                reason,
+            });
+        }
+        if attempt.is_multiple_of(self.endpoints.len()) {
+            let round = (attempt / self.endpoints.len()).min(8) as u64;
+            tokio::time::sleep(Duration::from_millis(25 * round)).await;
+        }
+        Ok(())
     }
 
     /// POSTs `request` to `path` for an answer that streams (a watch), on a connection of its
@@ -175,17 +182,8 @@ impl Client {
                 )) => format!("{host}: {error}"),
                 Err(_) => format!("{host}: timed out opening {path}"),
             };
-            if started.elapsed() >= self.options.unavailable_after {
-                return Err(StoreError::Unavailable {
-                    endpoints: self.endpoints.join(","),
-                    reason,
-                });
-            }
             attempt += 1;
-            if attempt.is_multiple_of(self.endpoints.len()) {
-                let round = (attempt / self.endpoints.len()).min(8) as u64;
-                tokio::time::sleep(Duration::from_millis(25 * round)).await;
-            }
+            self.next_member(started, attempt, reason).await?;
         }
     }
 

@@ -126,6 +126,7 @@ macro_rules! backend_suite {
                 txn::concurrent_increments_are_serialized,
                 txn::guarded_validation_checks_only_guarded_reads,
                 txn::refresh_moves_the_snapshot_under_own_writes,
+                txn::reads_after_a_move_are_checked_against_the_moved_snapshot,
                 txn::changed_since_snapshot_sees_later_commits,
             );
         }
