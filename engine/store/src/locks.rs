@@ -244,11 +244,12 @@ impl LockTable {
     /// withdraws them from the cluster (in the background: a withdrawal that fails is left to
     /// the process's lease).
     pub fn release<'a>(&self, owner: Owner, keys: impl IntoIterator<Item = &'a [u8]>) {
+        let Some(cluster) = &self.cluster else {
+            return self.release_here(owner, keys);
+        };
         let keys: Vec<&[u8]> = keys.into_iter().collect();
         self.release_here(owner, keys.iter().copied());
-        if let Some(cluster) = &self.cluster
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let cluster = Arc::clone(cluster);
             let keys = keys.iter().map(|key| key.to_vec()).collect();
             runtime.spawn(async move {
