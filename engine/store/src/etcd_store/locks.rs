@@ -127,15 +127,20 @@ impl EtcdLocks {
         Ok(granted.id)
     }
 
-    /// Reads `key`'s queue at the latest revision.
-    async fn read_queue(&self, key: &[u8]) -> Result<(Vec<KeyValue>, i64)> {
+    /// The read of `key`'s queue: its lock keys, without values.
+    fn queue_request(&self, key: &[u8]) -> RangeRequest {
         let (start, end) = self.queue_range(key);
-        let request = RangeRequest {
+        RangeRequest {
             key: Bytes(start),
             range_end: Some(Bytes(end)),
             keys_only: true,
             ..RangeRequest::default()
-        };
+        }
+    }
+
+    /// Reads `key`'s queue at the latest revision.
+    async fn read_queue(&self, key: &[u8]) -> Result<(Vec<KeyValue>, i64)> {
+        let request = self.queue_request(key);
         let answer: RangeResponse = self
             .shared
             .client
@@ -309,13 +314,7 @@ impl ClusterLocks for EtcdLocks {
                     value: Bytes(Vec::new()),
                     lease,
                 }));
-                let (start, end) = self.queue_range(key);
-                success.push(RequestOp::Range(RangeRequest {
-                    key: Bytes(start),
-                    range_end: Some(Bytes(end)),
-                    keys_only: true,
-                    ..RangeRequest::default()
-                }));
+                success.push(RequestOp::Range(self.queue_request(key)));
             }
             let request = TxnRequest {
                 success,
@@ -381,32 +380,18 @@ impl ClusterLocks for EtcdLocks {
 
     async fn release(&self, owner: Owner, keys: Vec<Vec<u8>>) -> Result<()> {
         let member = self.member(owner);
-        for chunk in keys.chunks(KEYS_PER_REQUEST * 2) {
-            let success = chunk
-                .iter()
-                .map(|key| {
-                    // Both of the owner's locks on the row (shared and exclusive).
-                    let mut start = self.lock_key(key, member, LockMode::Shared);
-                    start.pop();
-                    let mut end = start.clone();
-                    end.push(u8::MAX);
-                    RequestOp::DeleteRange(DeleteRequest {
-                        key: Bytes(start),
-                        range_end: Some(Bytes(end)),
-                    })
-                })
-                .collect();
-            let request = TxnRequest {
-                success,
-                ..TxnRequest::default()
-            };
-            let _: TxnResponse = self
-                .shared
-                .client
-                .call("/v3/kv/txn", &request, Effect::Write)
-                .await?;
-        }
-        Ok(())
+        let ranges = keys
+            .iter()
+            .map(|key| {
+                // Both of the owner's locks on the row (shared and exclusive).
+                let mut start = self.lock_key(key, member, LockMode::Shared);
+                start.pop();
+                let mut end = start.clone();
+                end.push(u8::MAX);
+                (start, Some(end))
+            })
+            .collect();
+        delete_ranges(&self.shared, ranges).await
     }
 
     async fn wait_closes_cycle(&self, owner: Owner, blockers: &[Owner]) -> Result<bool> {
@@ -441,13 +426,19 @@ impl Drop for EtcdLocks {
 
 /// Deletes `keys`, as well as it can (see [`EtcdLocks::delete`]).
 async fn delete_keys(shared: &Shared, keys: Vec<Vec<u8>>) {
-    for chunk in keys.chunks(KEYS_PER_REQUEST * 2) {
+    let ranges = keys.into_iter().map(|key| (key, None)).collect();
+    let _ = delete_ranges(shared, ranges).await;
+}
+
+/// Deletes each key, or `[start, end)`, in etcd transactions of up to 128 operations.
+async fn delete_ranges(shared: &Shared, ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+    for chunk in ranges.chunks(KEYS_PER_REQUEST * 2) {
         let success = chunk
             .iter()
-            .map(|key| {
+            .map(|(key, end)| {
                 RequestOp::DeleteRange(DeleteRequest {
                     key: Bytes(key.clone()),
-                    range_end: None,
+                    range_end: end.clone().map(Bytes),
                 })
             })
             .collect();
@@ -455,11 +446,12 @@ async fn delete_keys(shared: &Shared, keys: Vec<Vec<u8>>) {
             success,
             ..TxnRequest::default()
         };
-        let _: Result<TxnResponse> = shared
+        let _: TxnResponse = shared
             .client
             .call("/v3/kv/txn", &request, Effect::Write)
-            .await;
+            .await?;
     }
+    Ok(())
 }
 
 /// A waiter's published waits (`name!w/...`), deleted in the background when the wait ends.
