@@ -13,12 +13,12 @@ mod journal;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fjall::config::{HashRatioPolicy, PartitioningPolicy, PinningPolicy};
 use fjall::{
     AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
-    Readable, Snapshot,
+    Readable, SeqNo, Snapshot,
 };
 
 use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
@@ -90,6 +90,29 @@ const MAX_JOURNALING_BYTES: u64 = 64 * 1024 * 1024;
 /// request per memtable instead, and fjall's write stall (four sealed memtables) then bounds
 /// memory while the worker compacts.
 const SEAL_MEMTABLE_BYTES: u64 = 48 * 1024 * 1024;
+
+/// The store also seals the memtable once this many of its entries are dead: versions a later
+/// write of the same key shadows, and tombstones.
+///
+/// fjall's memtable keeps every version of a key until it is flushed (the flush drops the
+/// versions no open snapshot can see), and a range read steps over each of them, cloning it,
+/// before its merge skips it: a point get finds the newest version by one seek, a range read
+/// pays for every version in its span. Under OLTP writes to hot rows (sysbench's
+/// oltp_read_write updates, deletes and re-inserts a few hot ids), a 48 MiB memtable holds tens
+/// of versions of every hot row, and each 100-row range read walked thousands of entries: its
+/// throughput fell by 40 % within a minute of a fresh start, back to its start after a flush.
+/// Sealing on dead entries flushes such a memtable every few seconds, while a stream of new keys
+/// (inserts, loads) keeps filling memtables to [`SEAL_MEMTABLE_BYTES`].
+const SEAL_DEAD_ENTRIES: u64 = 8_192;
+
+/// A memtable is not sealed for its dead entries before it holds this much: a few hot rows
+/// updated at a high rate (pgbench's branches) would otherwise flush tiny tables, each a new
+/// table for compaction to merge, where the dead versions only cost range reads.
+const SEAL_DEAD_MIN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// At most this many mutations of one batch are looked up in the memtable to count its dead
+/// entries; a larger batch is sampled at an even stride and the count scaled.
+const DEAD_SAMPLES_PER_BATCH: usize = 64;
 
 /// A store kept in a fjall database directory.
 pub type FjallStore = Store<FjallBackend>;
@@ -163,6 +186,7 @@ impl Store<FjallBackend> {
             data,
             padding,
             persist: durability.persist_mode(),
+            dead: Mutex::new(DeadEntries::default()),
         }))
     }
 }
@@ -175,6 +199,15 @@ pub struct FjallBackend {
     /// The keyspace `journal` pads the journal through.
     padding: Keyspace,
     persist: PersistMode,
+    /// The dead entries counted into the active memtable (see [`SEAL_DEAD_ENTRIES`]).
+    dead: Mutex<DeadEntries>,
+}
+
+/// Dead entries written into one memtable, by its id.
+#[derive(Debug, Default)]
+struct DeadEntries {
+    memtable: u64,
+    count: u64,
 }
 
 impl FjallBackend {
@@ -201,9 +234,21 @@ impl FjallBackend {
         self.data.tree.active_memtable().size()
     }
 
-    /// Seals the data memtable once it reaches [`SEAL_MEMTABLE_BYTES`].
-    fn seal_full_memtable(&self) -> Result<()> {
-        if self.memtable_bytes() >= SEAL_MEMTABLE_BYTES {
+    /// Seals the data memtable once it reaches [`SEAL_MEMTABLE_BYTES`], or holds
+    /// [`SEAL_DEAD_ENTRIES`] dead entries (and at least [`SEAL_DEAD_MIN_BYTES`]); `dead` is what
+    /// the batch just committed added to the memtable with id `memtable`.
+    fn seal_full_memtable(&self, memtable: u64, dead: u64) -> Result<()> {
+        let bytes = self.memtable_bytes();
+        let dead_so_far = {
+            let mut entries = self.dead.lock().unwrap_or_else(PoisonError::into_inner);
+            if entries.memtable != memtable {
+                *entries = DeadEntries { memtable, count: 0 };
+            }
+            entries.count += dead;
+            entries.count
+        };
+        let many_dead = dead_so_far >= SEAL_DEAD_ENTRIES && bytes >= SEAL_DEAD_MIN_BYTES;
+        if bytes >= SEAL_MEMTABLE_BYTES || many_dead {
             self.data.rotate_memtable()?;
         }
         Ok(())
@@ -338,6 +383,8 @@ impl Backend for FjallBackend {
         if deduplicated.len() >= INGEST_MIN_MUTATIONS {
             return self.ingest(&deduplicated);
         }
+        let memtable = self.data.tree.active_memtable();
+        let dead = dead_entries(&deduplicated, |key| memtable.get(key, SeqNo::MAX).is_some());
         let mut out = self.db.batch().durability(Some(self.persist));
         for mutation in deduplicated {
             match mutation {
@@ -348,7 +395,7 @@ impl Backend for FjallBackend {
             }
         }
         out.commit()?;
-        self.seal_full_memtable()
+        self.seal_full_memtable(memtable.id(), dead)
     }
 }
 
@@ -362,6 +409,22 @@ impl Drop for FjallBackend {
         let _ = journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CLOSE_WAIT);
         let _ = self.persist();
     }
+}
+
+/// How many dead entries `mutations` leave in the memtable once written: a tombstone is one,
+/// and so is the version a put shadows (`held(key)`: the memtable holds a version of `key`).
+/// Batches larger than [`DEAD_SAMPLES_PER_BATCH`] are sampled.
+fn dead_entries(mutations: &[&Mutation], held: impl Fn(&[u8]) -> bool) -> u64 {
+    let stride = mutations.len().div_ceil(DEAD_SAMPLES_PER_BATCH).max(1);
+    let sampled = mutations
+        .iter()
+        .step_by(stride)
+        .filter(|mutation| match mutation {
+            Mutation::Delete { .. } => true,
+            Mutation::Put { key, .. } => held(key),
+        })
+        .count();
+    (sampled * stride) as u64
 }
 
 /// Reads at one fjall snapshot; also the `KvRead` handed out by [`KvStore::snapshot`].

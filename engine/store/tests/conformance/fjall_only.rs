@@ -230,6 +230,46 @@ async fn writes_seal_the_memtable_before_fjall_must_ask() -> Result<()> {
     Ok(())
 }
 
+/// A stream of small writes to the same keys seals the memtable once it holds thousands of dead
+/// versions (past a floor of a few MiB), where a stream of new keys fills it to 48 MiB: a
+/// range read steps over every version the memtable holds, so hot rows' versions must not pile
+/// up in it for a minute. Writes the same volume both ways and compares the largest memtable.
+#[tokio::test]
+async fn dead_versions_seal_the_memtable_early() -> Result<()> {
+    const MIB: u64 = 1024 * 1024;
+    let value = vec![3u8; 600];
+    let mut largest = [0u64; 2];
+    for (run, overwrite) in [true, false].into_iter().enumerate() {
+        let dir = tempfile::tempdir().expect("create temp dir");
+        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        for batch_number in 0..600u32 {
+            let mut batch = WriteBatch::new();
+            for i in 0..64u32 {
+                let key = if overwrite {
+                    format!("h{i:04}")
+                } else {
+                    format!("n{batch_number:05}{i:04}")
+                };
+                batch.put(key.into_bytes(), value.clone());
+            }
+            store.write(batch).await?;
+            largest[run] = largest[run].max(store.memtable_bytes());
+        }
+        let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
+        assert_eq!(counted.entries, if overwrite { 64 } else { 600 * 64 });
+    }
+    let [overwrites, new_keys] = largest;
+    assert!(
+        overwrites < 8 * MIB,
+        "overwrites grew the memtable to {overwrites} bytes"
+    );
+    assert!(
+        new_keys > 16 * MIB,
+        "new keys sealed the memtable at {new_keys} bytes"
+    );
+    Ok(())
+}
+
 #[test]
 fn buffered_is_the_default() {
     assert_eq!(Durability::default(), Durability::Buffered);
