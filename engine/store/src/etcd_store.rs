@@ -275,7 +275,7 @@ impl KvStore for EtcdStore {
             Arc::clone(&self.shared),
             Arc::clone(&snapshot),
         ));
-        Ok(Box::new(OptimisticTx::new(committer, snapshot)))
+        Ok(Box::new(OptimisticTx::new(committer, snapshot, None)))
     }
 
     async fn flush(&self) -> Result<()> {

@@ -23,8 +23,11 @@
 //! written once here, so a backend implements only its reads, snapshots and batch
 //! application.
 
+mod commit_count;
 mod merge;
 mod read_set;
+#[cfg(test)]
+mod tests;
 mod transaction;
 
 use std::sync::Arc;
@@ -33,6 +36,7 @@ use crate::api::{Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+use commit_count::CommitCount;
 pub(crate) use read_set::ReadSet;
 pub(crate) use transaction::{Committer, OptimisticTx};
 
@@ -81,6 +85,15 @@ impl<B: Backend> Store<B> {
 
     pub(crate) fn backend(&self) -> &B {
         self.core.backend()
+    }
+
+    /// The backend, out of a store no transaction holds (tests wrap a backend in their own).
+    #[cfg(test)]
+    pub(crate) fn into_backend(self) -> B {
+        match Arc::try_unwrap(self.core) {
+            Ok(core) => core.backend,
+            Err(_) => panic!("the store's core is shared"),
+        }
     }
 }
 
@@ -180,6 +193,8 @@ pub(crate) struct Core<B> {
     // An async mutex: waiting committers yield to the runtime instead of blocking a worker
     // thread, and it cannot be poisoned. Queued waiters are served in FIFO order.
     commit_lock: tokio::sync::Mutex<()>,
+    /// Every batch applied to the backend, for transactions to tell that nothing changed.
+    commits: CommitCount,
 }
 
 impl<B: Backend> Core<B> {
@@ -187,6 +202,7 @@ impl<B: Backend> Core<B> {
         Arc::new(Core {
             backend,
             commit_lock: tokio::sync::Mutex::new(()),
+            commits: CommitCount::default(),
         })
     }
     pub(crate) fn backend(&self) -> &B {
@@ -200,29 +216,44 @@ impl<B: Backend> Core<B> {
         }
         batch.validate()?;
         let _commit = self.commit_lock.lock().await;
+        let _applying = self.commits.applying();
         self.backend.apply(batch)
     }
 
     /// Starts a transaction on a snapshot of the current state.
     pub(crate) fn begin(self: &Arc<Self>) -> Box<dyn Transaction> {
+        let mark = self.commits.mark();
         let snapshot = self.backend.snapshot();
-        Box::new(OptimisticTx::new(Arc::clone(self), snapshot))
+        Box::new(OptimisticTx::new(Arc::clone(self), snapshot, Some(mark)))
     }
 }
 
 #[async_trait::async_trait]
 impl<B: Backend> Committer for Core<B> {
     /// Validates `reads` against the latest state and applies `batch` if nothing changed.
-    async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()> {
+    /// With nothing applied since `begun` (the mark before the transaction's first snapshot)
+    /// every read it made still holds, and none is read again.
+    async fn commit(&self, reads: &ReadSet, begun: Option<u64>, batch: WriteBatch) -> Result<()> {
         // Reject malformed writes before queueing for the lock; they could never succeed.
         batch.validate()?;
         let _commit = self.commit_lock.lock().await;
-        reads.validate(&self.backend).await?;
+        if !begun.is_some_and(|mark| self.commits.unchanged_since(mark)) {
+            reads.validate(&self.backend).await?;
+        }
+        let _applying = self.commits.applying();
         self.backend.apply(batch)
     }
 
     fn latest(&self) -> Arc<dyn KvRead> {
         self.backend.snapshot()
+    }
+
+    fn mark(&self) -> Option<u64> {
+        Some(self.commits.mark())
+    }
+
+    fn unchanged_since(&self, mark: u64) -> bool {
+        self.commits.unchanged_since(mark)
     }
 
     fn moves_snapshots(&self) -> bool {

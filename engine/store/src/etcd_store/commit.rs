@@ -203,8 +203,9 @@ impl Committer for EtcdCommitter {
     /// Each recorded read is compared against the snapshot it came from (a transaction
     /// that moved on keeps its earlier reads recorded, as the in-process stores validate
     /// them): a key must still be as that snapshot saw it, a range unchanged since that
-    /// snapshot's revision.
-    async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()> {
+    /// snapshot's revision. (Other processes commit too: nothing here says that nothing was
+    /// committed since `_begun`, so every read is compared.)
+    async fn commit(&self, reads: &ReadSet, _begun: Option<u64>, batch: WriteBatch) -> Result<()> {
         batch.validate()?;
         let snapshots = self.snapshots();
         let observed: Vec<Observed> = snapshots

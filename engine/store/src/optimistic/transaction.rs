@@ -13,8 +13,9 @@ use crate::range::{Direction, KeyRange, ScanPage};
 /// transaction read against the latest state before applying its batch.
 #[async_trait::async_trait]
 pub(crate) trait Committer: Send + Sync + 'static {
-    /// Validates `reads` and applies `batch` atomically, or fails with a conflict.
-    async fn commit(&self, reads: &ReadSet, batch: WriteBatch) -> Result<()>;
+    /// Validates `reads` and applies `batch` atomically, or fails with a conflict. `begun` is
+    /// the [`Committer::mark`] taken before the transaction's first snapshot.
+    async fn commit(&self, reads: &ReadSet, begun: Option<u64>, batch: WriteBatch) -> Result<()>;
 
     /// A view of the latest committed state, read at the moment of each read or pinned at
     /// the first (either serves a comparison with a snapshot).
@@ -29,11 +30,27 @@ pub(crate) trait Committer: Send + Sync + 'static {
     /// Whether a transaction may move its snapshot ([`Transaction::refresh`]): what the
     /// commit validates must not depend on which snapshot a read went to.
     fn moves_snapshots(&self) -> bool;
+
+    /// A mark of the committed state to take just before a snapshot, for
+    /// [`Committer::unchanged_since`]; `None` when the committer cannot tell.
+    fn mark(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether nothing was committed since `mark`: a snapshot taken after it still shows the
+    /// latest state. False when the committer cannot tell.
+    fn unchanged_since(&self, _mark: u64) -> bool {
+        false
+    }
 }
 
 pub(crate) struct OptimisticTx<C> {
     core: Arc<C>,
     snapshot: Arc<dyn KvRead>,
+    /// The committer's mark before the first snapshot (see [`Committer::mark`]).
+    begun: Option<u64>,
+    /// The committer's mark before the current snapshot.
+    snapshot_mark: Option<u64>,
     writes: Writes,
     /// While a savepoint is held: each buffered write's key with what it replaced in `writes`
     /// (`None`: the key had no buffered write), oldest first.
@@ -50,10 +67,13 @@ pub(crate) struct OptimisticTx<C> {
 type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 impl<C: Committer> OptimisticTx<C> {
-    pub(crate) fn new(core: Arc<C>, snapshot: Arc<dyn KvRead>) -> Self {
+    /// A transaction on `snapshot`, taken after the committer's `mark`.
+    pub(crate) fn new(core: Arc<C>, snapshot: Arc<dyn KvRead>, mark: Option<u64>) -> Self {
         OptimisticTx {
             core,
             snapshot,
+            begun: mark,
+            snapshot_mark: mark,
             writes: Writes::new(),
             undo: None,
             savepoints_held: 0,
@@ -206,12 +226,20 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
         if !self.core.moves_snapshots() {
             return false;
         }
+        let mark = self.core.mark();
         self.snapshot = self.core.next_snapshot();
+        self.snapshot_mark = mark;
         self.reads.get_mut().moved();
         true
     }
 
     async fn changed_since_snapshot(&self, keys: &[Vec<u8>]) -> Result<bool> {
+        if self
+            .snapshot_mark
+            .is_some_and(|mark| self.core.unchanged_since(mark))
+        {
+            return Ok(false);
+        }
         let unwritten: Vec<Vec<u8>> = keys
             .iter()
             .filter(|key| !self.writes.contains_key(key.as_slice()))
@@ -289,6 +317,8 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
         let OptimisticTx {
             core,
             snapshot,
+            begun,
+            snapshot_mark: _,
             writes,
             undo: _,
             savepoints_held: _,
@@ -307,6 +337,6 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
                 None => Mutation::Delete { key },
             })
             .collect();
-        core.commit(&reads.into_inner(), batch).await
+        core.commit(&reads.into_inner(), begun, batch).await
     }
 }
