@@ -20,7 +20,14 @@ async fn connect(cluster: &LocalEtcdCluster, namespace: &str, options: EtcdOptio
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transaction_over_the_servers_limit_names_the_flag_and_writes_nothing() {
-    let store = connect(crate::cluster(), "limits", EtcdOptions::default()).await;
+    // The 40 MiB request below takes seconds to send and refuse in a debug build on a loaded
+    // machine: with the default 5 s per call it once timed out ("interrupted ... not applied")
+    // before etcd could name its limit, which is what this test is about.
+    let options = EtcdOptions {
+        call_timeout: Duration::from_secs(60),
+        ..EtcdOptions::default()
+    };
+    let store = connect(crate::cluster(), "limits", options).await;
     // The test cluster allows 20,000 operations per transaction.
     let mut batch = WriteBatch::new();
     for i in 0..20_001u32 {
