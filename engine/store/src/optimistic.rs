@@ -222,9 +222,10 @@ impl<B: Backend> Core<B> {
 
     /// Starts a transaction on a snapshot of the current state.
     pub(crate) fn begin(self: &Arc<Self>) -> Box<dyn Transaction> {
-        let mark = self.commits.mark();
+        // The mark before the snapshot, as `Transaction::refresh` takes it for a moved one.
+        let mark = self.mark();
         let snapshot = self.backend.snapshot();
-        Box::new(OptimisticTx::new(Arc::clone(self), snapshot, Some(mark)))
+        Box::new(OptimisticTx::new(Arc::clone(self), snapshot, mark))
     }
 }
 
