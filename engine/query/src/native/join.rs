@@ -1,6 +1,8 @@
 //! Joins the native executor runs (issue 44): rowdex tables joined by equalities of their
 //! columns (`[INNER] JOIN ... ON`, or the same equalities in WHERE), each table with its own
-//! column-versus-value conditions, plain columns selected, ORDER BY on them, LIMIT and OFFSET.
+//! column-versus-value conditions, plain columns selected, ORDER BY on them, LIMIT and OFFSET;
+//! `IN (SELECT ...)` and `[NOT] EXISTS (SELECT ...)` in WHERE join their table as a semi or anti
+//! joined one ([`JoinedAs`]).
 //!
 //! One table drives, read by its best access path; each of the others is then probed by the
 //! values the rows so far hold, through its primary key or an index (`planner::lookup`), as
@@ -18,6 +20,7 @@ pub(crate) mod execute;
 pub(crate) mod explain;
 pub(crate) mod plan;
 pub(crate) mod run;
+pub(crate) mod subquery;
 
 use std::sync::{Arc, Mutex};
 
@@ -47,10 +50,34 @@ pub(crate) struct JoinTable {
     pub table: Arc<TableDef>,
     pub qualifier: String,
     pub conditions: Vec<Predicate<Slot>>,
-    /// Joined by LEFT JOIN: a row of the tables before it that no row of it matches is kept,
-    /// with NULLs for its columns. Only its own ON tests it or joins it (`compile`), and it
-    /// never drives.
-    pub outer: bool,
+    pub kind: JoinedAs,
+}
+
+impl JoinTable {
+    /// Joined by LEFT JOIN.
+    pub(crate) fn outer(&self) -> bool {
+        self.kind == JoinedAs::Left
+    }
+}
+
+/// How a table takes part in a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JoinedAs {
+    /// FROM, `[INNER] JOIN`: a row per match.
+    Inner,
+    /// LEFT JOIN: a row of the tables before it that no row of it matches is kept, with NULLs
+    /// for its columns. Only its own ON tests it or joins it (`compile`), and it never drives.
+    Left,
+    /// The table of `x IN (SELECT c FROM t ...)` or `EXISTS (SELECT ... FROM t WHERE t.c = x
+    /// ...)` in the WHERE clause: a row of the other tables is kept once if some row of it
+    /// matches. Only its subquery tests it, the query never selects or orders by it, and it
+    /// is probed after every table it is compared with; when it drives, its rows are made
+    /// distinct on the columns compared first, so that each row of the others still comes
+    /// once.
+    Semi,
+    /// The table of `NOT EXISTS (...)`: a row of the other tables is kept if no row of it
+    /// matches. Probed last of the tables it is compared with, and it never drives.
+    Anti,
 }
 
 /// One ORDER BY item of a join.

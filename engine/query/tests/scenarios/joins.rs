@@ -140,6 +140,34 @@ async fn selective_joins_run_natively_and_plan_once() -> TestResult {
                 "SELECT u.name, o.amount FROM users u, orders o WHERE o.user_id = u.id
                    AND u.id = {id} ORDER BY o.amount DESC LIMIT 2"
             ),
+            // Semi joins: the subquery's users drive; the outer users are probed once each
+            // although two orders name them (the driving orders made distinct); anti join.
+            format!(
+                "SELECT o.id, o.amount FROM orders o WHERE o.user_id IN
+                   (SELECT id FROM users WHERE id BETWEEN {id} AND {}) ORDER BY o.id",
+                id + 3
+            ),
+            {
+                let a = id % 2000 + 1;
+                format!(
+                    "SELECT u.id, u.name FROM users u WHERE u.id IN (SELECT user_id FROM orders
+                       WHERE id IN ({a}, {}, {}, {})) ORDER BY u.id",
+                    a + 2000,
+                    a + 1,
+                    a + 2001
+                )
+            },
+            format!(
+                "SELECT u.id, u.name FROM users u WHERE u.id BETWEEN {id} AND {}
+                   AND EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id AND o.amount > 40)
+                   ORDER BY u.id",
+                id + 5
+            ),
+            format!(
+                "SELECT u.id FROM users u WHERE u.id BETWEEN {id} AND {} AND NOT EXISTS
+                   (SELECT 1 FROM orders WHERE user_id = u.id AND amount < 30) ORDER BY u.id",
+                id + 20
+            ),
         ]
     };
     // Warm: each text compiles and plans on its first run.
@@ -161,7 +189,7 @@ async fn selective_joins_run_natively_and_plan_once() -> TestResult {
         let after = db.planning();
         assert_eq!(
             after.datafusion_plans - before.datafusion_plans,
-            15,
+            35,
             "only the reference session's runs went through DataFusion"
         );
         if after.access_path_choices == before.access_path_choices {

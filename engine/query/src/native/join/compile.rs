@@ -2,8 +2,9 @@
 //! tables listed with commas or joined by `[INNER] JOIN t ON ...` or `LEFT [OUTER] JOIN t ON
 //! ...`; each ON and the WHERE a conjunction of equalities between two tables' columns and of
 //! one table's column-versus-value conditions (as `native::compile` reads them for one table);
-//! plain columns selected (`*` and `t.*` too); ORDER BY on columns, LIMIT and OFFSET. A column
-//! two tables have must be qualified, an ON may name only the tables of its FROM item joined so
+//! plain columns selected (`*` and `t.*` too); ORDER BY on columns, LIMIT and OFFSET; `IN` and
+//! `[NOT] EXISTS` subqueries among the WHERE clause's conjuncts as semi and anti joined tables
+//! (`subquery`). A column two tables have must be qualified, an ON may name only the tables of its FROM item joined so
 //! far, as in PostgreSQL, and a LEFT JOIN's table only its own ON may test or join: anything
 //! else is left to DataFusion, which answers or refuses it.
 
@@ -20,7 +21,8 @@ use rowdex_planner::Predicate;
 
 use crate::db::schema_view::SchemaView;
 use crate::native::compile::{limit_offset, order_items, order_target, plain_select, table_ref};
-use crate::native::join::{ColumnRef, JoinOrderItem, JoinTable, NativeJoin};
+use crate::native::join::subquery::{self, Filter};
+use crate::native::join::{ColumnRef, JoinOrderItem, JoinTable, JoinedAs, NativeJoin};
 use crate::native::scope::{Scope, Slot};
 use crate::sql::names::ident_name;
 use crate::values::column_field;
@@ -34,22 +36,32 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
     let mut ons = Vec::new();
     for from in &select.from {
         let first = tables.len();
-        tables.push(joined_table(schema, &from.relation, false)?);
+        tables.push(joined_table(schema, &from.relation, JoinedAs::Inner)?);
         for join in &from.joins {
-            let (on, outer) = match &join.join_operator {
+            let (on, kind) = match &join.join_operator {
                 JoinOperator::Join(JoinConstraint::On(on))
-                | JoinOperator::Inner(JoinConstraint::On(on)) => (on, false),
+                | JoinOperator::Inner(JoinConstraint::On(on)) => (on, JoinedAs::Inner),
                 JoinOperator::Left(JoinConstraint::On(on))
-                | JoinOperator::LeftOuter(JoinConstraint::On(on)) => (on, true),
+                | JoinOperator::LeftOuter(JoinConstraint::On(on)) => (on, JoinedAs::Left),
                 _ => return None,
             };
             if join.global {
                 return None;
             }
-            tables.push(joined_table(schema, &join.relation, outer)?);
+            tables.push(joined_table(schema, &join.relation, kind)?);
             // The ON sees the tables of its FROM item up to its own.
             ons.push((on, first..tables.len()));
         }
+    }
+    // The subqueries' tables come after the FROM's, which are all the query itself sees.
+    let from_count = tables.len();
+    let mut plain = Vec::new();
+    let mut filters: Vec<Filter<'_>> = Vec::new();
+    if let Some(selection) = &select.selection {
+        subquery::split(selection, &mut plain, &mut filters);
+    }
+    for filter in &filters {
+        tables.push(filter.table(schema)?);
     }
     if distinct || tables.len() < 2 {
         return None;
@@ -72,8 +84,11 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
             let own = visible.end - 1;
             found.admit(&tables, Some(own), &mut conditions, &mut equalities)?;
         }
-        if let Some(selection) = &select.selection {
-            scope.conjuncts(selection, 0..tables.len(), &mut found)?;
+        for conjunct in plain {
+            scope.conjuncts(conjunct, 0..from_count, &mut found)?;
+        }
+        for (at, filter) in filters.iter().enumerate() {
+            filter.read(&scope, from_count + at, 0..from_count, &mut found)?;
         }
         found.admit(&tables, None, &mut conditions, &mut equalities)?;
     }
@@ -87,7 +102,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(options) if plain_wildcard(options) => {
-                for table in 0..tables.len() {
+                for table in 0..from_count {
                     scope.all_columns(table, &mut names, &mut output);
                 }
             }
@@ -99,11 +114,13 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
                     return None;
                 };
                 let qualifier = ident_name(qualifier);
-                let table = tables.iter().position(|t| t.qualifier == qualifier)?;
+                let table = tables[..from_count]
+                    .iter()
+                    .position(|t| t.qualifier == qualifier)?;
                 scope.all_columns(table, &mut names, &mut output);
             }
             SelectItem::UnnamedExpr(expr) => {
-                let column = scope.column(expr, 0..tables.len())?;
+                let column = scope.column(expr, 0..from_count)?;
                 names.push(
                     tables[column.table]
                         .table
@@ -115,7 +132,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
                 output.push(column);
             }
             SelectItem::ExprWithAlias { expr, alias } => {
-                output.push(scope.column(expr, 0..tables.len())?);
+                output.push(scope.column(expr, 0..from_count)?);
                 names.push(ident_name(alias));
             }
             _ => return None,
@@ -124,7 +141,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
 
     let mut order = Vec::new();
     for (expr, descending) in order_items(query)? {
-        let column = order_target(&names, &output, expr, |e| scope.column(e, 0..tables.len()))?;
+        let column = order_target(&names, &output, expr, |e| scope.column(e, 0..from_count))?;
         order.push(JoinOrderItem { column, descending });
     }
     let (limit, offset) = limit_offset(query)?;
@@ -136,7 +153,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
             let joined = tables.get(column.table)?;
             let field = column_field(joined.table.columns.get(column.column)?);
             // A LEFT JOIN's table may yield no row: NULL in each of its columns.
-            let nullable = field.is_nullable() || joined.outer;
+            let nullable = field.is_nullable() || joined.outer();
             Some(field.with_name(name.clone()).with_nullable(nullable))
         })
         .collect::<Option<Vec<Field>>>()?;
@@ -153,21 +170,25 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeJoin> 
     })
 }
 
-fn joined_table(schema: &SchemaView, relation: &TableFactor, outer: bool) -> Option<JoinTable> {
+pub(super) fn joined_table(
+    schema: &SchemaView,
+    relation: &TableFactor,
+    kind: JoinedAs,
+) -> Option<JoinTable> {
     let (table, qualifier) = table_ref(schema, relation)?;
     Some(JoinTable {
         table,
         qualifier,
         conditions: Vec::new(),
-        outer,
+        kind,
     })
 }
 
 /// The conjuncts of one ON or of the WHERE clause, as read: each table's conditions, and the
 /// equalities between tables.
-struct Found {
+pub(super) struct Found {
     conditions: Vec<Vec<Predicate<Slot>>>,
-    equalities: Vec<(ColumnRef, ColumnRef)>,
+    pub(super) equalities: Vec<(ColumnRef, ColumnRef)>,
 }
 
 impl Found {
@@ -176,6 +197,19 @@ impl Found {
             conditions: vec![Vec::new(); tables],
             equalities: Vec::new(),
         }
+    }
+
+    /// Reads `expr` as a condition on the columns of table `table` alone.
+    pub(super) fn condition_of(
+        &mut self,
+        scope: &JoinScope<'_>,
+        expr: &Expr,
+        table: usize,
+    ) -> Option<()> {
+        let mut read = Vec::new();
+        scope.scopes.get(table)?.conditions(expr, &mut read)?;
+        self.conditions.get_mut(table)?.extend(read);
+        Some(())
     }
 
     /// Moves what was found into the query's conditions and equalities, where a LEFT JOIN's
@@ -188,7 +222,7 @@ impl Found {
         conditions: &mut [Vec<Predicate<Slot>>],
         equalities: &mut Vec<(ColumnRef, ColumnRef)>,
     ) -> Option<()> {
-        let outer = |table: usize| tables.get(table).is_some_and(|t| t.outer);
+        let outer = |table: usize| tables.get(table).is_some_and(JoinTable::outer);
         let allowed = |table: usize| match own {
             Some(own) if outer(own) => table == own,
             _ => !outer(table),
@@ -223,7 +257,7 @@ fn plain_wildcard(options: &WildcardAdditionalOptions) -> bool {
 }
 
 /// The join's tables as SQL names their columns.
-struct JoinScope<'a> {
+pub(super) struct JoinScope<'a> {
     tables: &'a [JoinTable],
     scopes: Vec<Scope<'a>>,
 }
@@ -242,7 +276,7 @@ impl<'a> JoinScope<'a> {
 
     /// The column `expr` names among the `visible` tables: qualified, or a name only one of
     /// them has.
-    fn column(&self, expr: &Expr, visible: Range<usize>) -> Option<ColumnRef> {
+    pub(super) fn column(&self, expr: &Expr, visible: Range<usize>) -> Option<ColumnRef> {
         let mut found = self
             .scopes
             .iter()
@@ -317,7 +351,7 @@ impl<'a> JoinScope<'a> {
 
     /// Whether an equality of `a` and `b` means the same compared as values and as encoded
     /// keys: the same type (decimals of one scale), never floats (-0.0 and NaN).
-    fn comparable(&self, a: ColumnRef, b: ColumnRef) -> bool {
+    pub(super) fn comparable(&self, a: ColumnRef, b: ColumnRef) -> bool {
         let data_type = |c: ColumnRef| {
             self.tables
                 .get(c.table)

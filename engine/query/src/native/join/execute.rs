@@ -3,9 +3,11 @@
 //! table (a multi-get, or a range per prefix: `LookupTemplate::plan`), its rows matched to the
 //! joined rows by the encoded values of every join column, and every equality whose tables are
 //! now joined checked. A joined row is the driving row's columns, then each probed row's, in
-//! probe order. Past the memory budget the join gives up and DataFusion runs it.
+//! probe order (a semi joined table's first match; NULLs for an anti joined table, whose
+//! matched rows are dropped). A semi joined table that drives has its rows made distinct on
+//! the columns compared first. Past the memory budget the join gives up and DataFusion runs it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
@@ -18,7 +20,7 @@ use rowdex_store::KvRead;
 
 use crate::error::Result;
 use crate::native::join::plan::JoinPlan;
-use crate::native::join::{ColumnRef, NativeJoin};
+use crate::native::join::{ColumnRef, JoinedAs, NativeJoin};
 use crate::output::Output;
 use crate::scan::read::scan_rows;
 use crate::values::{column_type, datum_array};
@@ -60,6 +62,16 @@ impl NativeJoin {
         .await?;
         if rows.len() as f64 > held_max {
             return Ok(None);
+        }
+        if self.tables.get(plan.driving).map(|t| t.kind) == Some(JoinedAs::Semi) {
+            // Each row of the other tables must come once, whichever of the subquery's rows
+            // it matches: keep one row per value of the columns they are compared with.
+            let compared = self.compared_columns(plan.driving);
+            let mut seen = HashSet::with_capacity(rows.len());
+            rows.retain(|row| {
+                encoded(compared.iter().map(|&c| row.get(c).unwrap_or(&Datum::Null)))
+                    .is_some_and(|key| seen.insert(key))
+            });
         }
         for probe in &plan.probes {
             base[probe.table] = next_base;
@@ -130,7 +142,10 @@ impl NativeJoin {
                 .filter(|(a, b)| complete(a) && complete(b))
                 .map(|(a, b)| (base[a.table] + a.column, base[b.table] + b.column))
                 .collect();
-            let outer = self.tables.get(probe.table).is_some_and(|t| t.outer);
+            let kind = self
+                .tables
+                .get(probe.table)
+                .map_or(JoinedAs::Inner, |t| t.kind);
             let mut joined = Vec::new();
             for (row, values) in rows.into_iter().zip(wanted) {
                 let key = values.as_ref().and_then(|v| encoded(v.iter()));
@@ -140,9 +155,17 @@ impl NativeJoin {
                     out.extend(found[*at].iter().cloned());
                     if checks.iter().all(|(a, b)| equal(&out, *a, *b)) {
                         joined.push(out);
+                        if kind != JoinedAs::Inner && kind != JoinedAs::Left {
+                            // A semi join keeps the row once; an anti join drops it.
+                            break;
+                        }
                     }
                 }
-                if outer && joined.len() == before {
+                let matched = joined.len() > before;
+                if kind == JoinedAs::Anti && matched {
+                    joined.truncate(before);
+                }
+                if matches!(kind, JoinedAs::Left | JoinedAs::Anti) && !matched {
                     let mut out = row;
                     out.resize(next_base, Datum::Null);
                     joined.push(out);
@@ -204,6 +227,20 @@ impl NativeJoin {
             schema: self.schema.clone(),
             batches: vec![batch],
         }))
+    }
+
+    /// The columns of table `table` compared with another table's, as positions in its rows.
+    fn compared_columns(&self, table: usize) -> Vec<usize> {
+        let mut columns: Vec<usize> = self
+            .equalities
+            .iter()
+            .flat_map(|(a, b)| [a, b])
+            .filter(|c| c.table == table)
+            .map(|c| c.column)
+            .collect();
+        columns.sort_unstable();
+        columns.dedup();
+        columns
     }
 
     /// The width of a table's rows (every column, as the reader yields them).

@@ -11,10 +11,10 @@ use rowdex_store::metered::{ReadMeter, metered};
 use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
-use crate::native::join::NativeJoin;
 use crate::native::join::execute::ProbeCounts;
 use crate::native::join::plan::Probe;
 use crate::native::join::run::NullComparison;
+use crate::native::join::{JoinedAs, NativeJoin};
 use crate::scan::choose::weighed;
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
 use crate::sql::hints::QueryHints;
@@ -57,7 +57,7 @@ pub(crate) async fn explain(
         lines.extend(candidate_lines(&plan.scan, &weighed(db, &request).await?));
     }
     for probe in &plan.probes {
-        lines.push(join.probe_line(probe));
+        lines.push(join.probe_line(probe, plan.driving));
     }
     if options.analyze {
         let meter = Arc::new(ReadMeter::default());
@@ -89,8 +89,10 @@ pub(crate) async fn explain(
 
 impl NativeJoin {
     /// A probe's line: `LOOKUP JOIN users using primary key [id = user_id] (est. ...)`, the
-    /// driving values named by their columns, as DataFusion's plan names them.
-    fn probe_line(&self, probe: &Probe) -> String {
+    /// driving values named by their columns, as DataFusion's plan names them. A probe by the
+    /// values of a semi joined table that drives is `SEMI` too, as DataFusion's semi join
+    /// probing its output side is (the driving rows were made distinct: `execute`).
+    fn probe_line(&self, probe: &Probe, driving: usize) -> String {
         let names: Vec<String> = probe
             .keys
             .iter()
@@ -101,9 +103,15 @@ impl NativeJoin {
                     .map_or_else(|| "?".to_string(), |c| c.name.clone())
             })
             .collect();
-        let kind = match self.tables.get(probe.table).is_some_and(|t| t.outer) {
-            true => "LEFT ",
-            false => "",
+        let kind_of = |table: usize| self.tables.get(table).map(|t| t.kind);
+        let by_semi = kind_of(driving) == Some(JoinedAs::Semi)
+            && probe.keys.iter().any(|(_, source)| source.table == driving);
+        let kind = match kind_of(probe.table) {
+            Some(JoinedAs::Left) => "LEFT ",
+            Some(JoinedAs::Semi) => "SEMI ",
+            Some(JoinedAs::Anti) => "ANTI ",
+            Some(JoinedAs::Inner) | None if by_semi => "SEMI ",
+            Some(JoinedAs::Inner) | None => "",
         };
         let mut text = format!("{kind}LOOKUP JOIN {}", probe.template.describe(&names));
         if let Some((probes, lookup)) = probe.estimate

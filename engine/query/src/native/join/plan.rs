@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::native::Bound;
 use crate::native::choice::PathShape;
 use crate::native::join::{
-    ColumnRef, JoinChoice, JoinDecision, NATIVE_JOIN_ROWS_MAX, NativeJoin, ProbeShape,
+    ColumnRef, JoinChoice, JoinDecision, JoinedAs, NATIVE_JOIN_ROWS_MAX, NativeJoin, ProbeShape,
 };
 use crate::scan::choose::{choose_among, estimate_plans};
 use crate::sql::hints::QueryHints;
@@ -331,8 +331,11 @@ impl NativeJoin {
         costs: rowdex_store::AccessCosts,
     ) -> Option<(f64, Vec<Probe>)> {
         let first = facts.get(driving)?;
-        let outer = |table: usize| self.tables.get(table).is_some_and(|t| t.outer);
-        if outer(driving) || first.rows > NATIVE_JOIN_ROWS_MAX || !first.cost_us.is_finite() {
+        let kind = |table: usize| self.tables.get(table).map_or(JoinedAs::Inner, |t| t.kind);
+        // A LEFT or anti joined table keeps rows of the others it does not match: it cannot
+        // drive. A semi joined one can (its rows made distinct, `execute`).
+        let never_drives = matches!(kind(driving), JoinedAs::Left | JoinedAs::Anti);
+        if never_drives || first.rows > NATIVE_JOIN_ROWS_MAX || !first.cost_us.is_finite() {
             return None;
         }
         let mut joined = vec![false; self.tables.len()];
@@ -346,9 +349,10 @@ impl NativeJoin {
                     continue;
                 }
                 let keys = self.keys_to(table, &joined);
-                // A LEFT JOIN's table comes after every table its ON names: the rows it
-                // keeps unmatched are then final.
-                let waits = outer(table)
+                // A LEFT JOIN's table comes after every table its ON names, a semi or anti
+                // joined one after every table its subquery names: the rows it keeps or drops
+                // are then final.
+                let waits = kind(table) != JoinedAs::Inner
                     && self.equalities.iter().any(|(a, b)| {
                         (a.table == table && !joined[b.table])
                             || (b.table == table && !joined[a.table])
@@ -395,9 +399,10 @@ impl NativeJoin {
             let probe = best?;
             let (_, lookup) = probe.estimate?;
             cost += lookup.cost_us;
-            rows = match outer(probe.table) {
-                true => lookup.rows.max(rows),
-                false => lookup.rows.max(1.0),
+            rows = match kind(probe.table) {
+                JoinedAs::Inner => lookup.rows.max(1.0),
+                JoinedAs::Left | JoinedAs::Anti => lookup.rows.max(rows),
+                JoinedAs::Semi => lookup.rows.min(rows).max(1.0),
             };
             if rows > NATIVE_JOIN_ROWS_MAX {
                 return None;

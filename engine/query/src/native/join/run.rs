@@ -9,8 +9,8 @@ use rowdex_codec::Datum;
 use crate::db::DbState;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
-use crate::native::join::NativeJoin;
 use crate::native::join::execute::ProbeCounts;
+use crate::native::join::{JoinedAs, NativeJoin};
 use crate::native::{Bound, bind_conditions, bind_count};
 use crate::output::Output;
 use crate::sql::hints::QueryHints;
@@ -30,8 +30,8 @@ pub(crate) enum NullComparison {
     None,
     /// In a table every row of the answer needs: no row can match.
     Empty,
-    /// In a LEFT JOIN's ON: no row of that table matches, and the rows before it stay,
-    /// NULL-extended. Binding dropped the comparison from the table's predicates, so the
+    /// In a LEFT JOIN's ON or a NOT EXISTS subquery: no row of that table matches, and the
+    /// rows before it stay (NULL-extended). Binding dropped the comparison from the table's predicates, so the
     /// native join would probe it anyway: DataFusion answers.
     InOuterJoin,
 }
@@ -44,7 +44,9 @@ impl BoundJoin {
             if !bound.unsatisfiable {
                 continue;
             }
-            if !joined.outer {
+            // Nothing matches a semi joined table's conditions: no row; an anti joined
+            // table's: every row, as a LEFT JOIN's ON keeps them.
+            if matches!(joined.kind, JoinedAs::Inner | JoinedAs::Semi) {
                 return NullComparison::Empty;
             }
             found = NullComparison::InOuterJoin;
