@@ -20,6 +20,7 @@ pub(crate) mod execute;
 pub(crate) mod explain;
 pub(crate) mod plan;
 pub(crate) mod run;
+pub(crate) mod scope;
 pub(crate) mod subquery;
 
 use std::sync::{Arc, Mutex};

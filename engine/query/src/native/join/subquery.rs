@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Query, SelectItem};
 
 use crate::db::schema_view::SchemaView;
 use crate::native::compile::plain_select;
-use crate::native::join::compile::{Found, JoinScope, joined_table};
+use crate::native::join::scope::{Found, JoinScope, joined_table};
 use crate::native::join::{ColumnRef, JoinTable, JoinedAs};
 
 /// A conjunct of the WHERE clause that filters by a subquery.
