@@ -184,9 +184,15 @@ pub struct KeySpan {
 }
 
 impl KeySpan {
-    /// `ranges` (under `prefix`, a bucket's header) narrowed to the keys of the span; ranges
-    /// left empty are dropped.
-    fn clip(&self, prefix: &[u8], ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+    /// Whether encoded primary key `pk` lies in the span.
+    pub fn contains(&self, pk: &[u8]) -> bool {
+        self.from.as_deref().is_none_or(|from| pk >= from)
+            && self.to.as_deref().is_none_or(|to| pk < to)
+    }
+
+    /// `ranges` (under `prefix`, a bucket's header, or an index entry's fixed part) narrowed
+    /// to the keys of the span; ranges left empty are dropped.
+    pub fn clip(&self, prefix: &[u8], ranges: Vec<KeyRange>) -> Vec<KeyRange> {
         let from = self.from.as_ref().map(|from| [prefix, from].concat());
         let to = self.to.as_ref().map(|to| [prefix, to].concat());
         ranges

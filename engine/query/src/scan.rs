@@ -10,5 +10,6 @@ pub(crate) mod columnar;
 pub(crate) mod explain;
 pub(crate) mod intersection;
 pub(crate) mod merge;
+pub(crate) mod parallel;
 pub(crate) mod partition;
 pub(crate) mod read;

@@ -138,6 +138,8 @@ impl NativeJoin {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct JoinDecision {
     pub driving: usize,
+    /// The driving read is split into partitions read in parallel.
+    pub split: bool,
     pub path: PathShape,
     pub probes: Vec<ProbeShape>,
 }

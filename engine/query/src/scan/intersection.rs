@@ -2,6 +2,7 @@
 //! its inputs (to be looked up, or decoded when the indexes cover the query), or, when every
 //! input outgrew the memory budget, the table itself read in key order. Inputs that outgrew
 //! the budget filter the rows instead ([`RangeFilter`]), so memory stays bounded either way.
+//! A plan with a partition reads only the primary keys of its span (`scan::parallel`).
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use rowdex_codec::Datum;
 use rowdex_indexer::intersect::{Intersection, PkInput};
 use rowdex_indexer::layout;
 use rowdex_planner::budget::HELD_KEY_OVERHEAD;
-use rowdex_planner::{AccessPath, Direction, IndexInput, ScanPlan};
+use rowdex_planner::{AccessPath, Direction, IndexInput, KeySpan, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::error::{Error, Result};
@@ -84,6 +85,12 @@ pub async fn intersection_source(
         let filter = RangeFilter::new(&table, &filtered);
         return Ok(IntersectionSource::TableScan { scan, filter });
     }
+    if let Some(span) = &plan.partition {
+        merged = merged
+            .into_iter()
+            .map(|input| within(span, input))
+            .collect();
+    }
     let intersection = Intersection::new(reader, merged).with_checks(checks);
     let pks = stream::try_unfold(intersection, |mut intersection| async move {
         let next = intersection.next().await?;
@@ -95,6 +102,28 @@ pub async fn intersection_source(
         lookups: reading_filtered(plan, &filtered),
         filter: RangeFilter::new(&table, &filtered),
     })
+}
+
+/// The part of `input` whose primary keys lie in `span` (one partition of a parallel read):
+/// each range narrowed under its fixed part, which every entry of the range starts with.
+fn within(span: &KeySpan, input: PkInput) -> PkInput {
+    match input {
+        PkInput::Ranges(ranges) => PkInput::Ranges(
+            ranges
+                .into_iter()
+                .flat_map(|(range, pk_offset)| {
+                    let fixed = range.start[..pk_offset.min(range.start.len())].to_vec();
+                    span.clip(&fixed, vec![range])
+                        .into_iter()
+                        .map(move |range| (range, pk_offset))
+                })
+                .collect(),
+        ),
+        PkInput::Sorted(mut pks) => {
+            pks.retain(|pk| span.contains(pk));
+            PkInput::Sorted(pks)
+        }
+    }
 }
 
 /// `plan`, reading also the indexed columns of `filtered` (with column families, a row is read

@@ -296,3 +296,49 @@ async fn a_native_join_past_the_memory_budget_is_left_to_datafusion() -> TestRes
     }
     Ok(())
 }
+
+/// A native join driven by a large index intersection reads it in partitions of primary keys,
+/// one task each (when the machine has more than one core), and answers exactly what
+/// DataFusion, reading it whole, answers: every match once, in the same order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_driving_intersection_is_read_in_partitions() -> TestResult {
+    let db = rowdex::Database::open_memory().await?;
+    let s = db.session();
+    s.execute(
+        "CREATE TABLE users (id INT PRIMARY KEY, a INT, b INT, name TEXT);
+         CREATE INDEX users_a ON users (a);
+         CREATE INDEX users_b ON users (b);
+         CREATE TABLE orders (id INT PRIMARY KEY, user_id INT, amount INT);
+         CREATE INDEX orders_user ON orders (user_id);
+         INSERT INTO users WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+           WHERE i < 40000) SELECT i, i % 2, i % 3, 'u' || i FROM n;
+         INSERT INTO orders WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+           WHERE i < 30000) SELECT i, (i * 7) % 40000 + 1, i % 90 FROM n;
+         ANALYZE",
+    )
+    .await?;
+    let mut reference = db.session();
+    reference.set_executor(rowdex::Executor::DataFusion);
+    // a = 1 and b = 2: 20,000 and 13,333 entries merged, 6,667 users.
+    let sql =
+        "SELECT /*+ INDEX_MERGE(users users_a users_b) LOOKUP_JOIN(o) */ users.id, o.id, o.amount
+                 FROM users JOIN orders o ON o.user_id = users.id
+                 WHERE users.a = 1 AND users.b = 2 ORDER BY users.id, o.id";
+    let plan = rows(&s, &format!("EXPLAIN {sql}")).await?;
+    let driving = plan.first().map(|line| line[0].clone()).unwrap_or_default();
+    assert!(driving.starts_with("INDEX INTERSECTION users"), "{plan:?}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        assert!(driving.contains(" in 2 partitions"), "{plan:?}");
+    } else {
+        eprintln!("SKIPPED: one core, so the intersection is read whole (no partitions to check)");
+    }
+    let expected = rows(&reference, sql).await?;
+    assert!(expected.len() > 4000, "{}", expected.len());
+    for _ in 0..2 {
+        let before = db.planning();
+        assert_eq!(rows(&s, sql).await?, expected);
+        assert_eq!(db.planning().datafusion_plans, before.datafusion_plans);
+    }
+    Ok(())
+}

@@ -22,6 +22,7 @@ use crate::error::Result;
 use crate::native::join::plan::JoinPlan;
 use crate::native::join::{ColumnRef, JoinedAs, NativeJoin};
 use crate::output::Output;
+use crate::scan::parallel::partitioned_rows;
 use crate::scan::read::scan_rows;
 use crate::values::{column_type, datum_array};
 
@@ -51,8 +52,9 @@ impl NativeJoin {
         let cutoff = |table: usize| plan.cutoffs.get(table).copied().flatten();
         // One row past the budget is enough to know it is past.
         let cap = (held_max as usize).saturating_add(1);
-        let mut rows: Vec<Vec<Datum>> = scan_rows(
-            Arc::new(plan.scan),
+        let mut rows: Vec<Vec<Datum>> = partitioned_rows(
+            &plan.scan,
+            plan.spans,
             snapshot.clone(),
             cutoff(plan.driving),
             plan.budget,

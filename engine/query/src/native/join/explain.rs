@@ -17,6 +17,7 @@ use crate::native::join::run::NullComparison;
 use crate::native::join::{JoinedAs, NativeJoin};
 use crate::scan::choose::weighed;
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines};
+use crate::scan::partition::splits_intersection;
 use crate::sql::hints::QueryHints;
 
 /// The EXPLAIN lines of `join` run natively (None: DataFusion runs it).
@@ -50,7 +51,12 @@ pub(crate) async fn explain(
     let Some(plan) = join.plan_fresh(db, &bound.tables, hints, window).await? else {
         return Ok(None);
     };
-    lines.push(plan.scan.to_string());
+    let split = splits_intersection(&plan.scan);
+    let plan = join.split(db, plan, split).await?;
+    lines.push(match plan.spans.len() {
+        0 | 1 => plan.scan.to_string(),
+        n => format!("{} in {n} partitions", plan.scan),
+    });
     if options.verbose
         && let Some(request) = join.driving_request(&bound.tables, hints, plan.driving)
     {

@@ -14,7 +14,7 @@ use std::sync::PoisonError;
 use rowdex_planner::lookup::{
     JOIN_ROW_NS, JoinHint, LOOKUP_MIN_TABLE_ROWS, LookupEstimate, LookupTemplate, lookup_templates,
 };
-use rowdex_planner::{Direction, IndexHint, ScanPlan, ScanRequest, candidates};
+use rowdex_planner::{Direction, IndexHint, KeySpan, ScanPlan, ScanRequest, candidates};
 
 use crate::db::DbState;
 use crate::error::Result;
@@ -23,7 +23,8 @@ use crate::native::choice::PathShape;
 use crate::native::join::{
     ColumnRef, JoinChoice, JoinDecision, JoinedAs, NATIVE_JOIN_ROWS_MAX, NativeJoin, ProbeShape,
 };
-use crate::scan::choose::{choose_among, estimate_plans};
+use crate::scan::choose::{PlanningFacts, choose_among, estimate_plans};
+use crate::scan::partition::{sample_spans, scan_parallelism, splits_intersection};
 use crate::sql::hints::QueryHints;
 
 /// One table probed by the rows joined before it.
@@ -50,6 +51,9 @@ pub(crate) struct JoinPlan {
     pub budget: usize,
     pub offset: usize,
     pub limit: Option<usize>,
+    /// The spans of primary keys the driving read is split into, read in parallel (a large
+    /// index intersection: `scan::partition::splits_intersection`); empty: read whole.
+    pub spans: Vec<KeySpan>,
 }
 
 /// What one table offers the join: its own read, and its size.
@@ -143,13 +147,17 @@ impl NativeJoin {
                 return Ok(None);
             };
             if let Some(plan) = self.replay(db, bound, hints, decision, window) {
-                return Ok(Some(plan));
+                return Ok(Some(self.split(db, plan, decision.split).await?));
             }
         }
         let plan = self.plan_fresh(db, bound, hints, window).await?;
         db.planning.chose_access_path();
+        let split = plan
+            .as_ref()
+            .is_some_and(|plan| splits_intersection(&plan.scan));
         let decision = plan.as_ref().map(|plan| JoinDecision {
             driving: plan.driving,
+            split,
             path: PathShape::of(&plan.scan),
             probes: plan
                 .probes
@@ -173,7 +181,10 @@ impl NativeJoin {
             hints: table_hints,
             decision,
         });
-        Ok(plan)
+        match plan {
+            Some(plan) => Ok(Some(self.split(db, plan, split).await?)),
+            None => Ok(None),
+        }
     }
 
     /// The plan `decision` makes of this run's values; None when a path or key it names is
@@ -226,7 +237,26 @@ impl NativeJoin {
             budget: db.memory_budget(),
             offset: window.0,
             limit: window.1,
+            spans: Vec::new(),
         }
+    }
+
+    /// Splits the driving read of `plan` when `split` says it is worth it.
+    pub(crate) async fn split(
+        &self,
+        db: &DbState,
+        mut plan: JoinPlan,
+        split: bool,
+    ) -> Result<JoinPlan> {
+        let whole = plan.scan.limit.is_none() && plan.scan.offset == 0;
+        if split
+            && whole
+            && let Some(driving) = self.tables.get(plan.driving)
+            && let Some(facts) = PlanningFacts::load(db, &driving.table).await?
+        {
+            plan.spans = sample_spans(&facts, scan_parallelism());
+        }
+        Ok(plan)
     }
 
     /// The lookups `table` offers on `keys` (its join columns), given its own conditions.
