@@ -120,18 +120,29 @@ impl NativeJoin {
     /// joins on (the planner adds those its conditions test where a path leaves them to a
     /// filter).
     pub(crate) fn needed(&self, table: usize) -> Vec<usize> {
-        let mut columns: Vec<usize> = self
+        let columns = self
             .output
             .iter()
             .chain(self.order.iter().map(|item| &item.column))
-            .chain(self.equalities.iter().flat_map(|(a, b)| [a, b]))
-            .filter(|c| c.table == table)
-            .map(|c| c.column)
-            .collect();
-        columns.sort_unstable();
-        columns.dedup();
-        columns
+            .chain(self.equalities.iter().flat_map(|(a, b)| [a, b]));
+        columns_of_table(columns, table)
     }
+
+    /// The columns of table `table` compared with another table's, as positions in its rows.
+    pub(crate) fn compared_columns(&self, table: usize) -> Vec<usize> {
+        columns_of_table(self.equalities.iter().flat_map(|(a, b)| [a, b]), table)
+    }
+}
+
+/// The distinct columns of table `table` among `columns`, ascending.
+fn columns_of_table<'a>(columns: impl Iterator<Item = &'a ColumnRef>, table: usize) -> Vec<usize> {
+    let mut found: Vec<usize> = columns
+        .filter(|c| c.table == table)
+        .map(|c| c.column)
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
 }
 
 /// A join plan's shape, whatever the values bound into it.

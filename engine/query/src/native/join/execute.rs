@@ -231,20 +231,6 @@ impl NativeJoin {
         }))
     }
 
-    /// The columns of table `table` compared with another table's, as positions in its rows.
-    fn compared_columns(&self, table: usize) -> Vec<usize> {
-        let mut columns: Vec<usize> = self
-            .equalities
-            .iter()
-            .flat_map(|(a, b)| [a, b])
-            .filter(|c| c.table == table)
-            .map(|c| c.column)
-            .collect();
-        columns.sort_unstable();
-        columns.dedup();
-        columns
-    }
-
     /// The width of a table's rows (every column, as the reader yields them).
     fn columns_of(&self, table: usize) -> usize {
         self.tables.get(table).map_or(0, |t| t.table.columns.len())
