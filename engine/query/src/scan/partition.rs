@@ -47,10 +47,7 @@ pub(crate) fn partition_spans(
         plan.path,
         AccessPath::FullScan | AccessPath::RangeScan { .. }
     );
-    let whole = plan.offset == 0
-        && plan.limit.is_none()
-        && plan.resume_after.is_none()
-        && plan.partition.is_none();
+    let whole = reads_whole(plan);
     let Some(facts) = facts.filter(|_| by_ranges && whole && parallelism > 1) else {
         return Vec::new();
     };
@@ -78,15 +75,21 @@ pub(crate) fn partition_spans(
     spans_at(&inside, parallelism)
 }
 
+/// Whether `plan` reads everything its path selects, once: no OFFSET, LIMIT or resume
+/// position (whose counts run across the whole read) and not already one partition.
+fn reads_whole(plan: &ScanPlan) -> bool {
+    plan.offset == 0
+        && plan.limit.is_none()
+        && plan.resume_after.is_none()
+        && plan.partition.is_none()
+}
+
 /// Whether `plan` is an index intersection worth reading in partitions: unlimited (no OFFSET,
 /// LIMIT or resume position) and expected to read at least [`PARALLEL_MIN_ENTRIES`] index
 /// entries. Every input of an intersection is sorted by primary key, so a span of primary keys
 /// cuts each of them where it cuts the table ([`sample_spans`]).
 pub(crate) fn splits_intersection(plan: &ScanPlan) -> bool {
-    let whole = plan.offset == 0
-        && plan.limit.is_none()
-        && plan.resume_after.is_none()
-        && plan.partition.is_none();
+    let whole = reads_whole(plan);
     let large = plan
         .estimate
         .is_some_and(|estimate| estimate.entries >= PARALLEL_MIN_ENTRIES);

@@ -241,16 +241,16 @@ impl NativeJoin {
         }
     }
 
-    /// Splits the driving read of `plan` when `split` says it is worth it.
+    /// Splits the driving read of `plan` when `split` says it is worth it (decided on the
+    /// fresh plan by `splits_intersection`, which also requires an unlimited read: a driving
+    /// read is never limited, the join applies its window itself).
     pub(crate) async fn split(
         &self,
         db: &DbState,
         mut plan: JoinPlan,
         split: bool,
     ) -> Result<JoinPlan> {
-        let whole = plan.scan.limit.is_none() && plan.scan.offset == 0;
         if split
-            && whole
             && let Some(driving) = self.tables.get(plan.driving)
             && let Some(facts) = PlanningFacts::load(db, &driving.table).await?
         {
