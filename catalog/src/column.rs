@@ -71,12 +71,17 @@ impl ColumnDef {
     }
 
     /// The column's declared type as SQL spells it where that says more than `data_type`'s
-    /// name: a [`Declared`] type, or `VARCHAR(n)` for a length-limited text column.
+    /// name: a [`Declared`] type, `VARCHAR(n)` for a length-limited text column, or `UUID` (whose
+    /// values travel through Arrow as their text).
     pub fn declared_type(&self) -> Option<String> {
         let max_len = match self.data_type {
             DataType::Text { max_len } => max_len,
             _ => None,
         };
+        if self.data_type == DataType::Uuid {
+            // Travels as its text; clients are told it is a uuid.
+            return Some("UUID".to_string());
+        }
         match (self.declared, max_len) {
             (Some(declared), _) => Some(declared.spelling(max_len)),
             (None, Some(_)) => Some(Declared::Varchar.spelling(max_len)),

@@ -30,6 +30,8 @@ pub enum DataType {
     },
     Date,
     Timestamp,
+    /// 16 bytes, read and written as PostgreSQL's text forms (`rowdex_codec::parse_uuid`).
+    Uuid,
 }
 
 impl DataType {
@@ -46,6 +48,7 @@ impl DataType {
                 | (DataType::Bytes { .. }, Datum::Bytes(_))
                 | (DataType::Date, Datum::Date(_))
                 | (DataType::Timestamp, Datum::Timestamp(_))
+                | (DataType::Uuid, Datum::Uuid(_))
         )
     }
 }
@@ -63,6 +66,7 @@ impl std::fmt::Display for DataType {
             DataType::Bytes { max_len: None } => f.write_str("BYTEA"),
             DataType::Date => f.write_str("DATE"),
             DataType::Timestamp => f.write_str("TIMESTAMP"),
+            DataType::Uuid => f.write_str("UUID"),
         }
     }
 }

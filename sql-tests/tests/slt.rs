@@ -149,6 +149,7 @@ suites!(
     transactions,
     triggers,
     ttl,
+    uuid,
     versions,
     views,
 );

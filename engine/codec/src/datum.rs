@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::temporal::{format_date, format_timestamp};
+use crate::uuid::format_uuid;
 
 /// One SQL value.
 ///
@@ -25,6 +26,8 @@ pub enum Datum {
     Date(i32),
     /// Microseconds since 1970-01-01T00:00:00, without a time zone.
     Timestamp(i64),
+    /// A UUID's 16 bytes, in the order its text spells them.
+    Uuid([u8; 16]),
 }
 
 /// Which way a key column sorts.
@@ -51,6 +54,7 @@ impl Datum {
             Datum::Bytes(_) => 6,
             Datum::Date(_) => 7,
             Datum::Timestamp(_) => 8,
+            Datum::Uuid(_) => 9,
         }
     }
 
@@ -59,7 +63,7 @@ impl Datum {
     /// NULL is lowest; within a type values use their natural order, with
     /// -0.0 equal to 0.0 and every NaN equal to each other and above +inf.
     /// Mixed non-null types fall back to the variant rank
-    /// (Boolean < Int < Float < Decimal < Text < Bytes < Date < Timestamp).
+    /// (Boolean < Int < Float < Decimal < Text < Bytes < Date < Timestamp < Uuid).
     pub fn key_cmp(&self, other: &Datum) -> Ordering {
         match (self, other) {
             (Datum::Boolean(a), Datum::Boolean(b)) => a.cmp(b),
@@ -71,6 +75,7 @@ impl Datum {
             (Datum::Bytes(a), Datum::Bytes(b)) => a.cmp(b),
             (Datum::Date(a), Datum::Date(b)) => a.cmp(b),
             (Datum::Timestamp(a), Datum::Timestamp(b)) => a.cmp(b),
+            (Datum::Uuid(a), Datum::Uuid(b)) => a.cmp(b),
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -87,6 +92,7 @@ impl Datum {
             Datum::Bytes(_) => "BYTES",
             Datum::Date(_) => "DATE",
             Datum::Timestamp(_) => "TIMESTAMP",
+            Datum::Uuid(_) => "UUID",
         }
     }
 }
@@ -148,6 +154,7 @@ impl fmt::Display for Datum {
             }
             Datum::Date(days) => write!(f, "DATE '{}'", format_date(*days)),
             Datum::Timestamp(micros) => write!(f, "TIMESTAMP '{}'", format_timestamp(*micros)),
+            Datum::Uuid(bytes) => write!(f, "UUID '{}'", format_uuid(bytes)),
         }
     }
 }
@@ -191,6 +198,13 @@ mod tests {
             (
                 Datum::Timestamp(1_706_702_400_000_000),
                 "TIMESTAMP '2024-01-31 12:00:00'",
+            ),
+            (
+                Datum::Uuid([
+                    0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd,
+                    0x38, 0x0a, 0x11,
+                ]),
+                "UUID 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
             ),
         ];
         for (datum, text) in cases {

@@ -16,7 +16,7 @@ use float::{float_from_key, float_to_key};
 use reader::Reader;
 use tags::{
     SIGN_32, SIGN_64, SIGN_128, TAG_BOOLEAN, TAG_BYTES, TAG_DATE, TAG_DECIMAL, TAG_FLOAT, TAG_INT,
-    TAG_NULL, TAG_TEXT, TAG_TIMESTAMP,
+    TAG_NULL, TAG_TEXT, TAG_TIMESTAMP, TAG_UUID,
 };
 
 pub use escape::{encode_text_prefix, prefix_successor};
@@ -107,6 +107,10 @@ fn encode_asc(out: &mut Vec<u8>, datum: &Datum) {
             out.push(TAG_TIMESTAMP);
             out.extend_from_slice(&(v.cast_unsigned() ^ SIGN_64).to_be_bytes());
         }
+        Datum::Uuid(bytes) => {
+            out.push(TAG_UUID);
+            out.extend_from_slice(bytes);
+        }
     }
 }
 
@@ -154,6 +158,7 @@ fn decode_value(reader: &mut Reader<'_>) -> Result<Datum> {
             Datum::Date((raw ^ SIGN_32).cast_signed())
         }
         TAG_TIMESTAMP => Datum::Timestamp(signed_64(reader.array("TIMESTAMP")?)),
+        TAG_UUID => Datum::Uuid(reader.array("UUID")?),
         _ => {
             return Err(CodecError::UnknownTag {
                 tag: tag ^ reader.mask(),
@@ -202,6 +207,7 @@ mod tests {
             (Datum::Date(0), vec![0x60, 0x80, 0, 0, 0], vec![0x9F, 0x7F, ff, ff, ff]),
             (Datum::Date(-1), vec![0x60, 0x7F, ff, ff, ff], vec![0x9F, 0x80, 0, 0, 0]),
             (Datum::Timestamp(1), vec![0x70, 0x80, 0, 0, 0, 0, 0, 0, 1], vec![0x8F, 0x7F, ff, ff, ff, ff, ff, ff, 0xFE]),
+            (Datum::Uuid([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF]), vec![0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF], vec![0x7F, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, ff, 0]),
         ]
     }
 

@@ -25,6 +25,7 @@
 //! | `0x50` | BYTES     | raw bytes, escaped and terminated (see below)               |
 //! | `0x60` | DATE      | 4 bytes, big-endian i32 days, sign bit flipped              |
 //! | `0x70` | TIMESTAMP | 8 bytes, big-endian i64 microseconds, sign bit flipped      |
+//! | `0x80` | UUID      | its 16 bytes as written (unsigned byte order is its order)  |
 //!
 //! Tags grow with the cross-type rank used by [`Datum::key_cmp`], and NULL has
 //! the lowest tag, so NULL sorts first. Tags `0x00` and `0xFF` are never
@@ -71,7 +72,9 @@ mod error;
 pub mod key;
 pub mod row;
 mod temporal;
+mod uuid;
 
 pub use datum::{Datum, SortOrder, format_decimal};
 pub use error::{CodecError, Result};
 pub use temporal::{format_date, format_timestamp, parse_date, parse_timestamp};
+pub use uuid::{UuidText, format_uuid, parse_uuid};

@@ -23,6 +23,7 @@
 //! | `0x07` | BYTES     | varint byte length, then the bytes               |
 //! | `0x08` | DATE      | zigzag varint (at most 32 bits)                  |
 //! | `0x09` | TIMESTAMP | zigzag varint (at most 64 bits)                  |
+//! | `0x0A` | UUID      | its 16 bytes                                     |
 //!
 //! Varints are described in the `varint` submodule. Unlike keys, doubles keep
 //! their exact bits (-0.0 and NaN payloads survive), since rows must give
@@ -44,6 +45,7 @@ const TYPE_TEXT: u8 = 0x06;
 const TYPE_BYTES: u8 = 0x07;
 const TYPE_DATE: u8 = 0x08;
 const TYPE_TIMESTAMP: u8 = 0x09;
+const TYPE_UUID: u8 = 0x0A;
 
 /// A row as read back from storage.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +82,10 @@ fn encode_value(out: &mut Vec<u8>, datum: &Datum) {
         Datum::Bytes(b) => write_bytes(out, TYPE_BYTES, b),
         Datum::Date(v) => write_signed(out, TYPE_DATE, i128::from(*v)),
         Datum::Timestamp(v) => write_signed(out, TYPE_TIMESTAMP, i128::from(*v)),
+        Datum::Uuid(bytes) => {
+            out.push(TYPE_UUID);
+            out.extend_from_slice(bytes);
+        }
     }
 }
 
@@ -153,11 +159,15 @@ impl<'a> Cursor<'a> {
     }
 
     fn array_8(&mut self, what: &'static str) -> Result<[u8; 8]> {
+        self.array(what)
+    }
+
+    fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         let truncated = CodecError::Truncated {
             what,
             offset: self.pos,
         };
-        let end = self.pos.checked_add(8).ok_or(truncated.clone())?;
+        let end = self.pos.checked_add(N).ok_or(truncated.clone())?;
         let slice = self.bytes.get(self.pos..end).ok_or(truncated.clone())?;
         let array = slice.try_into().map_err(|_| truncated)?;
         self.pos = end;
@@ -196,6 +206,7 @@ impl<'a> Cursor<'a> {
             TYPE_TIMESTAMP => {
                 CellValue::Timestamp(i64::try_from(self.signed(64, "TIMESTAMP")?).map_err(narrow)?)
             }
+            TYPE_UUID => CellValue::Uuid(self.array("UUID")?),
             other => {
                 return Err(CodecError::UnknownTag {
                     tag: other,
@@ -220,6 +231,7 @@ pub enum CellValue<'a> {
     Bytes(&'a [u8]),
     Date(i32),
     Timestamp(i64),
+    Uuid([u8; 16]),
 }
 
 impl CellValue<'_> {
@@ -235,6 +247,7 @@ impl CellValue<'_> {
             CellValue::Bytes(v) => Datum::Bytes(v.to_vec()),
             CellValue::Date(v) => Datum::Date(v),
             CellValue::Timestamp(v) => Datum::Timestamp(v),
+            CellValue::Uuid(v) => Datum::Uuid(v),
         }
     }
 }
@@ -251,6 +264,7 @@ impl<'a> From<&'a Datum> for CellValue<'a> {
             Datum::Bytes(v) => CellValue::Bytes(v),
             Datum::Date(v) => CellValue::Date(*v),
             Datum::Timestamp(v) => CellValue::Timestamp(*v),
+            Datum::Uuid(v) => CellValue::Uuid(*v),
         }
     }
 }
@@ -404,10 +418,17 @@ mod tests {
                 },
             ),
             (
-                &[1, 1, 5, 0x0A],
+                &[1, 1, 5, 0x0B],
                 CodecError::UnknownTag {
-                    tag: 0x0A,
+                    tag: 0x0B,
                     offset: 3,
+                },
+            ),
+            (
+                &[1, 1, 5, 0x0A, 1, 2, 3],
+                CodecError::Truncated {
+                    what: "UUID",
+                    offset: 4,
                 },
             ),
             (

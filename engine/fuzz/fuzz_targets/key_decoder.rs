@@ -47,6 +47,7 @@ fn columns() -> Vec<ColumnDef> {
         ColumnDef::nullable("y", DataType::Bytes { max_len: None }),
         ColumnDef::nullable("dt", DataType::Date),
         ColumnDef::nullable("ts", DataType::Timestamp),
+        ColumnDef::nullable("u", DataType::Uuid),
     ]
 }
 
@@ -61,7 +62,7 @@ fn table(id: u32, name: &str, key: &[(&str, bool)], salt: u16) -> TableDef {
     };
     let indexes = vec![
         (vec![col("f", true), col("d", false)], vec!["s", "ts"], true),
-        (vec![col("s", false)], vec!["b"], false),
+        (vec![col("s", false), col("u", true)], vec!["b"], false),
         (
             vec![col("ts", true), col("y", false), col("i", true)],
             vec![],
@@ -105,6 +106,7 @@ fn tables() -> &'static [TableDef] {
                     ("y", true),
                     ("dt", false),
                     ("ts", true),
+                    ("u", false),
                 ],
                 0,
             ),

@@ -20,6 +20,7 @@ pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("values", 2),
     ("copy_data", 2),
     ("sql", 2),
+    ("functions", 2),
     ("db", 2),
     ("scan", 3),
     ("write", 3),

@@ -106,6 +106,11 @@ pub enum Error {
     },
     #[error("column {column} is named twice in the statement")]
     DuplicateTarget { column: String },
+    #[error("invalid input syntax for type {type_name}: \"{value}\"")]
+    InvalidTextRepresentation {
+        type_name: &'static str,
+        value: String,
+    },
     #[error("unknown type {name}")]
     UnknownType { name: String },
     #[error("bad table option: {option}")]
@@ -322,6 +327,13 @@ impl From<datafusion::error::DataFusionError> for Error {
             },
             DataFusionError::SQL(parse, _) => Error::Parse {
                 message: parse.to_string(),
+            },
+            // An optimizer rule's error comes wrapped in the rule's name.
+            DataFusionError::Context(context, inner) => match Error::from(*inner) {
+                Error::DataFusion(inner) => {
+                    Error::DataFusion(Box::new(DataFusionError::Context(context, inner)))
+                }
+                ours => ours,
             },
             other => Error::DataFusion(Box::new(other)),
         }

@@ -41,6 +41,7 @@ mod df;
 mod error;
 mod execute;
 pub mod format;
+mod functions;
 mod native;
 mod output;
 mod paging;

@@ -200,9 +200,9 @@ impl Prepared {
         }
         // What planning left untyped, a cast may type (`$1::int2`).
         let casts = parameter_casts(statement, self.parameters);
-        for (index, (slot, cast)) in parameters.iter_mut().zip(casts).enumerate() {
+        for (slot, cast) in parameters.iter_mut().zip(casts) {
             if slot.is_none() {
-                *slot = cast.map(|t| Arc::new(Field::new(format!("${}", index + 1), t, true)));
+                *slot = cast.map(Arc::new);
             }
         }
         let columns = match (statement.as_ref(), plan, returned) {

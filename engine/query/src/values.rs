@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaR
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
-use rowdex_codec::Datum;
+use rowdex_codec::{Datum, format_uuid};
 
 use crate::error::{Error, Result};
 
@@ -28,6 +28,8 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
         DataType::Bytes { .. } => ArrowType::Binary,
         DataType::Date => ArrowType::Date32,
         DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        // Its canonical text, which sorts as its bytes do; the field's metadata says UUID.
+        DataType::Uuid => ArrowType::Utf8,
     }
 }
 
@@ -199,6 +201,11 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
             Datum::Timestamp(i64::from(days) * 86_400_000_000)
         }
         (DataType::Bytes { .. }, Datum::Text(s)) => Datum::Bytes(s.into_bytes()),
+        (DataType::Uuid, Datum::Text(s)) => match rowdex_codec::parse_uuid(&s) {
+            Some(bytes) => Datum::Uuid(bytes),
+            None => return Err(mismatch(&Datum::Text(s))),
+        },
+        (DataType::Text { .. }, Datum::Uuid(bytes)) => Datum::Text(format_uuid(&bytes)),
         // A quoted literal is a constant of no type yet, read as the column's type (`k INTEGER
         // DEFAULT '0'`, `INSERT ... VALUES ('5')`, a parameter sent as text): PostgreSQL's
         // rule, and SQLite's numeric affinity agrees. Text that does not read as the type is
@@ -390,6 +397,7 @@ pub fn exact_value(table: &TableDef, column: usize, value: Datum) -> Option<Datu
         (DataType::Integer, Datum::Float(v)) if v.fract() == 0.0 && v.abs() < 9.0e15 => {
             Some(Datum::Int(v as i64))
         }
+        (DataType::Uuid, Datum::Text(s)) => rowdex_codec::parse_uuid(&s).map(Datum::Uuid),
         _ => None,
     }
 }
@@ -527,6 +535,14 @@ pub(crate) fn datum_array<'a>(
                     _ => None,
                 })
                 .collect::<TimestampMicrosecondArray>(),
+        ),
+        DataType::Uuid => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Uuid(v) => Some(format_uuid(v)),
+                    _ => None,
+                })
+                .collect::<StringArray>(),
         ),
     }
 }

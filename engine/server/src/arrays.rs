@@ -23,6 +23,7 @@ pub fn array_of(element: &Type) -> Option<Type> {
         Type::BYTEA => Type::BYTEA_ARRAY,
         Type::DATE => Type::DATE_ARRAY,
         Type::TIMESTAMP => Type::TIMESTAMP_ARRAY,
+        Type::UUID => Type::UUID_ARRAY,
         _ => return None,
     })
 }
@@ -105,6 +106,12 @@ fn element_text(element: &Type, value: &[u8], text: &mut String) -> Result<(), S
         Type::FLOAT8 => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a float8 element")?;
             text.push_str(&f64::from_be_bytes(b).to_string());
+        }
+        Type::UUID => {
+            let bytes: [u8; 16] = fixed(16)?.try_into().map_err(|_| "a uuid element")?;
+            text.push('"');
+            text.push_str(&rowdex_codec::format_uuid(&bytes));
+            text.push('"');
         }
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
             let value =

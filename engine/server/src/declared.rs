@@ -75,6 +75,12 @@ pub fn wire_column(field: &Field) -> WireColumn {
         ("REAL", ArrowType::Float64) => narrowed(ArrowType::Float32),
         ("CHAR", _) if text => character(Type::BPCHAR, true),
         ("VARCHAR", _) if text => character(Type::VARCHAR, false),
+        // Its canonical text; sent as 16 bytes in binary format (`uuids`).
+        ("UUID", _) if text => WireColumn {
+            arrow: ArrowType::Utf8,
+            pg_type: Some(Type::UUID),
+            ..plain
+        },
         _ => plain,
     }
 }

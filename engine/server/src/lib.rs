@@ -39,6 +39,7 @@ mod state;
 mod statement;
 mod tls;
 mod types;
+mod uuids;
 
 pub use error::{Result, ServerError};
 pub use listener::{ServeOptions, Server};

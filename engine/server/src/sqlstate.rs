@@ -22,6 +22,8 @@ pub const WARNING: &str = "01000";
 pub const INVALID_PARAMETER_VALUE: &str = "22023";
 /// A value that does not fit its type (a 64-bit value in an INTEGER column on the wire).
 pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+/// Text that does not read as a value of its type (`'x'::uuid`).
+pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
 
 /// An `ERROR` response with `code` and `message`.
 pub fn error_info(code: &str, message: impl Into<String>) -> ErrorInfo {
@@ -76,6 +78,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::CurrvalUndefined { .. } => "55000",
         Error::GeneratedAlways { .. } => "428C9",
         Error::Raised { .. } => "P0001",
+        Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
         Error::TriggerDepth { .. } => "54001",
         Error::BadTrigger { .. } => "42P17",
         Error::ConstraintNotFound { .. } => "42704",

@@ -19,7 +19,10 @@ use rust_decimal::prelude::ToPrimitive;
 
 use crate::arrays::{array_of, binary_array_text, is_array};
 use crate::declared::{to_wire, wire_column, wire_schema};
-use crate::sqlstate::{INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, error_info};
+use crate::sqlstate::{
+    INVALID_PARAMETER_VALUE, INVALID_TEXT_REPRESENTATION, NUMERIC_VALUE_OUT_OF_RANGE, error_info,
+};
+use crate::uuids;
 
 /// Microseconds in a day.
 const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -100,6 +103,12 @@ pub fn data_rows(
                 e.to_string(),
             )))
         })?;
+        let batch = uuids::binary_columns(batch, fields).map_err(|e| {
+            PgWireError::UserError(Box::new(error_info(
+                INVALID_TEXT_REPRESENTATION,
+                e.to_string(),
+            )))
+        })?;
         rows.extend(encode_recordbatch(fields.clone(), batch));
     }
     Ok(rows)
@@ -152,6 +161,21 @@ pub fn parameter_datum<S: Clone>(
         Type::TIMESTAMPTZ => portal
             .parameter::<DateTime<FixedOffset>>(index, pg_type)?
             .map(|t| Datum::Timestamp(t.timestamp_micros())),
+        Type::UUID if portal.parameter_format.is_binary(index) => {
+            let Some(bytes) = parameter_bytes(portal, index)? else {
+                return Ok(Datum::Null);
+            };
+            return uuids::binary_parameter(bytes).ok_or_else(|| {
+                PgWireError::UserError(Box::new(error_info(
+                    INVALID_PARAMETER_VALUE,
+                    format!(
+                        "parameter ${}: {} bytes are no binary uuid",
+                        index + 1,
+                        bytes.len()
+                    ),
+                )))
+            });
+        }
         // An array travels as its text (see `arrays`).
         ref array if is_array(array) && portal.parameter_format.is_binary(index) => {
             return binary_array_datum(portal, index);

@@ -10,6 +10,7 @@ pub(super) const TAG_TEXT: u8 = 0x40;
 pub(super) const TAG_BYTES: u8 = 0x50;
 pub(super) const TAG_DATE: u8 = 0x60;
 pub(super) const TAG_TIMESTAMP: u8 = 0x70;
+pub(super) const TAG_UUID: u8 = 0x80;
 
 pub(super) const SIGN_64: u64 = 1 << 63;
 pub(super) const SIGN_32: u32 = 1 << 31;

@@ -9,7 +9,7 @@ use proptest::sample::select;
 use rowdex_codec::{Datum, SortOrder};
 
 /// Number of non-null kinds accepted by [`value_of_kind`].
-pub const KINDS: usize = 8;
+pub const KINDS: usize = 9;
 
 /// Awkward characters: NUL (escaped), multi-byte, the largest scalar value.
 fn text() -> BoxedStrategy<String> {
@@ -74,12 +74,24 @@ pub fn value_of_kind(kind: usize) -> BoxedStrategy<Datum> {
         ]
         .prop_map(Datum::Date)
         .boxed(),
-        _ => prop_oneof![
+        7 => prop_oneof![
             any::<i64>(),
             select(vec![i64::MIN, -1, 0, i64::MAX]),
             -3_i64..3
         ]
         .prop_map(Datum::Timestamp)
+        .boxed(),
+        // Edge bytes make neighbours (equal prefixes, a last byte apart) likely.
+        _ => prop_oneof![
+            any::<[u8; 16]>(),
+            select(vec![[0x00; 16], [0xFF; 16], [0x01; 16], [0xFE; 16]]),
+            (0_u8..3).prop_map(|last| {
+                let mut bytes = [0x7F; 16];
+                bytes[15] = last;
+                bytes
+            }),
+        ]
+        .prop_map(Datum::Uuid)
         .boxed(),
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! A value is sent as the type a client is told the column has: a column declared INTEGER or
 //! SMALLINT (`values::DECLARED_TYPE`) in 4 or 2 bytes, REAL in 4, other integers in 8 and
-//! floats in 8; text as its UTF-8 bytes; NUMERIC in base-10000 digits; DATE and TIMESTAMP
-//! counted from 2000-01-01.
+//! floats in 8; text as its UTF-8 bytes; a UUID as its 16 bytes; NUMERIC in base-10000 digits;
+//! DATE and TIMESTAMP counted from 2000-01-01.
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
@@ -103,6 +103,16 @@ fn encode_value(column: &ArrayRef, field: &Field, row: usize, out: &mut Vec<u8>)
                 Some("REAL") => (value as f32).to_be_bytes().to_vec(),
                 _ => value.to_be_bytes().to_vec(),
             }
+        }
+        // A UUID's send format is its 16 bytes.
+        ArrowType::Utf8 if declared == Some("UUID") => {
+            let text = as_array::<StringArray>(column)?.value(row);
+            rowdex_codec::parse_uuid(text)
+                .ok_or_else(|| Error::InvalidTextRepresentation {
+                    type_name: "uuid",
+                    value: text.to_string(),
+                })?
+                .to_vec()
         }
         ArrowType::Utf8 => as_array::<StringArray>(column)?
             .value(row)

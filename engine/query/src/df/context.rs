@@ -35,6 +35,7 @@ use crate::df::rules::OptimizerRules;
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
+use crate::functions::register_functions;
 use crate::output::Output;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
@@ -44,6 +45,7 @@ use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
 use crate::sql::semantics::Semantics;
 use crate::sql::sqlite_types;
+use crate::sql::uuid_casts;
 use crate::values::renamed_schema;
 
 /// A DataFusion context whose default schema is the rowdex catalog, optimized by `rules`.
@@ -88,6 +90,7 @@ pub(crate) fn new_context(
     ctx.register_catalog("rowdex", Arc::new(catalog));
     register_history_functions(&ctx, db);
     register_raise(&ctx);
+    register_functions(&ctx);
     ctx
 }
 
@@ -333,6 +336,7 @@ pub(crate) async fn plan_statement(
     sqlite_types::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
+    uuid_casts::casts_as_calls(&mut statement);
     let state = ctx.state();
     if let Some(counter) = state.config().get_extension::<PlanCounter>() {
         counter.planned_by_datafusion();

@@ -11,6 +11,8 @@
 //!   8.029999999999999 at scale 15). Not a bug upstream so much as a choice (literals are
 //!   Float64 unless `parse_float_as_decimal`, which would change every other float's type);
 //!   keep it while that holds.
+//! - `uuid_literals::UuidLiterals`, next: not a workaround but rowdex's own. A UUID travels as
+//!   its text, so a text literal compared with one is read as a UUID (canonical, or 22P02).
 //! - `predicate_subquery::GuardedPredicateSubquery`, in place of
 //!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
 //!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
@@ -35,6 +37,7 @@ pub(crate) mod in_list_folding;
 pub(crate) mod join_ordering;
 pub(crate) mod lookup_joins;
 pub(crate) mod predicate_subquery;
+pub(crate) mod uuid_literals;
 
 use std::sync::Arc;
 
@@ -49,6 +52,7 @@ use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
 use crate::df::rules::lookup_joins::ChooseLookupJoins;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
+use crate::df::rules::uuid_literals::UuidLiterals;
 use crate::error::{Error, Result};
 
 /// The DataFusion logical rule `GuardedPredicateSubquery` replaces.
@@ -102,8 +106,8 @@ impl std::fmt::Debug for OptimizerRules {
 }
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
-/// `decorrelate_predicate_subquery`, and `GuardInListFolding` then `ExactDecimalLiterals` first
-/// of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
+/// `decorrelate_predicate_subquery`, and `GuardInListFolding`, `ExactDecimalLiterals` then
+/// `UuidLiterals` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
 /// DataFusion has no `decorrelate_predicate_subquery`.
 pub fn logical_optimizer_rules() -> Result<Vec<LogicalRule>> {
     logical_rules_from(Optimizer::new().rules)
@@ -120,7 +124,8 @@ fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
     }
     let guard: LogicalRule = Arc::new(GuardInListFolding);
     let exact: LogicalRule = Arc::new(ExactDecimalLiterals);
-    Ok([guard, exact]
+    let uuids: LogicalRule = Arc::new(UuidLiterals);
+    Ok([guard, exact, uuids]
         .into_iter()
         .chain(upstream.into_iter().map(|rule| {
             if rule.name() == REPLACED_LOGICAL_RULE {
@@ -181,15 +186,16 @@ mod tests {
     #[test]
     fn every_rule_rowdex_replaces_or_precedes_is_in_this_datafusion() -> Result<()> {
         let logical = names(&logical_optimizer_rules()?, |r| r.name());
-        // The two guards first, then DataFusion's list with the replacement (which keeps the
-        // replaced rule's name) in its place.
+        // The two guards and the UUID literals first, then DataFusion's list with the
+        // replacement (which keeps the replaced rule's name) in its place.
         assert_eq!(
             logical.len(),
-            Optimizer::new().rules.len() + 2,
+            Optimizer::new().rules.len() + 3,
             "{logical:?}"
         );
         assert_eq!(logical[0], GuardInListFolding.name());
         assert_eq!(logical[1], ExactDecimalLiterals.name());
+        assert_eq!(logical[2], UuidLiterals.name());
         let physical = names(&physical_optimizer_rules()?, |r| r.name());
         let join_selection = physical.iter().position(|n| n == AFTER_JOIN_SELECTION);
         let lookups = physical.iter().position(|n| n == ChooseLookupJoins.name());

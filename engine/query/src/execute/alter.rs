@@ -33,7 +33,8 @@ use crate::sql::names::{ident_name, object_name};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::semantics::Semantics;
 use crate::write::constraints::{
-    CHECK_BATCH, Checks, declared_check, declared_default, default_now, parse_expression,
+    CHECK_BATCH, Checks, declared_check, declared_default, default_now, is_per_row_default,
+    parse_expression,
 };
 
 /// What the table's stored rows must be checked for before the change commits, and what
@@ -311,6 +312,16 @@ fn add_column(
     def.columns[position].added_in = def.schema_version + 1;
     if let Some(expr) = default {
         let text = declared_default(def, &def.columns[position], expr)?;
+        // Rows stored before the column read one value kept in the catalog; a DEFAULT that
+        // draws per row would have to rewrite each of them.
+        if is_per_row_default(&text) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "ADD COLUMN {name} with the volatile DEFAULT {text}: existing rows would share \
+                     one value; add the column without it, fill it with UPDATE, then SET DEFAULT"
+                ),
+            });
+        }
         def.columns[position].default = Some(text);
         let value = default_now(def, &def.columns[position])?;
         if !value.is_null() {

@@ -404,6 +404,7 @@ pub(crate) fn parse_type(
         "BYTEA" | "BLOB" | "BYTES" => DataType::Bytes { max_len: None },
         "DATE" => DataType::Date,
         "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
+        "UUID" => DataType::Uuid,
         _ => return Err(unknown()),
     };
     if semantics != Semantics::PostgreSql {

@@ -38,7 +38,7 @@ use crate::sql::names::{ident_name, object_name, target_columns};
 use crate::sql::rewrite::unique_output_names;
 use crate::values::{datum_from_array, full_row};
 use crate::write::constraints::default_row;
-use crate::write::rows::{OnExisting, fill_sequence_defaults, write_rows};
+use crate::write::rows::{OnExisting, fill_row_defaults, write_rows};
 
 pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> Result<Output> {
     let TableObject::TableName(name) = &insert.table else {
@@ -176,7 +176,7 @@ impl Proposed<'_> {
         let fires = txn.filter(|_| def.has_triggers_on(&TriggerEvent::Insert));
         if let Some(txn) = fires {
             // BEFORE triggers see the values the rows are written with.
-            fill_sequence_defaults(db, Some(txn), def, targets, &mut self.rows).await?;
+            fill_row_defaults(db, Some(txn), def, targets, &mut self.rows).await?;
             fire_inserts(session, txn, def, TriggerTiming::Before, &self.rows).await?;
         }
         let written = match self.on_conflict {

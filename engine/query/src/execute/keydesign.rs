@@ -36,7 +36,7 @@ fn encoded_len(data_type: &DataType) -> Option<usize> {
         DataType::Boolean => Some(2),
         DataType::Integer | DataType::Float | DataType::Timestamp => Some(9),
         DataType::Date => Some(5),
-        DataType::Decimal { .. } => Some(17),
+        DataType::Decimal { .. } | DataType::Uuid => Some(17),
         // Tag, the bytes (a 0x00 byte takes two; assume none), the two-byte terminator. A
         // VARCHAR bound counts characters: one byte each when ASCII, up to four otherwise.
         DataType::Text { max_len } | DataType::Bytes { max_len } => max_len.map(|n| 3 + n as usize),
@@ -51,6 +51,7 @@ fn encoding_text(data_type: &DataType, desc: bool) -> String {
         DataType::Timestamp => "tag 0x70 + 8 bytes big-endian microseconds".to_string(),
         DataType::Date => "tag 0x60 + 4 bytes big-endian days".to_string(),
         DataType::Decimal { .. } => "tag 0x38 + 16 bytes big-endian unscaled".to_string(),
+        DataType::Uuid => "tag 0x80 + its 16 bytes".to_string(),
         DataType::Text { .. } => {
             "tag 0x40 + UTF-8 bytes (0x00 escaped) + terminator 0x00 0x01: prefix-safe".to_string()
         }

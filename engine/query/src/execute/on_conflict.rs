@@ -30,7 +30,7 @@ use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 use crate::write::constraints::Checks;
 use crate::write::row_writer::RowWriter;
-use crate::write::rows::{assign_rowids, check_unset_columns, fill_sequence_defaults, key_text};
+use crate::write::rows::{assign_rowids, check_unset_columns, fill_row_defaults, key_text};
 
 /// What decides that a proposed row conflicts: its primary key, or its values in one UNIQUE
 /// index (a position in the table's indexes).
@@ -137,7 +137,7 @@ pub(crate) async fn insert_or_update(
         Action::Nothing => Vec::new(),
     };
     assign_rowids(db, def, &mut rows).await?;
-    fill_sequence_defaults(db, txn, def, targets, &mut rows).await?;
+    fill_row_defaults(db, txn, def, targets, &mut rows).await?;
     // The proposed rows must be valid rows before any conflict is looked for, as in
     // PostgreSQL: a row that breaks a CHECK or NOT NULL fails the statement even if it would
     // have been skipped.

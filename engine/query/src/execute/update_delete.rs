@@ -507,10 +507,10 @@ async fn select_rows_once(
         .any(|c| c.hidden)
         .then(|| def.name.clone());
     let mut rows = query_rows(session, statement, expose_hidden, Some(txn.txn.clone())).await?;
-    // A DECIMAL comes back from Arrow as a float: give it its stored form, which the row's key
-    // is encoded from.
+    // A DECIMAL comes back from Arrow as a float and a UUID as its text: give them their
+    // stored form, which the row's key is encoded from.
     for (position, column) in def.columns.iter().enumerate() {
-        if matches!(column.data_type, DataType::Decimal { .. }) {
+        if matches!(column.data_type, DataType::Decimal { .. } | DataType::Uuid) {
             for row in &mut rows {
                 let value = std::mem::replace(&mut row[position], Datum::Null);
                 row[position] = assign(def, column, value)?;

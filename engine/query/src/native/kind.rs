@@ -1,5 +1,5 @@
 //! The kinds of value the native executor's expressions are typed by: one per datum kind
-//! (DECIMAL aside), and NULL, which goes with any.
+//! (DECIMAL and UUID aside), and NULL, which goes with any.
 
 use rowdex_catalog::DataType;
 use rowdex_codec::Datum;
@@ -28,7 +28,8 @@ impl Kind {
             Datum::Bytes(_) => Kind::Bytes,
             Datum::Date(_) => Kind::Date,
             Datum::Timestamp(_) => Kind::Timestamp,
-            Datum::Decimal(_) => return None,
+            // A UUID reads back from Arrow as text: left to DataFusion, which sees it so.
+            Datum::Decimal(_) | Datum::Uuid(_) => return None,
         })
     }
 
@@ -41,7 +42,7 @@ impl Kind {
             DataType::Bytes { .. } => Kind::Bytes,
             DataType::Date => Kind::Date,
             DataType::Timestamp => Kind::Timestamp,
-            DataType::Decimal { .. } => return None,
+            DataType::Decimal { .. } | DataType::Uuid => return None,
         })
     }
 

@@ -19,7 +19,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use futures::stream::{self, BoxStream, StreamExt};
 use rowdex_catalog::{DataType, TableDef, keyspace};
 use rowdex_codec::row::{CellValue, cells};
-use rowdex_codec::{Datum, SortOrder, key};
+use rowdex_codec::{Datum, SortOrder, UuidText, key};
 use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::Result;
@@ -332,6 +332,8 @@ enum ColumnBuilder {
     Bytes(BinaryBuilder),
     Date(Date32Builder),
     Timestamp(TimestampMicrosecondBuilder),
+    /// A UUID column: its canonical text.
+    Uuid(StringBuilder),
 }
 
 impl ColumnBuilder {
@@ -353,6 +355,7 @@ impl ColumnBuilder {
             DataType::Timestamp => {
                 ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows))
             }
+            DataType::Uuid => ColumnBuilder::Uuid(StringBuilder::with_capacity(rows, rows * 36)),
         }
     }
 
@@ -366,6 +369,9 @@ impl ColumnBuilder {
             (ColumnBuilder::Bytes(b), CellValue::Bytes(v)) => b.append_value(v),
             (ColumnBuilder::Date(b), CellValue::Date(v)) => b.append_value(v),
             (ColumnBuilder::Timestamp(b), CellValue::Timestamp(v)) => b.append_value(v),
+            (ColumnBuilder::Uuid(b), CellValue::Uuid(v)) => {
+                b.append_value(UuidText::new(&v).as_str())
+            }
             (builder, _) => builder.append_null(),
         }
     }
@@ -376,7 +382,7 @@ impl ColumnBuilder {
             ColumnBuilder::Int(b) => b.append_null(),
             ColumnBuilder::Float(b) => b.append_null(),
             ColumnBuilder::Decimal(b, ..) => b.append_null(),
-            ColumnBuilder::Text(b) => b.append_null(),
+            ColumnBuilder::Text(b) | ColumnBuilder::Uuid(b) => b.append_null(),
             ColumnBuilder::Bytes(b) => b.append_null(),
             ColumnBuilder::Date(b) => b.append_null(),
             ColumnBuilder::Timestamp(b) => b.append_null(),
@@ -398,7 +404,7 @@ impl ColumnBuilder {
                         .unwrap_or(array),
                 )
             }
-            ColumnBuilder::Text(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Text(mut b) | ColumnBuilder::Uuid(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Bytes(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Date(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Timestamp(mut b) => Arc::new(b.finish()),

@@ -107,9 +107,22 @@ pub(crate) fn literal_exact(expr: &Expr) -> Option<Datum> {
                     rowdex_codec::parse_timestamp(text).map(Datum::Timestamp)
                 }
                 SqlType::Date => rowdex_codec::parse_date(text).map(Datum::Date),
+                SqlType::Uuid => rowdex_codec::parse_uuid(text).map(Datum::Uuid),
                 _ => None,
             }
         }
+        // `'...'::uuid`: DataFusion reads it through `to_uuid` (`sql::uuid_casts`), the same value.
+        Expr::Cast {
+            expr,
+            data_type: SqlType::Uuid,
+            ..
+        } => match expr.as_ref() {
+            Expr::Value(value) => match &value.value {
+                Value::SingleQuotedString(text) => rowdex_codec::parse_uuid(text).map(Datum::Uuid),
+                _ => None,
+            },
+            _ => None,
+        },
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,

@@ -19,6 +19,7 @@ use datafusion::sql::sqlparser::ast::{
 use std::sync::Arc;
 
 use crate::sql::integer_types::{IntegerColumns, IntegerWidth};
+use crate::sql::uuid_casts::TO_UUID_FUNCTION;
 use crate::values::DECLARED_TYPE;
 
 /// How sure a name is, as PostgreSQL ranks them: a cast's type name gives way to a stronger
@@ -136,6 +137,23 @@ fn item_type(item: &SelectItem, integers: &IntegerColumns) -> OutputType {
         Expr::BinaryOp { .. } | Expr::UnaryOp { .. } => literal_type(expr)
             .or_else(|| integers.width(expr).and_then(IntegerWidth::declared))
             .map_or(OutputType::Computed, OutputType::Declared),
+        // A UUID travels as text: the cast, the literal and the functions that make one say so.
+        Expr::Cast {
+            data_type: DataType::Uuid,
+            ..
+        } => OutputType::Declared("UUID"),
+        Expr::TypedString(TypedString {
+            data_type: DataType::Uuid,
+            ..
+        }) => OutputType::Declared("UUID"),
+        Expr::Function(function)
+            if matches!(
+                function.name.to_string().to_lowercase().as_str(),
+                "gen_random_uuid" | "uuid" | TO_UUID_FUNCTION
+            ) =>
+        {
+            OutputType::Declared("UUID")
+        }
         // A cast to VARCHAR without a length is a varchar (DataFusion's is text).
         Expr::Cast {
             data_type:
@@ -250,6 +268,9 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
             data_type,
             ..
         } => match figure(inner) {
+            // DataFusion names a cast column by its qualified name (`t.a`); PostgreSQL by the
+            // column's.
+            (Strength::Named, None) => (Strength::Named, column_name(inner)),
             (Strength::Named, name) => (Strength::Named, name),
             _ => kind(&type_name(data_type)),
         },
@@ -273,6 +294,21 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
         },
         _ => (Strength::None, Some(String::new())),
     }
+}
+
+/// The name of the column a reference (`a`, `t.a`, `"A"`) names, folded as PostgreSQL folds an
+/// unquoted name; None for anything else.
+fn column_name(expr: &Expr) -> Option<String> {
+    let ident = match expr {
+        Expr::Nested(inner) => return column_name(inner),
+        Expr::Identifier(ident) => ident,
+        Expr::CompoundIdentifier(parts) => parts.last()?,
+        _ => return None,
+    };
+    Some(match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_lowercase(),
+    })
 }
 
 /// The name PostgreSQL gives a type in a cast's column name: its internal name (`int4`,
@@ -371,7 +407,7 @@ mod tests {
             ],
         );
         let want = [
-            "?column?", "count", "upper", "int4", "e", "case", "?column?", "?column?", "y", "id",
+            "?column?", "count", "upper", "int4", "id", "case", "?column?", "?column?", "y", "id",
             "coalesce", "max", "exists", "int8",
         ];
         assert_eq!(got, Some(want.iter().map(|s| s.to_string()).collect()));

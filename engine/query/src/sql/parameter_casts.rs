@@ -4,8 +4,8 @@
 //! types a placeholder only where it meets a column, so a prepared statement's description
 //! fills the parameters it leaves untyped from the casts found here.
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
-
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, TimeUnit};
@@ -13,9 +13,12 @@ use datafusion::sql::sqlparser::ast::{
     ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
 };
 
-/// The Arrow type of each parameter `$n` that `statement` casts (index n - 1), the first cast
-/// of a parameter deciding; None for the others.
-pub(crate) fn parameter_casts(statement: &Statement, parameters: usize) -> Vec<Option<ArrowType>> {
+use crate::values::DECLARED_TYPE;
+
+/// The Arrow field of each parameter `$n` that `statement` casts (index n - 1, named `$n`), the
+/// first cast of a parameter deciding; None for the others. A UUID travels as text whose
+/// field declares it (`values::DECLARED_TYPE`), so a client is told it is a uuid.
+pub(crate) fn parameter_casts(statement: &Statement, parameters: usize) -> Vec<Option<Field>> {
     let mut types = vec![None; parameters];
     let _ = visit_expressions(statement, |expr| {
         if let Expr::Cast {
@@ -32,11 +35,34 @@ pub(crate) fn parameter_casts(statement: &Statement, parameters: usize) -> Vec<O
             && let Some(slot) = types.get_mut(index)
             && slot.is_none()
         {
-            *slot = arrow_type(data_type);
+            *slot = cast_field(&format!("${}", index + 1), data_type);
         }
         ControlFlow::<()>::Continue(())
     });
     types
+}
+
+/// The field of a parameter named `name` cast to `data_type`.
+fn cast_field(name: &str, data_type: &DataType) -> Option<Field> {
+    let uuid = |name: &str| {
+        Field::new(name, ArrowType::Utf8, true).with_metadata(HashMap::from([(
+            DECLARED_TYPE.to_string(),
+            "UUID".to_string(),
+        )]))
+    };
+    Some(match data_type {
+        DataType::Uuid => uuid(name),
+        DataType::Array(
+            ArrayElemTypeDef::SquareBracket(element, _)
+            | ArrayElemTypeDef::AngleBracket(element)
+            | ArrayElemTypeDef::Parenthesis(element),
+        ) if **element == DataType::Uuid => Field::new(
+            name,
+            ArrowType::List(Arc::new(uuid(Field::LIST_FIELD_DEFAULT_NAME))),
+            true,
+        ),
+        other => Field::new(name, arrow_type(other)?, true),
+    })
 }
 
 /// The Arrow type rowdex reads a SQL type as, for the types a parameter is cast to.
@@ -67,6 +93,7 @@ fn arrow_type(data_type: &DataType) -> Option<ArrowType> {
         DataType::Bytea => ArrowType::Binary,
         DataType::Date => ArrowType::Date32,
         DataType::Timestamp(..) => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        DataType::Uuid => ArrowType::Utf8,
         // `$1::int[]`: an array, which `sql::array_lists` reads as a list of values.
         DataType::Array(
             ArrayElemTypeDef::SquareBracket(element, _)
@@ -87,18 +114,37 @@ mod tests {
     fn casts_type_their_parameters() {
         let statement = Parser::parse_sql(
             &PostgreSqlDialect {},
-            "SELECT $1::int2, CAST($2 AS VARCHAR(3)), $3, $1::text, $4::numeric(10,2)",
+            "SELECT $1::int2, CAST($2 AS VARCHAR(3)), $3, $1::text, $4::numeric(10,2), $5::uuid, \
+             $6::uuid[]",
         )
         .expect("parses")
         .remove(0);
+        let casts = parameter_casts(&statement, 6);
+        let types: Vec<Option<ArrowType>> = casts
+            .iter()
+            .map(|f| f.as_ref().map(|f| f.data_type().clone()))
+            .collect();
         assert_eq!(
-            parameter_casts(&statement, 4),
-            vec![
+            types[..4],
+            [
                 Some(ArrowType::Int16),
                 Some(ArrowType::Utf8),
                 None,
                 Some(ArrowType::Decimal128(10, 2)),
             ]
+        );
+        let uuid = casts[4].as_ref().expect("$5 is cast");
+        assert_eq!(
+            (uuid.name().as_str(), uuid.metadata().get(DECLARED_TYPE)),
+            ("$5", Some(&"UUID".to_string()))
+        );
+        let Some(ArrowType::List(element)) = casts[5].as_ref().map(|f| f.data_type().clone())
+        else {
+            panic!("$6 is a list: {:?}", casts[5]);
+        };
+        assert_eq!(
+            element.metadata().get(DECLARED_TYPE),
+            Some(&"UUID".to_string())
         );
     }
 }

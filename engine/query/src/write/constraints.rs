@@ -23,6 +23,8 @@ use rowdex_catalog::{CheckDef, ColumnDef, TableDef};
 use rowdex_codec::Datum;
 
 use crate::error::{Error, Result};
+use crate::functions::register_functions;
+use crate::sql::uuid_casts;
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 
 /// Rows checked at once: a statement's rows are checked in batches of this many.
@@ -30,14 +32,35 @@ pub(crate) const CHECK_BATCH: usize = 1024;
 
 /// The context that compiles the expressions. Only its function registry and options are used,
 /// so one serves every table and session.
-static EXPRESSIONS: LazyLock<SessionContext> = LazyLock::new(SessionContext::new);
+static EXPRESSIONS: LazyLock<SessionContext> = LazyLock::new(|| {
+    let ctx = SessionContext::new();
+    register_functions(&ctx);
+    ctx
+});
+
+/// `sql` as a DataFusion logical expression over `schema` (casts to UUID made calls first, as
+/// a statement's are).
+fn logical_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr::Expr> {
+    let state_ref = EXPRESSIONS.state_ref();
+    let state = state_ref.read();
+    let rewritten;
+    let sql = if sql.to_ascii_lowercase().contains("uuid") {
+        let mut expr = parse_expression(sql)?;
+        uuid_casts::casts_as_calls(&mut expr);
+        rewritten = expr.to_string();
+        rewritten.as_str()
+    } else {
+        sql
+    };
+    Ok(state.create_logical_expr(sql, schema)?)
+}
 
 /// Compiles `sql` over `schema`, with its types coerced and the functions of the current time
 /// (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`) fixed to this moment.
 fn compile(schema: &DFSchema, sql: &str) -> Result<Arc<dyn PhysicalExpr>> {
+    let expr = logical_expr(schema, sql)?;
     let state_ref = EXPRESSIONS.state_ref();
     let state = state_ref.read();
-    let expr = state.create_logical_expr(sql, schema)?;
     let simplify = SimplifyContext::builder()
         .with_schema(Arc::new(schema.clone()))
         .with_current_time()
@@ -127,8 +150,10 @@ enum DefaultForm {
     Constant(Datum),
     /// `nextval('name')`: a value per row from the sequence `name`.
     Sequence(String),
-    /// Evaluated anew each time (`now()`, `random()`).
+    /// Evaluated once per statement (`now()`, `CURRENT_DATE`: stable within a statement).
     Evaluated,
+    /// Calls a volatile function (`gen_random_uuid()`, `random()`): evaluated for each row.
+    PerRow,
 }
 
 /// The form of the DEFAULT `sql` (see [`DEFAULT_FORMS`]).
@@ -147,6 +172,7 @@ fn default_form(sql: &str) -> Result<DefaultForm> {
         })
         .is_break();
         match calls_function {
+            true if logical_expr(&DFSchema::empty(), sql)?.is_volatile() => DefaultForm::PerRow,
             true => DefaultForm::Evaluated,
             false => DefaultForm::Constant(evaluate_default(sql)?),
         }
@@ -163,17 +189,48 @@ fn default_form(sql: &str) -> Result<DefaultForm> {
 fn constant_default(sql: &str) -> Result<Option<Datum>> {
     Ok(match default_form(sql)? {
         DefaultForm::Constant(value) => Some(value),
-        DefaultForm::Sequence(_) | DefaultForm::Evaluated => None,
+        DefaultForm::Sequence(_) | DefaultForm::Evaluated | DefaultForm::PerRow => None,
     })
 }
 
 /// The DEFAULT `sql` evaluated now, by DataFusion.
 fn evaluate_default(sql: &str) -> Result<Datum> {
+    // One row in, one value out.
+    Ok(evaluate_default_rows(sql, 1)?.pop().unwrap_or(Datum::Null))
+}
+
+/// The DEFAULT `sql` evaluated for `rows` rows at once: one value each (a volatile function
+/// draws anew for every row).
+fn evaluate_default_rows(sql: &str, rows: usize) -> Result<Vec<Datum>> {
     let expr = compile(&DFSchema::empty(), sql)?;
-    let options = RecordBatchOptions::new().with_row_count(Some(1));
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
     let batch = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options)?;
-    let array = expr.evaluate(&batch)?.into_array(1)?;
-    datum_from_array(array.as_ref(), 0)
+    let array = expr.evaluate(&batch)?.into_array(rows)?;
+    (0..rows)
+        .map(|row| datum_from_array(array.as_ref(), row))
+        .collect()
+}
+
+/// Whether the DEFAULT `sql` draws a value per row by calling a volatile function
+/// (`gen_random_uuid()`, `random()`); sequences draw per row too, apart
+/// ([`sequence_of_default`]).
+pub(crate) fn is_per_row_default(sql: &str) -> bool {
+    matches!(default_form(sql), Ok(DefaultForm::PerRow))
+}
+
+/// `rows` values of `column`'s per-row DEFAULT, each converted to the column's type.
+pub(crate) fn per_row_defaults(
+    def: &TableDef,
+    column: &ColumnDef,
+    rows: usize,
+) -> Result<Vec<Datum>> {
+    let Some(sql) = &column.default else {
+        return Ok(vec![Datum::Null; rows]);
+    };
+    evaluate_default_rows(sql, rows)?
+        .into_iter()
+        .map(|value| assign(def, column, value))
+        .collect()
 }
 
 /// A column's DEFAULT evaluated now and converted to its type; NULL for a column without one.
@@ -207,7 +264,7 @@ pub(crate) fn parse_expression(sql: &str) -> Result<Expr> {
 pub(crate) fn sequence_of_default(sql: &str) -> Option<String> {
     match default_form(sql).ok()? {
         DefaultForm::Sequence(sequence) => Some(sequence),
-        DefaultForm::Constant(_) | DefaultForm::Evaluated => None,
+        DefaultForm::Constant(_) | DefaultForm::Evaluated | DefaultForm::PerRow => None,
     }
 }
 
@@ -244,15 +301,16 @@ pub(crate) fn sequence_call(expr: &Expr) -> Option<(bool, String)> {
 }
 
 /// The row every write of new rows starts from: each column's DEFAULT, evaluated once for the
-/// statement and converted to the column's type, and NULL in the columns without one.
+/// statement and converted to the column's type, and NULL in the columns without one or
+/// whose DEFAULT draws a value per row (a sequence, a volatile function).
 pub(crate) fn default_row(def: &TableDef) -> Result<Vec<Datum>> {
     let mut row = vec![Datum::Null; def.columns.len()];
     for (slot, column) in row.iter_mut().zip(&def.columns) {
         let Some(sql) = &column.default else {
             continue;
         };
-        // A value per row, drawn when the rows are written (`fill_sequence_defaults`).
-        if sequence_of_default(sql).is_some() {
+        // A value per row, drawn when the rows are written (`fill_row_defaults`).
+        if sequence_of_default(sql).is_some() || is_per_row_default(sql) {
             continue;
         }
         let value = default_value(sql)?;

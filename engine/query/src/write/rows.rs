@@ -13,7 +13,7 @@ use crate::db::block_sequences;
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
 use crate::values::assign;
-use crate::write::constraints::sequence_of_default;
+use crate::write::constraints::{is_per_row_default, per_row_defaults, sequence_of_default};
 use crate::write::row_writer::RowWriter;
 use crate::write::rowids::reserve_rowids;
 
@@ -41,7 +41,7 @@ pub(crate) async fn write_rows(
 ) -> Result<Vec<Vec<Datum>>> {
     let hidden = def.rowid_column();
     assign_rowids(db, def, &mut rows).await?;
-    fill_sequence_defaults(db, txn, def, targets, &mut rows).await?;
+    fill_row_defaults(db, txn, def, targets, &mut rows).await?;
     // An UPSERT that updates an existing row is checked after merging instead.
     if mode != OnExisting::MergeColumns {
         check_unset_columns(def, targets, &rows)?;
@@ -171,10 +171,11 @@ pub(crate) async fn assign_rowids(
     Ok(())
 }
 
-/// Gives the columns a statement does not set whose DEFAULT draws from a sequence (SERIAL,
-/// identity) a fresh value per row, where the row holds none yet (so that filling rows twice,
-/// as a table with triggers does before firing them, takes each value once).
-pub(crate) async fn fill_sequence_defaults(
+/// Gives the columns a statement does not set whose DEFAULT draws a value per row (from a
+/// sequence: SERIAL, identity; or from a volatile function: `gen_random_uuid()`, `random()`)
+/// a fresh value in each row that holds none yet (so that filling rows twice, as a table with
+/// triggers does before firing them, takes each value once).
+pub(crate) async fn fill_row_defaults(
     db: &DbState,
     txn: Option<&Arc<SessionTxn>>,
     def: &TableDef,
@@ -185,20 +186,31 @@ pub(crate) async fn fill_sequence_defaults(
         if targets.contains(&position) {
             continue;
         }
-        let Some(sequence) = column.default.as_deref().and_then(sequence_of_default) else {
+        let Some(default) = column.default.as_deref() else {
             continue;
         };
+        let sequence = sequence_of_default(default);
+        if sequence.is_none() && !is_per_row_default(default) {
+            continue;
+        }
         let unfilled = rows.iter().filter(|row| row[position].is_null()).count();
         if unfilled == 0 {
             continue;
         }
-        let mut values =
-            block_sequences::next_values(db, txn.map(Arc::as_ref), &sequence, unfilled)
-                .await?
-                .into_iter();
+        let values = match &sequence {
+            Some(sequence) => {
+                block_sequences::next_values(db, txn.map(Arc::as_ref), sequence, unfilled)
+                    .await?
+                    .into_iter()
+                    .map(|value| assign(def, column, Datum::Int(value)))
+                    .collect::<Result<Vec<_>>>()?
+            }
+            None => per_row_defaults(def, column, unfilled)?,
+        };
+        let mut values = values.into_iter();
         for row in rows.iter_mut().filter(|row| row[position].is_null()) {
             if let Some(value) = values.next() {
-                row[position] = assign(def, column, Datum::Int(value))?;
+                row[position] = value;
             }
         }
     }

@@ -102,6 +102,7 @@ fn type_name(oid: i64) -> Option<&'static str> {
         1082 => "date",
         1114 => "timestamp without time zone",
         1700 => "numeric",
+        2950 => "uuid",
         _ => return None,
     })
 }

@@ -45,7 +45,7 @@ pub struct PgType {
 }
 
 /// The types of pg_type: rowdex's column types and those its results and catalog use.
-pub const TYPES: [PgType; 18] = [
+pub const TYPES: [PgType; 19] = [
     pg_type(16, "bool", 1, "B", false),
     pg_type(17, "bytea", -1, "U", false),
     pg_type(18, "char", 1, "Z", true),
@@ -64,12 +64,13 @@ pub const TYPES: [PgType; 18] = [
     pg_type(1114, "timestamp", 8, "D", false),
     pg_type(1184, "timestamptz", 8, "D", false),
     pg_type(1700, "numeric", -1, "N", false),
+    pg_type(2950, "uuid", 16, "U", false),
 ];
 
 /// The array types of the base types, as (array OID, element OID): the types of the lists
 /// drivers bind to `= ANY($1)`, which pg_type holds so that a driver introspecting one
 /// (asyncpg) finds it.
-pub const ARRAY_TYPES: [(i64, i64); 17] = [
+pub const ARRAY_TYPES: [(i64, i64); 18] = [
     (1000, 16),
     (1001, 17),
     (1002, 18),
@@ -87,6 +88,7 @@ pub const ARRAY_TYPES: [(i64, i64); 17] = [
     (1115, 1114),
     (1185, 1184),
     (1231, 1700),
+    (2951, 2950),
 ];
 
 /// The array type of base type `oid`, if pg_type has one.
@@ -142,6 +144,7 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
         DataType::Bytes { .. } => (17, -1),
         DataType::Date => (1082, -1),
         DataType::Timestamp => (1114, -1),
+        DataType::Uuid => (2950, -1),
     }
 }
 
@@ -215,6 +218,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         1082 => "date".to_string(),
         1114 => "timestamp without time zone".to_string(),
         1184 => "timestamp with time zone".to_string(),
+        2950 => "uuid".to_string(),
         1700 => match modifier {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".to_string(),

@@ -345,6 +345,12 @@ async fn asyncpg_as_postgresql() {
     scenario("asyncpg_scenario.py").await;
 }
 
+/// The types applications declare (UUID, volatile DEFAULTs), through psycopg and asyncpg.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_types_as_postgresql() {
+    scenario("types_scenario.py").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_postgres_as_postgresql() {
     scenario("node_pg_scenario.js").await;

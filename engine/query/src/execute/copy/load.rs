@@ -30,7 +30,7 @@ use crate::values::{decimal_from_text, full_row};
 use crate::write::WRITE_ATTEMPTS;
 use crate::write::constraints::default_row;
 use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
-use crate::write::rows::{assign_rowids, fill_sequence_defaults};
+use crate::write::rows::{assign_rowids, fill_row_defaults};
 
 /// Rows per load transaction: large enough that commits are a small part of the load and that
 /// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
@@ -162,7 +162,7 @@ impl LoadTarget {
                     }
                     let txn = session.open_txn();
                     if let Err(error) =
-                        fill_sequence_defaults(db, txn.as_ref(), &def, &targets, &mut rows).await
+                        fill_row_defaults(db, txn.as_ref(), &def, &targets, &mut rows).await
                     {
                         return Err(lines.failed(loaded, error));
                     }
@@ -495,7 +495,7 @@ fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum>
         DataType::Decimal { scale, .. } => {
             Datum::Decimal(decimal_from_text(trimmed, scale).ok_or_else(mismatch)?)
         }
-        DataType::Text { .. } | DataType::Date | DataType::Timestamp => {
+        DataType::Text { .. } | DataType::Date | DataType::Timestamp | DataType::Uuid => {
             Datum::Text(field.to_string())
         }
         DataType::Bytes { .. } => Datum::Bytes(parse_bytea(field).ok_or_else(mismatch)?),

@@ -1,0 +1,234 @@
+//! `UuidLiterals`: a string literal compared with a UUID is read as a UUID.
+//!
+//! A UUID travels through DataFusion as its canonical text (`df::uuid_functions`), so
+//! `owner = 'A0EEBC99-...'` would compare text and miss the row PostgreSQL finds, and
+//! `id < 'b'` would compare where PostgreSQL refuses the literal (22P02). This rule, before any
+//! simplification, replaces each text literal compared with a UUID-typed expression (`=`, `<>`,
+//! `<`, `<=`, `>`, `>=`, IS [NOT] DISTINCT FROM, IN lists, BETWEEN) with the literal's canonical
+//! text, and fails the statement with `Error::InvalidTextRepresentation` for one that is no
+//! UUID. Not a DataFusion bug: DataFusion has no UUID type; rowdex keeps this rule as long as
+//! UUIDs travel as text.
+
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::expr::{Between, InList};
+use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::optimizer::optimizer::ApplyOrder;
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use rowdex_codec::{UuidText, parse_uuid};
+
+use crate::error::Error;
+use crate::values::DECLARED_TYPE;
+
+#[derive(Debug, Default)]
+pub struct UuidLiterals;
+
+impl OptimizerRule for UuidLiterals {
+    fn name(&self) -> &str {
+        "rowdex_uuid_literals"
+    }
+
+    fn apply_order(&self) -> Option<ApplyOrder> {
+        Some(ApplyOrder::TopDown)
+    }
+
+    fn supports_rewrite(&self) -> bool {
+        true
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> DfResult<Transformed<LogicalPlan>> {
+        // The expressions of a node read its inputs' columns.
+        let mut inputs = plan.inputs().into_iter();
+        let Some(first) = inputs.next() else {
+            return Ok(Transformed::no(plan));
+        };
+        let mut schema = first.schema().as_ref().clone();
+        for input in inputs {
+            schema.merge(input.schema());
+        }
+        plan.map_expressions(|expr| expr.transform_up(|expr| uuid_literals(expr, &schema)))
+    }
+}
+
+/// Whether `expr` has the declared type UUID over `schema`.
+fn is_uuid(expr: &Expr, schema: &DFSchema) -> bool {
+    expr.to_field(schema).is_ok_and(|(_, field)| {
+        field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
+    })
+}
+
+/// The canonical text of a text literal read as a UUID; None for an expression that is no
+/// text literal (left as it is); an error for text that is no UUID.
+fn canonical(expr: &Expr) -> DfResult<Option<Expr>> {
+    let Expr::Literal(value, metadata) = expr else {
+        return Ok(None);
+    };
+    let text = match value {
+        ScalarValue::Utf8(Some(text))
+        | ScalarValue::Utf8View(Some(text))
+        | ScalarValue::LargeUtf8(Some(text)) => text,
+        _ => return Ok(None),
+    };
+    match parse_uuid(text) {
+        Some(uuid) => Ok(Some(Expr::Literal(
+            ScalarValue::Utf8(Some(UuidText::new(&uuid).as_str().to_string())),
+            metadata.clone(),
+        ))),
+        None => Err(Error::InvalidTextRepresentation {
+            type_name: "uuid",
+            value: text.clone(),
+        }
+        .into()),
+    }
+}
+
+/// `expr` with its text literals read as UUIDs where it compares them with a UUID.
+fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(
+                op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::Lt
+                    | Operator::LtEq
+                    | Operator::Gt
+                    | Operator::GtEq
+                    | Operator::IsDistinctFrom
+                    | Operator::IsNotDistinctFrom
+            ) =>
+        {
+            let (left, right) = if is_uuid(&left, schema) {
+                match canonical(&right)? {
+                    Some(literal) => (left, Box::new(literal)),
+                    None => {
+                        return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                            left,
+                            op,
+                            right,
+                        })));
+                    }
+                }
+            } else if is_uuid(&right, schema) {
+                match canonical(&left)? {
+                    Some(literal) => (Box::new(literal), right),
+                    None => {
+                        return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                            left,
+                            op,
+                            right,
+                        })));
+                    }
+                }
+            } else {
+                return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op,
+                    right,
+                })));
+            };
+            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                left,
+                op,
+                right,
+            })))
+        }
+        Expr::InList(InList {
+            expr: tested,
+            list,
+            negated,
+        }) if is_uuid(&tested, schema) => {
+            let list = list
+                .into_iter()
+                .map(|item| Ok(canonical(&item)?.unwrap_or(item)))
+                .collect::<DfResult<Vec<_>>>()?;
+            Ok(Transformed::yes(Expr::InList(InList {
+                expr: tested,
+                list,
+                negated,
+            })))
+        }
+        Expr::Between(Between {
+            expr: tested,
+            negated,
+            low,
+            high,
+        }) if is_uuid(&tested, schema) => {
+            let low = Box::new(canonical(&low)?.unwrap_or(*low));
+            let high = Box::new(canonical(&high)?.unwrap_or(*high));
+            Ok(Transformed::yes(Expr::Between(Between {
+                expr: tested,
+                negated,
+                low,
+                high,
+            })))
+        }
+        other => Ok(Transformed::no(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::logical_expr::{col, lit};
+
+    fn schema() -> DFSchema {
+        let uuid = Field::new("u", DataType::Utf8, true).with_metadata(HashMap::from([(
+            DECLARED_TYPE.to_string(),
+            "UUID".to_string(),
+        )]));
+        let text = Field::new("s", DataType::Utf8, true);
+        DFSchema::try_from(Schema::new(vec![uuid, text])).expect("schema")
+    }
+
+    #[test]
+    fn text_compared_with_a_uuid_is_read_as_one() {
+        let schema = schema();
+        let upper = col("u").eq(lit("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"));
+        let rewritten = uuid_literals(upper, &schema).expect("a uuid");
+        assert!(rewritten.transformed);
+        assert_eq!(
+            rewritten.data,
+            col("u").eq(lit("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"))
+        );
+        let swapped = uuid_literals(
+            lit("{00000000000000000000000000000001}").lt(col("u")),
+            &schema,
+        )
+        .expect("a uuid");
+        assert_eq!(
+            swapped.data,
+            lit("00000000-0000-0000-0000-000000000001").lt(col("u"))
+        );
+        // Text columns keep their comparisons; a literal that is no UUID is refused.
+        assert!(
+            !uuid_literals(col("s").eq(lit("X")), &schema)
+                .expect("text")
+                .transformed
+        );
+        let refused = uuid_literals(col("u").lt(lit("b")), &schema).expect_err("no uuid");
+        assert!(
+            refused
+                .to_string()
+                .contains("invalid input syntax for type uuid"),
+            "{refused}"
+        );
+        let listed = uuid_literals(
+            col("u").in_list(vec![lit("FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")], false),
+            &schema,
+        )
+        .expect("a uuid");
+        assert_eq!(
+            listed.data,
+            col("u").in_list(vec![lit("ffffffff-ffff-ffff-ffff-ffffffffffff")], false)
+        );
+    }
+}
