@@ -106,6 +106,12 @@ pub enum Error {
     },
     #[error("column {column} is named twice in the statement")]
     DuplicateTarget { column: String },
+    /// A function refused an argument (`format('%q')`).
+    #[error("{function}(): {reason}")]
+    BadFunctionArgument {
+        function: &'static str,
+        reason: String,
+    },
     #[error("invalid input syntax for type {type_name}: \"{value}\"")]
     InvalidTextRepresentation {
         type_name: &'static str,

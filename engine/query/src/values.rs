@@ -16,6 +16,7 @@ use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
 use rowdex_codec::{Datum, format_uuid};
 
+use crate::copy_data::format::parse_bytea;
 use crate::error::{Error, Result};
 
 pub fn arrow_type(data_type: &DataType) -> ArrowType {
@@ -200,6 +201,11 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         (DataType::Timestamp, Datum::Date(days)) => {
             Datum::Timestamp(i64::from(days) * 86_400_000_000)
         }
+        // PostgreSQL's hex input form (`'\x0001ff'`) spells the bytes; other text is its own.
+        (DataType::Bytes { .. }, Datum::Text(s)) if s.starts_with("\\x") => match parse_bytea(&s) {
+            Some(bytes) => Datum::Bytes(bytes),
+            None => return Err(mismatch(&Datum::Text(s))),
+        },
         (DataType::Bytes { .. }, Datum::Text(s)) => Datum::Bytes(s.into_bytes()),
         (DataType::Uuid, Datum::Text(s)) => match rowdex_codec::parse_uuid(&s) {
             Some(bytes) => Datum::Uuid(bytes),

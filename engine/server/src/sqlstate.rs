@@ -89,6 +89,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::BadTableOption { .. }
         | Error::BadIndexOption { .. }
         | Error::BadHistoryRead { .. }
+        | Error::BadFunctionArgument { .. }
         | Error::BadCursor
         | Error::CursorMismatch => INVALID_PARAMETER_VALUE,
         Error::WriteConflict | Error::SchemaChanged { .. } | Error::TransactionConflict => "40001",

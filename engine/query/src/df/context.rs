@@ -40,6 +40,7 @@ use crate::output::Output;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
 use crate::sql::array_lists;
+use crate::sql::bytea_literals;
 use crate::sql::hints::QueryHints;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
@@ -337,6 +338,7 @@ pub(crate) async fn plan_statement(
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
     uuid_casts::casts_as_calls(&mut statement);
+    bytea_literals::hex_casts_as_bytes(&mut statement);
     let state = ctx.state();
     if let Some(counter) = state.config().get_extension::<PlanCounter>() {
         counter.planned_by_datafusion();

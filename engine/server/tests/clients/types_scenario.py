@@ -10,7 +10,9 @@ line (see transcript.py). Topics, in the order they run:
   types the drivers are told (uuid.UUID objects back), COPY out and in (text and binary), and
   the errors of a malformed value (22P02) and a duplicate key (23505);
 - a volatile DEFAULT other than a uuid (`random()`) drawn per row, and `now()` drawn once per
-  statement, as PostgreSQL draws them.
+  statement, as PostgreSQL draws them;
+- the functions applications call on strings: md5, sha224/256/384/512, format, split_part,
+  left/right, lpad/rpad, regexp_replace.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -244,6 +246,27 @@ def volatile_defaults(conn, t):
     )
 
 
+def functions(conn, t):
+    calls = [
+        ("md5", "SELECT md5('a'), md5(''), md5(NULL), md5('é')"),
+        ("md5_bytea", "SELECT md5('\\x0001ff'::bytea), md5(decode('0001ff', 'hex')) AS decoded"),
+        ("sha256", "SELECT encode(sha256('abc'::bytea), 'hex'), encode(sha512(''::bytea), 'hex')"),
+        ("sha224_384", "SELECT encode(sha224('a'::bytea), 'hex'), encode(sha384('a'::bytea), 'hex')"),
+        ("format_specifiers", "SELECT format('%s|%s|%L|%I|%%', 'a b', NULL, 'O''Brien', 'Tab')"),
+        ("format_positions", "SELECT format('%2$s %1$s %2$s', 'x', 'y'), format('[%5s][%-5s]', 'ab', 'cd')"),
+        ("format_null_literal", "SELECT format('%L and %I', NULL, 'lower_name')"),
+        ("format_bad", "SELECT format('%q', 1)"),
+        ("bytea_hex_literal", "SELECT encode('\\x0001ff'::bytea, 'base64'), encode('\\xDEADBEEF'::bytea, 'hex')"),
+        ("split_part", "SELECT split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 5)"),
+        ("left_right", "SELECT left('abcdef', 2), right('abcdef', 2), left('abcdef', -2)"),
+        ("pads", "SELECT lpad('7', 3, '0'), rpad('ab', 5, 'xy'), lpad('abcdef', 3)"),
+        ("regexp_replace", "SELECT regexp_replace('a1b22c', '[0-9]+', '#', 'g')"),
+        ("md5_prefix_key", "SELECT substr(md5('user-42'), 1, 4) || ':' || 'user-42'"),
+    ]
+    for name, sql in calls:
+        t.step(f"fn_{name}", lambda sql=sql: query(conn, sql)["rows"])
+
+
 async def asyncpg_uuids(args, t):
     conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
     try:
@@ -298,6 +321,7 @@ def main(args, t):
         uuid_defaults(conn, t)
         uuid_values(conn, t)
         volatile_defaults(conn, t)
+        functions(conn, t)
     asyncio.run(asyncpg_uuids(args, t))
 
 
