@@ -3,6 +3,7 @@
 
 pub(crate) mod format;
 pub(crate) mod hash;
+pub(crate) mod quote;
 pub(crate) mod uuid;
 
 use datafusion::prelude::SessionContext;

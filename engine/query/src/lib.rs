@@ -67,6 +67,7 @@ pub use df::scan_exec::RowdexScanExec;
 pub use df::table::RowdexTable;
 pub use error::{Error, Result};
 pub use execute::copy::load::COPY_BATCH_ROWS;
+pub use functions::quote::{quote_ident, quote_literal};
 pub use output::Output;
 pub use paging::Page;
 pub use prepared::{Description, Prepared};

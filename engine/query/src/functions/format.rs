@@ -16,6 +16,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 use crate::error::Error;
+use crate::functions::quote::{quote_ident, quote_literal};
 
 /// Registers `format` in `ctx`.
 pub(crate) fn register_format(ctx: &SessionContext) {
@@ -164,33 +165,6 @@ fn format_row(pattern: &str, values: &[Option<&str>]) -> DfResult<String> {
         }
     }
     Ok(out)
-}
-
-/// An identifier quoted where PostgreSQL's `quote_ident` quotes it: anything but lower-case
-/// letters, digits and underscores not starting with a digit.
-fn quote_ident(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
-/// A literal as PostgreSQL's `quote_literal` writes it (`E'...'` when it holds a backslash).
-fn quote_literal(value: &str) -> String {
-    let quoted = value.replace('\'', "''");
-    if value.contains('\\') {
-        format!("E'{}'", quoted.replace('\\', "\\\\"))
-    } else {
-        format!("'{quoted}'")
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rowdex::SchemaView;
 use rowdex::arrow::array::{
     Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, ListBuilder, StringArray,
     StringBuilder, new_null_array,
@@ -22,10 +21,11 @@ use rowdex::datafusion::logical_expr::{
     Volatility,
 };
 use rowdex::datafusion::prelude::SessionContext;
+use rowdex::{SchemaView, quote_ident, quote_literal};
 
 use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, constraint_oid, format_type,
-    quote_ident, type_oid_by_name,
+    type_oid_by_name,
 };
 use crate::settings::{Settings, defaults};
 
@@ -488,17 +488,6 @@ fn int_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<i6
     Ok(downcast::<Int64Array>(&cast)?.iter().collect())
 }
 
-/// `text` as PostgreSQL's `quote_literal` writes it: in single quotes, each quote doubled, and
-/// as an `E'...'` string with each backslash doubled when it holds one.
-fn quote_literal(text: &str) -> String {
-    let quoted = text.replace('\'', "''");
-    if text.contains('\\') {
-        format!("E'{}'", quoted.replace('\\', "\\\\"))
-    } else {
-        format!("'{quoted}'")
-    }
-}
-
 /// The default of a setting rowdex does not keep, for `current_setting`.
 fn setting_at_start(name: &str) -> Option<String> {
     match name.to_lowercase().as_str() {
@@ -566,13 +555,6 @@ fn downcast<T: 'static>(array: &ArrayRef) -> DfResult<&T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals_are_quoted_as_postgresql_quotes_them() {
-        assert_eq!(quote_literal("4"), "'4'");
-        assert_eq!(quote_literal("it's"), "'it''s'");
-        assert_eq!(quote_literal("a\\b"), "E'a\\\\b'");
-    }
 
     #[test]
     fn json_objects_quote_text_and_leave_numbers_bare() {

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use rowdex::arrow::datatypes::DataType as ArrowType;
-use rowdex::{Database, SchemaView};
+use rowdex::{Database, SchemaView, quote_ident};
 use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
 /// The first OID of user objects, as in PostgreSQL.
@@ -508,23 +508,6 @@ fn secondary_index(table: &Arc<TableDef>, index: &IndexDef) -> PgIndex {
     }
 }
 
-/// An identifier as PostgreSQL writes it: quoted unless it is lower-case letters, digits and
-/// underscores not starting with a digit.
-pub fn quote_ident(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,7 +539,5 @@ mod tests {
         assert!(view_oid("v1") >= FIRST_VIEW_OID);
         assert_eq!(view_oid("v1"), view_oid("v1"));
         assert_ne!(view_oid("v1"), view_oid("v2"));
-        assert_eq!(quote_ident("orders"), "orders");
-        assert_eq!(quote_ident("Mixed"), "\"Mixed\"");
     }
 }

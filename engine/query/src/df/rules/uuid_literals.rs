@@ -42,7 +42,16 @@ impl OptimizerRule for UuidLiterals {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> DfResult<Transformed<LogicalPlan>> {
-        // The expressions of a node read its inputs' columns.
+        // The expressions of a node read its inputs' columns; a node none of whose inputs has
+        // a UUID column (most of them) is left as it is without a look at its expressions.
+        let any_uuid = plan.inputs().iter().any(|input| {
+            input.schema().fields().iter().any(|field| {
+                field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
+            })
+        });
+        if !any_uuid {
+            return Ok(Transformed::no(plan));
+        }
         let mut inputs = plan.inputs().into_iter();
         let Some(first) = inputs.next() else {
             return Ok(Transformed::no(plan));
