@@ -38,6 +38,20 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
 /// [`column_field`]).
 pub const DECLARED_TYPE: &str = "rowdex.declared_type";
 
+/// A text field of `name` whose values are UUIDs (their canonical text): a UUID column's
+/// field, a UUID function's result, a parameter cast to uuid.
+pub(crate) fn uuid_field(name: &str, nullable: bool) -> Field {
+    Field::new(name, ArrowType::Utf8, nullable).with_metadata(HashMap::from([(
+        DECLARED_TYPE.to_string(),
+        "UUID".to_string(),
+    )]))
+}
+
+/// Whether `field`'s values are UUIDs (see [`uuid_field`]).
+pub(crate) fn is_uuid_field(field: &Field) -> bool {
+    field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
+}
+
 /// The Arrow field of a table's column. A column declared narrower than it is stored (INTEGER,
 /// REAL, VARCHAR(n), ...) carries the declared type's SQL spelling in its metadata under
 /// [`DECLARED_TYPE`]; DataFusion keeps a field's metadata through projections, filters, sorts

@@ -6,12 +6,11 @@
 //! order is the order of its bytes; both functions mark their result field with the declared
 //! type UUID, so a client is told the column is a uuid, as a table's UUID column is.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::ScalarValue;
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{
@@ -23,7 +22,7 @@ use rowdex_codec::{UuidText, parse_uuid};
 
 use crate::error::Error;
 use crate::sql::uuid_casts::TO_UUID_FUNCTION;
-use crate::values::DECLARED_TYPE;
+use crate::values::uuid_field;
 
 /// Registers the UUID functions in `ctx`.
 pub(crate) fn register_uuid_functions(ctx: &SessionContext) {
@@ -32,16 +31,6 @@ pub(crate) fn register_uuid_functions(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(ToUuid {
         signature: Signature::any(1, Volatility::Immutable),
     }));
-}
-
-/// A result field of type UUID named `name`.
-fn uuid_field(name: &str, nullable: bool) -> FieldRef {
-    Arc::new(
-        Field::new(name, DataType::Utf8, nullable).with_metadata(HashMap::from([(
-            DECLARED_TYPE.to_string(),
-            "UUID".to_string(),
-        )])),
-    )
 }
 
 /// Random bytes for `count` version 4 UUIDs.
@@ -92,7 +81,7 @@ impl ScalarUDFImpl for RandomUuid {
     }
 
     fn return_field_from_args(&self, _args: ReturnFieldArgs) -> DfResult<FieldRef> {
-        Ok(uuid_field(self.name, false))
+        Ok(Arc::new(uuid_field(self.name, false)))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
@@ -125,7 +114,7 @@ impl ScalarUDFImpl for ToUuid {
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
         let nullable = args.arg_fields.first().is_none_or(|f| f.is_nullable());
-        Ok(uuid_field(TO_UUID_FUNCTION, nullable))
+        Ok(Arc::new(uuid_field(TO_UUID_FUNCTION, nullable)))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {

@@ -4,7 +4,6 @@
 //! types a placeholder only where it meets a column, so a prepared statement's description
 //! fills the parameters it leaves untyped from the casts found here.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -13,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
     ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
 };
 
-use crate::values::DECLARED_TYPE;
+use crate::values::uuid_field;
 
 /// The Arrow field of each parameter `$n` that `statement` casts (index n - 1, named `$n`), the
 /// first cast of a parameter deciding; None for the others. A UUID travels as text whose
@@ -44,21 +43,15 @@ pub(crate) fn parameter_casts(statement: &Statement, parameters: usize) -> Vec<O
 
 /// The field of a parameter named `name` cast to `data_type`.
 fn cast_field(name: &str, data_type: &DataType) -> Option<Field> {
-    let uuid = |name: &str| {
-        Field::new(name, ArrowType::Utf8, true).with_metadata(HashMap::from([(
-            DECLARED_TYPE.to_string(),
-            "UUID".to_string(),
-        )]))
-    };
     Some(match data_type {
-        DataType::Uuid => uuid(name),
+        DataType::Uuid => uuid_field(name, true),
         DataType::Array(
             ArrayElemTypeDef::SquareBracket(element, _)
             | ArrayElemTypeDef::AngleBracket(element)
             | ArrayElemTypeDef::Parenthesis(element),
         ) if **element == DataType::Uuid => Field::new(
             name,
-            ArrowType::List(Arc::new(uuid(Field::LIST_FIELD_DEFAULT_NAME))),
+            ArrowType::List(Arc::new(uuid_field(Field::LIST_FIELD_DEFAULT_NAME, true))),
             true,
         ),
         other => Field::new(name, arrow_type(other)?, true),
@@ -107,6 +100,7 @@ fn arrow_type(data_type: &DataType) -> Option<ArrowType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::DECLARED_TYPE;
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
     use datafusion::sql::sqlparser::parser::Parser;
 

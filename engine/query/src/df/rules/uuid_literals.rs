@@ -19,7 +19,7 @@ use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use rowdex_codec::{UuidText, parse_uuid};
 
 use crate::error::Error;
-use crate::values::DECLARED_TYPE;
+use crate::values::is_uuid_field;
 
 #[derive(Debug, Default)]
 pub struct UuidLiterals;
@@ -45,9 +45,11 @@ impl OptimizerRule for UuidLiterals {
         // The expressions of a node read its inputs' columns; a node none of whose inputs has
         // a UUID column (most of them) is left as it is without a look at its expressions.
         let any_uuid = plan.inputs().iter().any(|input| {
-            input.schema().fields().iter().any(|field| {
-                field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
-            })
+            input
+                .schema()
+                .fields()
+                .iter()
+                .any(|field| is_uuid_field(field))
         });
         if !any_uuid {
             return Ok(Transformed::no(plan));
@@ -66,9 +68,8 @@ impl OptimizerRule for UuidLiterals {
 
 /// Whether `expr` has the declared type UUID over `schema`.
 fn is_uuid(expr: &Expr, schema: &DFSchema) -> bool {
-    expr.to_field(schema).is_ok_and(|(_, field)| {
-        field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
-    })
+    expr.to_field(schema)
+        .is_ok_and(|(_, field)| is_uuid_field(&field))
 }
 
 /// The canonical text of a text literal read as a UUID; None for an expression that is no
@@ -184,16 +185,13 @@ fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::values::uuid_field;
 
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
     use datafusion::logical_expr::{col, lit};
 
     fn schema() -> DFSchema {
-        let uuid = Field::new("u", DataType::Utf8, true).with_metadata(HashMap::from([(
-            DECLARED_TYPE.to_string(),
-            "UUID".to_string(),
-        )]));
+        let uuid = uuid_field("u", true);
         let text = Field::new("s", DataType::Utf8, true);
         DFSchema::try_from(Schema::new(vec![uuid, text])).expect("schema")
     }
