@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::column::{CheckDef, ColumnDef, KeyColumn};
 use crate::error::{CatalogError, Result};
+use crate::foreign_key::ForeignKeyDef;
 use crate::index::IndexDef;
 use crate::keyspace;
 use crate::trigger::TriggerDef;
@@ -73,6 +74,13 @@ pub struct TableDef {
     /// Triggers on the table's writes, in creation order (the order they fire in).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerDef>,
+    /// FOREIGN KEY constraints of this table (it is their referencing table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// Ids of the tables with a foreign key referencing this one (itself, for one referencing
+    /// its own rows), each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub referenced_by: Vec<u32>,
 }
 
 fn is_zero(id: &u32) -> bool {
@@ -168,6 +176,8 @@ impl TableDef {
             checks: Vec::new(),
             next_column_id: 0,
             triggers: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         })
     }
 

@@ -127,6 +127,7 @@ suites!(
     dml,
     errors,
     families,
+    foreign_keys,
     index_intersection,
     indexes,
     joins,

@@ -167,6 +167,34 @@ pub enum Error {
     ReadOnlyTransaction { statement: String },
     #[error("no savepoint named {name} in the open transaction")]
     NoSuchSavepoint { name: String },
+    #[error(
+        "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\": key {key} is not present in table \"{referenced}\""
+    )]
+    ForeignKeyViolation {
+        table: String,
+        constraint: String,
+        key: String,
+        referenced: String,
+    },
+    #[error(
+        "update or delete on table \"{table}\" violates foreign key constraint \"{constraint}\" on table \"{referencing}\": key {key} is still referenced from table \"{referencing}\""
+    )]
+    StillReferenced {
+        table: String,
+        constraint: String,
+        referencing: String,
+        key: String,
+    },
+    #[error(
+        "cannot drop {what} because other objects depend on it: {dependents} (DROP ... CASCADE drops them too)"
+    )]
+    DependentObjects { what: String, dependents: String },
+    #[error("foreign key {constraint} of table {table}: {reason}")]
+    BadForeignKey {
+        table: String,
+        constraint: String,
+        reason: String,
+    },
     #[error("UNIQUE index {index} on table {table} already holds {value}")]
     UniqueViolation {
         index: String,

@@ -18,6 +18,8 @@ pub(crate) mod create_as;
 pub(crate) mod create_like;
 pub(crate) mod ddl;
 pub(crate) mod dml;
+pub(crate) mod foreign_key_alter;
+pub(crate) mod foreign_keys;
 pub(crate) mod indexes;
 pub(crate) mod insert_values;
 pub(crate) mod keydesign;
@@ -504,8 +506,9 @@ async fn run_statement(
             object_type,
             if_exists,
             names,
+            cascade,
             ..
-        } => ddl::drop(session, *object_type, *if_exists, names).await,
+        } => ddl::drop(session, *object_type, *if_exists, names, *cascade).await,
         Statement::Insert(insert) => {
             let output = dml::insert(session, insert, upsert).await?;
             returning::name_returned(session, statement, output)

@@ -2,12 +2,13 @@
 //! PURGE): the statement's transaction with its checks ([`row_writer`]), the DEFAULTs and CHECK
 //! constraints a table declares ([`constraints`]), the insert engine and
 //! what an existing key does ([`rows`]), batches of new rows written as sorted runs ([`load`]),
-//! and removing whatever lives under a prefix once the catalog no longer points at it
-//! ([`bulk`]).
+//! foreign keys as writes see them ([`references`]), and removing whatever lives under a
+//! prefix once the catalog no longer points at it ([`bulk`]).
 
 pub(crate) mod bulk;
 pub(crate) mod constraints;
 pub(crate) mod load;
+pub(crate) mod references;
 pub(crate) mod rewrite;
 pub(crate) mod row_writer;
 pub(crate) mod rowids;

@@ -85,6 +85,9 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::ConflictTwice { .. } => "21000",
         Error::NoConflictArbiter { .. } => "42P10",
         Error::DuplicateKey { .. } | Error::UniqueViolation { .. } => "23505",
+        Error::ForeignKeyViolation { .. } | Error::StillReferenced { .. } => "23503",
+        Error::DependentObjects { .. } => "2BP01",
+        Error::BadForeignKey { .. } => "42830",
         Error::DuplicateTarget { .. } => "42701",
         Error::BadTableOption { .. }
         | Error::BadIndexOption { .. }

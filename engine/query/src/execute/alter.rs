@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::alter_type::{Retyped, convert_rows, set_type};
 use crate::execute::ddl::parse_type;
+use crate::execute::foreign_key_alter::alter_foreign_key;
 use crate::execute::indexes::create_index;
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
@@ -62,6 +63,9 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     }
     if let Some(key) = added_primary_key(alter)? {
         return add_primary_key(session, &name, &key).await;
+    }
+    if let Some(done) = alter_foreign_key(session, &name, alter).await? {
+        return Ok(done);
     }
     let owner_only = alter
         .operations

@@ -16,6 +16,9 @@ use rowdex_catalog::{
 };
 
 use crate::error::{Error, Result};
+use crate::execute::foreign_keys::{
+    DeclaredForeignKey, check_index_drop, link_referenced, referencing_index, unlink_dropped,
+};
 use crate::execute::keydesign::advise_table;
 use crate::execute::schema_txn::SchemaTxn;
 use crate::execute::sequences::start_and_increment;
@@ -55,6 +58,7 @@ pub(crate) async fn create_table(
     let mut defaults: Vec<(usize, &ast::Expr)> = Vec::new();
     let mut checks: Vec<DeclaredCheck> = Vec::new();
     let mut identities: Vec<Identity> = Vec::new();
+    let mut foreign_keys: Vec<DeclaredForeignKey> = Vec::new();
     for (position, column) in create.columns.iter().enumerate() {
         let column_name = ident_name(&column.name);
         let mut nullable = true;
@@ -98,6 +102,9 @@ pub(crate) async fn create_table(
                     let name = unique.name.as_ref().map(ident_name);
                     uniques.push((name, vec![(column_name.clone(), false)]));
                 }
+                ColumnOption::ForeignKey(constraint) => foreign_keys.push(
+                    DeclaredForeignKey::read(constraint, Some(&column_name), option.name.as_ref())?,
+                ),
                 other => {
                     return Err(Error::Unsupported {
                         what: format!("the column option {other} (column {column_name})"),
@@ -161,6 +168,9 @@ pub(crate) async fn create_table(
                 let name = unique.name.as_ref().or(unique.index_name.as_ref());
                 uniques.push((name.map(ident_name), unique_columns));
             }
+            TableConstraint::ForeignKey(constraint) => {
+                foreign_keys.push(DeclaredForeignKey::read(constraint, None, None)?);
+            }
             other => {
                 return Err(Error::Unsupported {
                     what: format!("the table constraint {other}"),
@@ -204,11 +214,30 @@ pub(crate) async fn create_table(
         column.generated_always = always;
         sequences.push((sequence, start_and_increment(&options)?));
     }
+    // Foreign keys are resolved against the table as declared (one referencing its own rows
+    // included), and stored once it has its id; each gets the index it needs.
+    let mut resolved = Vec::with_capacity(foreign_keys.len());
+    for declared in &foreign_keys {
+        let fk = if declared.referenced() == def.name {
+            (declared.resolve(&def, &def)?, true)
+        } else {
+            (
+                declared.resolve(&def, &*session.table_def(declared.referenced())?)?,
+                false,
+            )
+        };
+        if let Some(index) = referencing_index(&def, &fk.0) {
+            def.indexes.push(index);
+        }
+        def.foreign_keys.push(fk.0.clone());
+        resolved.push(fk);
+    }
+    def.foreign_keys.clear();
     let warnings = advise_table(&def);
     // The table and its sequences in one transaction (the block's, inside one).
     let catalog = &session.db.catalog;
     let mut change = SchemaTxn::begin(session).await?;
-    {
+    let def = {
         let (mut tx, edits) = change.stage().await?;
         let def = catalog.stage_create_table(&mut *tx, edits, def).await?;
         for (name, (start, increment)) in sequences {
@@ -223,6 +252,27 @@ pub(crate) async fn create_table(
                 .stage_create_sequence(&mut *tx, edits, sequence)
                 .await?;
         }
+        def
+    };
+    if !resolved.is_empty() {
+        let mut with_keys = (*def).clone();
+        for (mut fk, own) in resolved {
+            if own {
+                fk.referenced_table = def.id;
+                if !with_keys.referenced_by.contains(&def.id) {
+                    with_keys.referenced_by.push(def.id);
+                }
+            }
+            with_keys.foreign_keys.push(fk);
+        }
+        let staged = {
+            let (mut tx, edits) = change.stage().await?;
+            let name = with_keys.name.clone();
+            catalog
+                .stage_alter(&mut *tx, edits, &name, with_keys)
+                .await?
+        };
+        link_referenced(session, &mut change, &staged).await?;
     }
     change.finish(&session.db).await?;
     session.set_warnings(warnings);
@@ -292,11 +342,13 @@ fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<
     Ok(indexes)
 }
 
+/// DROP TABLE | INDEX | VIEW; `cascade` drops the foreign keys referencing a dropped table.
 pub(crate) async fn drop(
     session: &Session,
     object_type: ObjectType,
     if_exists: bool,
     names: &[ObjectName],
+    cascade: bool,
 ) -> Result<Output> {
     if !matches!(
         object_type,
@@ -311,6 +363,7 @@ pub(crate) async fn drop(
     let schema = session.schema_view();
     let mut change = SchemaTxn::begin(session).await?;
     let mut dropped = std::collections::HashSet::new();
+    let dropping: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
     for name in names {
         let name = object_name(name)?;
         let exists = !dropped.contains(&name)
@@ -328,6 +381,17 @@ pub(crate) async fn drop(
                 ObjectType::View => Error::Catalog(CatalogError::ViewNotFound { view: name }),
                 _ => Error::TableNotFound { table: name },
             });
+        }
+        if object_type == ObjectType::Table
+            && let Some(def) = schema.table(&name)
+            && def.has_foreign_keys()
+        {
+            unlink_dropped(session, &mut change, &def, &dropping, cascade).await?;
+        }
+        if object_type == ObjectType::Index
+            && let Some((def, _)) = schema.find_index(&name)
+        {
+            check_index_drop(session, &def, &name)?;
         }
         let (mut tx, edits) = change.stage().await?;
         match object_type {

@@ -17,6 +17,7 @@ use rowdex_catalog::TriggerEvent;
 use crate::db::characteristics::{Characteristics, IsolationLevel};
 use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
+use crate::execute::foreign_keys::dependents;
 use crate::execute::update_delete;
 use crate::output::Output;
 use crate::session::Session;
@@ -40,9 +41,41 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
         });
     }
     let mut deletes = Vec::with_capacity(truncate.table_names.len());
-    for target in &truncate.table_names {
-        let name = object_name(&target.name)?;
-        let def = session.table_def(&name)?;
+    let named: Vec<String> = truncate
+        .table_names
+        .iter()
+        .map(|target| object_name(&target.name))
+        .collect::<Result<_>>()?;
+    let mut defs = Vec::with_capacity(named.len());
+    for name in &named {
+        let def = session.table_def(name)?;
+        if let Some((constraint, table)) = dependents(session, &def, &named).into_iter().next() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "cannot truncate a table referenced in a foreign key constraint: {constraint} of table {table} references {name} (truncate {table} in the same TRUNCATE)"
+                ),
+            });
+        }
+        defs.push(def);
+    }
+    // Referencing tables are emptied before the tables they reference, so that no DELETE
+    // leaves a row referencing one already gone (a cycle of references keeps its order).
+    let mut pending: Vec<_> = truncate.table_names.iter().zip(defs).collect();
+    let mut targets = Vec::with_capacity(pending.len());
+    while !pending.is_empty() {
+        let unreferenced = pending.iter().position(|(_, def)| {
+            !pending.iter().any(|(_, other)| {
+                other.id != def.id
+                    && other
+                        .foreign_keys
+                        .iter()
+                        .any(|fk| fk.referenced_table == def.id)
+            })
+        });
+        targets.push(pending.remove(unreferenced.unwrap_or(0)));
+    }
+    for (target, def) in targets {
+        let name = def.name.clone();
         if def.has_triggers_on(&TriggerEvent::Delete) {
             return Err(Error::Unsupported {
                 what: format!("TRUNCATE of {name}, which has DELETE triggers"),

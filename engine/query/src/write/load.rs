@@ -109,7 +109,7 @@ pub(crate) async fn write_new_rows(
         return row_by_row(db, None, def, targets, batch).await;
     }
     let probes = std::mem::take(&mut batch.unique_probes);
-    writer.stage_new_run(batch.rows.len(), run, probes).await?;
+    writer.stage_new_run(&batch.rows, run, probes).await?;
     writer.commit().await?;
     Ok(batch.rows.len() as u64)
 }

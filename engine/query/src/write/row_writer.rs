@@ -8,24 +8,38 @@
 //! unique values is accepted, as the SQL standard asks) and every new row against the table's
 //! CHECK constraints. Inside a session transaction (BEGIN)
 //! the statement's writes join that transaction instead, and reach the store at its COMMIT.
+//!
+//! A table in a foreign key has its changes noted (`write::references`); at commit the
+//! actions that write (CASCADE, SET NULL, SET DEFAULT) are carried out round by round, each
+//! round through writers of the referencing tables joining the same transaction (so a chain
+//! of cascades never recurses), and then every referenced value is looked for and every value
+//! given up under NO ACTION or RESTRICT is checked to be unreferenced. A writer of a table
+//! whose foreign keys write to other tables always works in a session transaction (one of
+//! its own outside a block), since the other writers join it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rowdex_catalog::{TableDef, keyspace};
+use rowdex_catalog::{ReferentialAction, TableDef, keyspace};
 use rowdex_codec::Datum;
 use rowdex_indexer::mutations::row_change;
 use rowdex_indexer::{layout, rows};
 use rowdex_store::{Direction, KeyRange, KvRead, Transaction};
 
 use crate::db::DbState;
-use crate::db::txn::{GuardedTxn, SessionTxn};
+use crate::db::characteristics::Characteristics;
+use crate::db::txn::{GuardedTxn, SessionTxn, StatementTxn};
 use crate::error::{Error, Result};
-use crate::write::constraints::{CHECK_BATCH, Checks};
+use crate::write::constraints::{CHECK_BATCH, Checks, default_now};
+use crate::write::references::{Deferred, References, Released};
 
 /// Entries read for one UNIQUE value of an expiring table: one live holder and the expired
 /// ones not yet purged (each commit that meets them removes them).
 const MAX_HOLDERS: usize = 1024;
+
+/// Rounds of foreign-key actions (a cascade into a table, from there into the next, ...)
+/// before a statement gives up: far beyond any schema's chain, short of running forever.
+const MAX_ACTION_ROUNDS: usize = 100_000;
 
 pub(crate) struct RowWriter<'a> {
     db: &'a DbState,
@@ -48,6 +62,8 @@ pub(crate) struct RowWriter<'a> {
     /// last checked (checked in batches, the last at commit).
     checks: Option<Checks>,
     unchecked: Vec<Vec<Datum>>,
+    /// The foreign keys the table takes part in, with what the staged changes need.
+    references: Option<References>,
 }
 
 /// Where a statement's writes go.
@@ -58,6 +74,9 @@ enum Target {
     /// statement), read through its guarded reads: what the writer reads is validated at
     /// COMMIT at every isolation level.
     Joined(GuardedTxn),
+    /// A session transaction of the statement's own (outside a block, for a table whose
+    /// foreign keys write to other tables), committed when it ends.
+    Statement(StatementTxn, GuardedTxn),
 }
 
 impl<'a> RowWriter<'a> {
@@ -78,8 +97,20 @@ impl<'a> RowWriter<'a> {
         txn: Option<&Arc<SessionTxn>>,
         now: i64,
     ) -> Result<RowWriter<'a>> {
+        let references = References::resolve(db, def, txn)?;
         let target = match txn {
             Some(txn) => Target::Joined(GuardedTxn { txn: txn.clone() }),
+            None if references
+                .as_ref()
+                .is_some_and(References::may_write_others) =>
+            {
+                let statement =
+                    StatementTxn::begin(db, None, Characteristics::default(), None).await?;
+                let guarded = GuardedTxn {
+                    txn: statement.txn.clone(),
+                };
+                Target::Statement(statement, guarded)
+            }
             None => Target::Own(db.store.begin().await?),
         };
         let writer = RowWriter {
@@ -95,6 +126,7 @@ impl<'a> RowWriter<'a> {
             versioned: BTreeSet::new(),
             checks: Checks::compile(def)?,
             unchecked: Vec::new(),
+            references,
         };
         let stored = writer
             .tx()
@@ -116,7 +148,15 @@ impl<'a> RowWriter<'a> {
     pub(crate) fn tx(&self) -> &dyn KvRead {
         match &self.target {
             Target::Own(tx) => tx.as_ref(),
-            Target::Joined(guarded) => guarded,
+            Target::Joined(guarded) | Target::Statement(_, guarded) => guarded,
+        }
+    }
+
+    /// The session transaction the writes join, if they do.
+    fn session_txn(&self) -> Option<&Arc<SessionTxn>> {
+        match &self.target {
+            Target::Own(_) => None,
+            Target::Joined(guarded) | Target::Statement(_, guarded) => Some(&guarded.txn),
         }
     }
 
@@ -206,6 +246,9 @@ impl<'a> RowWriter<'a> {
         if let (Some(_), Some(new)) = (&self.checks, new) {
             self.unchecked.push(new.to_vec());
         }
+        if let Some(references) = &mut self.references {
+            references.note(old, new);
+        }
         let change = row_change(self.def, old, new, self.now, self.cutoff);
         self.row_delta += i64::from(new.is_some()) - i64::from(old.is_some());
         self.deletes.extend(change.deletes);
@@ -219,16 +262,21 @@ impl<'a> RowWriter<'a> {
     /// in `unique_probes`, checked at commit like any other.
     pub(crate) async fn stage_new_run(
         &mut self,
-        rows: usize,
+        rows: &[Vec<Datum>],
         ascending: Vec<(Vec<u8>, Vec<u8>)>,
         unique_probes: BTreeSet<(usize, Vec<u8>)>,
     ) -> Result<()> {
         self.apply().await?;
-        self.row_delta += i64::try_from(rows).unwrap_or(i64::MAX);
+        if let Some(references) = &mut self.references {
+            for row in rows {
+                references.note(None, Some(row));
+            }
+        }
+        self.row_delta += i64::try_from(rows.len()).unwrap_or(i64::MAX);
         self.unique_probes.extend(unique_probes);
         match &mut self.target {
             Target::Own(tx) => tx.put_run(ascending),
-            Target::Joined(_) => {
+            Target::Joined(_) | Target::Statement(..) => {
                 self.puts = ascending;
                 self.apply().await?;
             }
@@ -251,7 +299,7 @@ impl<'a> RowWriter<'a> {
                     tx.put(key, value);
                 }
             }
-            Target::Joined(GuardedTxn { txn }) => {
+            Target::Joined(GuardedTxn { txn }) | Target::Statement(_, GuardedTxn { txn }) => {
                 txn.apply(self.deletes.drain(..), self.puts.drain(..))
                     .await?
             }
@@ -294,9 +342,105 @@ impl<'a> RowWriter<'a> {
         self.apply().await
     }
 
-    /// Checks UNIQUE indexes against the statement's final state, then commits. An expired row
-    /// holding a unique value gives it up: it is removed, with its entries.
+    /// Checks UNIQUE indexes and foreign keys against the statement's final state (carrying
+    /// out the foreign keys' actions first), then commits.
     pub(crate) async fn commit(mut self) -> Result<()> {
+        self.settle().await?;
+        if let Some(references) = self.references.take() {
+            let deferred = self.act_on_references(references).await?;
+            deferred.check(self.tx(), self.now).await?;
+        }
+        match self.target {
+            Target::Own(mut tx) => {
+                if let Some((key, value)) = self.db.stats.delta_entry(self.def.id, self.row_delta) {
+                    tx.put(key, value);
+                }
+                tx.commit().await?;
+                let store = self.db.store.as_ref();
+                self.db
+                    .stats
+                    .committed(store, self.def.id, self.row_delta)
+                    .await;
+            }
+            Target::Joined(GuardedTxn { txn }) => txn.add_rows(self.def.id, self.row_delta).await?,
+            Target::Statement(statement, GuardedTxn { txn }) => {
+                txn.add_rows(self.def.id, self.row_delta).await?;
+                statement.finish(self.db).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the writes of a writer that joined another's transaction to carry out a foreign
+    /// key's action: checks its UNIQUE indexes and returns what its own changes need (more
+    /// actions, and checks for the end of the statement).
+    async fn finish_joined(mut self) -> Result<(Vec<Released>, Deferred)> {
+        self.settle().await?;
+        let Target::Joined(GuardedTxn { txn }) = &self.target else {
+            return Err(Error::WriteConflict);
+        };
+        txn.add_rows(self.def.id, self.row_delta).await?;
+        Ok(self
+            .references
+            .take()
+            .map(References::into_work)
+            .unwrap_or_default())
+    }
+
+    /// Carries out the actions that write for the values `references` saw given up, round by
+    /// round (the rows one round changes may give up values in turn); returns what is left to
+    /// check once they have all run.
+    async fn act_on_references(&mut self, references: References) -> Result<Deferred> {
+        let (mut acting, mut deferred) = references.into_work();
+        let mut rounds = 0;
+        while !acting.is_empty() {
+            rounds += 1;
+            let Some(txn) = self
+                .session_txn()
+                .cloned()
+                .filter(|_| rounds <= MAX_ACTION_ROUNDS)
+            else {
+                return Err(Error::BadForeignKey {
+                    table: self.def.name.clone(),
+                    constraint: acting[0].incoming.fk.name.clone(),
+                    reason: format!(
+                        "its actions did not settle within {MAX_ACTION_ROUNDS} rounds of cascades"
+                    ),
+                });
+            };
+            let mut by_table: BTreeMap<u32, Vec<Released>> = BTreeMap::new();
+            for released in acting.drain(..) {
+                let table = released.incoming.referencing.id;
+                by_table.entry(table).or_default().push(released);
+            }
+            for (_, group) in by_table {
+                let referencing = group[0].incoming.referencing.clone();
+                let mut writer =
+                    RowWriter::begin_at(self.db, &referencing, Some(&txn), self.now).await?;
+                for released in &group {
+                    // Rows an earlier value of the round changed are read as changed.
+                    writer.apply().await?;
+                    let rows = released
+                        .incoming
+                        .referencing_rows(writer.tx(), &released.old, usize::MAX)
+                        .await?;
+                    for row in rows {
+                        let new = acted_on(&referencing, released, &row)?;
+                        writer.stage(Some(&row), new.as_deref());
+                    }
+                }
+                let (more, left) = writer.finish_joined().await?;
+                acting.extend(more);
+                deferred.extend(left);
+            }
+        }
+        Ok(deferred)
+    }
+
+    /// Checks CHECK constraints and UNIQUE indexes against the statement's final state and
+    /// trims the history of the rows given older versions. An expired row holding a unique
+    /// value gives it up: it is removed, with its entries.
+    async fn settle(&mut self) -> Result<()> {
         self.check_staged()?;
         self.apply().await?;
         let probes = std::mem::take(&mut self.unique_probes);
@@ -338,21 +482,54 @@ impl<'a> RowWriter<'a> {
                 });
             }
         }
-        self.trim_history().await?;
-        match self.target {
-            Target::Own(mut tx) => {
-                if let Some((key, value)) = self.db.stats.delta_entry(self.def.id, self.row_delta) {
-                    tx.put(key, value);
-                }
-                tx.commit().await?;
-                let store = self.db.store.as_ref();
-                self.db
-                    .stats
-                    .committed(store, self.def.id, self.row_delta)
-                    .await;
-            }
-            Target::Joined(GuardedTxn { txn }) => txn.add_rows(self.def.id, self.row_delta).await?,
-        }
-        Ok(())
+        self.trim_history().await
     }
+}
+
+/// The row `row` of the referencing table becomes under the action for `released`: None
+/// (deleted), or with its referencing columns given the new values, NULL or their DEFAULTs.
+fn acted_on(
+    referencing: &TableDef,
+    released: &Released,
+    row: &[Datum],
+) -> Result<Option<Vec<Datum>>> {
+    let columns = &released.incoming.columns;
+    let mut new_row = row.to_vec();
+    match (released.action(), &released.new) {
+        (ReferentialAction::Cascade, None) => return Ok(None),
+        (ReferentialAction::Cascade, Some(values)) => {
+            for (column, value) in columns.iter().zip(values) {
+                new_row[*column] = value.clone();
+            }
+        }
+        (ReferentialAction::SetNull, _) => {
+            for column in columns {
+                let def = &referencing.columns[*column];
+                if !def.nullable {
+                    return Err(Error::NotNullViolation {
+                        table: referencing.name.clone(),
+                        column: def.name.clone(),
+                    });
+                }
+                new_row[*column] = Datum::Null;
+            }
+        }
+        (ReferentialAction::SetDefault, _) => {
+            for column in columns {
+                let def = &referencing.columns[*column];
+                let value = default_now(referencing, def)?;
+                if value.is_null() && !def.nullable {
+                    return Err(Error::NotNullViolation {
+                        table: referencing.name.clone(),
+                        column: def.name.clone(),
+                    });
+                }
+                new_row[*column] = value;
+            }
+        }
+        (ReferentialAction::NoAction | ReferentialAction::Restrict, _) => {
+            return Ok(Some(new_row));
+        }
+    }
+    Ok(Some(new_row))
 }
