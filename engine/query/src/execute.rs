@@ -448,6 +448,9 @@ async fn run_statement(
     } else {
         statement
     };
+    // The writes, schema changes and COPY are boxed: built in this frame, a debug build keeps
+    // a slot for each of their futures in the frame every statement is polled on, and a
+    // statement nested in another's poll (a trigger's, a store hook's in a test) doubles it.
     match statement {
         Statement::Query(query) => match RowLocking::of(query)? {
             Some(locking) => {
@@ -478,13 +481,15 @@ async fn run_statement(
             }
         }
         Statement::CreateTable(create) if create.query.is_some() => {
-            create_as::create_table_as(session, create).await
+            Box::pin(create_as::create_table_as(session, create)).await
         }
         Statement::CreateTable(create) if create.like.is_some() => {
-            create_like::create_table_like(session, create).await
+            Box::pin(create_like::create_table_like(session, create)).await
         }
-        Statement::CreateTable(create) => ddl::create_table(session, create, families).await,
-        Statement::AlterTable(alter) => alter::alter_table(session, alter).await,
+        Statement::CreateTable(create) => {
+            Box::pin(ddl::create_table(session, create, families)).await
+        }
+        Statement::AlterTable(alter) => Box::pin(alter::alter_table(session, alter)).await,
         Statement::CreateSequence {
             if_not_exists,
             name,
@@ -508,21 +513,30 @@ async fn run_statement(
             names,
             cascade,
             ..
-        } => ddl::drop(session, *object_type, *if_exists, names, *cascade).await,
+        } => {
+            Box::pin(ddl::drop(
+                session,
+                *object_type,
+                *if_exists,
+                names,
+                *cascade,
+            ))
+            .await
+        }
         Statement::Insert(insert) => {
-            let output = dml::insert(session, insert, upsert).await?;
+            let output = Box::pin(dml::insert(session, insert, upsert)).await?;
             returning::name_returned(session, statement, output)
         }
         Statement::Update(update) => {
-            let output = update_delete::update(session, update).await?;
+            let output = Box::pin(update_delete::update(session, update)).await?;
             returning::name_returned(session, statement, output)
         }
         Statement::Delete(delete) => {
-            let output = update_delete::delete(session, delete).await?;
+            let output = Box::pin(update_delete::delete(session, delete)).await?;
             returning::name_returned(session, statement, output)
         }
-        Statement::CreateIndex(create) => indexes::create_index(session, create).await,
-        Statement::Copy { .. } => copy::copy(session, statement).await,
+        Statement::CreateIndex(create) => Box::pin(indexes::create_index(session, create)).await,
+        Statement::Copy { .. } => Box::pin(copy::copy(session, statement)).await,
         Statement::CreateView(create) => views::create_view(session, create).await,
         Statement::Comment {
             object_type,
@@ -530,7 +544,9 @@ async fn run_statement(
             if_exists,
             ..
         } => comments::comment(session, object_type, object_name, *if_exists),
-        Statement::CreateTrigger(create) => triggers::create_trigger(session, create).await,
+        Statement::CreateTrigger(create) => {
+            Box::pin(triggers::create_trigger(session, create)).await
+        }
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
         Statement::Truncate(truncate) => truncate::boxed(session, truncate).await,
         Statement::ShowTables { .. } => show::show_tables(session),

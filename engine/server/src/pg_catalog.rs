@@ -3,11 +3,13 @@
 //! drivers' metadata calls), and the rewrite that lets their PostgreSQL-dialect queries run.
 //!
 //! Files, each importing only from those listed before it: `model` (rowdex's catalog as
-//! PostgreSQL relations, OIDs and types), `defaults` (a DEFAULT as PostgreSQL prints it),
+//! PostgreSQL relations, OIDs and types), `foreign_keys` (their foreign keys as constraints),
+//! `defaults` (a DEFAULT as PostgreSQL prints it),
 //! `functions`, `tables`, `schema` (registering both schemas and the functions in a session),
 //! `introspection` (asyncpg's type lookup), `rewrite`.
 
 pub mod defaults;
+pub mod foreign_keys;
 pub mod functions;
 pub mod introspection;
 pub mod model;

@@ -64,7 +64,8 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     if let Some(key) = added_primary_key(alter)? {
         return add_primary_key(session, &name, &key).await;
     }
-    if let Some(done) = alter_foreign_key(session, &name, alter).await? {
+    // Boxed: adding one may build an index, a future no other ALTER should carry.
+    if let Some(done) = Box::pin(alter_foreign_key(session, &name, alter)).await? {
         return Ok(done);
     }
     let owner_only = alter

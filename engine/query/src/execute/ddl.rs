@@ -272,7 +272,7 @@ pub(crate) async fn create_table(
                 .stage_alter(&mut *tx, edits, &name, with_keys)
                 .await?
         };
-        link_referenced(session, &mut change, &staged).await?;
+        Box::pin(link_referenced(session, &mut change, &staged)).await?;
     }
     change.finish(&session.db).await?;
     session.set_warnings(warnings);
@@ -386,7 +386,14 @@ pub(crate) async fn drop(
             && let Some(def) = schema.table(&name)
             && def.has_foreign_keys()
         {
-            unlink_dropped(session, &mut change, &def, &dropping, cascade).await?;
+            Box::pin(unlink_dropped(
+                session,
+                &mut change,
+                &def,
+                &dropping,
+                cascade,
+            ))
+            .await?;
         }
         if object_type == ObjectType::Index
             && let Some((def, _)) = schema.find_index(&name)

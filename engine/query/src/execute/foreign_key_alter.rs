@@ -38,7 +38,8 @@ async fn add_foreign_key(
     let fk = declared.resolve(&current, &referenced)?;
     let mut created_index = None;
     if let Some(index) = referencing_index(&current, &fk) {
-        create_index(session, &index_statement(table, &current, &index)?).await?;
+        let create = index_statement(table, &current, &index)?;
+        Box::pin(create_index(session, &create)).await?;
         created_index = Some(index.name);
     }
     let added = add_checked(session, table, declared).await;

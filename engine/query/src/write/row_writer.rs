@@ -104,8 +104,8 @@ impl<'a> RowWriter<'a> {
                 .as_ref()
                 .is_some_and(References::may_write_others) =>
             {
-                let statement =
-                    StatementTxn::begin(db, None, Characteristics::default(), None).await?;
+                let begun = StatementTxn::begin(db, None, Characteristics::default(), None);
+                let statement = Box::pin(begun).await?;
                 let guarded = GuardedTxn {
                     txn: statement.txn.clone(),
                 };
@@ -347,8 +347,9 @@ impl<'a> RowWriter<'a> {
     pub(crate) async fn commit(mut self) -> Result<()> {
         self.settle().await?;
         if let Some(references) = self.references.take() {
-            let deferred = self.act_on_references(references).await?;
-            deferred.check(self.tx(), self.now).await?;
+            // Boxed: the actions hold other writers' futures, which every statement's commit
+            // would otherwise carry in its frame.
+            Box::pin(self.settle_references(references)).await?;
         }
         match self.target {
             Target::Own(mut tx) => {
@@ -365,7 +366,7 @@ impl<'a> RowWriter<'a> {
             Target::Joined(GuardedTxn { txn }) => txn.add_rows(self.def.id, self.row_delta).await?,
             Target::Statement(statement, GuardedTxn { txn }) => {
                 txn.add_rows(self.def.id, self.row_delta).await?;
-                statement.finish(self.db).await?;
+                Box::pin(statement.finish(self.db)).await?;
             }
         }
         Ok(())
@@ -385,6 +386,12 @@ impl<'a> RowWriter<'a> {
             .take()
             .map(References::into_work)
             .unwrap_or_default())
+    }
+
+    /// Carries out the foreign keys' actions, then checks what they leave to check.
+    async fn settle_references(&mut self, references: References) -> Result<()> {
+        let deferred = self.act_on_references(references).await?;
+        deferred.check(self.tx(), self.now).await
     }
 
     /// Carries out the actions that write for the values `references` saw given up, round by

@@ -23,6 +23,7 @@ use rowdex::datafusion::logical_expr::{
 use rowdex::datafusion::prelude::SessionContext;
 use rowdex::{SchemaView, quote_ident, quote_literal};
 
+use crate::pg_catalog::foreign_keys::foreign_keys;
 use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, constraint_oid, format_type,
     type_oid_by_name,
@@ -289,6 +290,12 @@ impl ScalarUDFImpl for PgFunction {
                         .find_map(|t| t.checks.iter().find(|c| check_oid(t, &c.name) == oid));
                     if let Some(check) = check {
                         return Some(format!("CHECK ({})", check.expr));
+                    }
+                    if let Some(fk) = foreign_keys(&relations)
+                        .into_iter()
+                        .find(|fk| fk.oid == oid)
+                    {
+                        return Some(fk.definition());
                     }
                     let index = relations
                         .indexes

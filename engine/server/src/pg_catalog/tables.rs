@@ -14,6 +14,7 @@ use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use rowdex::arrow::error::ArrowError;
 
 use crate::pg_catalog::defaults::postgres_default;
+use crate::pg_catalog::foreign_keys::foreign_keys;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
     ARRAY_TYPES, BTREE_AM, DATABASE_OID, DEFAULT_COLLATION, HEAP_AM, NAMESPACES, OWNER_NAME,
@@ -203,13 +204,15 @@ pub const PG_CATALOG_TABLES: [&str; 28] = [
 ];
 
 /// The names of the `information_schema` tables.
-pub const INFORMATION_SCHEMA_TABLES: [&str; 6] = [
+pub const INFORMATION_SCHEMA_TABLES: [&str; 8] = [
     "schemata",
     "tables",
     "columns",
     "views",
     "table_constraints",
     "key_column_usage",
+    "referential_constraints",
+    "constraint_column_usage",
 ];
 
 /// The `pg_catalog` table `name`, None if there is no such table.
@@ -463,6 +466,8 @@ pub fn information_schema_table(
             table
         }
         "table_constraints" | "key_column_usage" => constraint_usage(name, relations, facts),
+        "referential_constraints" => referential_constraints(relations, facts),
+        "constraint_column_usage" => constraint_column_usage(relations, facts),
         _ => return None,
     };
     Some(table.batch())
@@ -1028,6 +1033,30 @@ fn constraints(relations: &Relations) -> Table {
             ]);
         }
     }
+    for fk in foreign_keys(relations) {
+        table.row(vec![
+            ("oid", fk.oid.into()),
+            ("conname", fk.name.as_str().into()),
+            ("connamespace", PUBLIC_NAMESPACE.into()),
+            ("contype", "f".into()),
+            ("condeferrable", false.into()),
+            ("condeferred", false.into()),
+            ("convalidated", true.into()),
+            ("conrelid", table_oid(&fk.table).into()),
+            ("contypid", 0.into()),
+            ("conindid", fk.index_oid.into()),
+            ("conparentid", 0.into()),
+            ("confrelid", table_oid(&fk.referenced).into()),
+            ("confupdtype", fk.on_update.code().to_string().into()),
+            ("confdeltype", fk.on_delete.code().to_string().into()),
+            ("confmatchtype", "s".into()),
+            ("conislocal", true.into()),
+            ("coninhcount", 0.into()),
+            ("connoinherit", true.into()),
+            ("conkey", Cell::IntList(fk.conkey())),
+            ("confkey", Cell::IntList(fk.confkey())),
+        ]);
+    }
     table
 }
 
@@ -1284,6 +1313,7 @@ fn constraint_usage(name: &str, relations: &Relations, facts: &SessionFacts) -> 
             ("table_name", Text),
             ("column_name", Text),
             ("ordinal_position", Int),
+            ("position_in_unique_constraint", Int),
         ])
     } else {
         Table::new(&[
@@ -1335,6 +1365,109 @@ fn constraint_usage(name: &str, relations: &Relations, facts: &SessionFacts) -> 
             cells.push(("is_deferrable", "NO".into()));
             cells.push(("initially_deferred", "NO".into()));
             table.row(cells);
+        }
+    }
+    for fk in foreign_keys(relations) {
+        let common = || {
+            vec![
+                ("constraint_catalog", Cell::from(facts.database.as_str())),
+                ("constraint_schema", "public".into()),
+                ("constraint_name", fk.name.as_str().into()),
+                ("table_catalog", facts.database.as_str().into()),
+                ("table_schema", "public".into()),
+                ("table_name", fk.table.name.as_str().into()),
+            ]
+        };
+        if usage {
+            for (position, column) in fk.columns.iter().enumerate() {
+                let mut cells = common();
+                cells.push((
+                    "column_name",
+                    fk.table.columns[*column].name.as_str().into(),
+                ));
+                cells.push(("ordinal_position", (position as i64 + 1).into()));
+                cells.push((
+                    "position_in_unique_constraint",
+                    (position as i64 + 1).into(),
+                ));
+                table.row(cells);
+            }
+        } else {
+            let mut cells = common();
+            cells.push(("constraint_type", "FOREIGN KEY".into()));
+            cells.push(("is_deferrable", "NO".into()));
+            cells.push(("initially_deferred", "NO".into()));
+            table.row(cells);
+        }
+    }
+    table
+}
+
+/// `referential_constraints`: each foreign key with the unique constraint it references and
+/// its rules.
+fn referential_constraints(relations: &Relations, facts: &SessionFacts) -> Table {
+    let mut table = Table::new(&[
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+        ("unique_constraint_catalog", Text),
+        ("unique_constraint_schema", Text),
+        ("unique_constraint_name", Text),
+        ("match_option", Text),
+        ("update_rule", Text),
+        ("delete_rule", Text),
+    ]);
+    for fk in foreign_keys(relations) {
+        table.row(vec![
+            ("constraint_catalog", facts.database.as_str().into()),
+            ("constraint_schema", "public".into()),
+            ("constraint_name", fk.name.as_str().into()),
+            ("unique_constraint_catalog", facts.database.as_str().into()),
+            ("unique_constraint_schema", "public".into()),
+            ("unique_constraint_name", fk.unique_name.as_str().into()),
+            ("match_option", "NONE".into()),
+            ("update_rule", fk.on_update.sql().into()),
+            ("delete_rule", fk.on_delete.sql().into()),
+        ]);
+    }
+    table
+}
+
+/// `constraint_column_usage`: the columns each constraint uses; a foreign key's are the
+/// referenced ones, as PostgreSQL lists them.
+fn constraint_column_usage(relations: &Relations, facts: &SessionFacts) -> Table {
+    let mut table = Table::new(&[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("column_name", Text),
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+    ]);
+    let mut row = |on: &rowdex_catalog::TableDef, column: usize, constraint: &str| {
+        table.row(vec![
+            ("table_catalog", facts.database.as_str().into()),
+            ("table_schema", "public".into()),
+            ("table_name", on.name.as_str().into()),
+            ("column_name", on.columns[column].name.as_str().into()),
+            ("constraint_catalog", facts.database.as_str().into()),
+            ("constraint_schema", "public".into()),
+            ("constraint_name", constraint.into()),
+        ]);
+    };
+    for index in relations
+        .indexes
+        .iter()
+        .filter(|i| i.primary || i.constraint)
+    {
+        for (column, _) in &index.keys {
+            row(&index.table, *column, &index.name);
+        }
+    }
+    for fk in foreign_keys(relations) {
+        for column in &fk.referenced_columns {
+            row(&fk.referenced, *column, &fk.name);
         }
     }
     table
