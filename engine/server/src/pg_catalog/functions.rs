@@ -105,7 +105,11 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_get_expr", Function::GetExpr, Utf8),
         ("pg_get_indexdef", Function::IndexDef, Utf8),
         ("pg_get_constraintdef", Function::ConstraintDef, Utf8),
+        // A table is never a partition: its only ancestor is itself (psql's `\d` asks).
+        ("pg_partition_ancestors", Function::RegclassOid, Int64),
         ("pg_get_viewdef", Function::ViewDef, Utf8),
+        // pg_trigger has no rows: rowdex's triggers are SQLite's, not PostgreSQL's.
+        ("pg_get_triggerdef", Function::NullText, Utf8),
         ("pg_encoding_to_char", Function::EncodingToChar, Utf8),
         ("pg_relation_is_publishable", Function::Never, Boolean),
         ("pg_is_in_recovery", Function::Never, Boolean),

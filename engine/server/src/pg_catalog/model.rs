@@ -431,6 +431,10 @@ impl Relations {
 
     /// The OID of the relation named `name` (a table, an index or a view).
     pub fn relation_oid(&self, name: &str) -> Option<i64> {
+        // `'16386'::regclass` is the OID itself, as in PostgreSQL.
+        if let Ok(oid) = name.trim().parse::<i64>() {
+            return Some(oid);
+        }
         let name = name.strip_prefix("public.").unwrap_or(name);
         let name = name.trim_matches('"');
         self.tables

@@ -17,7 +17,9 @@
 //! - `current_user` and the like, written without parentheses, are function calls;
 //! - `unnest(a) x` names its column `x`; a function call's output column is named after the
 //!   function, and output columns that share a name (`SELECT NULL, NULL`) get names of their
-//!   own.
+//!   own;
+//! - `pg_partition_ancestors(rel)` in FROM is the relation itself (no table is a partition), and
+//!   psql's `CASE WHEN t.tgparentid != 0 THEN ... END` is NULL (no trigger has a parent).
 
 use std::ops::ControlFlow;
 
@@ -98,6 +100,11 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+        if let Some(ancestors) = partition_ancestors(factor) {
+            *factor = ancestors;
+            self.changed = true;
+            return ControlFlow::Continue(());
+        }
         let TableFactor::Table {
             name,
             args: Some(args),
@@ -189,6 +196,15 @@ impl VisitorMut for Rewriter {
 fn replace(expr: &mut Expr) -> Option<Expr> {
     match expr {
         Expr::Function(function) => replace_function(function),
+        // psql's `\d` looks up a trigger's parent only `WHEN t.tgparentid != 0`, through a
+        // lateral call rowdex cannot plan; no rowdex trigger has a parent, so it is NULL.
+        Expr::Case { conditions, .. }
+            if conditions
+                .iter()
+                .any(|when| when.condition.to_string().contains("tgparentid")) =>
+        {
+            Some(Expr::Value(Value::Null.into()))
+        }
         Expr::BinaryOp { left, op, right } => {
             if let BinaryOperator::PGCustomBinaryOperator(parts) = op {
                 let operator = standard_operator(parts.last()?)?;
@@ -516,6 +532,41 @@ fn array_literal(expr: &Expr) -> Option<Expr> {
         })
         .collect();
     parse_expr(&format!("make_array({})", listed.join(", ")))
+}
+
+/// `pg_partition_ancestors(rel)` in FROM (psql's `\d`): a table is never a partition, so its
+/// one row is the relation itself, `(SELECT pg_partition_ancestors(rel) AS relid)`.
+fn partition_ancestors(factor: &TableFactor) -> Option<TableFactor> {
+    let TableFactor::Table {
+        name,
+        args: Some(args),
+        alias,
+        ..
+    } = factor
+    else {
+        return None;
+    };
+    let function = idents(name).last()?.to_ascii_lowercase();
+    if function != "pg_partition_ancestors" {
+        return None;
+    }
+    let listed: Vec<String> = args.args.iter().map(ToString::to_string).collect();
+    let alias = alias.as_ref().map_or_else(
+        || "pg_partition_ancestors".to_string(),
+        |a| a.name.to_string(),
+    );
+    let sql = format!(
+        "SELECT * FROM (SELECT pg_partition_ancestors({}) AS relid) AS {alias}",
+        listed.join(", ")
+    );
+    let statement = Parser::parse_sql(&PostgreSqlDialect {}, &sql).ok()?.pop()?;
+    let Statement::Query(query) = statement else {
+        return None;
+    };
+    let SetExpr::Select(select) = *query.body else {
+        return None;
+    };
+    select.from.into_iter().next().map(|from| from.relation)
 }
 
 fn parse_expr(text: &str) -> Option<Expr> {

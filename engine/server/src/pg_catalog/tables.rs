@@ -172,7 +172,7 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
 use Kind::{Bool, Float, Int, IntList, Text, TextList};
 
 /// The names of the `pg_catalog` tables.
-pub const PG_CATALOG_TABLES: [&str; 28] = [
+pub const PG_CATALOG_TABLES: [&str; 29] = [
     "pg_namespace",
     "pg_locks",
     "pg_class",
@@ -199,6 +199,7 @@ pub const PG_CATALOG_TABLES: [&str; 28] = [
     "pg_views",
     "pg_indexes",
     "pg_trigger",
+    "pg_depend",
     "pg_sequence",
     "pg_opclass",
 ];
@@ -325,9 +326,19 @@ pub fn pg_catalog_table(
         "pg_trigger" => Table::new(&[
             ("oid", Int),
             ("tgrelid", Int),
+            ("tgparentid", Int),
             ("tgname", Text),
             ("tgenabled", Text),
             ("tgisinternal", Bool),
+        ]),
+        "pg_depend" => Table::new(&[
+            ("classid", Int),
+            ("objid", Int),
+            ("objsubid", Int),
+            ("refclassid", Int),
+            ("refobjid", Int),
+            ("refobjsubid", Int),
+            ("deptype", Text),
         ]),
         _ => return None,
     };
@@ -524,13 +535,15 @@ fn classes(relations: &Relations) -> Table {
         ("reloptions", TextList),
         ("relpartbound", Text),
     ]);
-    // `checks`: how many CHECK constraints a table has (psql lists them only when nonzero).
+    // `checks`: how many CHECK constraints a table has (psql lists them only when nonzero);
+    // `triggers`: whether it has triggers, foreign keys' included (psql lists its foreign keys
+    // and the tables referencing it only then, PostgreSQL enforcing them by triggers).
     let mut add = |oid: i64,
                    name: &str,
                    kind: RelKind,
                    am: i64,
                    columns: usize,
-                   (has_index, checks): (bool, usize)| {
+                   (has_index, checks, triggers): (bool, usize, bool)| {
         table.row(vec![
             ("oid", oid.into()),
             ("relname", name.into()),
@@ -552,7 +565,7 @@ fn classes(relations: &Relations) -> Table {
             ("relnatts", (columns as i64).into()),
             ("relchecks", (checks as i64).into()),
             ("relhasrules", false.into()),
-            ("relhastriggers", false.into()),
+            ("relhastriggers", triggers.into()),
             ("relhassubclass", false.into()),
             ("relrowsecurity", false.into()),
             ("relforcerowsecurity", false.into()),
@@ -571,7 +584,11 @@ fn classes(relations: &Relations) -> Table {
             RelKind::Table,
             HEAP_AM,
             columns,
-            (has_index, t.checks.len()),
+            (
+                has_index,
+                t.checks.len(),
+                !t.triggers.is_empty() || t.has_foreign_keys(),
+            ),
         );
     }
     for i in &relations.indexes {
@@ -581,7 +598,7 @@ fn classes(relations: &Relations) -> Table {
             RelKind::Index,
             BTREE_AM,
             i.columns().len(),
-            (false, 0),
+            (false, 0, false),
         );
     }
     for (oid, name, _) in &relations.views {
@@ -590,7 +607,7 @@ fn classes(relations: &Relations) -> Table {
             .iter()
             .find(|(view, _)| view == oid)
             .map_or(0, |(_, columns)| columns.len());
-        add(*oid, name, RelKind::View, 0, columns, (false, 0));
+        add(*oid, name, RelKind::View, 0, columns, (false, 0, false));
     }
     table
 }

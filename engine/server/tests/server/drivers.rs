@@ -351,6 +351,12 @@ async fn declared_types_as_postgresql() {
     scenario("types_scenario.py").await;
 }
 
+/// Foreign keys through SQLAlchemy's models and reflection and psycopg's statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_keys_as_postgresql() {
+    scenario("foreign_keys_scenario.py").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_postgres_as_postgresql() {
     scenario("node_pg_scenario.js").await;

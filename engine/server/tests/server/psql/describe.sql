@@ -24,3 +24,7 @@ SELECT current_database(), current_schema(), current_user;
 SELECT c.relname FROM pg_class c WHERE c.oid = 'orders'::regclass;
 CREATE TABLE accounts (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, owner TEXT NOT NULL DEFAULT 'nobody', balance BIGINT DEFAULT 0 CHECK (balance >= 0), opened TIMESTAMP DEFAULT now(), CONSTRAINT owner_named CHECK (owner <> ''));
 \d accounts
+CREATE TABLE authors (id INT PRIMARY KEY, email TEXT UNIQUE);
+CREATE TABLE books (id INT PRIMARY KEY, author_id INT REFERENCES authors ON DELETE CASCADE, author_email TEXT, CONSTRAINT books_email FOREIGN KEY (author_email) REFERENCES authors (email) ON UPDATE SET NULL);
+\d books
+\d authors
