@@ -8,7 +8,9 @@
 //! that ran the same statements: the reopened database must hold every acknowledged statement
 //! and, of the one in flight, either all of it or none of it. Every index must then pass CHECK
 //! INDEX. Rounds continue on the same directory, so later children open (and get killed while
-//! writing to) a database that was itself recovered from a crash.
+//! writing to) a database that was itself recovered from a crash. Among the tables, `pet`
+//! references `owner` ON DELETE CASCADE: a kill may land in a delete that cascades, and the
+//! reopened database must then hold no pet without its owner.
 //!
 //! The guarantee being tested is that of the default `Durability::Buffered`: a statement is
 //! acknowledged only after its batch is in fjall's journal and handed to the OS (`write(2)`),
@@ -43,19 +45,26 @@ const SCHEMA: &str = "
     CREATE INDEX ev_status ON ev (status, score);
     CREATE INDEX ev_score ON ev (score DESC) INCLUDE (note);
     CREATE TABLE hits (page TEXT PRIMARY KEY, n INT NOT NULL, tag TEXT) WITH (SALT_BUCKETS = 4);
-    CREATE INDEX hits_tag ON hits (tag);";
+    CREATE INDEX hits_tag ON hits (tag);
+    CREATE TABLE owner (id INT PRIMARY KEY, name TEXT);
+    CREATE TABLE pet (id INT PRIMARY KEY, owner_id INT REFERENCES owner ON DELETE CASCADE,
+                      kind TEXT);";
 
 /// Every index of [`SCHEMA`], as SHOW INDEXES lists them (table, index).
-const INDEXES: [(&str, &str); 3] = [
+const INDEXES: [(&str, &str); 4] = [
     ("ev", "ev_score"),
     ("ev", "ev_status"),
     ("hits", "hits_tag"),
+    // Made with the foreign key, to find an owner's pets.
+    ("pet", "pet_owner_id_idx"),
 ];
 
 /// Whole-table reads in key order, compared between the reopened database and the model.
-const DUMPS: [&str; 2] = [
+const DUMPS: [&str; 4] = [
     "SELECT * FROM ev ORDER BY tenant, ts DESC, seq",
     "SELECT * FROM hits ORDER BY page",
+    "SELECT * FROM owner ORDER BY id",
+    "SELECT * FROM pet ORDER BY id",
 ];
 
 const STATUSES: [&str; 4] = ["new", "open", "hold", "done"];
@@ -114,8 +123,21 @@ impl Workload {
             .join(", ")
     }
 
+    /// `n` pets with ids from 1 to 600, each of an owner from 1 to 24 (owners go up to 20,
+    /// so some statements fail whole on a missing owner, as the model does too).
+    fn pet_rows(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| {
+                let (id, owner) = (self.rng.int(1, 600), self.rng.int(1, 24));
+                let kind = self.rng.pick(&TAGS);
+                format!("({id}, {owner}, '{kind}')")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     fn next_statement(&mut self) -> String {
-        let kind = self.rng.next(21);
+        let kind = self.rng.next(26);
         let small = 1 + self.rng.next(6) as usize;
         let tenant = self.rng.int(1, 5);
         let ts = self.rng.int(1, 41);
@@ -194,6 +216,28 @@ impl Workload {
                 0 => format!("DELETE FROM hits WHERE tag = '{tag}'"),
                 _ => format!("UPDATE hits SET tag = '{other_tag}' WHERE tag = '{tag}'"),
             },
+            // Owners (ids 1 to 20) and their pets: deleting an owner cascades to its pets
+            // (tens of rows and their index entries, for a kill to land in).
+            21 => {
+                let owners: Vec<String> = (0..small)
+                    .map(|_| format!("({}, '{tag}')", self.rng.int(1, 20)))
+                    .collect();
+                format!("UPSERT INTO owner VALUES {}", owners.join(", "))
+            }
+            22 => format!("INSERT OR REPLACE INTO pet VALUES {}", self.pet_rows(small)),
+            23 => {
+                let n = 30 + self.rng.next(120) as usize;
+                format!("INSERT OR REPLACE INTO pet VALUES {}", self.pet_rows(n))
+            }
+            24 => format!(
+                "DELETE FROM owner WHERE id BETWEEN {tenant} AND {}",
+                tenant + width / 2
+            ),
+            // Refused while the owner has pets (ON UPDATE NO ACTION).
+            25 => format!(
+                "UPDATE owner SET id = id + 20 WHERE id = {}",
+                self.rng.int(1, 20)
+            ),
             // A large batch, so a kill has a long write to land in.
             _ => {
                 let n = 50 + self.rng.next(150) as usize;
@@ -402,6 +446,18 @@ struct Tally {
     in_flight_lost: usize,
     killed_before_open: usize,
     finished_alone: usize,
+    /// Kills that landed while a delete cascading to pets was in flight.
+    cascades_in_flight: usize,
+}
+
+/// How a statement that deletes owners (and cascades to their pets) begins.
+const CASCADING_DELETE: &str = "DELETE FROM owner";
+
+/// The first statement of the workload of `seed` that deletes owners, among the first 120
+/// (one in 26 does).
+fn first_cascade(seed: u64) -> Option<usize> {
+    let mut workload = Workload::new(seed);
+    (0..120).find(|_| workload.next_statement().starts_with(CASCADING_DELETE))
 }
 
 #[test]
@@ -442,7 +498,12 @@ fn acknowledged_writes_survive_sigkill() -> TestResult {
 
         for round in 0..rounds {
             let child_seed = rng.next(u64::MAX);
-            let kill = KillAt::random(&mut rng);
+            // Every third round kills the child as it starts a delete that cascades from
+            // owners to their pets.
+            let kill = match first_cascade(child_seed) {
+                Some(n) if round % 3 == 0 => KillAt::Start(n),
+                _ => KillAt::random(&mut rng),
+            };
             let round_began = Instant::now();
             let run = run_child(dir.path(), child_seed, kill)?;
             let child_time = round_began.elapsed();
@@ -466,6 +527,11 @@ fn acknowledged_writes_survive_sigkill() -> TestResult {
                 }
             }
             let in_flight = run.in_flight.then(|| workload.next_statement());
+            tally.cascades_in_flight += usize::from(
+                in_flight
+                    .as_deref()
+                    .is_some_and(|sql| sql.starts_with(CASCADING_DELETE)),
+            );
 
             let reopen_began = Instant::now();
             let db = Database::open(dir.path()).await?;
@@ -518,6 +584,14 @@ fn acknowledged_writes_survive_sigkill() -> TestResult {
         began.elapsed().as_secs_f64()
     );
     assert_eq!(tally.rounds, rounds);
+    // A third of the rounds aim at a cascading delete; the kill must have hit one at least
+    // once, or the test proved nothing about cascades.
+    if rounds >= 6 {
+        assert!(
+            tally.cascades_in_flight > 0,
+            "no kill landed in a cascading delete: {tally:?}"
+        );
+    }
     Ok(())
 }
 
@@ -574,5 +648,15 @@ async fn check_indexes(s: &Session, context: &str) -> TestResult {
             "{context}: CHECK INDEX {index}: {r:?}"
         );
     }
+    let orphans = rows(
+        s,
+        "SELECT count(*) FROM pet WHERE NOT EXISTS (SELECT 1 FROM owner WHERE owner.id = pet.owner_id)",
+    )
+    .await?;
+    assert_eq!(
+        orphans,
+        vec![vec!["0".to_string()]],
+        "{context}: pets without their owner"
+    );
     Ok(())
 }

@@ -16,6 +16,7 @@ mod embedding;
 mod explain;
 mod families;
 mod faults;
+mod foreign_keys;
 mod hot_rows;
 mod indexes;
 mod isolation;
