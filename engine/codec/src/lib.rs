@@ -76,5 +76,8 @@ mod uuid;
 
 pub use datum::{Datum, SortOrder, format_decimal};
 pub use error::{CodecError, Result};
-pub use temporal::{format_date, format_timestamp, parse_date, parse_timestamp};
+pub use temporal::{
+    civil_from_days, days_from_civil, days_in_month, format_date, format_timestamp, parse_date,
+    parse_timestamp,
+};
 pub use uuid::{UuidText, format_uuid, parse_uuid};

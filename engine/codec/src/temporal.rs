@@ -13,7 +13,8 @@ const DAYS_PER_ERA: i64 = 146_097;
 const EPOCH_SHIFT: i64 = 719_468;
 
 /// Days since 1970-01-01 of a valid civil date.
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+/// Days since 1970-01-01 of a (proleptic Gregorian) date.
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     // Counting years from March puts the leap day at the end of the year, so
     // the day-of-year formula needs no leap-year special case.
     let year = if month <= 2 { year - 1 } else { year };
@@ -26,7 +27,8 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// (year, month, day) of a count of days since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+/// (year, month 1-12, day) of a day count since 1970-01-01.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let shifted = days + EPOCH_SHIFT;
     let era = shifted.div_euclid(DAYS_PER_ERA);
     let day_of_era = shifted - era * DAYS_PER_ERA;
@@ -54,7 +56,8 @@ fn is_leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
-fn days_in_month(year: i64, month: u32) -> u32 {
+/// The days of `month` (1-12) of `year`.
+pub fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         2 if is_leap(year) => 29,
         2 => 28,

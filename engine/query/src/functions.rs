@@ -1,16 +1,21 @@
 //! Scalar functions rowdex adds to DataFusion, registered in every statement's context and in
 //! the one that compiles DEFAULT and CHECK expressions (`write::constraints`).
 
+pub(crate) mod bytes;
 pub(crate) mod format;
 pub(crate) mod hash;
 pub(crate) mod quote;
+pub(crate) mod temporal;
+pub(crate) mod temporal_pattern;
 pub(crate) mod uuid;
 
 use datafusion::prelude::SessionContext;
 
 /// Registers every function of this module in `ctx`.
 pub(crate) fn register_functions(ctx: &SessionContext) {
+    bytes::register_byte_functions(ctx);
     format::register_format(ctx);
     hash::register_hash_functions(ctx);
+    temporal::register_temporal_functions(ctx);
     uuid::register_uuid_functions(ctx);
 }

@@ -13,6 +13,7 @@ pub(crate) mod bytea_literals;
 pub(crate) mod command;
 pub(crate) mod hints;
 pub(crate) mod integer_types;
+pub(crate) mod interval_products;
 pub(crate) mod literals;
 pub(crate) mod locking;
 pub(crate) mod names;

@@ -37,6 +37,7 @@ mod sqlstate;
 mod startup;
 mod state;
 mod statement;
+mod timestamps;
 mod tls;
 mod types;
 mod uuids;

@@ -42,6 +42,7 @@ use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_
 use crate::sql::array_lists;
 use crate::sql::bytea_literals;
 use crate::sql::hints::QueryHints;
+use crate::sql::interval_products;
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
 use crate::sql::semantics::Semantics;
@@ -339,6 +340,7 @@ pub(crate) async fn plan_statement(
     rewrite::expand_row_comparisons(&mut statement);
     uuid_casts::casts_as_calls(&mut statement);
     bytea_literals::hex_casts_as_bytes(&mut statement);
+    interval_products::products_as_calls(&mut statement);
     let state = ctx.state();
     if let Some(counter) = state.config().get_extension::<PlanCounter>() {
         counter.planned_by_datafusion();

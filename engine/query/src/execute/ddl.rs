@@ -17,7 +17,7 @@ use rowdex_catalog::{
 
 use crate::error::{Error, Result};
 use crate::execute::foreign_keys::{
-    DeclaredForeignKey, check_index_drop, link_referenced, referencing_index, unlink_dropped,
+    DeclaredForeignKey, check_index_drop, resolve_declared, store_declared, unlink_dropped,
 };
 use crate::execute::keydesign::advise_table;
 use crate::execute::schema_txn::SchemaTxn;
@@ -214,25 +214,7 @@ pub(crate) async fn create_table(
         column.generated_always = always;
         sequences.push((sequence, start_and_increment(&options)?));
     }
-    // Foreign keys are resolved against the table as declared (one referencing its own rows
-    // included), and stored once it has its id; each gets the index it needs.
-    let mut resolved = Vec::with_capacity(foreign_keys.len());
-    for declared in &foreign_keys {
-        let fk = if declared.referenced() == def.name {
-            (declared.resolve(&def, &def)?, true)
-        } else {
-            (
-                declared.resolve(&def, &*session.table_def(declared.referenced())?)?,
-                false,
-            )
-        };
-        if let Some(index) = referencing_index(&def, &fk.0) {
-            def.indexes.push(index);
-        }
-        def.foreign_keys.push(fk.0.clone());
-        resolved.push(fk);
-    }
-    def.foreign_keys.clear();
+    let resolved = resolve_declared(session, &mut def, &foreign_keys)?;
     let warnings = advise_table(&def);
     // The table and its sequences in one transaction (the block's, inside one).
     let catalog = &session.db.catalog;
@@ -255,24 +237,7 @@ pub(crate) async fn create_table(
         def
     };
     if !resolved.is_empty() {
-        let mut with_keys = (*def).clone();
-        for (mut fk, own) in resolved {
-            if own {
-                fk.referenced_table = def.id;
-                if !with_keys.referenced_by.contains(&def.id) {
-                    with_keys.referenced_by.push(def.id);
-                }
-            }
-            with_keys.foreign_keys.push(fk);
-        }
-        let staged = {
-            let (mut tx, edits) = change.stage().await?;
-            let name = with_keys.name.clone();
-            catalog
-                .stage_alter(&mut *tx, edits, &name, with_keys)
-                .await?
-        };
-        Box::pin(link_referenced(session, &mut change, &staged)).await?;
+        Box::pin(store_declared(session, &mut change, &def, resolved)).await?;
     }
     change.finish(&session.db).await?;
     session.set_warnings(warnings);

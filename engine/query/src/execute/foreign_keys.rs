@@ -216,6 +216,63 @@ pub(crate) fn referencing_index(def: &TableDef, fk: &ForeignKeyDef) -> Option<In
     })
 }
 
+/// The foreign keys `declared` in the CREATE TABLE of `def`, resolved against the table as
+/// declared (one referencing its own rows included: marked true, its table id filled in by
+/// [`store_declared`]); each that needs an index to find its rows gets it in `def`.
+pub(crate) fn resolve_declared(
+    session: &Session,
+    def: &mut TableDef,
+    declared: &[DeclaredForeignKey],
+) -> Result<Vec<(ForeignKeyDef, bool)>> {
+    let mut resolved: Vec<(ForeignKeyDef, bool)> = Vec::with_capacity(declared.len());
+    for one in declared {
+        let own = one.referenced() == def.name;
+        let fk = if own {
+            one.resolve(def, def)?
+        } else {
+            one.resolve(def, &*session.table_def(one.referenced())?)?
+        };
+        if let Some(index) = referencing_index(def, &fk) {
+            def.indexes.push(index);
+        }
+        // Kept while resolving the next, so that two get distinct names.
+        def.foreign_keys.push(fk.clone());
+        resolved.push((fk, own));
+    }
+    def.foreign_keys.clear();
+    Ok(resolved)
+}
+
+/// Stores the `resolved` foreign keys of the table `created` (staged in `change`, with its
+/// id) and links the tables they reference to it.
+pub(crate) async fn store_declared(
+    session: &Session,
+    change: &mut SchemaTxn,
+    created: &TableDef,
+    resolved: Vec<(ForeignKeyDef, bool)>,
+) -> Result<()> {
+    let mut with_keys = created.clone();
+    for (mut fk, own) in resolved {
+        if own {
+            fk.referenced_table = created.id;
+            if !with_keys.referenced_by.contains(&created.id) {
+                with_keys.referenced_by.push(created.id);
+            }
+        }
+        with_keys.foreign_keys.push(fk);
+    }
+    let staged = {
+        let (mut tx, edits) = change.stage().await?;
+        let name = with_keys.name.clone();
+        session
+            .db
+            .catalog
+            .stage_alter(&mut *tx, edits, &name, with_keys)
+            .await?
+    };
+    link_referenced(session, change, &staged).await
+}
+
 /// Records, in the schema change `change`, that `referencing` (already staged) references
 /// each table its foreign keys name: each such table lists it in `referenced_by`.
 pub(crate) async fn link_referenced(

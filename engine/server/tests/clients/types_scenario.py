@@ -12,7 +12,9 @@ line (see transcript.py). Topics, in the order they run:
 - a volatile DEFAULT other than a uuid (`random()`) drawn per row, and `now()` drawn once per
   statement, as PostgreSQL draws them;
 - the functions applications call on strings: md5, sha224/256/384/512, format, split_part,
-  left/right, lpad/rpad, regexp_replace.
+  left/right, lpad/rpad, regexp_replace, octet_length of bytea;
+- dates and times: `n * INTERVAL`, interval / n, age (two arguments and one), to_char with
+  PostgreSQL's patterns, date_trunc, extract, timestamps with and without a fraction.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -262,6 +264,17 @@ def functions(conn, t):
         ("pads", "SELECT lpad('7', 3, '0'), rpad('ab', 5, 'xy'), lpad('abcdef', 3)"),
         ("regexp_replace", "SELECT regexp_replace('a1b22c', '[0-9]+', '#', 'g')"),
         ("md5_prefix_key", "SELECT substr(md5('user-42'), 1, 4) || ':' || 'user-42'"),
+        ("octet_length", "SELECT octet_length('\\x0102ff'::bytea), octet_length('h\u00e9llo'), length('h\u00e9llo')"),
+        ("interval_products", "SELECT 3 * INTERVAL '1 second', INTERVAL '1 day' / 4, INTERVAL '1 month' * 1.5"),
+        ("timestamp_plus_product", "SELECT TIMESTAMP '2024-01-01 10:00:00' + 3 * INTERVAL '1 hour'"),
+        ("age", "SELECT age(TIMESTAMP '2024-03-01', TIMESTAMP '2024-01-31'), age(TIMESTAMP '2001-04-10', TIMESTAMP '1957-06-13')"),
+        ("age_negative", "SELECT age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01 12:00:00')"),
+        ("age_of_today", "SELECT age(now()) < INTERVAL '1 day', age(CURRENT_DATE) = INTERVAL '0 days'"),
+        ("to_char_timestamp", "SELECT to_char(TIMESTAMP '2024-03-05 14:07:09.5', 'FMDay, FMDDth FMMonth YYYY HH12:MI:SS.MS AM')"),
+        ("to_char_iso", "SELECT to_char(TIMESTAMP '2024-12-31 23:59:59', 'YYYY-MM-DD\"T\"HH24:MI:SS'), to_char(DATE '2024-03-05', 'Dy DD Mon YY, DDD Q')"),
+        ("date_trunc", "SELECT date_trunc('hour', TIMESTAMP '2024-01-01 10:31:00'), date_trunc('month', TIMESTAMP '2024-02-29 10:31:00')"),
+        ("extract", "SELECT extract(year FROM TIMESTAMP '2024-02-29 10:31:00'), date_part('dow', DATE '2024-03-05')"),
+        ("timestamp_fraction", "SELECT TIMESTAMP '2024-01-01 10:31:00.25', TIMESTAMP '2024-01-01 10:31:00'"),
     ]
     for name, sql in calls:
         t.step(f"fn_{name}", lambda sql=sql: query(conn, sql)["rows"])

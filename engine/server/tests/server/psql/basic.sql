@@ -17,3 +17,4 @@ SET extra_float_digits = 3;
 SHOW extra_float_digits;
 DELETE FROM accounts WHERE id = 1;
 SELECT id, owner FROM accounts;
+SELECT TIMESTAMP '2024-01-01 10:31:00.25' AS t, TIMESTAMP '2024-01-01 10:31:00' AS u, date_trunc('hour', TIMESTAMP '2024-01-01 10:31:00') AS h;
