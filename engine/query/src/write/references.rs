@@ -114,11 +114,6 @@ impl References {
             None => db.catalog.tables(),
         };
         let by_id = |id: u32| tables.iter().find(|t| t.id == id).cloned();
-        let broken = |fk: &ForeignKeyDef, table: &TableDef, what: &str| Error::BadForeignKey {
-            table: table.name.clone(),
-            constraint: fk.name.clone(),
-            reason: what.to_string(),
-        };
         let this = by_id(def.id).unwrap_or_else(|| Arc::new(def.clone()));
         let mut outgoing = Vec::with_capacity(def.foreign_keys.len());
         for fk in &def.foreign_keys {
@@ -267,22 +262,7 @@ impl Outgoing {
         table: Arc<TableDef>,
         referenced: Arc<TableDef>,
     ) -> Result<Self> {
-        let broken = |what: &str| Error::BadForeignKey {
-            table: table.name.clone(),
-            constraint: fk.name.clone(),
-            reason: what.to_string(),
-        };
-        let columns = table
-            .positions_of_ids(&fk.columns)
-            .ok_or_else(|| broken("a referencing column is gone"))?;
-        let referenced_columns = referenced
-            .positions_of_ids(&fk.referenced_columns)
-            .ok_or_else(|| broken("a referenced column is gone"))?;
-        let access = referenced
-            .referenced_access(&referenced_columns)
-            .ok_or_else(|| {
-                broken("no primary key or UNIQUE index covers the referenced columns")
-            })?;
+        let (columns, referenced_columns, access) = resolved(fk, &table, &referenced)?;
         Ok(Outgoing {
             fk: fk.clone(),
             table,
@@ -374,25 +354,14 @@ impl Outgoing {
 
 impl Incoming {
     fn new(fk: &ForeignKeyDef, table: Arc<TableDef>, referencing: Arc<TableDef>) -> Result<Self> {
-        let broken = |what: &str| Error::BadForeignKey {
-            table: referencing.name.clone(),
-            constraint: fk.name.clone(),
-            reason: what.to_string(),
-        };
-        let columns = referencing
-            .positions_of_ids(&fk.columns)
-            .ok_or_else(|| broken("a referencing column is gone"))?;
-        let referenced_columns = table
-            .positions_of_ids(&fk.referenced_columns)
-            .ok_or_else(|| broken("a referenced column is gone"))?;
-        let referencing_access = referencing
-            .referencing_access(&columns)
-            .ok_or_else(|| broken("no key or index leads with the referencing columns"))?;
-        let referenced_access = table
-            .referenced_access(&referenced_columns)
-            .ok_or_else(|| {
-                broken("no primary key or UNIQUE index covers the referenced columns")
-            })?;
+        let (columns, referenced_columns, referenced_access) = resolved(fk, &referencing, &table)?;
+        let referencing_access = referencing.referencing_access(&columns).ok_or_else(|| {
+            broken(
+                fk,
+                &referencing,
+                "no key or index leads with the referencing columns",
+            )
+        })?;
         Ok(Incoming {
             fk: fk.clone(),
             table,
@@ -434,6 +403,40 @@ impl Incoming {
             limit,
         )
         .await
+    }
+}
+
+/// `fk`'s columns in `referencing` and in `referenced` (positions), and how a referenced row
+/// is found; fails when a column is gone or no key or UNIQUE index finds the row.
+fn resolved(
+    fk: &ForeignKeyDef,
+    referencing: &TableDef,
+    referenced: &TableDef,
+) -> Result<(Vec<usize>, Vec<usize>, ReferencedAccess)> {
+    let columns = referencing
+        .positions_of_ids(&fk.columns)
+        .ok_or_else(|| broken(fk, referencing, "a referencing column is gone"))?;
+    let referenced_columns = referenced
+        .positions_of_ids(&fk.referenced_columns)
+        .ok_or_else(|| broken(fk, referencing, "a referenced column is gone"))?;
+    let access = referenced
+        .referenced_access(&referenced_columns)
+        .ok_or_else(|| {
+            broken(
+                fk,
+                referencing,
+                "no primary key or UNIQUE index covers the referenced columns",
+            )
+        })?;
+    Ok((columns, referenced_columns, access))
+}
+
+/// The error of a foreign key of `referencing` that no longer fits the tables.
+fn broken(fk: &ForeignKeyDef, referencing: &TableDef, what: &str) -> Error {
+    Error::BadForeignKey {
+        table: referencing.name.clone(),
+        constraint: fk.name.clone(),
+        reason: what.to_string(),
     }
 }
 
