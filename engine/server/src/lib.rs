@@ -41,6 +41,7 @@ mod timestamps;
 mod tls;
 mod types;
 mod uuids;
+mod wire_columns;
 
 pub use error::{Result, ServerError};
 pub use listener::{ServeOptions, Server};

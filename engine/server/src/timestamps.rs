@@ -11,37 +11,29 @@ use rowdex::arrow::array::{
     Array, ArrayRef, RecordBatch, StringBuilder, TimestampMicrosecondArray,
 };
 use rowdex::arrow::compute::cast;
-use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema, TimeUnit};
+use rowdex::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use rowdex::arrow::error::ArrowError;
 use rowdex_codec::format_timestamp;
+
+use crate::wire_columns::replace_columns;
 
 /// `batch` (already as the wire sends it) with each timestamp column that goes out in text
 /// format turned into PostgreSQL's text, which the encoder writes as it is.
 pub fn text_columns(batch: RecordBatch, fields: &[FieldInfo]) -> Result<RecordBatch, ArrowError> {
-    let text = |i: usize| {
-        fields.get(i).is_some_and(|field| {
-            (field.datatype() == &Type::TIMESTAMP || field.datatype() == &Type::TIMESTAMPTZ)
-                && field.format() == FieldFormat::Text
-        }) && matches!(batch.column(i).data_type(), ArrowType::Timestamp(..))
-    };
-    if !(0..batch.num_columns()).any(text) {
-        return Ok(batch);
-    }
-    let schema = batch.schema();
-    let mut columns = Vec::with_capacity(batch.num_columns());
-    let mut out_fields = Vec::with_capacity(batch.num_columns());
-    for (i, (column, field)) in batch.columns().iter().zip(schema.fields()).enumerate() {
-        if text(i) {
-            let zoned = fields[i].datatype() == &Type::TIMESTAMPTZ;
-            columns.push(timestamp_texts(column, zoned)?);
-            out_fields.push(field.as_ref().clone().with_data_type(ArrowType::Utf8));
-        } else {
-            columns.push(column.clone());
-            out_fields.push(field.as_ref().clone());
-        }
-    }
-    let fields: Vec<Field> = out_fields;
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+    let text: Vec<bool> = (0..batch.num_columns())
+        .map(|i| {
+            fields.get(i).is_some_and(|field| {
+                (field.datatype() == &Type::TIMESTAMP || field.datatype() == &Type::TIMESTAMPTZ)
+                    && field.format() == FieldFormat::Text
+            }) && matches!(batch.column(i).data_type(), ArrowType::Timestamp(..))
+        })
+        .collect();
+    replace_columns(
+        batch,
+        |i| text[i],
+        &ArrowType::Utf8,
+        |i, column| timestamp_texts(column, fields[i].datatype() == &Type::TIMESTAMPTZ),
+    )
 }
 
 /// The values of a timestamp column (any unit, with or without a zone) as PostgreSQL's text.

@@ -9,10 +9,12 @@ use pgwire::api::Type;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use rowdex::Datum;
 use rowdex::arrow::array::{Array, ArrayRef, BinaryBuilder, StringArray};
-use rowdex::arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use rowdex::arrow::datatypes::DataType as ArrowType;
 use rowdex::arrow::error::ArrowError;
 use rowdex::arrow::record_batch::RecordBatch;
 use rowdex_codec::{format_uuid, parse_uuid};
+
+use crate::wire_columns::replace_columns;
 
 /// A binary UUID parameter (16 bytes) as its canonical text; None for bytes of another length.
 pub fn binary_parameter(bytes: &[u8]) -> Option<Datum> {
@@ -28,23 +30,9 @@ pub fn binary_columns(batch: RecordBatch, fields: &[FieldInfo]) -> Result<Record
             field.datatype() == &Type::UUID && field.format() == FieldFormat::Binary
         })
     };
-    if !(0..batch.num_columns()).any(binary) {
-        return Ok(batch);
-    }
-    let schema = batch.schema();
-    let mut columns = Vec::with_capacity(batch.num_columns());
-    let mut out_fields = Vec::with_capacity(batch.num_columns());
-    for (i, (column, field)) in batch.columns().iter().zip(schema.fields()).enumerate() {
-        if binary(i) {
-            columns.push(uuid_bytes(column)?);
-            out_fields.push(field.as_ref().clone().with_data_type(ArrowType::Binary));
-        } else {
-            columns.push(column.clone());
-            out_fields.push(field.as_ref().clone());
-        }
-    }
-    let fields: Vec<Field> = out_fields;
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+    replace_columns(batch, binary, &ArrowType::Binary, |_, column| {
+        uuid_bytes(column)
+    })
 }
 
 /// The canonical texts of `column` as 16-byte values.
@@ -76,6 +64,7 @@ fn uuid_bytes(column: &ArrayRef) -> Result<ArrayRef, ArrowError> {
 mod tests {
     use super::*;
     use rowdex::arrow::array::BinaryArray;
+    use rowdex::arrow::datatypes::{Field, Schema};
 
     #[test]
     fn binary_columns_carry_the_bytes_and_text_columns_stay_text() {
