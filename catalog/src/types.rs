@@ -72,8 +72,8 @@ impl std::fmt::Display for DataType {
 }
 
 /// The type a column was declared with where it is narrower than the [`DataType`] that stores
-/// it: PostgreSQL's SMALLINT, INTEGER and REAL (stored as 64-bit integers and doubles) and its
-/// character types (stored as text).
+/// it: PostgreSQL's SMALLINT, INTEGER and REAL (stored as 64-bit integers and doubles), its
+/// character types and its JSON types (stored as text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Declared {
     /// SMALLINT (INT2): -32768 to 32767.
@@ -86,6 +86,10 @@ pub enum Declared {
     Char,
     /// VARCHAR or VARCHAR(n): text of at most its length (the DataType's `max_len`).
     Varchar,
+    /// JSON: text that is one JSON value, kept as written.
+    Json,
+    /// JSONB: a JSON value kept as its normalised text (`rowdex_codec::json::Jsonb`).
+    Jsonb,
 }
 
 impl Declared {
@@ -107,6 +111,8 @@ impl Declared {
             (Declared::Char, n) => format!("CHAR({})", n.unwrap_or(1)),
             (Declared::Varchar, Some(n)) => format!("VARCHAR({n})"),
             (Declared::Varchar, None) => "VARCHAR".to_string(),
+            (Declared::Json, _) => "JSON".to_string(),
+            (Declared::Jsonb, _) => "JSONB".to_string(),
         }
     }
 }

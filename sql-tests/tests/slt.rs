@@ -131,6 +131,7 @@ suites!(
     index_intersection,
     indexes,
     joins,
+    json,
     key_design,
     locking_reads,
     native,

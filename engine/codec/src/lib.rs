@@ -69,6 +69,7 @@
 
 mod datum;
 mod error;
+pub mod json;
 pub mod key;
 pub mod row;
 mod temporal;

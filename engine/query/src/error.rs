@@ -119,6 +119,9 @@ pub enum Error {
     },
     #[error("unknown type {name}")]
     UnknownType { name: String },
+    /// Text that is not a JSON value a `json` or `jsonb` can hold.
+    #[error("{0}")]
+    Json(#[from] rowdex_codec::json::JsonError),
     #[error("bad table option: {option}")]
     BadTableOption { option: String },
     #[error("bad index option: {option}")]

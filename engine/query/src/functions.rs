@@ -4,9 +4,11 @@
 pub(crate) mod bytes;
 pub(crate) mod format;
 pub(crate) mod hash;
+pub(crate) mod json;
 pub(crate) mod quote;
 pub(crate) mod temporal;
 pub(crate) mod temporal_pattern;
+pub(crate) mod type_of;
 pub(crate) mod uuid;
 
 use datafusion::prelude::SessionContext;
@@ -16,6 +18,8 @@ pub(crate) fn register_functions(ctx: &SessionContext) {
     bytes::register_byte_functions(ctx);
     format::register_format(ctx);
     hash::register_hash_functions(ctx);
+    json::register_json_functions(ctx);
     temporal::register_temporal_functions(ctx);
+    type_of::register_type_of(ctx);
     uuid::register_uuid_functions(ctx);
 }

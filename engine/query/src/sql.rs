@@ -25,4 +25,4 @@ pub(crate) mod semantics;
 pub(crate) mod sqlite_types;
 pub(crate) mod storage;
 pub(crate) mod tokens;
-pub(crate) mod uuid_casts;
+pub(crate) mod type_casts;

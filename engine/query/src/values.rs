@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaR
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
-use rowdex_codec::{Datum, format_uuid};
+use rowdex_codec::{Datum, format_uuid, json};
 
 use crate::copy_data::format::parse_bytea;
 use crate::error::{Error, Result};
@@ -38,18 +38,29 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
 /// [`column_field`]).
 pub const DECLARED_TYPE: &str = "rowdex.declared_type";
 
+/// A text field of `name` whose values are of the type `declared` (UUID, JSON, JSONB) spells:
+/// such a type travels through Arrow as its text.
+pub(crate) fn declared_text_field(name: &str, nullable: bool, declared: &str) -> Field {
+    Field::new(name, ArrowType::Utf8, nullable).with_metadata(HashMap::from([(
+        DECLARED_TYPE.to_string(),
+        declared.to_string(),
+    )]))
+}
+
+/// The declared type `field` carries, if any (see [`column_field`]).
+pub(crate) fn declared_type_of(field: &Field) -> Option<&str> {
+    field.metadata().get(DECLARED_TYPE).map(String::as_str)
+}
+
 /// A text field of `name` whose values are UUIDs (their canonical text): a UUID column's
 /// field, a UUID function's result, a parameter cast to uuid.
 pub(crate) fn uuid_field(name: &str, nullable: bool) -> Field {
-    Field::new(name, ArrowType::Utf8, nullable).with_metadata(HashMap::from([(
-        DECLARED_TYPE.to_string(),
-        "UUID".to_string(),
-    )]))
+    declared_text_field(name, nullable, "UUID")
 }
 
 /// Whether `field`'s values are UUIDs (see [`uuid_field`]).
 pub(crate) fn is_uuid_field(field: &Field) -> bool {
-    field.metadata().get(DECLARED_TYPE).map(String::as_str) == Some("UUID")
+    declared_type_of(field) == Some("UUID")
 }
 
 /// The Arrow field of a table's column. A column declared narrower than it is stored (INTEGER,
@@ -309,6 +320,11 @@ fn fit_declared(
         (Declared::Char, Datum::Text(s)) if s.ends_with(' ') => {
             Datum::Text(s.trim_end_matches(' ').to_string())
         }
+        (Declared::Json, Datum::Text(s)) => {
+            json::parse_json(&s)?;
+            Datum::Text(s)
+        }
+        (Declared::Jsonb, Datum::Text(s)) => Datum::Text(json::Jsonb::parse(&s)?.to_text()),
         (_, value) => value,
     })
 }

@@ -81,6 +81,17 @@ pub fn wire_column(field: &Field) -> WireColumn {
             pg_type: Some(Type::UUID),
             ..plain
         },
+        // Their text; a jsonb in binary format gets its version byte (`jsons`).
+        ("JSON", _) if text => WireColumn {
+            arrow: ArrowType::Utf8,
+            pg_type: Some(Type::JSON),
+            ..plain
+        },
+        ("JSONB", _) if text => WireColumn {
+            arrow: ArrowType::Utf8,
+            pg_type: Some(Type::JSONB),
+            ..plain
+        },
         _ => plain,
     }
 }

@@ -26,6 +26,7 @@ mod cursor_statements;
 mod cursors;
 mod declared;
 mod error;
+mod jsons;
 mod kind;
 mod listener;
 mod pg_catalog;

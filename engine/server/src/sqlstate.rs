@@ -6,6 +6,7 @@ use pgwire::error::{ErrorInfo, PgWireError};
 use rowdex::Error;
 use rowdex::datafusion::error::DataFusionError;
 use rowdex_catalog::CatalogError;
+use rowdex_codec::json::JsonError;
 use rowdex_store::StoreError;
 
 /// `current transaction is aborted`: a statement sent after an error in a transaction block.
@@ -36,6 +37,11 @@ pub fn statement_error(error: &Error, sql: &str) -> ErrorInfo {
     let mut info = error_info(code_of(error), error.to_string());
     if let Error::Parse { message } = error {
         info.position = parse_position(message, sql).map(|p| p.to_string());
+    }
+    if let Error::Json(json) = error {
+        // PostgreSQL's message, and where the text went wrong as its detail.
+        info.message = json.message();
+        info.detail = json.detail().map(str::to_string);
     }
     if error.is_retryable() {
         info.hint = Some("run the statement (or the transaction) again".to_string());
@@ -79,6 +85,14 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::GeneratedAlways { .. } => "428C9",
         Error::Raised { .. } => "P0001",
         Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
+        Error::Json(error) => match error {
+            JsonError::Syntax { .. } | JsonError::PathElementNotInteger { .. } => {
+                INVALID_TEXT_REPRESENTATION
+            }
+            JsonError::UnsupportedEscape { .. } => "22P05",
+            JsonError::NumberOutOfRange => "22003",
+            JsonError::TooDeep => "54001",
+        },
         Error::TriggerDepth { .. } => "54001",
         Error::BadTrigger { .. } => "42P17",
         Error::ConstraintNotFound { .. } => "42704",

@@ -22,7 +22,7 @@ use crate::declared::{to_wire, wire_column, wire_schema};
 use crate::sqlstate::{
     INVALID_PARAMETER_VALUE, INVALID_TEXT_REPRESENTATION, NUMERIC_VALUE_OUT_OF_RANGE, error_info,
 };
-use crate::{timestamps, uuids};
+use crate::{jsons, timestamps, uuids};
 
 /// Microseconds in a day.
 const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -109,6 +109,12 @@ pub fn data_rows(
                 e.to_string(),
             )))
         })?;
+        let batch = jsons::binary_columns(batch, fields).map_err(|e| {
+            PgWireError::UserError(Box::new(error_info(
+                INVALID_TEXT_REPRESENTATION,
+                e.to_string(),
+            )))
+        })?;
         let batch = timestamps::text_columns(batch, fields)
             .map_err(|e| PgWireError::UserError(Box::new(error_info("22008", e.to_string()))))?;
         rows.extend(encode_recordbatch(fields.clone(), batch));
@@ -175,6 +181,17 @@ pub fn parameter_datum<S: Clone>(
                         index + 1,
                         bytes.len()
                     ),
+                )))
+            });
+        }
+        Type::JSON | Type::JSONB if portal.parameter_format.is_binary(index) => {
+            let Some(bytes) = parameter_bytes(portal, index)? else {
+                return Ok(Datum::Null);
+            };
+            return jsons::binary_parameter(bytes, pg_type).map_err(|message| {
+                PgWireError::UserError(Box::new(error_info(
+                    INVALID_PARAMETER_VALUE,
+                    format!("parameter ${}: {message}", index + 1),
                 )))
             });
         }

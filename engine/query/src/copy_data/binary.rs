@@ -11,7 +11,7 @@
 
 use std::io::{BufRead, Read};
 
-use rowdex_catalog::{ColumnDef, DataType};
+use rowdex_catalog::{ColumnDef, DataType, Declared};
 use rowdex_codec::Datum;
 
 use crate::copy_data::records::{ReadError, Record};
@@ -182,11 +182,24 @@ pub fn binary_datum(column: &ColumnDef, bytes: &[u8]) -> Result<Datum, String> {
             _ => return Err(wrong()),
         },
         DataType::Decimal { .. } => Datum::Text(numeric_text(bytes).ok_or_else(wrong)?),
-        DataType::Text { .. } => Datum::Text(
-            std::str::from_utf8(bytes)
-                .map_err(|_| format!("the value for column {} is not UTF-8", column.name))?
-                .to_string(),
-        ),
+        DataType::Text { .. } => {
+            // A jsonb's text follows its format's version byte (1).
+            let text = match (column.declared, bytes.split_first()) {
+                (Some(Declared::Jsonb), Some((1, text))) => text,
+                (Some(Declared::Jsonb), _) => {
+                    return Err(format!(
+                        "unsupported jsonb version number in the value for column {}",
+                        column.name
+                    ));
+                }
+                _ => bytes,
+            };
+            Datum::Text(
+                std::str::from_utf8(text)
+                    .map_err(|_| format!("the value for column {} is not UTF-8", column.name))?
+                    .to_string(),
+            )
+        }
         DataType::Bytes { .. } => Datum::Bytes(bytes.to_vec()),
         DataType::Date => {
             let days = i32::from_be_bytes(array(4)?.try_into().map_err(|_| wrong())?);

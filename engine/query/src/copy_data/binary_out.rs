@@ -4,7 +4,8 @@
 //!
 //! A value is sent as the type a client is told the column has: a column declared INTEGER or
 //! SMALLINT (`values::DECLARED_TYPE`) in 4 or 2 bytes, REAL in 4, other integers in 8 and
-//! floats in 8; text as its UTF-8 bytes; a UUID as its 16 bytes; NUMERIC in base-10000 digits;
+//! floats in 8; text as its UTF-8 bytes (a jsonb after a version byte, 1); a UUID as its 16
+//! bytes; NUMERIC in base-10000 digits;
 //! DATE and TIMESTAMP counted from 2000-01-01.
 
 use datafusion::arrow::array::{
@@ -113,6 +114,14 @@ fn encode_value(column: &ArrayRef, field: &Field, row: usize, out: &mut Vec<u8>)
                     value: text.to_string(),
                 })?
                 .to_vec()
+        }
+        // A jsonb's send format is its text after the format's version byte (1).
+        ArrowType::Utf8 if declared == Some("JSONB") => {
+            let text = as_array::<StringArray>(column)?.value(row);
+            let mut bytes = Vec::with_capacity(text.len() + 1);
+            bytes.push(1);
+            bytes.extend_from_slice(text.as_bytes());
+            bytes
         }
         ArrowType::Utf8 => as_array::<StringArray>(column)?
             .value(row)

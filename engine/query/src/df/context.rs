@@ -47,7 +47,7 @@ use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::sql::rewrite;
 use crate::sql::semantics::Semantics;
 use crate::sql::sqlite_types;
-use crate::sql::uuid_casts;
+use crate::sql::type_casts;
 use crate::values::renamed_schema;
 
 /// A DataFusion context whose default schema is the rowdex catalog, optimized by `rules`.
@@ -338,7 +338,7 @@ pub(crate) async fn plan_statement(
     sqlite_types::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
-    uuid_casts::casts_as_calls(&mut statement);
+    type_casts::casts_as_calls(&mut statement);
     bytea_literals::hex_casts_as_bytes(&mut statement);
     interval_products::products_as_calls(&mut statement);
     let state = ctx.state();

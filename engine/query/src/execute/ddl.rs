@@ -441,6 +441,9 @@ pub(crate) fn parse_type(
         "DATE" => DataType::Date,
         "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
         "UUID" => DataType::Uuid,
+        // Text that must be JSON, under either rules: what it holds is not SQLite's to widen.
+        "JSON" => return Ok((DataType::Text { max_len: None }, Some(Declared::Json))),
+        "JSONB" => return Ok((DataType::Text { max_len: None }, Some(Declared::Jsonb))),
         _ => return Err(unknown()),
     };
     if semantics != Semantics::PostgreSql {

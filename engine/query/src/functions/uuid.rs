@@ -1,6 +1,6 @@
 //! UUID functions for DataFusion: `gen_random_uuid()` (and its alias `uuid()`), a fresh random
 //! (version 4) UUID per row, and `to_uuid(text)`, what `CAST(x AS UUID)` and `x::uuid` become
-//! (`sql::uuid_casts`): the text checked and given back in its canonical form.
+//! (`sql::type_casts`): the text checked and given back in its canonical form.
 //!
 //! A UUID travels through DataFusion as its canonical text (lower case, 8-4-4-4-12), whose
 //! order is the order of its bytes; both functions mark their result field with the declared
@@ -21,7 +21,7 @@ use datafusion::prelude::SessionContext;
 use rowdex_codec::{UuidText, parse_uuid};
 
 use crate::error::Error;
-use crate::sql::uuid_casts::TO_UUID_FUNCTION;
+use crate::sql::type_casts::TO_UUID_FUNCTION;
 use crate::values::uuid_field;
 
 /// Registers the UUID functions in `ctx`.

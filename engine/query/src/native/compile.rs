@@ -372,6 +372,9 @@ impl Scope<'_> {
                 Some(())
             }
             Expr::BinaryOp { left, op, right } => {
+                if self.is_json_column(left) || self.is_json_column(right) {
+                    return None;
+                }
                 let op = cmp_op(op)?;
                 let condition = if let Some(column) = self.column(left) {
                     Predicate::Compare {

@@ -452,6 +452,9 @@ impl Condition {
                     BinaryOperator::GtEq => Comparison::GtEq,
                     _ => return None,
                 };
+                if scope.is_json_column(left) || scope.is_json_column(right) {
+                    return None;
+                }
                 Some(Condition::Compare {
                     op,
                     left: Scalar::compile(scope, left)?,

@@ -3,7 +3,7 @@
 //! parameters). What `compile`, `scalar` and `aggregate` read expressions against.
 
 use datafusion::sql::sqlparser::ast::{Expr, Value};
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{Declared, TableDef};
 use rowdex_codec::Datum;
 
 use crate::sql::literals::literal_exact;
@@ -29,6 +29,14 @@ impl<'a> Scope<'a> {
     pub(crate) fn new(table: &'a TableDef, alias: Option<String>) -> Scope<'a> {
         let qualifier = alias.unwrap_or_else(|| table.name.clone());
         Scope { table, qualifier }
+    }
+
+    /// Whether `expr` names a JSON column: JSON compares by its own rules (`jsonb`'s order, a
+    /// literal normalised first), so a comparison of one is left to DataFusion.
+    pub(crate) fn is_json_column(&self, expr: &Expr) -> bool {
+        self.column(expr)
+            .and_then(|column| self.table.columns.get(column))
+            .is_some_and(|column| matches!(column.declared, Some(Declared::Json | Declared::Jsonb)))
     }
 
     /// The visible table column an expression names.

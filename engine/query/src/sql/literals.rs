@@ -111,7 +111,7 @@ pub(crate) fn literal_exact(expr: &Expr) -> Option<Datum> {
                 _ => None,
             }
         }
-        // `'...'::uuid`: DataFusion reads it through `to_uuid` (`sql::uuid_casts`), the same value.
+        // `'...'::uuid`: DataFusion reads it through `to_uuid` (`sql::type_casts`), the same value.
         Expr::Cast {
             expr,
             data_type: SqlType::Uuid,

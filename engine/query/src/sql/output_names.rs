@@ -14,12 +14,13 @@
 
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::sql::sqlparser::ast::{
-    DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString, UnaryOperator, Value,
+    BinaryOperator, DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString,
+    UnaryOperator, Value,
 };
 use std::sync::Arc;
 
 use crate::sql::integer_types::{IntegerColumns, IntegerWidth};
-use crate::sql::uuid_casts::TO_UUID_FUNCTION;
+use crate::sql::type_casts::TO_UUID_FUNCTION;
 use crate::values::DECLARED_TYPE;
 
 /// How sure a name is, as PostgreSQL ranks them: a cast's type name gives way to a stronger
@@ -134,9 +135,46 @@ fn item_type(item: &SelectItem, integers: &IntegerColumns) -> OutputType {
     }
     match expr {
         Expr::Identifier(_) | Expr::CompoundIdentifier(_) => OutputType::AsPlanned,
-        Expr::BinaryOp { .. } | Expr::UnaryOp { .. } => literal_type(expr)
-            .or_else(|| integers.width(expr).and_then(IntegerWidth::declared))
-            .map_or(OutputType::Computed, OutputType::Declared),
+        Expr::BinaryOp { .. } | Expr::UnaryOp { .. } => {
+            match literal_type(expr)
+                .or_else(|| integers.width(expr).and_then(IntegerWidth::declared))
+            {
+                Some(declared) => OutputType::Declared(declared),
+                // The JSON operators' functions say what they give (`functions::json`): `->`
+                // JSON of its operand's kind, `||` and `-` of a jsonb a jsonb, `->>` text; any
+                // other operator's result carries no declared type.
+                None if matches!(expr, Expr::BinaryOp { op, .. } if is_json_operator(op)) => {
+                    OutputType::AsPlanned
+                }
+                None => OutputType::Computed,
+            }
+        }
+        Expr::Cast {
+            data_type: DataType::JSON,
+            ..
+        } => OutputType::Declared("JSON"),
+        Expr::Cast {
+            data_type: DataType::JSONB,
+            ..
+        } => OutputType::Declared("JSONB"),
+        Expr::TypedString(TypedString {
+            data_type: DataType::JSON,
+            ..
+        }) => OutputType::Declared("JSON"),
+        Expr::TypedString(TypedString {
+            data_type: DataType::JSONB,
+            ..
+        }) => OutputType::Declared("JSONB"),
+        Expr::Function(function)
+            if function
+                .name
+                .to_string()
+                .to_lowercase()
+                .trim_start_matches("to_")
+                .starts_with("json") =>
+        {
+            OutputType::AsPlanned
+        }
         // A UUID travels as text: the cast, the literal and the functions that make one say so.
         Expr::Cast {
             data_type: DataType::Uuid,
@@ -162,6 +200,24 @@ fn item_type(item: &SelectItem, integers: &IntegerColumns) -> OutputType {
         } => OutputType::Declared("VARCHAR"),
         _ => literal_type(expr).map_or(OutputType::Computed, OutputType::Declared),
     }
+}
+
+/// Whether `op` is one an operand of JSON may make a JSON function of (`functions::json::operators`).
+fn is_json_operator(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::Arrow
+            | BinaryOperator::LongArrow
+            | BinaryOperator::HashArrow
+            | BinaryOperator::HashLongArrow
+            | BinaryOperator::AtArrow
+            | BinaryOperator::ArrowAt
+            | BinaryOperator::Question
+            | BinaryOperator::QuestionAnd
+            | BinaryOperator::QuestionPipe
+            | BinaryOperator::StringConcat
+            | BinaryOperator::Minus
+    )
 }
 
 /// The declared type of an integer literal fitting 32 bits (`1`, `-5`): INTEGER, as

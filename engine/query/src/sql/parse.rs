@@ -20,7 +20,7 @@ use crate::sql::locking::{check_locking_placement, locking_clause_forms};
 use crate::sql::tokens::{
     FamilyMember, StatementBoundary, copy_option_booleans, empty_in_lists_as_subqueries,
     family_qualified_columns, insert_aliases_as_table_names, needs_postgres_dialect,
-    number_placeholders, split_at_statement_ends, upserts_and_hints,
+    number_placeholders, question_operators, split_at_statement_ends, upserts_and_hints,
 };
 
 /// How deeply expressions may nest.
@@ -242,11 +242,13 @@ fn exceeds_depth(statement: &Statement, limit: usize) -> bool {
 }
 
 fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
-    Tokenizer::new(&GenericDialect {}, sql)
+    let mut tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize_with_location()
         .map_err(|e| Error::Parse {
             message: e.to_string(),
-        })
+        })?;
+    question_operators(&mut tokens);
+    Ok(tokens)
 }
 
 /// Parses one statement with parameters, written `$1`, `$2`, ... or `?` (numbered in order of
@@ -285,8 +287,8 @@ fn parse_tokens(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Err
 
 /// Parses one statement's tokens (none, when they are only whitespace and comments).
 fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
-    // PostgreSQL's dialect parses `CREATE TABLE t (LIKE other)` and ALTER TABLE's USING; the
-    // generic one all else.
+    // PostgreSQL's dialect parses `CREATE TABLE t (LIKE other)`, ALTER TABLE's USING and the
+    // JSON operators' precedence; the generic one all else.
     let dialect: &dyn Dialect = if needs_postgres_dialect(&tokens) {
         &PostgreSqlDialect {}
     } else {
@@ -401,6 +403,22 @@ mod tests {
         );
         assert!(script_statements("SELECT 'open").is_err());
         assert!(script_statements(" ;; -- nothing").map(|s| s.is_empty())?);
+        Ok(())
+    }
+
+    #[test]
+    fn a_question_mark_after_an_operand_is_the_jsonb_operator() -> Result<()> {
+        let (statement, parameters) = parse_with_parameters(
+            "SELECT doc ? 'k', doc ?| '{a,b}', doc ?& ARRAY['a'] FROM t WHERE id = ? AND doc ? ? LIMIT ?",
+        )?;
+        assert_eq!(parameters, 3);
+        let ParsedStatement::Sql { statement, .. } = statement else {
+            panic!("not one SQL statement");
+        };
+        assert_eq!(
+            statement.to_string(),
+            "SELECT doc ? 'k', doc ?| '{a,b}', doc ?& ARRAY['a'] FROM t WHERE id = $1 AND doc ? $2 LIMIT $3"
+        );
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Passes over a script's tokens, before the parser sees them, that make rowdex's extensions
 //! of SQL parse: Phoenix's `UPSERT INTO` and `/*+ ... */` hints (marked per statement),
 //! SQLite's `x IN ()`, `family.column` in CREATE TABLE, PostgreSQL's `INSERT INTO t AS
-//! alias`, and `?` parameters numbered `$n`.
+//! alias`, `?` parameters numbered `$n`, and PostgreSQL's `jsonb` operators `?`, `?|`, `?&`.
 
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
@@ -78,7 +78,26 @@ pub(crate) fn split_at_statement_ends(tokens: Vec<TokenWithSpan>) -> Vec<Vec<Tok
 /// does not: `CREATE TABLE t (LIKE other ...)` (the generic one takes `CREATE TABLE t LIKE
 /// other`) and `ALTER TABLE ... TYPE t USING expr`.
 pub(crate) fn needs_postgres_dialect(tokens: &[TokenWithSpan]) -> bool {
-    is_create_table_like(tokens) || is_alter_using(tokens)
+    is_create_table_like(tokens) || is_alter_using(tokens) || uses_json_operators(tokens)
+}
+
+/// Whether a statement uses the JSON operators, which bind as PostgreSQL binds them
+/// (`doc ->> 'k' IS NULL` tests the member) only under its dialect.
+fn uses_json_operators(tokens: &[TokenWithSpan]) -> bool {
+    tokens.iter().any(|t| {
+        matches!(
+            t.token,
+            Token::Arrow
+                | Token::LongArrow
+                | Token::HashArrow
+                | Token::HashLongArrow
+                | Token::AtArrow
+                | Token::ArrowAt
+                | Token::Question
+                | Token::QuestionPipe
+                | Token::QuestionAnd
+        )
+    })
 }
 
 /// `ALTER TABLE ... USING ...`.
@@ -438,6 +457,83 @@ pub(crate) fn insert_aliases_as_table_names(tokens: &mut [TokenWithSpan]) {
             }
         }
     }
+}
+
+/// `doc ? 'key'`, `doc ?| '{a,b}'`, `doc ?& ARRAY[...]`: PostgreSQL's key-existence operators,
+/// which the tokenizer reads as `?` placeholders. A `?` right after an operand (a name, a
+/// literal, a closing parenthesis) and before a string, a parameter or ARRAY is the operator
+/// `?`; followed at once by `|` or `&`, the operator `?|` or `?&`. A placeholder never stands
+/// there (two operands in a row are no expression), so `?` parameters keep working.
+pub(crate) fn question_operators(tokens: &mut Vec<TokenWithSpan>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_question = matches!(&tokens[i].token, Token::Placeholder(p) if p == "?");
+        let after_operand = is_question
+            && (0..i)
+                .rev()
+                .find(|&p| !matches!(tokens[p].token, Token::Whitespace(_)))
+                .is_some_and(|p| {
+                    matches!(
+                        &tokens[p].token,
+                        Token::Word(w) if w.quote_style.is_some() || !is_clause_keyword(w.keyword)
+                    ) || matches!(
+                        tokens[p].token,
+                        Token::RParen | Token::SingleQuotedString(_) | Token::Number(..)
+                    )
+                });
+        if !after_operand {
+            i += 1;
+            continue;
+        }
+        let joined = match tokens.get(i + 1).map(|t| &t.token) {
+            Some(Token::Pipe) => Some(Token::QuestionPipe),
+            Some(Token::Ampersand) => Some(Token::QuestionAnd),
+            _ => None,
+        };
+        if let Some(joined) = joined {
+            tokens[i].token = joined;
+            tokens.remove(i + 1);
+        } else if significant(tokens, i + 1).is_some_and(|n| {
+            matches!(
+                &tokens[n].token,
+                Token::SingleQuotedString(_) | Token::Placeholder(_)
+            ) || matches!(&tokens[n].token, Token::Word(w) if w.keyword == Keyword::ARRAY)
+        }) {
+            tokens[i].token = Token::Question;
+        }
+        i += 1;
+    }
+}
+
+/// Keywords after which a `?` is a parameter (`LIMIT ?`, `SELECT ?`, `AND ?`), not an
+/// operator on an operand.
+fn is_clause_keyword(keyword: Keyword) -> bool {
+    matches!(
+        keyword,
+        Keyword::SELECT
+            | Keyword::WHERE
+            | Keyword::AND
+            | Keyword::OR
+            | Keyword::NOT
+            | Keyword::LIMIT
+            | Keyword::OFFSET
+            | Keyword::SET
+            | Keyword::VALUES
+            | Keyword::THEN
+            | Keyword::ELSE
+            | Keyword::WHEN
+            | Keyword::CASE
+            | Keyword::BY
+            | Keyword::ON
+            | Keyword::IN
+            | Keyword::IS
+            | Keyword::LIKE
+            | Keyword::BETWEEN
+            | Keyword::RETURNING
+            | Keyword::HAVING
+            | Keyword::AS
+            | Keyword::DEFAULT
+    )
 }
 
 /// Numbers `?` placeholders `$1`, `$2`, ... in order of appearance; returns how many

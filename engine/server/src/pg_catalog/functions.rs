@@ -85,9 +85,6 @@ enum Function {
     /// `quote_literal(value)`: the value's text as a SQL string literal (asyncpg quotes a
     /// `copy_from_query`'s arguments with it).
     QuoteLiteral,
-    /// `json_build_object(key, value, ...)`: an object's JSON text (SQLAlchemy's reflection
-    /// builds identity and collation details with it).
-    JsonObject,
     /// `oid::regnamespace`: a namespace's name.
     NamespaceName,
 }
@@ -145,7 +142,6 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("pg_rowdex_type_name", Function::TypeName, Utf8),
         ("to_regtype", Function::RegtypeOid, Int64),
         ("pg_get_serial_sequence", Function::SerialSequence, Utf8),
-        ("json_build_object", Function::JsonObject, Utf8),
         ("current_setting", Function::CurrentSetting, Utf8),
         ("set_config", Function::SetConfig, Utf8),
         ("quote_literal", Function::QuoteLiteral, Utf8),
@@ -435,16 +431,6 @@ impl ScalarUDFImpl for PgFunction {
                     .into_iter()
                     .map(|value| value.map(|value| quote_literal(&value))),
             ),
-            Function::JsonObject => {
-                let columns: Vec<(Vec<Option<String>>, bool)> = (0..arrays.len())
-                    .map(|i| {
-                        let bare = arrays[i].data_type().is_numeric()
-                            || *arrays[i].data_type() == DataType::Boolean;
-                        texts(i).map(|values| (values, bare))
-                    })
-                    .collect::<DfResult<_>>()?;
-                text_array((0..rows).map(|row| Some(json_object(&columns, row))))
-            }
             Function::TypeName => text_array(
                 ints(0)?
                     .into_iter()
@@ -510,40 +496,6 @@ fn setting_at_start(name: &str) -> Option<String> {
     }
 }
 
-/// Row `row` of key and value columns (each with whether its values are JSON numbers or
-/// booleans, written bare) as a JSON object's text.
-fn json_object(columns: &[(Vec<Option<String>>, bool)], row: usize) -> String {
-    let quoted = |text: &str| {
-        let mut out = String::from("\"");
-        for c in text.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    };
-    let members: Vec<String> = columns
-        .chunks(2)
-        .map(|pair| {
-            let key = pair[0].0[row].as_deref().unwrap_or("");
-            let value = match pair.get(1) {
-                Some((values, bare)) => match values[row].as_deref() {
-                    None => "null".to_string(),
-                    Some(value) if *bare => value.to_string(),
-                    Some(value) => quoted(value),
-                },
-                None => "null".to_string(),
-            };
-            format!("{} : {value}", quoted(key))
-        })
-        .collect();
-    format!("{{{}}}", members.join(", "))
-}
-
 /// Argument `i` as text.
 fn text_arg(arrays: &[ArrayRef], i: usize, rows: usize) -> DfResult<Vec<Option<String>>> {
     let Some(array) = arrays.get(i) else {
@@ -561,25 +513,4 @@ fn downcast<T: 'static>(array: &ArrayRef) -> DfResult<&T> {
         .as_any()
         .downcast_ref::<T>()
         .ok_or_else(|| DataFusionError::Internal("an argument of an unexpected type".into()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_objects_quote_text_and_leave_numbers_bare() {
-        let columns = vec![
-            (vec![Some("name".to_string())], false),
-            (vec![Some("a \"b\"".to_string())], false),
-            (vec![Some("n".to_string())], false),
-            (vec![Some("3".to_string())], true),
-            (vec![Some("none".to_string())], false),
-            (vec![None], false),
-        ];
-        assert_eq!(
-            json_object(&columns, 0),
-            r#"{"name" : "a \"b\"", "n" : 3, "none" : null}"#
-        );
-    }
 }

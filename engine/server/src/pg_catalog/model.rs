@@ -45,7 +45,7 @@ pub struct PgType {
 }
 
 /// The types of pg_type: rowdex's column types and those its results and catalog use.
-pub const TYPES: [PgType; 19] = [
+pub const TYPES: [PgType; 21] = [
     pg_type(16, "bool", 1, "B", false),
     pg_type(17, "bytea", -1, "U", false),
     pg_type(18, "char", 1, "Z", true),
@@ -56,6 +56,7 @@ pub const TYPES: [PgType; 19] = [
     pg_type(23, "int4", 4, "N", false),
     pg_type(25, "text", -1, "S", true),
     pg_type(26, "oid", 4, "N", false),
+    pg_type(114, "json", -1, "U", false),
     pg_type(700, "float4", 4, "N", false),
     pg_type(701, "float8", 8, "N", false),
     pg_type(1042, "bpchar", -1, "S", true),
@@ -65,12 +66,13 @@ pub const TYPES: [PgType; 19] = [
     pg_type(1184, "timestamptz", 8, "D", false),
     pg_type(1700, "numeric", -1, "N", false),
     pg_type(2950, "uuid", 16, "U", false),
+    pg_type(3802, "jsonb", -1, "U", false),
 ];
 
 /// The array types of the base types, as (array OID, element OID): the types of the lists
 /// drivers bind to `= ANY($1)`, which pg_type holds so that a driver introspecting one
 /// (asyncpg) finds it.
-pub const ARRAY_TYPES: [(i64, i64); 18] = [
+pub const ARRAY_TYPES: [(i64, i64); 20] = [
     (1000, 16),
     (1001, 17),
     (1002, 18),
@@ -80,6 +82,7 @@ pub const ARRAY_TYPES: [(i64, i64); 18] = [
     (1007, 23),
     (1009, 25),
     (1028, 26),
+    (199, 114),
     (1021, 700),
     (1022, 701),
     (1014, 1042),
@@ -89,6 +92,7 @@ pub const ARRAY_TYPES: [(i64, i64); 18] = [
     (1185, 1184),
     (1231, 1700),
     (2951, 2950),
+    (3807, 3802),
 ];
 
 /// The array type of base type `oid`, if pg_type has one.
@@ -125,6 +129,8 @@ pub fn column_type(column: &ColumnDef) -> (i64, i64) {
         (Some(Declared::Real), _) => (700, -1),
         (Some(Declared::Char), DataType::Text { max_len }) => (1042, length(max_len)),
         (Some(Declared::Varchar), DataType::Text { max_len }) => (1043, length(max_len)),
+        (Some(Declared::Json), _) => (114, -1),
+        (Some(Declared::Jsonb), _) => (3802, -1),
         (_, data_type) => stored_type(&data_type),
     }
 }
@@ -219,6 +225,8 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         1114 => "timestamp without time zone".to_string(),
         1184 => "timestamp with time zone".to_string(),
         2950 => "uuid".to_string(),
+        114 => "json".to_string(),
+        3802 => "jsonb".to_string(),
         1700 => match modifier {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".to_string(),

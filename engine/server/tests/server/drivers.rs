@@ -351,6 +351,13 @@ async fn declared_types_as_postgresql() {
     scenario("types_scenario.py").await;
 }
 
+/// JSON and JSONB through psycopg's adapters, asyncpg's codecs, SQLAlchemy's JSONB type and
+/// COPY, with the operators and functions applications write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_as_postgresql() {
+    scenario("json_scenario.py").await;
+}
+
 /// Foreign keys through SQLAlchemy's models and reflection and psycopg's statements.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_keys_as_postgresql() {

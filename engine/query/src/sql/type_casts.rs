@@ -1,10 +1,12 @@
-//! Casts to UUID, which DataFusion's planner does not know: `CAST(x AS UUID)`, `x::uuid` and
-//! the typed literal `UUID '...'` become `to_uuid(x)` (`df::uuid_functions`), which checks the
-//! text and gives its canonical form, as PostgreSQL's `uuid_in` reads it.
+//! Casts to the types DataFusion's planner does not know, UUID, JSON and JSONB: `CAST(x AS
+//! UUID)`, `x::uuid` and the typed literal `UUID '...'` become `to_uuid(x)`
+//! (`functions::uuid`), which checks the text and gives its canonical form, as PostgreSQL's
+//! `uuid_in` reads it; `x::json` becomes `json_in(x)` and `x::jsonb` `jsonb_in(x)`
+//! (`functions::json`).
 //!
 //! A VALUES list wants each column typed alike in every row (DataFusion compares the fields'
-//! metadata, where a uuid's type travels): where one row casts a column to UUID, the other
-//! rows' values of that column are cast too, as PostgreSQL resolves the column's type.
+//! metadata, where these types travel): where one row casts a column to such a type, the
+//! other rows' values of that column are cast too, as PostgreSQL resolves the column's type.
 
 use std::ops::ControlFlow;
 
@@ -16,30 +18,52 @@ use datafusion::sql::sqlparser::ast::{
 
 /// The function a cast to UUID is rewritten to.
 pub(crate) const TO_UUID_FUNCTION: &str = "to_uuid";
+/// The function a cast to JSON is rewritten to.
+pub(crate) const JSON_IN_FUNCTION: &str = "json_in";
+/// The function a cast to JSONB is rewritten to.
+pub(crate) const JSONB_IN_FUNCTION: &str = "jsonb_in";
 
-/// Rewrites every cast to UUID in `statement` (or a lone expression) into a call of
-/// [`TO_UUID_FUNCTION`].
+/// The function a cast to `data_type` is rewritten to, for the types this module handles.
+fn cast_function(data_type: &SqlType) -> Option<&'static str> {
+    match data_type {
+        SqlType::Uuid => Some(TO_UUID_FUNCTION),
+        SqlType::JSON => Some(JSON_IN_FUNCTION),
+        SqlType::JSONB => Some(JSONB_IN_FUNCTION),
+        _ => None,
+    }
+}
+
+/// The function `expr` casts with, where it is a cast (or typed literal) of such a type.
+fn cast_of(expr: &Expr) -> Option<&'static str> {
+    match expr {
+        Expr::Cast { data_type, .. } => cast_function(data_type),
+        Expr::TypedString(typed) => cast_function(&typed.data_type),
+        _ => None,
+    }
+}
+
+/// Rewrites every cast to UUID, JSON or JSONB in `statement` (or a lone expression) into a
+/// call of its function.
 pub(crate) fn casts_as_calls<V: VisitMut>(statement: &mut V) {
     let _ = statement.visit(&mut ValuesColumns);
     let _ = visit_expressions_mut(statement, |expr| {
-        let operand = match expr {
-            Expr::Cast {
-                expr: operand,
-                data_type: SqlType::Uuid,
-                ..
-            } => std::mem::replace(operand.as_mut(), Expr::value(null())),
-            Expr::TypedString(typed) if typed.data_type == SqlType::Uuid => {
-                Expr::Value(typed.value.clone())
-            }
-            _ => return ControlFlow::<()>::Continue(()),
+        let Some(function) = cast_of(expr) else {
+            return ControlFlow::<()>::Continue(());
         };
-        *expr = to_uuid_call(operand);
+        let operand = match expr {
+            Expr::Cast { expr: operand, .. } => {
+                std::mem::replace(operand.as_mut(), Expr::value(null()))
+            }
+            Expr::TypedString(typed) => Expr::Value(typed.value.clone()),
+            _ => return ControlFlow::Continue(()),
+        };
+        *expr = call(function, operand);
         ControlFlow::Continue(())
     });
 }
 
-/// Casts every value of a VALUES column to UUID where some row of it is cast (see the module
-/// docs); runs before the casts become calls.
+/// Casts every value of a VALUES column where some row of it is cast (see the module docs);
+/// runs before the casts become calls.
 struct ValuesColumns;
 
 impl VisitorMut for ValuesColumns {
@@ -51,28 +75,19 @@ impl VisitorMut for ValuesColumns {
         };
         let width = values.rows.iter().map(|row| row.len()).max().unwrap_or(0);
         for column in 0..width {
-            let cast = |expr: &Expr| {
-                matches!(
-                    expr,
-                    Expr::Cast {
-                        data_type: SqlType::Uuid,
-                        ..
-                    }
-                ) || matches!(expr, Expr::TypedString(typed) if typed.data_type == SqlType::Uuid)
-            };
-            if !values
+            let Some(function) = values
                 .rows
                 .iter()
-                .any(|row| row.get(column).is_some_and(cast))
-            {
+                .find_map(|row| row.get(column).and_then(cast_of))
+            else {
                 continue;
-            }
+            };
             for row in &mut values.rows {
                 if let Some(expr) = row.get_mut(column)
-                    && !cast(expr)
+                    && cast_of(expr).is_none()
                 {
                     let value = std::mem::replace(expr, Expr::value(null()));
-                    *expr = to_uuid_call(value);
+                    *expr = call(function, value);
                 }
             }
         }
@@ -84,9 +99,9 @@ fn null() -> datafusion::sql::sqlparser::ast::Value {
     datafusion::sql::sqlparser::ast::Value::Null
 }
 
-fn to_uuid_call(operand: Expr) -> Expr {
+fn call(function: &str, operand: Expr) -> Expr {
     Expr::Function(Function {
-        name: ObjectName::from(vec![Ident::new(TO_UUID_FUNCTION)]),
+        name: ObjectName::from(vec![Ident::new(function)]),
         uses_odbc_syntax: false,
         parameters: FunctionArguments::None,
         args: FunctionArguments::List(FunctionArgumentList {
@@ -118,6 +133,14 @@ mod tests {
         assert_eq!(
             rewritten("SELECT CAST(a AS UUID), 'x'::uuid, UUID 'y', a::text FROM t"),
             "SELECT to_uuid(a), to_uuid('x'), to_uuid('y'), a::TEXT FROM t"
+        );
+    }
+
+    #[test]
+    fn json_casts_are_calls() {
+        assert_eq!(
+            rewritten("SELECT CAST(a AS JSON), '{}'::jsonb, JSONB '[1]' FROM t"),
+            "SELECT json_in(a), jsonb_in('{}'), jsonb_in('[1]') FROM t"
         );
     }
 
