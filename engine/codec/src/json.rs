@@ -11,10 +11,12 @@ mod error;
 mod jsonb;
 mod number;
 mod parse;
+mod sort_key;
 mod string;
 
 pub use error::{JsonError, MAX_JSON_DEPTH};
 pub use jsonb::Jsonb;
 pub use number::{canonical_number, compare_numbers};
 pub use parse::{JsonNode, Spanned, parse_json, resolve_index};
+pub use sort_key::sort_key;
 pub use string::write_json_string;

@@ -4,6 +4,7 @@
 //! `Datum::key_cmp`, decoding inverts encoding, text prefixes select exactly
 //! the matching keys, and no input makes a decoder panic.
 
+mod json;
 mod strategies;
 
 use std::cmp::Ordering;

@@ -13,6 +13,8 @@
 //!   keep it while that holds.
 //! - `uuid_literals::UuidLiterals`, next: not a workaround but rowdex's own. A UUID travels as
 //!   its text, so a text literal compared with one is read as a UUID (canonical, or 22P02).
+//! - `jsonb_order::JsonbOrder`, next: rowdex's own. A jsonb travels as its text, so ORDER BY
+//!   one sorts by `jsonb_sort_key`, bytes in jsonb's order.
 //! - `predicate_subquery::GuardedPredicateSubquery`, in place of
 //!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
 //!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
@@ -35,6 +37,7 @@ pub(crate) mod exact_decimal_literals;
 pub(crate) mod filter_projection;
 pub(crate) mod in_list_folding;
 pub(crate) mod join_ordering;
+pub(crate) mod jsonb_order;
 pub(crate) mod lookup_joins;
 pub(crate) mod predicate_subquery;
 pub(crate) mod uuid_literals;
@@ -50,6 +53,7 @@ use crate::df::rules::exact_decimal_literals::ExactDecimalLiterals;
 use crate::df::rules::filter_projection::SplitFilterProjection;
 use crate::df::rules::in_list_folding::GuardInListFolding;
 use crate::df::rules::join_ordering::ForgetBuildOrdering;
+use crate::df::rules::jsonb_order::JsonbOrder;
 use crate::df::rules::lookup_joins::ChooseLookupJoins;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
 use crate::df::rules::uuid_literals::UuidLiterals;
@@ -106,8 +110,8 @@ impl std::fmt::Debug for OptimizerRules {
 }
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
-/// `decorrelate_predicate_subquery`, and `GuardInListFolding`, `ExactDecimalLiterals` then
-/// `UuidLiterals` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
+/// `decorrelate_predicate_subquery`, and `GuardInListFolding`, `ExactDecimalLiterals`,
+/// `UuidLiterals` then `JsonbOrder` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
 /// DataFusion has no `decorrelate_predicate_subquery`.
 pub fn logical_optimizer_rules() -> Result<Vec<LogicalRule>> {
     logical_rules_from(Optimizer::new().rules)
@@ -125,7 +129,8 @@ fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
     let guard: LogicalRule = Arc::new(GuardInListFolding);
     let exact: LogicalRule = Arc::new(ExactDecimalLiterals);
     let uuids: LogicalRule = Arc::new(UuidLiterals);
-    Ok([guard, exact, uuids]
+    let jsonb: LogicalRule = Arc::new(JsonbOrder::default());
+    Ok([guard, exact, uuids, jsonb]
         .into_iter()
         .chain(upstream.into_iter().map(|rule| {
             if rule.name() == REPLACED_LOGICAL_RULE {
@@ -186,16 +191,17 @@ mod tests {
     #[test]
     fn every_rule_rowdex_replaces_or_precedes_is_in_this_datafusion() -> Result<()> {
         let logical = names(&logical_optimizer_rules()?, |r| r.name());
-        // The two guards and the UUID literals first, then DataFusion's list with the
+        // The two guards, the UUID literals and the jsonb order first, then DataFusion's list with the
         // replacement (which keeps the replaced rule's name) in its place.
         assert_eq!(
             logical.len(),
-            Optimizer::new().rules.len() + 3,
+            Optimizer::new().rules.len() + 4,
             "{logical:?}"
         );
         assert_eq!(logical[0], GuardInListFolding.name());
         assert_eq!(logical[1], ExactDecimalLiterals.name());
         assert_eq!(logical[2], UuidLiterals.name());
+        assert_eq!(logical[3], JsonbOrder::default().name());
         let physical = names(&physical_optimizer_rules()?, |r| r.name());
         let join_selection = physical.iter().position(|n| n == AFTER_JOIN_SELECTION);
         let lookups = physical.iter().position(|n| n == ChooseLookupJoins.name());

@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Distinct, Expr, GroupByExpr, LimitClause, ObjectNamePart, OrderByKind, Query,
     Select, SelectFlavor, SelectItem, SetExpr, TableFactor, Value,
 };
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::{DataType, Declared, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
@@ -131,6 +131,14 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     let mut order = Vec::new();
     for (expr, descending) in order_items(query)? {
         let column = order_target(&names, &columns, expr, |e| scope.column(e))?;
+        // A jsonb sorts by its own order, not its text's (`df::rules::jsonb_order`).
+        if table
+            .columns
+            .get(column)
+            .is_some_and(|c| c.declared == Some(Declared::Jsonb))
+        {
+            return None;
+        }
         order.push(OrderItem { column, descending });
     }
     let (limit, offset) = limit_offset(query)?;

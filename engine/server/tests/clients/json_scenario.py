@@ -13,6 +13,7 @@ line (see transcript.py). Topics, in the order they run:
   oids the drivers are told;
 - operators: `->`, `->>`, `#>`, `#>>` on both types, `@>`, `<@`, `?`, `?|`, `?&`, `||`, `-`,
   in the select list, in WHERE (with parameters) and in GROUP BY; comparisons with a literal;
+  ORDER BY a jsonb (jsonb's order, not its text's);
 - functions: jsonb_build_object/array, json_build_object/array, to_jsonb/to_json of each scalar
   type, jsonb_extract_path(_text), jsonb_set, jsonb_typeof, jsonb_array_length,
   jsonb_strip_nulls, json_agg/jsonb_agg, json_object_agg/jsonb_object_agg, an UPDATE with
@@ -153,6 +154,7 @@ def operators(conn, t):
         ("group_by_member", "SELECT payload -> 'user' ->> 'name' AS name, count(*) FROM js_events "
          "GROUP BY 1 ORDER BY 2, 1 NULLS LAST"),
         ("equal_literal", "SELECT id FROM js_events WHERE payload = '{\"a\":1,   \"b\":2}'"),
+        ("order_by_jsonb", "SELECT id, payload FROM js_events ORDER BY payload, id"),
         ("compare_literal", "SELECT id, payload > '[]', payload < '{}' FROM js_events WHERE id <= 4 ORDER BY id"),
     ]
     for name, sql in calls:

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, BooleanBuilder, Int32Builder, StringBuilder};
+use datafusion::arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Int32Builder, StringBuilder,
+};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::ScalarValue;
 use datafusion::error::Result as DfResult;
@@ -12,7 +14,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     TypeSignature, Volatility,
 };
-use rowdex_codec::json::{JsonError, Jsonb, Spanned, parse_json};
+use rowdex_codec::json::{JsonError, Jsonb, Spanned, parse_json, sort_key};
 
 use super::convert::{json_text, key_text, path_steps};
 use super::kind::JsonKind;
@@ -65,7 +67,13 @@ pub(crate) enum JsonOp {
     BuildArray(JsonKind),
     /// `jsonb_strip_nulls`: objects without their null members.
     StripNulls,
+    /// `jsonb_sort_key`: bytes that sort as the values compare (what ORDER BY of a jsonb
+    /// sorts by, `df::rules::jsonb_order`).
+    SortKey,
 }
+
+/// The function ORDER BY of a jsonb sorts by.
+pub(crate) const JSONB_SORT_KEY_FUNCTION: &str = "jsonb_sort_key";
 
 /// One JSON function: `op` under `name`.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -75,6 +83,16 @@ pub(crate) struct JsonFunction {
     /// The kind of JSON the function gives where its operand does not say (its name's).
     kind: JsonKind,
     signature: Signature,
+}
+
+/// `jsonb_sort_key`, for the rule that sorts jsonb by it (`df::rules::jsonb_order`).
+pub(crate) fn jsonb_sort_key_function() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(JsonFunction {
+        name: JSONB_SORT_KEY_FUNCTION,
+        op: JsonOp::SortKey,
+        kind: JsonKind::Jsonb,
+        signature: Signature::any(1, Volatility::Immutable),
+    }))
 }
 
 /// Every JSON function, under each of its names.
@@ -122,6 +140,7 @@ pub(crate) fn json_functions() -> Vec<Arc<ScalarUDF>> {
         ("jsonb_build_array", BuildArray(B), B, variadic()),
         ("json_strip_nulls", StripNulls, Json, fixed(1)),
         ("jsonb_strip_nulls", StripNulls, B, fixed(1)),
+        (JSONB_SORT_KEY_FUNCTION, SortKey, B, fixed(1)),
     ];
     all.push((
         "jsonb_set",
@@ -155,6 +174,7 @@ pub(crate) fn json_functions() -> Vec<Arc<ScalarUDF>> {
 
 /// What one row of a function gives.
 enum Out {
+    Bytes(Option<Vec<u8>>),
     Text(Option<String>),
     Bool(Option<bool>),
     Int(Option<i32>),
@@ -181,6 +201,7 @@ impl JsonFunction {
             | JsonOp::ExistsAny
             | JsonOp::ExistsAll => DataType::Boolean,
             JsonOp::Compare | JsonOp::ArrayLength => DataType::Int32,
+            JsonOp::SortKey => DataType::Binary,
             _ => DataType::Utf8,
         }
     }
@@ -201,6 +222,7 @@ impl JsonFunction {
                 | JsonOp::ExistsAll
                 | JsonOp::Compare
                 | JsonOp::ArrayLength
+                | JsonOp::SortKey
         )
     }
 
@@ -209,6 +231,7 @@ impl JsonFunction {
         let builder = matches!(self.op, JsonOp::BuildObject(_) | JsonOp::BuildArray(_));
         if !builder && args.iter().any(ScalarValue::is_null) {
             return Ok(match self.result_type() {
+                DataType::Binary => Out::Bytes(None),
                 DataType::Boolean => Out::Bool(None),
                 DataType::Int32 => Out::Int(None),
                 _ => Out::Text(None),
@@ -340,6 +363,7 @@ impl JsonFunction {
                 }))
             }
             JsonOp::StripNulls => Out::Text(Some(strip_nulls(&jsonb(0)?).to_text())),
+            JsonOp::SortKey => Out::Bytes(Some(sort_key(&jsonb(0)?))),
         })
     }
 
@@ -487,6 +511,7 @@ impl ScalarUDFImpl for JsonFunction {
             .iter()
             .map(|arg| arg.to_array(rows))
             .collect::<DfResult<Vec<ArrayRef>>>()?;
+        let mut bytes = BinaryBuilder::new();
         let mut text = StringBuilder::new();
         let mut bools = BooleanBuilder::new();
         let mut ints = Int32Builder::new();
@@ -496,12 +521,14 @@ impl ScalarUDFImpl for JsonFunction {
                 .map(|array| ScalarValue::try_from_array(array, row))
                 .collect::<DfResult<Vec<_>>>()?;
             match self.row(&values, &args.arg_fields)? {
+                Out::Bytes(v) => bytes.append_option(v),
                 Out::Text(v) => text.append_option(v),
                 Out::Bool(v) => bools.append_option(v),
                 Out::Int(v) => ints.append_option(v),
             }
         }
         let out: ArrayRef = match self.result_type() {
+            DataType::Binary => Arc::new(bytes.finish()),
             DataType::Boolean => Arc::new(bools.finish()),
             DataType::Int32 => Arc::new(ints.finish()),
             _ => Arc::new(text.finish()),
