@@ -37,30 +37,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import asyncpg  # noqa: E402
-import psycopg  # noqa: E402
 from psycopg.types.json import Json, Jsonb  # noqa: E402
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, inspect, select  # noqa: E402
 from sqlalchemy.dialects.postgresql import JSONB  # noqa: E402
 
-from transcript import normalise, run, sqlstate_of  # noqa: E402
+from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
 TABLES = ["js_events", "js_orm"]
 
 
-def connect(args):
-    return psycopg.connect(
-        host=args.host, port=args.port, user=args.user, dbname=args.dbname, autocommit=True
-    )
-
-
-def query(conn, sql, params=None, binary=None):
-    cur = conn.cursor()
-    cur.execute(sql, params, binary=binary)
-    return {
-        "rows": cur.fetchall() if cur.description else None,
-        "description": [(d.name, d.type_code) for d in cur.description or []],
-        "rowcount": cur.rowcount,
-    }
+query = statement_result
 
 
 def rows(conn, sql, params=None, binary=None):
@@ -250,15 +236,7 @@ def errors(conn, t):
 async def asyncpg_json(args, t):
     conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
     try:
-        async def record(name, fn):
-            try:
-                value = await fn()
-            except Exception as error:  # noqa: BLE001 - every error is part of the transcript
-                t.record(name, error=sqlstate_of(error) or type(error).__name__)
-                print(f"[{t.peer}] {name}: {error}", file=sys.stderr, flush=True)
-                return None
-            t.record(name, value=normalise(value))
-            return value
+        record = t.step_async
 
         await record("asyncpg_fetch", lambda: conn.fetch("SELECT id, payload, raw FROM js_events WHERE id IN (1, 4) ORDER BY id"))
         await record(
@@ -323,7 +301,7 @@ def sqlalchemy_json(args, t):
 
 
 def main(args, t):
-    conn = t.step("connect", lambda: connect(args))
+    conn = t.step("connect", lambda: psycopg_connect(args))
     if conn is None:
         return
     with conn:

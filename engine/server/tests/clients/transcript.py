@@ -89,12 +89,45 @@ class Transcript:
         self.record(name, value=normalise(value))
         return value
 
+    async def step_async(self, name, fn):
+        """`step` for a coroutine function (an asyncpg call)."""
+        try:
+            value = await fn()
+        except Exception as error:  # noqa: BLE001 - every error is part of the transcript
+            code = sqlstate_of(error)
+            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+            print(f"[{self.peer}] {name}: {detail}", file=sys.stderr, flush=True)
+            self.record(name, error=code or type(error).__name__)
+            return None
+        self.record(name, value=normalise(value))
+        return value
+
     def check(self, name, condition, detail=""):
         """A fact the scenario asserts on its own (true on both peers, or the run fails)."""
         if not condition:
             self.failures += 1
             print(f"[{self.peer}] check failed: {name} {detail}", file=sys.stderr, flush=True)
         self.record(name, check=bool(condition))
+
+
+def psycopg_connect(args):
+    """A psycopg 3 connection to the peer, in autocommit."""
+    import psycopg
+
+    return psycopg.connect(
+        host=args.host, port=args.port, user=args.user, dbname=args.dbname, autocommit=True
+    )
+
+
+def statement_result(conn, sql, params=None, binary=None):
+    """What a psycopg statement gave: its rows, its columns' names and type OIDs, its row count."""
+    cur = conn.cursor()
+    cur.execute(sql, params, binary=binary)
+    return {
+        "rows": cur.fetchall() if cur.description else None,
+        "description": [(d.name, d.type_code) for d in cur.description or []],
+        "rowcount": cur.rowcount,
+    }
 
 
 def run(main):

@@ -27,9 +27,8 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import asyncpg  # noqa: E402
-import psycopg  # noqa: E402
 
-from transcript import run, normalise, sqlstate_of  # noqa: E402
+from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
 TABLES = ["ty_files", "ty_defaults"]
 
@@ -40,20 +39,7 @@ FIXED = [
 ]
 
 
-def connect(args):
-    return psycopg.connect(
-        host=args.host, port=args.port, user=args.user, dbname=args.dbname, autocommit=True
-    )
-
-
-def query(conn, sql, params=None, binary=None):
-    cur = conn.cursor()
-    cur.execute(sql, params, binary=binary)
-    return {
-        "rows": cur.fetchall() if cur.description else None,
-        "description": [(d.name, d.type_code) for d in cur.description or []],
-        "rowcount": cur.rowcount,
-    }
+query = statement_result
 
 
 def uuid_schema(conn, t):
@@ -283,15 +269,7 @@ def functions(conn, t):
 async def asyncpg_uuids(args, t):
     conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
     try:
-        async def record(name, fn):
-            try:
-                value = await fn()
-            except Exception as error:  # noqa: BLE001 - every error is part of the transcript
-                t.record(name, error=sqlstate_of(error) or type(error).__name__)
-                print(f"[{t.peer}] {name}: {error}", file=sys.stderr, flush=True)
-                return None
-            t.record(name, value=normalise(value))
-            return value
+        record = t.step_async
 
         await record(
             "asyncpg_fetch_by_key",
@@ -326,7 +304,7 @@ async def asyncpg_uuids(args, t):
 
 
 def main(args, t):
-    conn = t.step("connect", lambda: connect(args))
+    conn = t.step("connect", lambda: psycopg_connect(args))
     if conn is None:
         return
     with conn:
