@@ -120,7 +120,7 @@ impl Accumulator for JsonAccumulator {
                     .into());
                 }
                 let mut member = String::new();
-                write_json_string(&mut member, &key_text(&key, &self.fields[0])?);
+                write_json_string(&mut member, &key_text(&key)?);
                 member.push_str(" : ");
                 member.push_str(&json_text(&value_at(1)?, &self.fields[1])?);
                 self.push(member);

@@ -88,7 +88,7 @@ pub(crate) fn json_text(value: &ScalarValue, field: &Field) -> DfResult<String> 
 
 /// `value`'s text where it stands for a key, a path step or text to read: a string as it
 /// is, anything else as its SQL text.
-pub(crate) fn key_text(value: &ScalarValue, _field: &Field) -> DfResult<String> {
+pub(crate) fn key_text(value: &ScalarValue) -> DfResult<String> {
     if let Some(Some(text)) = value.try_as_str() {
         return Ok(text.to_string());
     }
@@ -112,7 +112,7 @@ pub(crate) fn path_steps(value: &ScalarValue) -> DfResult<Vec<String>> {
             })
             .collect();
     }
-    let text = key_text(value, &Field::new("path", DataType::Utf8, true))?;
+    let text = key_text(value)?;
     let Some(elements) = array_elements(&text) else {
         return Err(Error::InvalidTextRepresentation {
             type_name: "text[]",

@@ -237,7 +237,7 @@ impl JsonFunction {
                 _ => Out::Text(None),
             });
         }
-        let text = |i: usize| -> DfResult<String> { key_text(&args[i], &fields[i]) };
+        let text = |i: usize| -> DfResult<String> { key_text(&args[i]) };
         // An operand of a JSON operator or function is JSON: a JSON value, or text read as
         // one (a literal is of no type until it meets the operator).
         let jsonb =
@@ -253,12 +253,9 @@ impl JsonFunction {
                 Jsonb::parse(&text(0)?).map_err(Error::from)?.to_text(),
             )),
             JsonOp::Get | JsonOp::GetText => {
-                let step = match &args[1] {
-                    ScalarValue::Int8(Some(_))
-                    | ScalarValue::Int16(Some(_))
-                    | ScalarValue::Int32(Some(_))
-                    | ScalarValue::Int64(Some(_)) => Step::Index(integer(&args[1])),
-                    other => Step::Key(key_text(other, &fields[1])?),
+                let step = match integer_value(&args[1]) {
+                    Some(index) => Step::Index(index),
+                    None => Step::Key(text(1)?),
                 };
                 let as_text = self.op == JsonOp::GetText;
                 Out::Text(select(&text(0)?, operand_kind, &[step], as_text)?)
@@ -294,16 +291,15 @@ impl JsonFunction {
             JsonOp::Concat => Out::Text(Some(jsonb(0)?.concat(&jsonb(1)?).to_text())),
             JsonOp::Delete => {
                 let value = jsonb(0)?;
-                let rest = match (&value, &args[1]) {
-                    (Jsonb::Array(items), index) if integer_value(index).is_some() => {
-                        let at = rowdex_codec::json::resolve_index(integer(index), items.len());
+                let rest = match (&value, integer_value(&args[1])) {
+                    (Jsonb::Array(items), Some(index)) => {
                         let mut items = items.clone();
-                        if let Some(at) = at {
+                        if let Some(at) = rowdex_codec::json::resolve_index(index, items.len()) {
                             items.remove(at);
                         }
                         Jsonb::Array(items)
                     }
-                    (_, key) => value.without_key(&key_text(key, &fields[1])?),
+                    _ => value.without_key(&text(1)?),
                 };
                 Out::Text(Some(rest.to_text()))
             }
@@ -390,7 +386,7 @@ impl JsonFunction {
                 .into());
             }
             let mut key = String::new();
-            rowdex_codec::json::write_json_string(&mut key, &key_text(&args[pair], &fields[pair])?);
+            rowdex_codec::json::write_json_string(&mut key, &key_text(&args[pair])?);
             members.push(format!(
                 "{key} : {}",
                 json_text(&args[pair + 1], &fields[pair + 1])?
@@ -477,10 +473,6 @@ fn integer_value(value: &ScalarValue) -> Option<i64> {
         ScalarValue::Int64(Some(v)) => Some(*v),
         _ => None,
     }
-}
-
-fn integer(value: &ScalarValue) -> i64 {
-    integer_value(value).unwrap_or(0)
 }
 
 impl ScalarUDFImpl for JsonFunction {
