@@ -400,6 +400,10 @@ impl Scope<'_> {
                 out.push(condition);
                 Some(())
             }
+            // A JSON column's literals are normalised by DataFusion (`df::rules::uuid_literals`).
+            Expr::Between { expr, .. } | Expr::InList { expr, .. } if self.is_json_column(expr) => {
+                None
+            }
             Expr::Between {
                 expr,
                 negated: false,

@@ -8,6 +8,11 @@
 //! text, and fails the statement with `Error::InvalidTextRepresentation` for one that is no
 //! UUID. Not a DataFusion bug: DataFusion has no UUID type; rowdex keeps this rule as long as
 //! UUIDs travel as text.
+//!
+//! A `jsonb` travels as its normalised text the same way, so a text literal compared with one
+//! is normalised here too (22P02 for text that is no JSON): `doc IN ('{"b":1,"a":2}')` finds
+//! the row stored as `{"a": 2, "b": 1}`. (`=`, `<>` and the ordering comparisons of a jsonb
+//! are already planned by `functions::json::operators`; this covers IN lists and BETWEEN.)
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, ScalarValue};
@@ -16,10 +21,11 @@ use datafusion::logical_expr::expr::{Between, InList};
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use rowdex_codec::json::Jsonb;
 use rowdex_codec::{UuidText, parse_uuid};
 
 use crate::error::Error;
-use crate::values::is_uuid_field;
+use crate::values::{declared_type_of, is_uuid_field};
 
 #[derive(Debug, Default)]
 pub struct UuidLiterals;
@@ -43,15 +49,16 @@ impl OptimizerRule for UuidLiterals {
         _config: &dyn OptimizerConfig,
     ) -> DfResult<Transformed<LogicalPlan>> {
         // The expressions of a node read its inputs' columns; a node none of whose inputs has
-        // a UUID column (most of them) is left as it is without a look at its expressions.
-        let any_uuid = plan.inputs().iter().any(|input| {
+        // a UUID or jsonb column (most of them) is left as it is without a look at its
+        // expressions.
+        let any_text_form = plan.inputs().iter().any(|input| {
             input
                 .schema()
                 .fields()
                 .iter()
-                .any(|field| is_uuid_field(field))
+                .any(|field| is_uuid_field(field) || declared_type_of(field) == Some("JSONB"))
         });
-        if !any_uuid {
+        if !any_text_form {
             return Ok(Transformed::no(plan));
         }
         let mut inputs = plan.inputs().into_iter();
@@ -66,15 +73,28 @@ impl OptimizerRule for UuidLiterals {
     }
 }
 
-/// Whether `expr` has the declared type UUID over `schema`.
-fn is_uuid(expr: &Expr, schema: &DFSchema) -> bool {
-    expr.to_field(schema)
-        .is_ok_and(|(_, field)| is_uuid_field(&field))
+/// A type whose values travel as a canonical text, which a text literal is read into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextForm {
+    Uuid,
+    Jsonb,
 }
 
-/// The canonical text of a text literal read as a UUID; None for an expression that is no
-/// text literal (left as it is); an error for text that is no UUID.
-fn canonical(expr: &Expr) -> DfResult<Option<Expr>> {
+/// The canonical-text type `expr` has over `schema`, if any.
+fn text_form(expr: &Expr, schema: &DFSchema) -> Option<TextForm> {
+    let (_, field) = expr.to_field(schema).ok()?;
+    if is_uuid_field(&field) {
+        Some(TextForm::Uuid)
+    } else if declared_type_of(&field) == Some("JSONB") {
+        Some(TextForm::Jsonb)
+    } else {
+        None
+    }
+}
+
+/// The canonical text of a text literal read as `form`; None for an expression that is no
+/// text literal (left as it is); an error for text that is no such value.
+fn canonical(expr: &Expr, form: TextForm) -> DfResult<Option<Expr>> {
     let Expr::Literal(value, metadata) = expr else {
         return Ok(None);
     };
@@ -84,17 +104,23 @@ fn canonical(expr: &Expr) -> DfResult<Option<Expr>> {
         | ScalarValue::LargeUtf8(Some(text)) => text,
         _ => return Ok(None),
     };
-    match parse_uuid(text) {
-        Some(uuid) => Ok(Some(Expr::Literal(
-            ScalarValue::Utf8(Some(UuidText::new(&uuid).as_str().to_string())),
-            metadata.clone(),
-        ))),
-        None => Err(Error::InvalidTextRepresentation {
-            type_name: "uuid",
-            value: text.clone(),
-        }
-        .into()),
-    }
+    let canonical = match form {
+        TextForm::Uuid => match parse_uuid(text) {
+            Some(uuid) => UuidText::new(&uuid).as_str().to_string(),
+            None => {
+                return Err(Error::InvalidTextRepresentation {
+                    type_name: "uuid",
+                    value: text.clone(),
+                }
+                .into());
+            }
+        },
+        TextForm::Jsonb => Jsonb::parse(text).map_err(Error::from)?.to_text(),
+    };
+    Ok(Some(Expr::Literal(
+        ScalarValue::Utf8(Some(canonical)),
+        metadata.clone(),
+    )))
 }
 
 /// `expr` with its text literals read as UUIDs where it compares them with a UUID.
@@ -113,8 +139,8 @@ fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                     | Operator::IsNotDistinctFrom
             ) =>
         {
-            let (left, right) = if is_uuid(&left, schema) {
-                match canonical(&right)? {
+            let (left, right) = if let Some(form) = text_form(&left, schema) {
+                match canonical(&right, form)? {
                     Some(literal) => (left, Box::new(literal)),
                     None => {
                         return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
@@ -124,8 +150,8 @@ fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                         })));
                     }
                 }
-            } else if is_uuid(&right, schema) {
-                match canonical(&left)? {
+            } else if let Some(form) = text_form(&right, schema) {
+                match canonical(&left, form)? {
                     Some(literal) => (Box::new(literal), right),
                     None => {
                         return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
@@ -152,10 +178,14 @@ fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             expr: tested,
             list,
             negated,
-        }) if is_uuid(&tested, schema) => {
+        }) if text_form(&tested, schema).is_some() => {
+            let form = text_form(&tested, schema);
             let list = list
                 .into_iter()
-                .map(|item| Ok(canonical(&item)?.unwrap_or(item)))
+                .map(|item| match form {
+                    Some(form) => Ok(canonical(&item, form)?.unwrap_or(item)),
+                    None => Ok(item),
+                })
                 .collect::<DfResult<Vec<_>>>()?;
             Ok(Transformed::yes(Expr::InList(InList {
                 expr: tested,
@@ -168,9 +198,15 @@ fn uuid_literals(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             negated,
             low,
             high,
-        }) if is_uuid(&tested, schema) => {
-            let low = Box::new(canonical(&low)?.unwrap_or(*low));
-            let high = Box::new(canonical(&high)?.unwrap_or(*high));
+        }) if text_form(&tested, schema).is_some() => {
+            let form = text_form(&tested, schema);
+            let read = |bound: Box<Expr>| -> DfResult<Box<Expr>> {
+                Ok(Box::new(match form {
+                    Some(form) => canonical(&bound, form)?.unwrap_or(*bound),
+                    None => *bound,
+                }))
+            };
+            let (low, high) = (read(low)?, read(high)?);
             Ok(Transformed::yes(Expr::Between(Between {
                 expr: tested,
                 negated,
