@@ -76,15 +76,18 @@ class Transcript:
     def record(self, name, **fields):
         print(json.dumps({"step": name, **fields}, sort_keys=True), flush=True)
 
+    def _record_error(self, name, error):
+        """A failed step: its SQLSTATE (or error class) in the transcript, its message on stderr."""
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        print(f"[{self.peer}] {name}: {detail}", file=sys.stderr, flush=True)
+        self.record(name, error=sqlstate_of(error) or type(error).__name__)
+
     def step(self, name, fn):
         """Runs `fn`, records its value or its error, and returns the value (None on error)."""
         try:
             value = fn()
         except Exception as error:  # noqa: BLE001 - every error is part of the transcript
-            code = sqlstate_of(error)
-            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            print(f"[{self.peer}] {name}: {detail}", file=sys.stderr, flush=True)
-            self.record(name, error=code or type(error).__name__)
+            self._record_error(name, error)
             return None
         self.record(name, value=normalise(value))
         return value
@@ -94,10 +97,7 @@ class Transcript:
         try:
             value = await fn()
         except Exception as error:  # noqa: BLE001 - every error is part of the transcript
-            code = sqlstate_of(error)
-            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            print(f"[{self.peer}] {name}: {detail}", file=sys.stderr, flush=True)
-            self.record(name, error=code or type(error).__name__)
+            self._record_error(name, error)
             return None
         self.record(name, value=normalise(value))
         return value
