@@ -140,7 +140,6 @@ pub(crate) fn json_functions() -> Vec<Arc<ScalarUDF>> {
         ("jsonb_build_array", BuildArray(B), B, variadic()),
         ("json_strip_nulls", StripNulls, Json, fixed(1)),
         ("jsonb_strip_nulls", StripNulls, B, fixed(1)),
-        (JSONB_SORT_KEY_FUNCTION, SortKey, B, fixed(1)),
     ];
     all.push((
         "jsonb_set",
@@ -160,7 +159,8 @@ pub(crate) fn json_functions() -> Vec<Arc<ScalarUDF>> {
             );
         }
     }
-    all.into_iter()
+    let mut functions: Vec<Arc<ScalarUDF>> = all
+        .into_iter()
         .map(|(name, op, kind, signature)| {
             Arc::new(ScalarUDF::new_from_impl(JsonFunction {
                 name,
@@ -169,7 +169,10 @@ pub(crate) fn json_functions() -> Vec<Arc<ScalarUDF>> {
                 signature,
             }))
         })
-        .collect()
+        .collect();
+    // The one the ORDER BY rule calls, built in one place.
+    functions.push(jsonb_sort_key_function());
+    functions
 }
 
 /// What one row of a function gives.
