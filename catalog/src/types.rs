@@ -29,7 +29,12 @@ pub enum DataType {
         max_len: Option<u32>,
     },
     Date,
+    /// A date and time of day without a time zone: microseconds of the wall clock.
     Timestamp,
+    /// TIMESTAMPTZ (TIMESTAMP WITH TIME ZONE): an instant, stored as microseconds since
+    /// 1970-01-01 UTC in the same form as a [`DataType::Timestamp`]; the session's time zone
+    /// reads text without an offset and writes values out (rowdex's `time_zone`).
+    TimestampTz,
     /// 16 bytes, read and written as PostgreSQL's text forms (`rowdex_codec::parse_uuid`).
     Uuid,
 }
@@ -47,7 +52,10 @@ impl DataType {
                 | (DataType::Text { .. }, Datum::Text(_))
                 | (DataType::Bytes { .. }, Datum::Bytes(_))
                 | (DataType::Date, Datum::Date(_))
-                | (DataType::Timestamp, Datum::Timestamp(_))
+                | (
+                    DataType::Timestamp | DataType::TimestampTz,
+                    Datum::Timestamp(_)
+                )
                 | (DataType::Uuid, Datum::Uuid(_))
         )
     }
@@ -66,6 +74,7 @@ impl std::fmt::Display for DataType {
             DataType::Bytes { max_len: None } => f.write_str("BYTEA"),
             DataType::Date => f.write_str("DATE"),
             DataType::Timestamp => f.write_str("TIMESTAMP"),
+            DataType::TimestampTz => f.write_str("TIMESTAMPTZ"),
             DataType::Uuid => f.write_str("UUID"),
         }
     }

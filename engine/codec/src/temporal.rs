@@ -138,7 +138,12 @@ fn parse_time(text: &str) -> Option<i64> {
     let mut parts = clock.split(':');
     let hour = fixed_digits(parts.next()?, 2)?;
     let minute = fixed_digits(parts.next()?, 2)?;
-    let second = fixed_digits(parts.next()?, 2)?;
+    // `HH:MM` is a whole minute, as PostgreSQL reads it; a fraction needs the seconds.
+    let second = match parts.next() {
+        Some(second) => fixed_digits(second, 2)?,
+        None if fraction.is_none() => 0,
+        None => return None,
+    };
     if parts.next().is_some() || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
@@ -231,6 +236,7 @@ mod tests {
         );
         assert_eq!(parse_timestamp("2024-01-31"), Some(1_706_659_200_000_000));
         assert_eq!(parse_timestamp("1970-01-01 00:00:00.5"), Some(500_000));
+        assert_eq!(parse_timestamp("1970-01-01 00:01"), Some(60_000_000));
         assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
         assert_eq!(parse_timestamp("1969-12-31 23:59:59.999999"), Some(-1));
     }
@@ -241,7 +247,8 @@ mod tests {
             "2024-01-31 24:00:00",
             "2024-01-31 12:60:00",
             "2024-01-31 12:00:60",
-            "2024-01-31 12:00",
+            "2024-01-31 12:00.5",
+            "2024-01-31 12",
             "2024-01-31 12:00:00.",
             "2024-01-31 12:00:00.1234567",
             "2024-01-31 12:00:00.12a",

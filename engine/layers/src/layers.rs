@@ -16,6 +16,7 @@ pub const LAYERED_PACKAGE: &str = "engine/query";
 pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("format", 1),
+    ("time_zone", 1),
     ("output", 2),
     ("values", 2),
     ("copy_data", 2),

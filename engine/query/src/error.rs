@@ -117,6 +117,15 @@ pub enum Error {
         type_name: &'static str,
         value: String,
     },
+    /// Text that is no date or time of the type (22007 on the wire).
+    #[error("invalid input syntax for type {type_name}: \"{value}\"")]
+    InvalidDatetime {
+        type_name: &'static str,
+        value: String,
+    },
+    /// A `TimeZone` setting that names no time zone.
+    #[error("invalid value for parameter \"TimeZone\": \"{value}\"")]
+    UnknownTimeZone { value: String },
     #[error("unknown type {name}")]
     UnknownType { name: String },
     /// Text that is not a JSON value a `json` or `jsonb` can hold.

@@ -34,6 +34,7 @@ pub(crate) mod schema_txn;
 pub(crate) mod sequences;
 pub(crate) mod show;
 pub(crate) mod statistics;
+pub(crate) mod time_zone_setting;
 pub(crate) mod transaction;
 pub(crate) mod triggers;
 pub(crate) mod truncate;
@@ -72,6 +73,7 @@ use crate::sql::names::{object_name, statement_kind};
 use crate::sql::parse::{
     ParsedStatement, ScriptStatement, parse_with_parameters, split_statements,
 };
+use crate::time_zone::in_time_zone;
 use crate::write::WRITE_ATTEMPTS;
 
 impl Session {
@@ -117,6 +119,15 @@ impl Session {
 
     /// The cache's part of [`Session::run_cached`], for a statement with its literals lifted.
     async fn run_lifted(&self, lifted: Lifted) -> Result<Option<Output>> {
+        Box::pin(in_time_zone(
+            self.time_zone(),
+            self.run_lifted_in_zone(lifted),
+        ))
+        .await
+    }
+
+    /// [`Session::run_lifted`] inside the session's time zone.
+    async fn run_lifted_in_zone(&self, lifted: Lifted) -> Result<Option<Output>> {
         // Another process may have changed the catalog: a cached query re-plans if so, and
         // reads on from the snapshot that checked it.
         let view = self.db.catalog.refresh().await?;
@@ -286,6 +297,17 @@ impl Session {
     /// `compiled`, with the values to run it with: it runs natively when it can, else with
     /// its parameters written in as literals.
     pub(crate) async fn run_compiled(
+        &self,
+        parsed: &ParsedStatement,
+        compiled: Option<Compiled<'_>>,
+    ) -> Result<Output> {
+        // The values it writes read TIMESTAMPTZ text in the session's zone.
+        let run = self.run_compiled_in_zone(parsed, compiled);
+        Box::pin(in_time_zone(self.time_zone(), run)).await
+    }
+
+    /// [`Session::run_compiled`] inside the session's time zone.
+    async fn run_compiled_in_zone(
         &self,
         parsed: &ParsedStatement,
         compiled: Option<Compiled<'_>>,
@@ -550,6 +572,8 @@ async fn run_statement(
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
         Statement::Truncate(truncate) => truncate::boxed(session, truncate).await,
         Statement::ShowTables { .. } => show::show_tables(session),
+        Statement::Set(set) => time_zone_setting::set_time_zone(session, set),
+        Statement::ShowVariable { variable } => time_zone_setting::show(session, variable),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)
         }

@@ -1,13 +1,20 @@
 //! Text rendering of result values, shared by the CLI and the test runner.
 
-use datafusion::arrow::array::Array;
+use datafusion::arrow::array::{Array, TimestampMicrosecondArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+
+use crate::time_zone::TimeZone;
 
 /// The text of one value, or None for NULL. For a whole column, [`column_texts`] builds its
 /// formatter once.
 pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
     if array.is_null(row) {
         return None;
+    }
+    if let Some((instants, zone)) = zoned_timestamps(array.slice(row, 1).as_ref()) {
+        return Some(zone.format_timestamptz(instants.value(0)));
     }
     match ArrayFormatter::try_new(array, &options()) {
         Ok(formatter) => Some(formatter.value(row).to_string()),
@@ -17,6 +24,12 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
 
 /// The text of every value of a column (None for NULL), as [`cell_text`] gives it.
 pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
+    if let Some((instants, zone)) = zoned_timestamps(array) {
+        return instants
+            .iter()
+            .map(|instant| instant.map(|micros| zone.format_timestamptz(micros)))
+            .collect();
+    }
     let options = options();
     let formatter = ArrayFormatter::try_new(array, &options).ok();
     (0..array.len())
@@ -30,6 +43,21 @@ pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
             })
         })
         .collect()
+}
+
+/// A TIMESTAMPTZ column's instants in microseconds, and the zone its type carries (the
+/// session's): written as PostgreSQL writes them (`2024-01-01 11:00:00+01`).
+fn zoned_timestamps(array: &dyn Array) -> Option<(TimestampMicrosecondArray, TimeZone)> {
+    let DataType::Timestamp(_, Some(zone)) = array.data_type() else {
+        return None;
+    };
+    let zone = TimeZone::of_arrow(zone)?;
+    let micros = cast(array, &DataType::Timestamp(TimeUnit::Microsecond, None)).ok()?;
+    let instants = micros
+        .as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()?
+        .clone();
+    Some((instants, zone))
 }
 
 /// SQL-style timestamps (space, not ISO 'T'); the fraction only when there is one.

@@ -49,6 +49,7 @@ mod prepared;
 mod scan;
 mod session;
 mod sql;
+pub mod time_zone;
 mod values;
 mod write;
 

@@ -27,6 +27,7 @@ use crate::sql::hints::QueryHints;
 use crate::sql::integer_types::IntegerColumns;
 use crate::sql::output_names::{postgres_columns, renamed};
 use crate::sql::semantics::Semantics;
+use crate::time_zone::TimeZone;
 
 /// Which executor runs queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,6 +80,8 @@ pub struct Session {
     lock_tag: Arc<AtomicI64>,
     /// The value this session last took from each sequence (`currval`).
     pub(crate) sequence_values: LastValues,
+    /// The zone TIMESTAMPTZ values are read and written in (`SET TIME ZONE`).
+    time_zone: Arc<Mutex<TimeZone>>,
     /// How many triggers are running around the statements of this session: 0 for a
     /// connection, n for the session a trigger's statements run in at nesting level n.
     pub(crate) trigger_depth: usize,
@@ -107,6 +110,7 @@ impl Session {
             query_cache_enabled: true,
             txn,
             sequence_values: LastValues::default(),
+            time_zone: Arc::default(),
             warnings: Arc::default(),
             notices: Arc::default(),
             default_characteristics: Arc::default(),
@@ -137,6 +141,30 @@ impl Session {
             txn: Arc::new(Mutex::new(Some(txn))),
             ..self.clone()
         }
+    }
+
+    /// The zone this session reads and writes TIMESTAMPTZ values in (UTC until set).
+    pub fn time_zone(&self) -> TimeZone {
+        self.time_zone
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Makes `zone` the session's time zone: text without an offset written to a
+    /// TIMESTAMPTZ is read in it, and a query's TIMESTAMPTZ results are given in it.
+    pub fn set_time_zone(&self, zone: TimeZone) {
+        self.ctx
+            .state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .execution
+            .time_zone = Some(zone.arrow_name());
+        *self
+            .time_zone
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = zone;
     }
 
     /// Reports the progress of long operations (CREATE INDEX on a large table) to `progress`.

@@ -3,14 +3,13 @@
 //! values to a full row, values compared with a column without changing the comparison, and
 //! building batches.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float64Array,
     Int64Array, StringArray, TimestampMicrosecondArray,
 };
-use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
@@ -18,87 +17,12 @@ use rowdex_codec::{Datum, format_uuid, json};
 
 use crate::copy_data::format::parse_bytea;
 use crate::error::{Error, Result};
+use crate::time_zone::statement_time_zone;
 
-pub fn arrow_type(data_type: &DataType) -> ArrowType {
-    match data_type {
-        DataType::Boolean => ArrowType::Boolean,
-        DataType::Integer => ArrowType::Int64,
-        DataType::Float => ArrowType::Float64,
-        DataType::Decimal { precision, scale } => ArrowType::Decimal128(*precision, *scale),
-        DataType::Text { .. } => ArrowType::Utf8,
-        DataType::Bytes { .. } => ArrowType::Binary,
-        DataType::Date => ArrowType::Date32,
-        DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
-        // Its canonical text, which sorts as its bytes do; the field's metadata says UUID.
-        DataType::Uuid => ArrowType::Utf8,
-    }
-}
+pub(crate) mod fields;
 
-/// The field metadata key under which a column's declared type travels with its values (see
-/// [`column_field`]).
-pub const DECLARED_TYPE: &str = "rowdex.declared_type";
-
-/// A text field of `name` whose values are of the type `declared` (UUID, JSON, JSONB) spells:
-/// such a type travels through Arrow as its text.
-pub(crate) fn declared_text_field(name: &str, nullable: bool, declared: &str) -> Field {
-    Field::new(name, ArrowType::Utf8, nullable).with_metadata(HashMap::from([(
-        DECLARED_TYPE.to_string(),
-        declared.to_string(),
-    )]))
-}
-
-/// The declared type `field` carries, if any (see [`column_field`]).
-pub(crate) fn declared_type_of(field: &Field) -> Option<&str> {
-    field.metadata().get(DECLARED_TYPE).map(String::as_str)
-}
-
-/// A text field of `name` whose values are UUIDs (their canonical text): a UUID column's
-/// field, a UUID function's result, a parameter cast to uuid.
-pub(crate) fn uuid_field(name: &str, nullable: bool) -> Field {
-    declared_text_field(name, nullable, "UUID")
-}
-
-/// Whether `field`'s values are UUIDs (see [`uuid_field`]).
-pub(crate) fn is_uuid_field(field: &Field) -> bool {
-    declared_type_of(field) == Some("UUID")
-}
-
-/// The Arrow field of a table's column. A column declared narrower than it is stored (INTEGER,
-/// REAL, VARCHAR(n), ...) carries the declared type's SQL spelling in its metadata under
-/// [`DECLARED_TYPE`]; DataFusion keeps a field's metadata through projections, filters, sorts
-/// and joins, so a result's column still says what it was declared as (the PostgreSQL server
-/// describes and sends it so).
-pub fn column_field(column: &ColumnDef) -> Field {
-    let field = Field::new(&column.name, arrow_type(&column.data_type), column.nullable);
-    match column.declared_type() {
-        Some(declared) => {
-            field.with_metadata(HashMap::from([(DECLARED_TYPE.to_string(), declared)]))
-        }
-        None => field,
-    }
-}
-
-/// The Arrow schema of `columns` (positions in the table) of a table.
-pub fn table_schema(table: &TableDef, columns: &[usize]) -> SchemaRef {
-    let fields: Vec<Field> = columns
-        .iter()
-        .filter_map(|i| table.columns.get(*i))
-        .map(column_field)
-        .collect();
-    Arc::new(Schema::new(fields))
-}
-
-/// `schema` with its fields renamed, in order, to `names` (a result's own column names, which
-/// may repeat).
-pub fn renamed_schema<S: AsRef<str>>(schema: &Schema, names: &[S]) -> SchemaRef {
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .zip(names)
-        .map(|(field, name)| field.as_ref().clone().with_name(name.as_ref()))
-        .collect();
-    Arc::new(Schema::new(fields))
-}
+pub use fields::{DECLARED_TYPE, STORED_TIME_ZONE, column_field, renamed_schema, table_schema};
+pub(crate) use fields::{declared_text_field, declared_type_of, is_uuid_field, uuid_field};
 
 /// Reads one value out of any Arrow array DataFusion may hand us.
 pub fn datum_from_array(array: &dyn Array, row: usize) -> Result<Datum> {
@@ -225,6 +149,19 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         },
         (DataType::Timestamp, Datum::Date(days)) => {
             Datum::Timestamp(i64::from(days) * 86_400_000_000)
+        }
+        // Text without an offset, and a date, are times of the statement's zone.
+        (DataType::TimestampTz, Datum::Text(s)) => {
+            match statement_time_zone().parse_timestamptz(&s) {
+                Some(micros) => Datum::Timestamp(micros),
+                None => return Err(mismatch(&Datum::Text(s))),
+            }
+        }
+        (DataType::TimestampTz, Datum::Date(days)) => {
+            match statement_time_zone().utc_of_local(i64::from(days) * 86_400_000_000) {
+                Some(micros) => Datum::Timestamp(micros),
+                None => return Err(mismatch(&Datum::Date(days))),
+            }
         }
         // PostgreSQL's hex input form (`'\x0001ff'`) spells the bytes; other text is its own.
         (DataType::Bytes { .. }, Datum::Text(s)) if s.starts_with("\\x") => match parse_bytea(&s) {
@@ -571,6 +508,15 @@ pub(crate) fn datum_array<'a>(
                     _ => None,
                 })
                 .collect::<TimestampMicrosecondArray>(),
+        ),
+        DataType::TimestampTz => Arc::new(
+            values
+                .map(|d| match d {
+                    Datum::Timestamp(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<TimestampMicrosecondArray>()
+                .with_timezone(STORED_TIME_ZONE),
         ),
         DataType::Uuid => Arc::new(
             values

@@ -45,7 +45,7 @@ use crate::cursors::declared_query;
 use crate::declared::wire_schema;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
-use crate::settings::{parse_set, strip_word};
+use crate::settings::{parse_reset, parse_set, strip_word};
 use crate::sql_prepared;
 use crate::sqlstate::{
     FEATURE_NOT_SUPPORTED, IN_FAILED_TRANSACTION, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION,
@@ -197,6 +197,7 @@ impl Connection {
                 return Ok((Output::Done, kind.tag(&Output::Done)));
             }
             Kind::Set => return self.set(client, sql).await,
+            Kind::Reset => return self.reset(client, sql).await,
             Kind::Deallocate => return self.deallocate(client, sql),
             Kind::ShowParameter(name) => return self.show(name),
             Kind::Fetch | Kind::Move => {
@@ -324,10 +325,45 @@ impl Connection {
     {
         let invalid = |message| Box::new(error_info(INVALID_PARAMETER_VALUE, message));
         let (name, value) = parse_set(sql).map_err(invalid)?;
+        self.assign(client, name, value).await?;
+        Ok((Output::Done, Tag::new("SET")))
+    }
+
+    /// `RESET name` / `RESET ALL`: each parameter back to its value at the session's start.
+    async fn reset<C>(&self, client: &mut C, sql: &str) -> Ran
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+    {
+        let invalid = |message| Box::new(error_info(INVALID_PARAMETER_VALUE, message));
+        let starting = self.state.starting_settings();
+        for (name, value) in parse_reset(sql, &starting).map_err(invalid)? {
+            self.assign(client, name, value).await?;
+        }
+        Ok((Output::Done, Tag::new("RESET")))
+    }
+
+    /// Gives the parameter `name` the value `value`, in the server's settings and in rowdex's
+    /// session where it changes how statements run.
+    async fn assign<C>(
+        &self,
+        client: &mut C,
+        name: String,
+        value: String,
+    ) -> Result<(), Box<ErrorInfo>>
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+    {
+        let invalid = |message| Box::new(error_info(INVALID_PARAMETER_VALUE, message));
         // A value the session cannot take is refused before SHOW would report it.
         self.state
             .apply_transaction_parameter(&name, &value)
             .map_err(invalid)?;
+        // SHOW prints a zone by the name the zone database gives it.
+        let value = if name.eq_ignore_ascii_case("timezone") {
+            self.state.session.time_zone().name()
+        } else {
+            value
+        };
         let name = self.state.settings().assign(&name, &value);
         if REPORTED_PARAMETERS.contains(&name.as_str()) {
             let status = ParameterStatus::new(name, value);
@@ -336,7 +372,7 @@ impl Connection {
                 .feed(PgWireBackendMessage::ParameterStatus(status))
                 .await;
         }
-        Ok((Output::Done, Tag::new("SET")))
+        Ok(())
     }
 
     /// `SHOW name` of a session parameter (or `SHOW ALL`).
@@ -352,8 +388,9 @@ impl Connection {
                 ))
             })?
         };
+        // Named as PostgreSQL names the parameter (`TimeZone`, `DateStyle`), however asked.
         let schema = Arc::new(Schema::new(vec![Field::new(
-            column.to_lowercase(),
+            column,
             ArrowType::Utf8,
             false,
         )]));

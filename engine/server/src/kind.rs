@@ -24,6 +24,8 @@ pub enum Kind {
     RollbackTo,
     /// SET of a session parameter (answered by the server).
     Set,
+    /// RESET of a session parameter, or of ALL (answered by the server).
+    Reset,
     /// SHOW of a session parameter; the name upper-cased.
     ShowParameter(String),
     /// DEALLOCATE [PREPARE] name | ALL: forgets prepared statements (answered by the server,
@@ -66,6 +68,7 @@ impl Kind {
                 words: words.to_vec(),
             },
             ("SET", _) => Kind::Set,
+            ("RESET", _) => Kind::Reset,
             ("DEALLOCATE", _) => Kind::Deallocate,
             ("DECLARE", _) => Kind::Declare,
             ("FETCH", _) => Kind::Fetch,
@@ -116,6 +119,7 @@ impl Kind {
             Kind::Commit => Tag::new("COMMIT"),
             Kind::Rollback | Kind::RollbackTo => Tag::new("ROLLBACK"),
             Kind::Set => Tag::new("SET"),
+            Kind::Reset => Tag::new("RESET"),
             Kind::ShowParameter(_) => Tag::new("SHOW"),
             Kind::Deallocate => Tag::new("DEALLOCATE"),
             Kind::Declare => Tag::new("DECLARE CURSOR"),

@@ -187,6 +187,43 @@ pub fn parse_set(sql: &str) -> Result<(String, String), String> {
     Ok((unquote(name), unquote(value)))
 }
 
+/// The parameters a RESET statement's text puts back and the value each starts a session with
+/// (`RESET name`, `RESET TIME ZONE`, `RESET ALL`: every parameter a session may change), or a
+/// message saying what is wrong.
+pub fn parse_reset(sql: &str, starting: &Settings) -> Result<Vec<(String, String)>, String> {
+    let text = sql.trim().trim_end_matches(';').trim();
+    let rest = strip_word(text, "RESET").ok_or("not a RESET statement")?;
+    let name = match strip_word(rest, "TIME").and_then(|r| strip_word(r, "ZONE")) {
+        Some("") => "TimeZone".to_string(),
+        _ => unquote(rest),
+    };
+    // What a session cannot SET, and the open transaction's own modes, stay as they are.
+    let kept = [
+        "server_version",
+        "server_encoding",
+        "integer_datetimes",
+        "is_superuser",
+        "in_hot_standby",
+        "max_identifier_length",
+        "transaction_isolation",
+        "transaction_read_only",
+        "transaction_deferrable",
+    ];
+    let resettable = starting
+        .values
+        .values()
+        .filter(|(spelled, _)| !kept.iter().any(|k| k.eq_ignore_ascii_case(spelled)))
+        .filter(|(spelled, _)| {
+            name.eq_ignore_ascii_case("all") || spelled.eq_ignore_ascii_case(&name)
+        })
+        .cloned()
+        .collect::<Vec<_>>();
+    if resettable.is_empty() {
+        return Err(format!("unrecognized configuration parameter \"{name}\""));
+    }
+    Ok(resettable)
+}
+
 /// `text` after its leading `word` (any case) and the whitespace following it.
 pub fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
     let head = text.get(..word.len())?;
@@ -212,6 +249,24 @@ fn unquote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reset_puts_back_the_starting_values() {
+        let mut starting = Settings::default();
+        starting.adopt("TimeZone", "Europe/Berlin");
+        assert_eq!(
+            parse_reset("RESET TIME ZONE", &starting),
+            Ok(vec![("TimeZone".to_string(), "Europe/Berlin".to_string())])
+        );
+        assert_eq!(
+            parse_reset("reset timezone;", &starting),
+            Ok(vec![("TimeZone".to_string(), "Europe/Berlin".to_string())])
+        );
+        let all = parse_reset("RESET ALL", &starting).expect("RESET ALL");
+        assert!(all.iter().any(|(name, _)| name == "statement_timeout"));
+        assert!(!all.iter().any(|(name, _)| name == "server_version"));
+        assert!(parse_reset("RESET nothing_such", &starting).is_err());
+    }
 
     #[test]
     fn set_forms_drivers_send() {

@@ -85,6 +85,8 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::GeneratedAlways { .. } => "428C9",
         Error::Raised { .. } => "P0001",
         Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
+        Error::InvalidDatetime { .. } => "22007",
+        Error::UnknownTimeZone { .. } => "22023",
         Error::Json(error) => match error {
             JsonError::Syntax { .. } | JsonError::PathElementNotInteger { .. } => {
                 INVALID_TEXT_REPRESENTATION

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
+use rowdex::time_zone::TimeZone;
 use rowdex::{Database, IsolationLevel, Semantics, Session};
 
 use crate::cancel::CancelKey;
@@ -27,6 +28,9 @@ pub struct SessionState {
     failed: AtomicBool,
     /// The startup message's parameters were copied into the settings.
     adopted_startup: AtomicBool,
+    /// The settings as the session started (defaults and the startup message's), which RESET
+    /// goes back to.
+    starting: OnceLock<Settings>,
     /// The connection's entry in the server's cancel registry, from its startup on.
     cancel_key: OnceLock<CancelKey>,
     /// The cursors DECLARE opened.
@@ -47,6 +51,7 @@ impl SessionState {
             settings: Arc::new(Mutex::new(Settings::default())),
             failed: AtomicBool::new(false),
             adopted_startup: AtomicBool::new(false),
+            starting: OnceLock::new(),
             cancel_key: OnceLock::new(),
             cursors: Mutex::new(Cursors::default()),
             sql_statements: Mutex::new(SqlStatements::default()),
@@ -101,8 +106,21 @@ impl SessionState {
         register_pg_catalog(self.session.context(), &self.db, &schema, facts);
         let mut settings = self.settings();
         for (name, value) in metadata {
+            if name.eq_ignore_ascii_case("timezone")
+                && let Ok(zone) = time_zone_setting(value)
+            {
+                settings.adopt(name, &zone.name());
+                self.session.set_time_zone(zone);
+                continue;
+            }
             settings.adopt(name, value);
         }
+        let _ = self.starting.set(settings.clone());
+    }
+
+    /// The settings as the session started, which RESET goes back to.
+    pub fn starting_settings(&self) -> Settings {
+        self.starting.get().cloned().unwrap_or_default()
     }
 
     /// The session's settings with the four parameters that name transaction characteristics
@@ -141,6 +159,10 @@ impl SessionState {
         };
         let mut default = self.session.default_characteristics();
         match name.as_str() {
+            "timezone" => {
+                self.session.set_time_zone(time_zone_setting(value)?);
+                return Ok(());
+            }
             "lock_timeout" => {
                 let timeout = milliseconds_setting(&name, value)?;
                 self.session.set_lock_timeout(timeout);
@@ -199,4 +221,14 @@ impl SessionState {
             TransactionStatus::Idle
         }
     }
+}
+
+/// The zone a `TimeZone` value names (`LOCAL` and `DEFAULT`: the server's, UTC), or
+/// PostgreSQL's message for one that names none.
+pub fn time_zone_setting(value: &str) -> Result<TimeZone, String> {
+    if value.eq_ignore_ascii_case("local") || value.eq_ignore_ascii_case("default") {
+        return Ok(TimeZone::utc());
+    }
+    TimeZone::named(value)
+        .ok_or_else(|| format!("invalid value for parameter \"TimeZone\": \"{value}\""))
 }

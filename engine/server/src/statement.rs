@@ -193,6 +193,7 @@ impl QueryParser for StatementParser {
             let kind = Kind::of(&words, |name| self.state.knows_parameter(name));
             let prepared = match kind {
                 Kind::Set
+                | Kind::Reset
                 | Kind::ShowParameter(_)
                 | Kind::Fetch
                 | Kind::Move

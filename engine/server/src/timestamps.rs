@@ -1,7 +1,8 @@
 //! Timestamps in text format as PostgreSQL writes them: `2024-01-01 10:31:00`, the fraction of
 //! a second only where there is one and without its trailing zeros (`10:31:00.25`), and a
-//! `timestamptz` with its offset (`+00`: sessions run in UTC). arrow-pg writes every fraction
-//! to six digits and no offset, which psql shows and applications comparing text see.
+//! `timestamptz` in the zone its column carries (the session's, `rowdex::time_zone`) with that
+//! zone's offset (`2024-01-01 11:31:00+01`). arrow-pg writes every fraction to six digits and
+//! no offset, which psql shows and applications comparing text see.
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use rowdex::arrow::array::{
 use rowdex::arrow::compute::cast;
 use rowdex::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use rowdex::arrow::error::ArrowError;
-use rowdex_codec::format_timestamp;
+use rowdex::time_zone::{TimeZone, postgres_timestamp};
 
 use crate::wire_columns::replace_columns;
 
@@ -36,8 +37,16 @@ pub fn text_columns(batch: RecordBatch, fields: &[FieldInfo]) -> Result<RecordBa
     )
 }
 
-/// The values of a timestamp column (any unit, with or without a zone) as PostgreSQL's text.
+/// The values of a timestamp column (any unit, with or without a zone) as PostgreSQL's text;
+/// `zoned` ones in the zone the column's type carries (UTC when it carries none).
 fn timestamp_texts(column: &ArrayRef, zoned: bool) -> Result<ArrayRef, ArrowError> {
+    let zone = match column.data_type() {
+        ArrowType::Timestamp(_, Some(zone)) if zoned => {
+            Some(TimeZone::of_arrow(zone).unwrap_or_default())
+        }
+        _ if zoned => Some(TimeZone::utc()),
+        _ => None,
+    };
     let micros = cast(column, &ArrowType::Timestamp(TimeUnit::Microsecond, None))?;
     let Some(micros) = micros.as_any().downcast_ref::<TimestampMicrosecondArray>() else {
         return Err(ArrowError::CastError(format!(
@@ -47,46 +56,50 @@ fn timestamp_texts(column: &ArrayRef, zoned: bool) -> Result<ArrayRef, ArrowErro
     };
     let mut out = StringBuilder::with_capacity(micros.len(), micros.len() * 29);
     for value in micros {
-        match value {
-            None => out.append_null(),
-            Some(value) => out.append_value(postgres_timestamp(value, zoned)),
+        match (value, &zone) {
+            (None, _) => out.append_null(),
+            (Some(value), Some(zone)) => out.append_value(zone.format_timestamptz(value)),
+            (Some(value), None) => out.append_value(postgres_timestamp(value)),
         }
     }
     Ok(Arc::new(out.finish()))
 }
 
-/// One timestamp as PostgreSQL writes it in UTC.
-pub fn postgres_timestamp(micros: i64, zoned: bool) -> String {
-    let mut text = format_timestamp(micros);
-    if let Some(point) = text.rfind('.')
-        && text[point + 1..].chars().all(|c| c.is_ascii_digit())
-    {
-        let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
-        text.truncate(trimmed.max(point));
-    }
-    if zoned {
-        text.push_str("+00");
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rowdex::arrow::array::TimestampMicrosecondArray;
+
+    fn texts(column: ArrayRef, zoned: bool) -> Vec<String> {
+        let texts = timestamp_texts(&column, zoned).expect("timestamps convert");
+        let texts = texts
+            .as_any()
+            .downcast_ref::<rowdex::arrow::array::StringArray>()
+            .expect("text");
+        texts
+            .iter()
+            .map(|t| t.unwrap_or("NULL").to_string())
+            .collect()
+    }
 
     #[test]
-    fn fractions_lose_trailing_zeros() {
+    fn zoned_values_are_written_in_their_columns_zone() {
         // 2024-01-01 10:31:00 UTC.
         let base = 1_704_105_060_000_000;
-        assert_eq!(postgres_timestamp(base, false), "2024-01-01 10:31:00");
+        let values = TimestampMicrosecondArray::from(vec![base, base + 250_000]);
         assert_eq!(
-            postgres_timestamp(base + 250_000, false),
-            "2024-01-01 10:31:00.25"
+            texts(Arc::new(values.clone()), false),
+            ["2024-01-01 10:31:00", "2024-01-01 10:31:00.25"]
         );
+        let utc = values.clone().with_timezone("+00:00");
         assert_eq!(
-            postgres_timestamp(base + 1, true),
-            "2024-01-01 10:31:00.000001+00"
+            texts(Arc::new(utc), true),
+            ["2024-01-01 10:31:00+00", "2024-01-01 10:31:00.25+00"]
         );
-        assert_eq!(postgres_timestamp(base, true), "2024-01-01 10:31:00+00");
+        let berlin = values.with_timezone("Europe/Berlin");
+        assert_eq!(
+            texts(Arc::new(berlin), true),
+            ["2024-01-01 11:31:00+01", "2024-01-01 11:31:00.25+01"]
+        );
     }
 }

@@ -211,7 +211,7 @@ pub fn binary_datum(column: &ColumnDef, bytes: &[u8]) -> Result<Datum, String> {
             }
             Datum::Date(days.checked_add(EPOCH_DAYS).ok_or_else(wrong)?)
         }
-        DataType::Timestamp => {
+        DataType::Timestamp | DataType::TimestampTz => {
             let micros = i64::from_be_bytes(array(8)?.try_into().map_err(|_| wrong())?);
             if micros == i64::MAX || micros == i64::MIN {
                 return Err(format!(

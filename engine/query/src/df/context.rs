@@ -32,6 +32,7 @@ use crate::df::lookup_join::LookupJoinExec;
 use crate::df::postgres_types::postgres_result_types;
 use crate::df::raise::register_raise;
 use crate::df::rules::OptimizerRules;
+use crate::df::rules::time_zones::results_in_session_zone;
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
@@ -48,6 +49,7 @@ use crate::sql::rewrite;
 use crate::sql::semantics::Semantics;
 use crate::sql::sqlite_types;
 use crate::sql::type_casts;
+use crate::time_zone::TimeZone;
 use crate::values::renamed_schema;
 
 /// A DataFusion context whose default schema is the rowdex catalog, optimized by `rules`.
@@ -63,6 +65,8 @@ pub(crate) fn new_context(
         .with_target_partitions(1);
     // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
     config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    // The session's time zone (`Session::set_time_zone`): `now()` and `::timestamptz` carry it.
+    config.options_mut().execution.time_zone = Some(TimeZone::utc().arrow_name());
     config.set_extension(db.planning.clone());
     // Sorts without a LIMIT that the scans leave to DataFusion spill past this pool; the
     // default runtime's pool is unbounded. Building it cannot fail with a fixed pool.
@@ -375,6 +379,8 @@ pub(crate) async fn plan_statement(
         }
         planned => planned?,
     };
+    let zone = state.config().options().execution.time_zone.clone();
+    let plan = results_in_session_zone(plan, zone.as_deref())?;
     match semantics_of(ctx) {
         Semantics::PostgreSql => postgres_result_types(plan),
         Semantics::Sqlite => Ok(plan),

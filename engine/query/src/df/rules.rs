@@ -15,6 +15,8 @@
 //!   its text, so a text literal compared with one is read as a UUID (canonical, or 22P02).
 //! - `jsonb_order::JsonbOrder`, next: rowdex's own. A jsonb travels as its text, so ORDER BY
 //!   one sorts by `jsonb_sort_key`, bytes in jsonb's order.
+//! - `time_zones::SessionTimeZone`, next: rowdex's own. A TIMESTAMPTZ column's values are typed
+//!   in UTC; text is read, and dates and fields taken, in the session's zone.
 //! - `predicate_subquery::GuardedPredicateSubquery`, in place of
 //!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
 //!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
@@ -40,6 +42,7 @@ pub(crate) mod join_ordering;
 pub(crate) mod jsonb_order;
 pub(crate) mod lookup_joins;
 pub(crate) mod predicate_subquery;
+pub(crate) mod time_zones;
 pub(crate) mod uuid_literals;
 
 use std::sync::Arc;
@@ -56,6 +59,7 @@ use crate::df::rules::join_ordering::ForgetBuildOrdering;
 use crate::df::rules::jsonb_order::JsonbOrder;
 use crate::df::rules::lookup_joins::ChooseLookupJoins;
 use crate::df::rules::predicate_subquery::GuardedPredicateSubquery;
+use crate::df::rules::time_zones::SessionTimeZone;
 use crate::df::rules::uuid_literals::UuidLiterals;
 use crate::error::{Error, Result};
 
@@ -111,7 +115,7 @@ impl std::fmt::Debug for OptimizerRules {
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
 /// `decorrelate_predicate_subquery`, and `GuardInListFolding`, `ExactDecimalLiterals`,
-/// `UuidLiterals` then `JsonbOrder` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
+/// `UuidLiterals`, `JsonbOrder` then `SessionTimeZone` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
 /// DataFusion has no `decorrelate_predicate_subquery`.
 pub fn logical_optimizer_rules() -> Result<Vec<LogicalRule>> {
     logical_rules_from(Optimizer::new().rules)
@@ -130,7 +134,8 @@ fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
     let exact: LogicalRule = Arc::new(ExactDecimalLiterals);
     let uuids: LogicalRule = Arc::new(UuidLiterals);
     let jsonb: LogicalRule = Arc::new(JsonbOrder::default());
-    Ok([guard, exact, uuids, jsonb]
+    let zones: LogicalRule = Arc::new(SessionTimeZone);
+    Ok([guard, exact, uuids, jsonb, zones]
         .into_iter()
         .chain(upstream.into_iter().map(|rule| {
             if rule.name() == REPLACED_LOGICAL_RULE {
@@ -195,13 +200,14 @@ mod tests {
         // replacement (which keeps the replaced rule's name) in its place.
         assert_eq!(
             logical.len(),
-            Optimizer::new().rules.len() + 4,
+            Optimizer::new().rules.len() + 5,
             "{logical:?}"
         );
         assert_eq!(logical[0], GuardInListFolding.name());
         assert_eq!(logical[1], ExactDecimalLiterals.name());
         assert_eq!(logical[2], UuidLiterals.name());
         assert_eq!(logical[3], JsonbOrder::default().name());
+        assert_eq!(logical[4], SessionTimeZone.name());
         let physical = names(&physical_optimizer_rules()?, |r| r.name());
         let join_selection = physical.iter().position(|n| n == AFTER_JOIN_SELECTION);
         let lookups = physical.iter().position(|n| n == ChooseLookupJoins.name());

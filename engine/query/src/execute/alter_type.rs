@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::execute::ddl::parse_type;
 use crate::sql::names::ident_name;
 use crate::sql::semantics::Semantics;
+use crate::time_zone::statement_time_zone;
 use crate::values::assign;
 use crate::write::rewrite::rewrite_rows;
 
@@ -189,6 +190,20 @@ fn convert(after: &TableDef, change: &Retyped, value: Datum) -> Result<Datum> {
         }
         (DataType::Timestamp, Datum::Timestamp(micros), DataType::Text { .. }) => {
             Datum::Text(rowdex_codec::format_timestamp(micros))
+        }
+        (DataType::TimestampTz, Datum::Timestamp(micros), DataType::Text { .. }) => {
+            Datum::Text(statement_time_zone().format_timestamptz(micros))
+        }
+        // An instant as the session's wall clock shows it, and the other way.
+        (DataType::TimestampTz, Datum::Timestamp(micros), DataType::Timestamp) => {
+            let offset = statement_time_zone().offset_at(micros);
+            Datum::Timestamp(micros.saturating_add(i64::from(offset) * 1_000_000))
+        }
+        (DataType::Timestamp, Datum::Timestamp(micros), DataType::TimestampTz) => {
+            match statement_time_zone().utc_of_local(micros) {
+                Some(instant) => Datum::Timestamp(instant),
+                None => Datum::Timestamp(micros),
+            }
         }
         (DataType::Text { .. }, Datum::Text(_), to)
             if !change.explicit

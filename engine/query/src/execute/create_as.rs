@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::sql::sqlparser::ast::{
     CreateTable, Expr, Query, SelectItem, SetExpr, Statement, TableConstraint, TableFactor,
 };
@@ -203,10 +203,8 @@ fn column_type(arrow: &ArrowType) -> Option<DataType> {
             DataType::Bytes { max_len: None }
         }
         ArrowType::Date32 | ArrowType::Date64 => DataType::Date,
-        ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _)
-        | ArrowType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _) => {
-            DataType::Timestamp
-        }
+        ArrowType::Timestamp(_, None) => DataType::Timestamp,
+        ArrowType::Timestamp(_, Some(_)) => DataType::TimestampTz,
         _ => return None,
     })
 }

@@ -439,7 +439,10 @@ pub(crate) fn parse_type(
         },
         "BYTEA" | "BLOB" | "BYTES" => DataType::Bytes { max_len: None },
         "DATE" => DataType::Date,
+        // `TIMESTAMP(3) WITH TIME ZONE` spells its zone after the precision.
+        "TIMESTAMP" if text.ends_with(" WITH TIME ZONE") => DataType::TimestampTz,
         "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
+        "TIMESTAMPTZ" | "TIMESTAMP WITH TIME ZONE" => DataType::TimestampTz,
         "UUID" => DataType::Uuid,
         // Text that must be JSON, under either rules: what it holds is not SQLite's to widen.
         "JSON" => return Ok((DataType::Text { max_len: None }, Some(Declared::Json))),

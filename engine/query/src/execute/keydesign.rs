@@ -34,7 +34,9 @@ const SPREAD_ROW_CAP: usize = 2_000_000;
 fn encoded_len(data_type: &DataType) -> Option<usize> {
     match data_type {
         DataType::Boolean => Some(2),
-        DataType::Integer | DataType::Float | DataType::Timestamp => Some(9),
+        DataType::Integer | DataType::Float | DataType::Timestamp | DataType::TimestampTz => {
+            Some(9)
+        }
         DataType::Date => Some(5),
         DataType::Decimal { .. } | DataType::Uuid => Some(17),
         // Tag, the bytes (a 0x00 byte takes two; assume none), the two-byte terminator. A
@@ -48,7 +50,9 @@ fn encoding_text(data_type: &DataType, desc: bool) -> String {
         DataType::Boolean => "tag 0x10 + 1 byte".to_string(),
         DataType::Integer => "tag 0x20 + 8 bytes big-endian, sign bit flipped".to_string(),
         DataType::Float => "tag 0x30 + 8 bytes, IEEE bits made order-preserving".to_string(),
-        DataType::Timestamp => "tag 0x70 + 8 bytes big-endian microseconds".to_string(),
+        DataType::Timestamp | DataType::TimestampTz => {
+            "tag 0x70 + 8 bytes big-endian microseconds".to_string()
+        }
         DataType::Date => "tag 0x60 + 4 bytes big-endian days".to_string(),
         DataType::Decimal { .. } => "tag 0x38 + 16 bytes big-endian unscaled".to_string(),
         DataType::Uuid => "tag 0x80 + its 16 bytes".to_string(),
@@ -477,7 +481,7 @@ fn increases_monotonically(name: &str, data_type: &DataType, key_columns: usize)
             .iter()
             .any(|suffix| name.ends_with(suffix));
     match data_type {
-        DataType::Timestamp | DataType::Date => true,
+        DataType::Timestamp | DataType::TimestampTz | DataType::Date => true,
         // A lone `id` key is a sequence; `user_id` leading a key usually spreads.
         DataType::Integer => time_like || (key_columns == 1 && name == "id"),
         _ => false,

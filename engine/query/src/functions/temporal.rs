@@ -22,7 +22,8 @@ use datafusion::prelude::SessionContext;
 use rowdex_codec::days_in_month;
 
 use crate::error::Error;
-use crate::functions::temporal_pattern::{Fields, format_pattern};
+use crate::functions::temporal_pattern::{Fields, ZoneLabel, format_pattern};
+use crate::time_zone::{TimeZone, offset_text};
 
 const MICROS_PER_SECOND: i64 = 1_000_000;
 const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
@@ -248,7 +249,12 @@ fn age(a: i64, b: i64) -> IntervalMonthDayNano {
 
 /// `to_char(value, pattern)` for every row.
 fn to_chars(values: &ArrayRef, patterns: &ArrayRef) -> DfResult<ArrayRef> {
-    let zoned = matches!(values.data_type(), DataType::Timestamp(_, Some(_)));
+    // An instant is written as its zone's clock shows it (the session's, which
+    // `df::rules::time_zones` gives it).
+    let zone = match values.data_type() {
+        DataType::Timestamp(_, Some(zone)) => Some(TimeZone::of_arrow(zone).unwrap_or_default()),
+        _ => None,
+    };
     let micros = timestamp_micros(values, "to_char")?;
     let patterns = cast(patterns, &DataType::Utf8)?;
     let Some(patterns) = patterns.as_any().downcast_ref::<StringArray>() else {
@@ -257,9 +263,18 @@ fn to_chars(values: &ArrayRef, patterns: &ArrayRef) -> DfResult<ArrayRef> {
     let mut out = StringBuilder::with_capacity(micros.len(), micros.len() * 24);
     for (value, pattern) in micros.iter().zip(patterns) {
         match (value, pattern) {
-            (Some(value), Some(pattern)) => {
-                out.append_value(format_pattern(&Fields::of(value), pattern, zoned))
-            }
+            (Some(value), Some(pattern)) => match &zone {
+                Some(zone) => {
+                    let offset = zone.offset_at(value);
+                    let label = ZoneLabel {
+                        abbreviation: zone.abbreviation_at(value),
+                        offset: offset_text(offset),
+                    };
+                    let local = value.saturating_add(i64::from(offset) * MICROS_PER_SECOND);
+                    out.append_value(format_pattern(&Fields::of(local), pattern, Some(&label)))
+                }
+                None => out.append_value(format_pattern(&Fields::of(value), pattern, None)),
+            },
             _ => out.append_null(),
         }
     }

@@ -229,8 +229,16 @@ const KEYWORDS: &[(&str, Field)] = &[
     ("of", Field::Offset),
 ];
 
-/// `fields` written by `pattern`; `zoned` for a timestamp with time zone (shown in UTC).
-pub(crate) fn format_pattern(fields: &Fields, pattern: &str, zoned: bool) -> String {
+/// What a pattern writes of a timestamp's zone: its abbreviation (`CET`, `UTC`) and its
+/// offset (`+01`, `+05:30`).
+pub(crate) struct ZoneLabel {
+    pub abbreviation: String,
+    pub offset: String,
+}
+
+/// `fields` written by `pattern`; `zone` for a timestamp with time zone (`fields` being its
+/// wall-clock time in that zone): what `TZ`/`tz` and `OF` write.
+pub(crate) fn format_pattern(fields: &Fields, pattern: &str, zone: Option<&ZoneLabel>) -> String {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut rest = pattern;
     while let Some(c) = rest.chars().next() {
@@ -270,7 +278,7 @@ pub(crate) fn format_pattern(fields: &Fields, pattern: &str, zoned: bool) -> Str
                 if ordinal.is_some() {
                     after = &after[2..];
                 }
-                write_field(&mut out, fields, *field, fill, ordinal, zoned);
+                write_field(&mut out, fields, *field, fill, ordinal, zone);
                 rest = after;
             }
             None => {
@@ -288,7 +296,7 @@ fn write_field(
     field: Field,
     fill: bool,
     ordinal: Option<bool>,
-    zoned: bool,
+    zone: Option<&ZoneLabel>,
 ) {
     let number = |out: &mut String, value: i64, width: usize| {
         let text = if fill {
@@ -374,13 +382,17 @@ fn write_field(
         // Julian day 2440588 is 1970-01-01.
         Field::Julian => number(out, f.epoch_day + 2_440_588, 1),
         Field::Zone { upper } => {
-            if zoned {
-                out.push_str(if upper { "UTC" } else { "utc" });
+            if let Some(zone) = zone {
+                if upper {
+                    out.push_str(&zone.abbreviation.to_uppercase());
+                } else {
+                    out.push_str(&zone.abbreviation.to_lowercase());
+                }
             }
         }
         Field::Offset => {
-            if zoned {
-                out.push_str("+00");
+            if let Some(zone) = zone {
+                out.push_str(&zone.offset);
             }
         }
     }
@@ -435,11 +447,18 @@ mod tests {
             ("TZ", ""),
         ];
         for (pattern, expected) in cases {
-            assert_eq!(format_pattern(&t, pattern, false), expected, "{pattern}");
+            assert_eq!(format_pattern(&t, pattern, None), expected, "{pattern}");
         }
-        assert_eq!(format_pattern(&t, "HH24 TZ OF", true), "14 UTC +00");
+        let berlin = ZoneLabel {
+            abbreviation: "CEST".to_string(),
+            offset: "+02".to_string(),
+        };
         assert_eq!(
-            format_pattern(&at(2024, 1, 1, 0, 0, 0, 0), "HH12 AM DDth", false),
+            format_pattern(&t, "HH24 TZ tz OF", Some(&berlin)),
+            "14 CEST cest +02"
+        );
+        assert_eq!(
+            format_pattern(&at(2024, 1, 1, 0, 0, 0, 0), "HH12 AM DDth", None),
             "12 AM 01st"
         );
         assert_eq!(ordinal_suffix(12), "th");

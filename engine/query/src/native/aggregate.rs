@@ -78,7 +78,11 @@ impl Aggregate {
                 def.data_type == DataType::Integer
                     && matches!(def.declared, Some(Declared::Integer | Declared::SmallInt))
             }
-            _ => !matches!(def.data_type, DataType::Float | DataType::Decimal { .. }),
+            // An instant comes out in the session's zone, which DataFusion's plan gives it.
+            _ => !matches!(
+                def.data_type,
+                DataType::Float | DataType::Decimal { .. } | DataType::TimestampTz
+            ),
         };
         if !accepted {
             return None;

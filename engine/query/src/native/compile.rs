@@ -123,6 +123,17 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
         }
     }
 
+    // An instant is written in the session's zone, which DataFusion's plan gives it
+    // (`df::rules::time_zones`).
+    if columns.iter().any(|&column| {
+        table
+            .columns
+            .get(column)
+            .is_some_and(|column| column.data_type == DataType::TimestampTz)
+    }) {
+        return None;
+    }
+
     let mut conditions = Vec::new();
     if let Some(selection) = &select.selection {
         scope.conditions(selection, &mut conditions)?;

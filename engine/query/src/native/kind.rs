@@ -42,7 +42,9 @@ impl Kind {
             DataType::Bytes { .. } => Kind::Bytes,
             DataType::Date => Kind::Date,
             DataType::Timestamp => Kind::Timestamp,
-            DataType::Decimal { .. } | DataType::Uuid => return None,
+            // An instant is read and written in the session's zone: DataFusion's part
+            // (`df::rules::time_zones`).
+            DataType::Decimal { .. } | DataType::Uuid | DataType::TimestampTz => return None,
         })
     }
 

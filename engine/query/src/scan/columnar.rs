@@ -23,7 +23,7 @@ use rowdex_codec::{Datum, SortOrder, UuidText, key};
 use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::Result;
-use crate::values::column_type;
+use crate::values::{STORED_TIME_ZONE, column_type};
 
 /// Turns (row key, stored value) entries of one table into record batches of some columns.
 ///
@@ -331,7 +331,8 @@ enum ColumnBuilder {
     Text(StringBuilder),
     Bytes(BinaryBuilder),
     Date(Date32Builder),
-    Timestamp(TimestampMicrosecondBuilder),
+    /// A TIMESTAMP, or a TIMESTAMPTZ (`zoned`: typed in `values::STORED_TIME_ZONE`).
+    Timestamp(TimestampMicrosecondBuilder, bool),
     /// A UUID column: its canonical text.
     Uuid(StringBuilder),
 }
@@ -353,7 +354,10 @@ impl ColumnBuilder {
             }
             DataType::Date => ColumnBuilder::Date(Date32Builder::with_capacity(rows)),
             DataType::Timestamp => {
-                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows))
+                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows), false)
+            }
+            DataType::TimestampTz => {
+                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows), true)
             }
             DataType::Uuid => ColumnBuilder::Uuid(StringBuilder::with_capacity(rows, rows * 36)),
         }
@@ -368,7 +372,7 @@ impl ColumnBuilder {
             (ColumnBuilder::Text(b), CellValue::Text(v)) => b.append_value(v),
             (ColumnBuilder::Bytes(b), CellValue::Bytes(v)) => b.append_value(v),
             (ColumnBuilder::Date(b), CellValue::Date(v)) => b.append_value(v),
-            (ColumnBuilder::Timestamp(b), CellValue::Timestamp(v)) => b.append_value(v),
+            (ColumnBuilder::Timestamp(b, _), CellValue::Timestamp(v)) => b.append_value(v),
             (ColumnBuilder::Uuid(b), CellValue::Uuid(v)) => {
                 b.append_value(UuidText::new(&v).as_str())
             }
@@ -385,7 +389,7 @@ impl ColumnBuilder {
             ColumnBuilder::Text(b) | ColumnBuilder::Uuid(b) => b.append_null(),
             ColumnBuilder::Bytes(b) => b.append_null(),
             ColumnBuilder::Date(b) => b.append_null(),
-            ColumnBuilder::Timestamp(b) => b.append_null(),
+            ColumnBuilder::Timestamp(b, _) => b.append_null(),
         }
     }
 
@@ -407,7 +411,10 @@ impl ColumnBuilder {
             ColumnBuilder::Text(mut b) | ColumnBuilder::Uuid(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Bytes(mut b) => Arc::new(b.finish()),
             ColumnBuilder::Date(mut b) => Arc::new(b.finish()),
-            ColumnBuilder::Timestamp(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Timestamp(mut b, false) => Arc::new(b.finish()),
+            ColumnBuilder::Timestamp(mut b, true) => {
+                Arc::new(b.finish().with_timezone(STORED_TIME_ZONE))
+            }
         }
     }
 }

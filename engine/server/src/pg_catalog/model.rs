@@ -150,6 +150,7 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
         DataType::Bytes { .. } => (17, -1),
         DataType::Date => (1082, -1),
         DataType::Timestamp => (1114, -1),
+        DataType::TimestampTz => (1184, -1),
         DataType::Uuid => (2950, -1),
     }
 }

@@ -26,6 +26,7 @@ use crate::copy_data::records::{ReadError, Record, RecordReader};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::sql::names::{object_name, target_columns};
+use crate::time_zone::TimeZone;
 use crate::values::{decimal_from_text, full_row};
 use crate::write::WRITE_ATTEMPTS;
 use crate::write::constraints::default_row;
@@ -133,6 +134,7 @@ impl LoadTarget {
             targets: targets.clone(),
             defaults: default_row(&def)?,
             source: source.name.clone(),
+            zone: session.time_zone(),
         };
         std::thread::Builder::new()
             .name("rowdex-copy-reader".to_string())
@@ -275,6 +277,8 @@ struct RecordConverter {
     defaults: Vec<Datum>,
     /// The data's name for a read error (a file's path, or `STDIN`).
     source: String,
+    /// The session's zone, which a TIMESTAMPTZ field without an offset is a time of.
+    zone: TimeZone,
 }
 
 impl RecordConverter {
@@ -289,7 +293,7 @@ impl RecordConverter {
         let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(self.batch_rows);
         let (mut first_line, mut last_line) = (0u64, 0u64);
         let failure = loop {
-            let read = reader.next_row(&self.def, &self.defaults, &self.targets);
+            let read = reader.next_row(&self.def, &self.defaults, &self.targets, &self.zone);
             let line = reader.line();
             let converted = match read {
                 Ok(Some(converted)) => converted,
@@ -406,11 +410,12 @@ impl<R: std::io::BufRead> RowReader<R> {
         def: &TableDef,
         defaults: &[Datum],
         targets: &[usize],
+        zone: &TimeZone,
     ) -> std::result::Result<Option<Result<Vec<Datum>>>, ReadError> {
         match self {
             RowReader::Text(reader, record) => Ok(reader
                 .read(record)?
-                .then(|| convert_record(def, defaults, targets, record))),
+                .then(|| convert_record(def, defaults, targets, record, zone))),
             RowReader::Binary(reader, record) => Ok(reader
                 .read(record)?
                 .then(|| convert_binary(def, defaults, targets, record))),
@@ -445,9 +450,10 @@ fn convert_record(
     defaults: &[Datum],
     targets: &[usize],
     record: &Record,
+    zone: &TimeZone,
 ) -> Result<Vec<Datum>> {
     full_width(def, defaults, targets, record.len(), |i, column| {
-        Some(parse_field(def, column, record.field(i)?))
+        Some(parse_field(def, column, record.field(i)?, zone))
     })
 }
 
@@ -474,8 +480,9 @@ fn full_width(
     full_row(def, defaults, targets, fields)
 }
 
-/// The value a field spells for a column of the given type.
-fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum> {
+/// The value a field spells for a column of the given type (a TIMESTAMPTZ without an offset
+/// being a time of `zone`).
+fn parse_field(def: &TableDef, column: &ColumnDef, field: &str, zone: &TimeZone) -> Result<Datum> {
     let mismatch = || Error::TypeMismatch {
         table: def.name.clone(),
         column: column.name.clone(),
@@ -497,6 +504,9 @@ fn parse_field(def: &TableDef, column: &ColumnDef, field: &str) -> Result<Datum>
         }
         DataType::Text { .. } | DataType::Date | DataType::Timestamp | DataType::Uuid => {
             Datum::Text(field.to_string())
+        }
+        DataType::TimestampTz => {
+            Datum::Timestamp(zone.parse_timestamptz(trimmed).ok_or_else(mismatch)?)
         }
         DataType::Bytes { .. } => Datum::Bytes(parse_bytea(field).ok_or_else(mismatch)?),
     })
