@@ -10,6 +10,7 @@ pub(crate) mod temporal;
 pub(crate) mod temporal_pattern;
 pub(crate) mod type_of;
 pub(crate) mod uuid;
+pub(crate) mod zones;
 
 use datafusion::prelude::SessionContext;
 
@@ -22,4 +23,5 @@ pub(crate) fn register_functions(ctx: &SessionContext) {
     temporal::register_temporal_functions(ctx);
     type_of::register_type_of(ctx);
     uuid::register_uuid_functions(ctx);
+    zones::register_zone_functions(ctx);
 }

@@ -19,6 +19,7 @@ use crate::db::sequences::LastValues;
 use crate::db::statement_stop::Interrupt;
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::context_with;
+use crate::df::rules::time_zones::set_session_zone;
 use crate::error::Result;
 use crate::native::cache::QueryCache;
 use crate::native::select::NativeSelect;
@@ -154,13 +155,10 @@ impl Session {
     /// Makes `zone` the session's time zone: text without an offset written to a
     /// TIMESTAMPTZ is read in it, and a query's TIMESTAMPTZ results are given in it.
     pub fn set_time_zone(&self, zone: TimeZone) {
-        self.ctx
-            .state_ref()
-            .write()
-            .config_mut()
-            .options_mut()
-            .execution
-            .time_zone = Some(zone.arrow_name());
+        set_session_zone(
+            self.ctx.state_ref().write().config_mut().options_mut(),
+            &zone,
+        );
         *self
             .time_zone
             .lock()

@@ -75,9 +75,31 @@ impl TimeZone {
         })
     }
 
+    /// Whether this is UTC (or a zone always at UTC's offset).
+    pub fn is_utc(&self) -> bool {
+        match self.zone {
+            Zone::Fixed(seconds) => seconds == 0,
+            Zone::Named(zone) => matches!(
+                zone,
+                Tz::UTC
+                    | Tz::Etc__UTC
+                    | Tz::GMT
+                    | Tz::Etc__GMT
+                    | Tz::Zulu
+                    | Tz::Etc__Zulu
+                    | Tz::UCT
+                    | Tz::Etc__UCT
+                    | Tz::Universal
+                    | Tz::Etc__Universal
+            ),
+        }
+    }
+
     /// The zone an Arrow type names (`+05:00`, `-0330`, `Europe/Berlin`).
     pub fn of_arrow(name: &str) -> Option<TimeZone> {
         let zone = match zone_suffix(name.trim())? {
+            // `+00:00` is how a plan types an instant: UTC's.
+            ZoneSuffix::Offset(0) => Zone::Named(Tz::UTC),
             ZoneSuffix::Offset(seconds) => Zone::Fixed(seconds),
             ZoneSuffix::Named(zone) => Zone::Named(zone),
         };

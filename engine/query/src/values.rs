@@ -154,7 +154,12 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         (DataType::TimestampTz, Datum::Text(s)) => {
             match statement_time_zone().parse_timestamptz(&s) {
                 Some(micros) => Datum::Timestamp(micros),
-                None => return Err(mismatch(&Datum::Text(s))),
+                None => {
+                    return Err(Error::InvalidDatetime {
+                        type_name: "timestamp with time zone",
+                        value: s,
+                    });
+                }
             }
         }
         (DataType::TimestampTz, Datum::Date(days)) => {

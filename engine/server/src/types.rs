@@ -14,6 +14,7 @@ use pgwire::messages::data::DataRow;
 use rowdex::Datum;
 use rowdex::arrow::datatypes::{DataType as ArrowType, Field, SchemaRef};
 use rowdex::arrow::record_batch::RecordBatch;
+use rowdex_codec::format_timestamp;
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
@@ -166,9 +167,17 @@ pub fn parameter_datum<S: Clone>(
         Type::TIMESTAMP => portal
             .parameter::<NaiveDateTime>(index, pg_type)?
             .map(|t| Datum::Timestamp(t.and_utc().timestamp_micros())),
+        // An instant travels on as text that names its offset: read (in any of PostgreSQL's
+        // forms, a time without an offset in the session's zone) where it meets a column.
+        Type::TIMESTAMPTZ if !portal.parameter_format.is_binary(index) => {
+            let Some(bytes) = parameter_bytes(portal, index)? else {
+                return Ok(Datum::Null);
+            };
+            Some(Datum::Text(String::from_utf8_lossy(bytes).into_owned()))
+        }
         Type::TIMESTAMPTZ => portal
             .parameter::<DateTime<FixedOffset>>(index, pg_type)?
-            .map(|t| Datum::Timestamp(t.timestamp_micros())),
+            .map(|t| Datum::Text(format!("{}+00", format_timestamp(t.timestamp_micros())))),
         Type::UUID if portal.parameter_format.is_binary(index) => {
             let Some(bytes) = parameter_bytes(portal, index)? else {
                 return Ok(Datum::Null);

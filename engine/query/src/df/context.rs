@@ -32,7 +32,7 @@ use crate::df::lookup_join::LookupJoinExec;
 use crate::df::postgres_types::postgres_result_types;
 use crate::df::raise::register_raise;
 use crate::df::rules::OptimizerRules;
-use crate::df::rules::time_zones::results_in_session_zone;
+use crate::df::rules::time_zones::{results_in_session_zone, set_session_zone};
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
@@ -41,6 +41,7 @@ use crate::output::Output;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
 use crate::sql::array_lists;
+use crate::sql::at_time_zone;
 use crate::sql::bytea_literals;
 use crate::sql::hints::QueryHints;
 use crate::sql::interval_products;
@@ -65,8 +66,8 @@ pub(crate) fn new_context(
         .with_target_partitions(1);
     // SQL as in SQLite: NULL is the smallest value, which is also how keys sort.
     config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
-    // The session's time zone (`Session::set_time_zone`): `now()` and `::timestamptz` carry it.
-    config.options_mut().execution.time_zone = Some(TimeZone::utc().arrow_name());
+    // The session's time zone (`Session::set_time_zone`), UTC until set.
+    set_session_zone(config.options_mut(), &TimeZone::utc());
     config.set_extension(db.planning.clone());
     // Sorts without a LIMIT that the scans leave to DataFusion spill past this pool; the
     // default runtime's pool is unbounded. Building it cannot fail with a fixed pool.
@@ -345,6 +346,7 @@ pub(crate) async fn plan_statement(
     type_casts::casts_as_calls(&mut statement);
     bytea_literals::hex_casts_as_bytes(&mut statement);
     interval_products::products_as_calls(&mut statement);
+    at_time_zone::at_time_zone_as_calls(&mut statement);
     let state = ctx.state();
     if let Some(counter) = state.config().get_extension::<PlanCounter>() {
         counter.planned_by_datafusion();
@@ -379,8 +381,7 @@ pub(crate) async fn plan_statement(
         }
         planned => planned?,
     };
-    let zone = state.config().options().execution.time_zone.clone();
-    let plan = results_in_session_zone(plan, zone.as_deref())?;
+    let plan = results_in_session_zone(plan, state.config().options())?;
     match semantics_of(ctx) {
         Semantics::PostgreSql => postgres_result_types(plan),
         Semantics::Sqlite => Ok(plan),

@@ -93,7 +93,8 @@ fn age_from_today(expr: &Expr) -> Option<Expr> {
     Some(call("age", vec![midnight, argument.clone()]))
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+/// A call of the function `name` with `args`.
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(Function {
         name: ObjectName::from(vec![Ident::new(name)]),
         uses_odbc_syntax: false,

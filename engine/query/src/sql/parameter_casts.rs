@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, TimeUnit};
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Statement, Value, visit_expressions,
+    ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Statement, TimezoneInfo, Value,
+    visit_expressions,
 };
 
-use crate::values::uuid_field;
+use crate::values::{STORED_TIME_ZONE, uuid_field};
 
 /// The Arrow field of each parameter `$n` that `statement` casts (index n - 1, named `$n`), the
 /// first cast of a parameter deciding; None for the others. A UUID travels as text whose
@@ -85,6 +86,9 @@ fn arrow_type(data_type: &DataType) -> Option<ArrowType> {
         | DataType::String(_) => ArrowType::Utf8,
         DataType::Bytea => ArrowType::Binary,
         DataType::Date => ArrowType::Date32,
+        DataType::Timestamp(_, TimezoneInfo::Tz | TimezoneInfo::WithTimeZone) => {
+            ArrowType::Timestamp(TimeUnit::Microsecond, Some(Arc::from(STORED_TIME_ZONE)))
+        }
         DataType::Timestamp(..) => ArrowType::Timestamp(TimeUnit::Microsecond, None),
         DataType::Uuid => ArrowType::Utf8,
         // `$1::int[]`: an array, which `sql::array_lists` reads as a list of values.

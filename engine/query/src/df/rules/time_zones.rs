@@ -1,9 +1,10 @@
 //! `SessionTimeZone`: TIMESTAMPTZ values are read and taken apart in the session's time zone,
 //! as PostgreSQL does.
 //!
-//! A TIMESTAMPTZ column travels as UTC instants typed `Timestamp(µs, "+00:00")`
-//! (`values::STORED_TIME_ZONE`), and the session's zone is DataFusion's
-//! `execution.time_zone` (so `now()` and `::timestamptz` carry it). Arrow reads and splits a
+//! Every zoned timestamp in a plan is a UTC instant typed `Timestamp(_, "+00:00")`
+//! (`values::STORED_TIME_ZONE`, which is DataFusion's `execution.time_zone` too, so `now()` and
+//! `::timestamptz` carry it and two instants always meet in one type). The session's zone is
+//! the [`SessionZoneOptions`] extension of the session's options. Arrow reads and splits a
 //! timestamp in the zone its type carries, so without this rule a session in
 //! `Europe/Berlin` would read `ts = '2024-01-15 11:00'` as 11:00 UTC and `date_trunc('day',
 //! ts)` would cut days at UTC midnight. Before any simplification, this rule:
@@ -14,7 +15,10 @@
 //!   value cast to DATE, and one an interval is added to or taken from, the session's zone (a
 //!   change of type only: the instants stay);
 //! - casts a zoned value to a TIMESTAMP through the session's wall clock (`to_local_time`),
-//!   and a TIMESTAMP to a zoned one as a time of the session's zone.
+//!   and a TIMESTAMP to a zoned one as a time of the session's zone;
+//! - reads a text literal cast to a TIMESTAMP in PostgreSQL's forms (`'2024-01-15 10:00'`),
+//!   and casts a timestamp to text as PostgreSQL writes it (`functions::zones`'s
+//!   `timestamp_text`), not as Arrow does (`2024-01-15T10:00:00Z`).
 //!
 //! [`results_in_session_zone`] gives a query's zoned result columns the session's zone, which
 //! the clients' text forms are written in.
@@ -22,6 +26,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use datafusion::common::config::{ConfigExtension, ConfigOptions};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result as DfResult;
@@ -32,9 +37,12 @@ use datafusion::logical_expr::{
 };
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use rowdex_codec::parse_timestamp;
 
 use crate::error::Error;
+use crate::functions::zones::timestamp_text;
 use crate::time_zone::TimeZone;
+use crate::values::STORED_TIME_ZONE;
 
 #[derive(Debug, Default)]
 pub struct SessionTimeZone;
@@ -57,15 +65,11 @@ impl OptimizerRule for SessionTimeZone {
         plan: LogicalPlan,
         config: &dyn OptimizerConfig,
     ) -> DfResult<Transformed<LogicalPlan>> {
-        let Some(zone_name) = config.options().execution.time_zone.clone() else {
-            return Ok(Transformed::no(plan));
-        };
-        let Some(zone) = TimeZone::of_arrow(&zone_name) else {
-            return Ok(Transformed::no(plan));
-        };
+        let zone = session_zone(&config.options());
         let session = Session {
+            name: Arc::from(zone.arrow_name().as_str()),
+            utc: zone.is_utc(),
             zone,
-            name: Arc::from(zone_name.as_str()),
         };
         let mut inputs = plan.inputs().into_iter();
         let schema = match inputs.next() {
@@ -82,10 +86,41 @@ impl OptimizerRule for SessionTimeZone {
     }
 }
 
-/// The session's zone, and its name as Arrow types carry it.
+datafusion::common::extensions_options! {
+    /// rowdex's part of a DataFusion session's options (`rowdex.*`).
+    pub struct SessionZoneOptions {
+        /// The session's time zone, as Arrow names a zone (`Europe/Berlin`, `+05:30`).
+        pub time_zone: String, default = "UTC".to_string()
+    }
+}
+
+impl ConfigExtension for SessionZoneOptions {
+    const PREFIX: &'static str = "rowdex";
+}
+
+/// The session's zone, as `options` carry it (UTC when they do not).
+pub(crate) fn session_zone(options: &ConfigOptions) -> TimeZone {
+    options
+        .extensions
+        .get::<SessionZoneOptions>()
+        .and_then(|options| TimeZone::of_arrow(&options.time_zone))
+        .unwrap_or_default()
+}
+
+/// Makes `zone` the session's zone in `options`; every zoned value stays typed in UTC.
+pub(crate) fn set_session_zone(options: &mut ConfigOptions, zone: &TimeZone) {
+    let mut extension = SessionZoneOptions::default();
+    extension.time_zone = zone.arrow_name();
+    options.extensions.insert(extension);
+    options.execution.time_zone = Some(STORED_TIME_ZONE.to_string());
+}
+
+/// The session's zone, its name as Arrow types carry it, and whether it is UTC (where a value
+/// typed in UTC needs no other zone).
 struct Session {
     zone: TimeZone,
     name: Arc<str>,
+    utc: bool,
 }
 
 /// The functions that take a timestamp apart in the zone its type carries.
@@ -177,7 +212,7 @@ impl Session {
                 let text = text_literal(&expr).unwrap_or_default();
                 match self.zone.parse_timestamptz(text) {
                     Some(micros) => Ok(Transformed::yes(Expr::Literal(
-                        timestamp_scalar(micros, *unit, zone.clone()),
+                        timestamp_scalar(micros, *unit, Some(zone.clone())),
                         None,
                     ))),
                     None if try_cast => Ok(Transformed::no(rebuild(expr, to))),
@@ -188,9 +223,34 @@ impl Session {
                     .into()),
                 }
             }
+            // Text read as a wall-clock time: PostgreSQL's forms (`HH:MM` too); what rowdex
+            // does not read is left to Arrow's reading.
+            (_, ArrowType::Timestamp(unit, None)) if text_literal(&expr).is_some() => {
+                match text_literal(&expr).and_then(parse_timestamp) {
+                    Some(micros) => Ok(Transformed::yes(Expr::Literal(
+                        timestamp_scalar(micros, *unit, None),
+                        None,
+                    ))),
+                    None => Ok(Transformed::no(rebuild(expr, to))),
+                }
+            }
+            // A timestamp's text is PostgreSQL's (`2024-01-15 11:00:00+01`), not Arrow's.
+            (
+                Some(ArrowType::Timestamp(..)),
+                ArrowType::Utf8 | ArrowType::Utf8View | ArrowType::LargeUtf8,
+            ) => {
+                let value = self.in_session_zone(expr, schema).data;
+                let text =
+                    Expr::ScalarFunction(ScalarFunction::new_udf(timestamp_text(), vec![value]));
+                Ok(Transformed::yes(if to == ArrowType::Utf8 {
+                    text
+                } else {
+                    rebuild(text, to)
+                }))
+            }
             // A wall-clock time made an instant: a time of the session's zone.
             (Some(ArrowType::Timestamp(from_unit, None)), ArrowType::Timestamp(_, Some(zone)))
-                if **zone != *self.name =>
+                if !self.utc && **zone != *self.name =>
             {
                 let local = rebuild(
                     expr,
@@ -199,7 +259,9 @@ impl Session {
                 Ok(Transformed::yes(rebuild(local, to)))
             }
             // An instant made a wall-clock time: the session's clock at that instant.
-            (Some(ArrowType::Timestamp(from_unit, Some(_))), ArrowType::Timestamp(_, None)) => {
+            (Some(ArrowType::Timestamp(from_unit, Some(_))), ArrowType::Timestamp(_, None))
+                if !self.utc =>
+            {
                 let zoned = rebuild(
                     expr,
                     ArrowType::Timestamp(*from_unit, Some(self.name.clone())),
@@ -209,7 +271,7 @@ impl Session {
             }
             // An instant's date: the session's date at that instant.
             (Some(ArrowType::Timestamp(from_unit, Some(zone))), ArrowType::Date32)
-                if **zone != *self.name =>
+                if !self.utc && **zone != *self.name =>
             {
                 let zoned = rebuild(
                     expr,
@@ -223,6 +285,9 @@ impl Session {
 
     /// `expr` retyped to the session's zone when it is a timestamp of another zone.
     fn in_session_zone(&self, expr: Expr, schema: &DFSchema) -> Transformed<Expr> {
+        if self.utc {
+            return Transformed::no(expr);
+        }
         match expr.get_type(schema) {
             Ok(ArrowType::Timestamp(unit, Some(zone))) if *zone != *self.name => {
                 Transformed::yes(Expr::Cast(Cast::new(
@@ -253,8 +318,7 @@ fn text_literal(expr: &Expr) -> Option<&str> {
 }
 
 /// The instant `micros` as a timestamp literal of `unit` in `zone`.
-fn timestamp_scalar(micros: i64, unit: TimeUnit, zone: Arc<str>) -> ScalarValue {
-    let zone = Some(zone);
+fn timestamp_scalar(micros: i64, unit: TimeUnit, zone: Option<Arc<str>>) -> ScalarValue {
     match unit {
         TimeUnit::Second => ScalarValue::TimestampSecond(Some(micros.div_euclid(1_000_000)), zone),
         TimeUnit::Millisecond => {
@@ -267,16 +331,19 @@ fn timestamp_scalar(micros: i64, unit: TimeUnit, zone: Arc<str>) -> ScalarValue 
     }
 }
 
-/// `plan` with each zoned timestamp column of its result in the session's zone `zone_name`
+/// `plan` with each zoned timestamp column of its result in the session's zone
 /// (the instants unchanged), so clients write them in that zone. A plan that returns no rows
 /// of a query (a write, DDL, EXPLAIN) is left as it is.
 pub(crate) fn results_in_session_zone(
     plan: LogicalPlan,
-    zone_name: Option<&str>,
+    options: &ConfigOptions,
 ) -> DfResult<LogicalPlan> {
-    let Some(zone_name) = zone_name else {
+    let zone = session_zone(options);
+    if zone.is_utc() {
         return Ok(plan);
-    };
+    }
+    let zone_name = zone.arrow_name();
+    let zone_name = zone_name.as_str();
     if matches!(
         plan,
         LogicalPlan::Dml(_)
