@@ -150,6 +150,7 @@ suites!(
     subqueries,
     transactions,
     triggers,
+    timestamptz,
     ttl,
     uuid,
     versions,

@@ -5,7 +5,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 
-use crate::time_zone::TimeZone;
+use crate::time_zone::{TimeZone, postgres_timestamp};
 
 /// The text of one value, or None for NULL. For a whole column, [`column_texts`] builds its
 /// formatter once.
@@ -13,8 +13,8 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
     if array.is_null(row) {
         return None;
     }
-    if let Some((instants, zone)) = zoned_timestamps(array.slice(row, 1).as_ref()) {
-        return Some(zone.format_timestamptz(instants.value(0)));
+    if let Some(texts) = timestamp_texts(array.slice(row, 1).as_ref()) {
+        return texts.into_iter().next().flatten();
     }
     match ArrayFormatter::try_new(array, &options()) {
         Ok(formatter) => Some(formatter.value(row).to_string()),
@@ -24,11 +24,8 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
 
 /// The text of every value of a column (None for NULL), as [`cell_text`] gives it.
 pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
-    if let Some((instants, zone)) = zoned_timestamps(array) {
-        return instants
-            .iter()
-            .map(|instant| instant.map(|micros| zone.format_timestamptz(micros)))
-            .collect();
+    if let Some(texts) = timestamp_texts(array) {
+        return texts;
     }
     let options = options();
     let formatter = ArrayFormatter::try_new(array, &options).ok();
@@ -45,19 +42,32 @@ pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
         .collect()
 }
 
-/// A TIMESTAMPTZ column's instants in microseconds, and the zone its type carries (the
-/// session's): written as PostgreSQL writes them (`2024-01-01 11:00:00+01`).
-fn zoned_timestamps(array: &dyn Array) -> Option<(TimestampMicrosecondArray, TimeZone)> {
-    let DataType::Timestamp(_, Some(zone)) = array.data_type() else {
+/// The texts of a timestamp column as PostgreSQL writes them (`2024-01-15 10:00:00.25`), a
+/// TIMESTAMPTZ's in the zone its type carries (the session's) with its offset
+/// (`2024-01-15 11:00:00+01`); None for a column of another type.
+fn timestamp_texts(array: &dyn Array) -> Option<Vec<Option<String>>> {
+    let DataType::Timestamp(_, zone) = array.data_type() else {
         return None;
     };
-    let zone = TimeZone::of_arrow(zone)?;
+    let zone = match zone {
+        Some(zone) => Some(TimeZone::of_arrow(zone)?),
+        None => None,
+    };
     let micros = cast(array, &DataType::Timestamp(TimeUnit::Microsecond, None)).ok()?;
-    let instants = micros
+    let micros = micros
         .as_any()
-        .downcast_ref::<TimestampMicrosecondArray>()?
-        .clone();
-    Some((instants, zone))
+        .downcast_ref::<TimestampMicrosecondArray>()?;
+    Some(
+        micros
+            .iter()
+            .map(|value| {
+                value.map(|micros| match &zone {
+                    Some(zone) => zone.format_timestamptz(micros),
+                    None => postgres_timestamp(micros),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// SQL-style timestamps (space, not ISO 'T'); the fraction only when there is one.

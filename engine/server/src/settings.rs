@@ -246,9 +246,79 @@ fn unquote(value: &str) -> String {
     value.to_string()
 }
 
+/// The parameters a startup `options` value sets: `-c name=value`, `-cname=value` and
+/// `--name=value`, separated by spaces (a backslash keeps the next character, a space too).
+pub fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut parameters = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let setting = if word == "-c" {
+            words.next()
+        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
+            Some(rest.to_string())
+        } else {
+            None
+        };
+        if let Some((name, value)) = setting.as_deref().and_then(|s| s.split_once('=')) {
+            parameters.push((name.replace('-', "_"), value.to_string()));
+        }
+    }
+    parameters
+}
+
+/// The parameters a client's startup message sets, in order: each parameter it names (the
+/// user and database aside) and those its `options` value sets.
+pub fn startup_parameters<'a>(
+    metadata: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Vec<(String, String)> {
+    let mut parameters = Vec::new();
+    for (name, value) in metadata {
+        match name.as_str() {
+            "options" => parameters.extend(startup_options(value)),
+            "user" | "database" | "replication" => {}
+            _ => parameters.push((name.clone(), value.clone())),
+        }
+    }
+    parameters
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn startup_options_set_parameters_as_libpq_sends_them() {
+        assert_eq!(
+            startup_options("-c TimeZone=Asia/Kolkata  -cstatement_timeout=5s --lock-timeout=1s"),
+            vec![
+                ("TimeZone".to_string(), "Asia/Kolkata".to_string()),
+                ("statement_timeout".to_string(), "5s".to_string()),
+                ("lock_timeout".to_string(), "1s".to_string()),
+            ]
+        );
+        assert_eq!(
+            startup_options(r"-c application_name=a\ b"),
+            vec![("application_name".to_string(), "a b".to_string())]
+        );
+        assert!(startup_options("-x").is_empty());
+    }
 
     #[test]
     fn reset_puts_back_the_starting_values() {

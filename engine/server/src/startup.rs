@@ -34,9 +34,9 @@ use rowdex_catalog::ScramVerifier;
 
 use crate::cancel::CancelRegistry;
 use crate::scram::{MECHANISM, ScramFailure, ServerFirst, mock_verifier, server_first};
-use crate::settings::defaults;
+use crate::settings::{defaults, startup_parameters};
 use crate::sqlstate::{PROTOCOL_VIOLATION, error_info};
-use crate::state::SessionState;
+use crate::state::{SessionState, time_zone_setting};
 
 /// How connections prove who they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +358,21 @@ impl ServerParameterProvider for ReportedParameters {
             .collect();
         if let Some(name) = client.metadata().get(METADATA_APPLICATION_NAME) {
             parameters.insert("application_name".to_string(), name.clone());
+        }
+        // What the client asked for at startup is what it is told (drivers read TimeZone to
+        // place the instants they receive).
+        for (name, value) in startup_parameters(client.metadata()) {
+            if name.eq_ignore_ascii_case("timezone") {
+                if let Ok(zone) = time_zone_setting(&value) {
+                    parameters.insert("TimeZone".to_string(), zone.name());
+                }
+            } else if let Some(known) = parameters
+                .keys()
+                .find(|known| known.eq_ignore_ascii_case(&name))
+                .cloned()
+            {
+                parameters.insert(known, value);
+            }
         }
         Some(parameters)
     }

@@ -16,7 +16,7 @@ use crate::cursors::Cursors;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::prepared_statements::SqlStatements;
-use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting};
+use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting, startup_parameters};
 
 pub struct SessionState {
     pub session: Session,
@@ -105,12 +105,18 @@ impl SessionState {
         let schema = self.session.schema_view();
         register_pg_catalog(self.session.context(), &self.db, &schema, facts);
         let mut settings = self.settings();
-        for (name, value) in metadata {
+        // `options` carries more parameters (`-c TimeZone=UTC`), as libpq's PGOPTIONS does.
+        for (name, value) in &startup_parameters(metadata) {
             if name.eq_ignore_ascii_case("timezone")
                 && let Ok(zone) = time_zone_setting(value)
             {
                 settings.adopt(name, &zone.name());
                 self.session.set_time_zone(zone);
+                continue;
+            }
+            if let Err(refused) = self.apply_transaction_parameter(name, value) {
+                // A value the session cannot take leaves the parameter as it was.
+                let _ = refused;
                 continue;
             }
             settings.adopt(name, value);

@@ -14,8 +14,8 @@
 
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, DataType, Expr, Query, SelectItem, SetExpr, Statement, TypedString,
-    UnaryOperator, Value,
+    BinaryOperator, DataType, Expr, Query, SelectItem, SetExpr, Statement, TimezoneInfo,
+    TypedString, UnaryOperator, Value,
 };
 use std::sync::Arc;
 
@@ -333,6 +333,8 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
         Expr::TypedString(TypedString { data_type, .. }) => kind(&type_name(data_type)),
         Expr::Case { .. } => kind("case"),
         Expr::Exists { .. } => kind("exists"),
+        // `AT TIME ZONE` is the function `timezone`.
+        Expr::AtTimeZone { .. } => named("timezone"),
         Expr::Array(_) => kind("array"),
         Expr::Interval(_) => kind("interval"),
         Expr::Extract { .. } => named("extract"),
@@ -387,6 +389,7 @@ fn type_name(data_type: &DataType) -> String {
         DataType::Text => "text",
         DataType::Bytea => "bytea",
         DataType::Date => "date",
+        DataType::Timestamp(_, TimezoneInfo::Tz | TimezoneInfo::WithTimeZone) => "timestamptz",
         DataType::Timestamp(..) => "timestamp",
         other => return other.to_string().to_lowercase(),
     };

@@ -386,7 +386,11 @@ fn wrap_bare_columns(expr: &mut Expr, grouped: &HashSet<String>) -> bool {
 /// The output name of `expr` as DataFusion gives it, parentheses aside: a column's own name,
 /// else the expression's text with every parenthesised sub-expression unwrapped.
 fn without_parentheses(expr: &Expr) -> String {
-    let bare = unparenthesised(expr);
+    let mut bare = unparenthesised(expr);
+    // DataFusion names a cast by what it casts (`'x'::timestamp` and `'x'::date` alike).
+    while let Expr::Cast { expr: inner, .. } = bare {
+        bare = unparenthesised(&inner);
+    }
     match &bare {
         Expr::Identifier(ident) => ident.value.clone(),
         Expr::CompoundIdentifier(parts) => parts

@@ -358,6 +358,14 @@ async fn json_as_postgresql() {
     scenario("json_scenario.py").await;
 }
 
+/// TIMESTAMPTZ in a session whose zone is not UTC: psycopg's aware datetimes (text and binary),
+/// asyncpg's codecs, SQLAlchemy's DateTime(timezone=True), COPY, zone-aware functions and casts,
+/// SET/RESET TIME ZONE and a zone given at connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamptz_as_postgresql() {
+    scenario("timestamptz_scenario.py").await;
+}
+
 /// Foreign keys through SQLAlchemy's models and reflection and psycopg's statements.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_keys_as_postgresql() {

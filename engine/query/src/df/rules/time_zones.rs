@@ -32,6 +32,7 @@ use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result as DfResult;
 use datafusion::functions::datetime::to_local_time;
 use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator,
 };
@@ -82,7 +83,13 @@ impl OptimizerRule for SessionTimeZone {
             }
             None => DFSchema::empty(),
         };
-        plan.map_expressions(|expr| expr.transform_up(|expr| session.rewrite(expr, &schema)))
+        // A rewritten expression keeps the name it gave the plan's output.
+        let names = NamePreserver::new(&plan);
+        plan.map_expressions(|expr| {
+            let name = names.save(&expr);
+            let rewritten = expr.transform_up(|expr| session.rewrite(expr, &schema))?;
+            Ok(rewritten.update_data(|expr| name.restore(expr)))
+        })
     }
 }
 
@@ -109,9 +116,9 @@ pub(crate) fn session_zone(options: &ConfigOptions) -> TimeZone {
 
 /// Makes `zone` the session's zone in `options`; every zoned value stays typed in UTC.
 pub(crate) fn set_session_zone(options: &mut ConfigOptions, zone: &TimeZone) {
-    let mut extension = SessionZoneOptions::default();
-    extension.time_zone = zone.arrow_name();
-    options.extensions.insert(extension);
+    options.extensions.insert(SessionZoneOptions {
+        time_zone: zone.arrow_name(),
+    });
     options.execution.time_zone = Some(STORED_TIME_ZONE.to_string());
 }
 
@@ -255,6 +262,17 @@ impl Session {
                 let local = rebuild(
                     expr,
                     ArrowType::Timestamp(*from_unit, Some(self.name.clone())),
+                );
+                Ok(Transformed::yes(rebuild(local, to)))
+            }
+            // A date made an instant: its midnight in the session's zone.
+            (Some(ArrowType::Date32 | ArrowType::Date64), ArrowType::Timestamp(_, Some(_)))
+                if !self.utc =>
+            {
+                let midnight = rebuild(expr, ArrowType::Timestamp(TimeUnit::Microsecond, None));
+                let local = rebuild(
+                    midnight,
+                    ArrowType::Timestamp(TimeUnit::Microsecond, Some(self.name.clone())),
                 );
                 Ok(Transformed::yes(rebuild(local, to)))
             }
