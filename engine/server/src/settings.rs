@@ -271,10 +271,10 @@ pub fn startup_options(options: &str) -> Vec<(String, String)> {
     while let Some(word) = words.next() {
         let setting = if word == "-c" {
             words.next()
-        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
-            Some(rest.to_string())
         } else {
-            None
+            word.strip_prefix("--")
+                .or_else(|| word.strip_prefix("-c"))
+                .map(str::to_string)
         };
         if let Some((name, value)) = setting.as_deref().and_then(|s| s.split_once('=')) {
             parameters.push((name.replace('-', "_"), value.to_string()));
