@@ -40,4 +40,4 @@ pub use sequences::SequenceDef;
 pub use statistics::{KeyGatherer, KeyStatistics, TableStatistics};
 pub use table::{HIDDEN_ROWID, MAX_TTL_SECONDS, MAX_VERSIONS, TableDef, WRITTEN_AT};
 pub use trigger::{TriggerDef, TriggerEvent, TriggerTiming};
-pub use types::{DataType, Declared};
+pub use types::{ArrayElement, DataType, Declared};

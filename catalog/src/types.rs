@@ -37,6 +37,82 @@ pub enum DataType {
     TimestampTz,
     /// 16 bytes, read and written as PostgreSQL's text forms (`rowdex_codec::parse_uuid`).
     Uuid,
+    /// A one-dimensional array of `element`s (`INTEGER[]`, `TEXT[]`), stored as its text in
+    /// PostgreSQL's form (`{1,2,NULL}`, `{a,"b c"}`), one canonical text per value.
+    Array {
+        element: ArrayElement,
+    },
+}
+
+/// The type of an array column's elements, as PostgreSQL names them (an `INTEGER[]` holds
+/// int4s, a `BIGINT[]` int8s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArrayElement {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Text,
+    Varchar,
+    Date,
+    Timestamp,
+}
+
+impl ArrayElement {
+    /// Every element type.
+    pub const ALL: [ArrayElement; 10] = [
+        ArrayElement::Bool,
+        ArrayElement::Int2,
+        ArrayElement::Int4,
+        ArrayElement::Int8,
+        ArrayElement::Float4,
+        ArrayElement::Float8,
+        ArrayElement::Text,
+        ArrayElement::Varchar,
+        ArrayElement::Date,
+        ArrayElement::Timestamp,
+    ];
+
+    /// PostgreSQL's internal name of the element type (`int4`, `text`).
+    pub fn pg_name(self) -> &'static str {
+        match self {
+            ArrayElement::Bool => "bool",
+            ArrayElement::Int2 => "int2",
+            ArrayElement::Int4 => "int4",
+            ArrayElement::Int8 => "int8",
+            ArrayElement::Float4 => "float4",
+            ArrayElement::Float8 => "float8",
+            ArrayElement::Text => "text",
+            ArrayElement::Varchar => "varchar",
+            ArrayElement::Date => "date",
+            ArrayElement::Timestamp => "timestamp",
+        }
+    }
+
+    /// The element type PostgreSQL's internal name names.
+    pub fn of_pg_name(name: &str) -> Option<ArrayElement> {
+        ArrayElement::ALL
+            .into_iter()
+            .find(|element| element.pg_name().eq_ignore_ascii_case(name))
+    }
+
+    /// The element type's SQL spelling (`INTEGER`), which `[]` follows in the column's.
+    pub fn spelling(self) -> &'static str {
+        match self {
+            ArrayElement::Bool => "BOOLEAN",
+            ArrayElement::Int2 => "SMALLINT",
+            ArrayElement::Int4 => "INTEGER",
+            ArrayElement::Int8 => "BIGINT",
+            ArrayElement::Float4 => "REAL",
+            ArrayElement::Float8 => "DOUBLE PRECISION",
+            ArrayElement::Text => "TEXT",
+            ArrayElement::Varchar => "VARCHAR",
+            ArrayElement::Date => "DATE",
+            ArrayElement::Timestamp => "TIMESTAMP",
+        }
+    }
 }
 
 impl DataType {
@@ -57,6 +133,7 @@ impl DataType {
                     Datum::Timestamp(_)
                 )
                 | (DataType::Uuid, Datum::Uuid(_))
+                | (DataType::Array { .. }, Datum::Text(_))
         )
     }
 }
@@ -76,6 +153,7 @@ impl std::fmt::Display for DataType {
             DataType::Timestamp => f.write_str("TIMESTAMP"),
             DataType::TimestampTz => f.write_str("TIMESTAMPTZ"),
             DataType::Uuid => f.write_str("UUID"),
+            DataType::Array { element } => write!(f, "{}[]", element.spelling()),
         }
     }
 }

@@ -118,6 +118,7 @@ macro_rules! suites {
 suites!(
     access_paths,
     alter_table,
+    arrays,
     checks,
     constraints,
     create_table_as,

@@ -17,6 +17,7 @@ pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("format", 1),
     ("time_zone", 1),
+    ("array_text", 1),
     ("output", 2),
     ("values", 2),
     ("copy_data", 2),

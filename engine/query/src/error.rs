@@ -123,6 +123,9 @@ pub enum Error {
         type_name: &'static str,
         value: String,
     },
+    /// Text that is no one-dimensional array (22P02 on the wire).
+    #[error("malformed array literal: \"{value}\"")]
+    MalformedArray { value: String },
     /// A `TimeZone` setting that names no time zone.
     #[error("invalid value for parameter \"TimeZone\": \"{value}\"")]
     UnknownTimeZone { value: String },

@@ -11,6 +11,7 @@
 pub(crate) mod add_primary_key;
 pub(crate) mod alter;
 pub(crate) mod alter_type;
+pub(crate) mod column_types;
 pub(crate) mod commands;
 pub(crate) mod comments;
 pub(crate) mod copy;

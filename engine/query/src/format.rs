@@ -1,10 +1,11 @@
 //! Text rendering of result values, shared by the CLI and the test runner.
 
-use datafusion::arrow::array::{Array, TimestampMicrosecondArray};
+use datafusion::arrow::array::{Array, ListArray, TimestampMicrosecondArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 
+use crate::array_text::array_text_of_list;
 use crate::time_zone::{TimeZone, postgres_timestamp};
 
 /// The text of one value, or None for NULL. For a whole column, [`column_texts`] builds its
@@ -13,7 +14,9 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
     if array.is_null(row) {
         return None;
     }
-    if let Some(texts) = timestamp_texts(array.slice(row, 1).as_ref()) {
+    if let Some(texts) = timestamp_texts(array.slice(row, 1).as_ref())
+        .or_else(|| list_texts(array.slice(row, 1).as_ref()))
+    {
         return texts.into_iter().next().flatten();
     }
     match ArrayFormatter::try_new(array, &options()) {
@@ -25,6 +28,9 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
 /// The text of every value of a column (None for NULL), as [`cell_text`] gives it.
 pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
     if let Some(texts) = timestamp_texts(array) {
+        return texts;
+    }
+    if let Some(texts) = list_texts(array) {
         return texts;
     }
     let options = options();
@@ -65,6 +71,22 @@ fn timestamp_texts(array: &dyn Array) -> Option<Vec<Option<String>>> {
                     Some(zone) => zone.format_timestamptz(micros),
                     None => postgres_timestamp(micros),
                 })
+            })
+            .collect(),
+    )
+}
+
+/// The texts of a list column as PostgreSQL writes arrays (`{1,2}`, `{a,"b c"}`); None for a
+/// column of another type.
+pub fn list_texts(array: &dyn Array) -> Option<Vec<Option<String>>> {
+    let lists = array.as_any().downcast_ref::<ListArray>()?;
+    Some(
+        (0..lists.len())
+            .map(|row| {
+                if lists.is_null(row) {
+                    return None;
+                }
+                array_text_of_list(lists.value(row).as_ref()).ok()
             })
             .collect(),
     )

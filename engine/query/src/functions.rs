@@ -1,6 +1,7 @@
 //! Scalar functions rowdex adds to DataFusion, registered in every statement's context and in
 //! the one that compiles DEFAULT and CHECK expressions (`write::constraints`).
 
+pub(crate) mod arrays;
 pub(crate) mod bytes;
 pub(crate) mod format;
 pub(crate) mod hash;
@@ -16,6 +17,7 @@ use datafusion::prelude::SessionContext;
 
 /// Registers every function of this module in `ctx`.
 pub(crate) fn register_functions(ctx: &SessionContext) {
+    arrays::register_array_functions(ctx);
     bytes::register_byte_functions(ctx);
     format::register_format(ctx);
     hash::register_hash_functions(ctx);

@@ -34,6 +34,7 @@
 //! 7. `execute`, `prepared`, `paging`, each adding its `impl Session` block;
 //! 8. `database`; and this file, the public face only.
 
+mod array_text;
 mod copy_data;
 mod database;
 mod db;

@@ -9,6 +9,7 @@
 //! DataFusion plans a statement ([`rewrite`], and [`sqlite_types`] for SQLite's typing).
 
 pub(crate) mod array_lists;
+pub(crate) mod array_literals;
 pub(crate) mod at_time_zone;
 pub(crate) mod bytea_literals;
 pub(crate) mod command;

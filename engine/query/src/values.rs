@@ -15,10 +15,12 @@ use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
 use rowdex_codec::{Datum, format_uuid, json};
 
+use crate::array_text::array_text_of_list;
 use crate::copy_data::format::parse_bytea;
 use crate::error::{Error, Result};
 use crate::time_zone::statement_time_zone;
 
+pub(crate) mod arrays;
 pub(crate) mod fields;
 
 pub use fields::{DECLARED_TYPE, STORED_TIME_ZONE, column_field, renamed_schema, table_schema};
@@ -64,6 +66,10 @@ pub fn datum_from_scalar(scalar: &ScalarValue) -> Result<Datum> {
         | ScalarValue::BinaryView(Some(b))
         | ScalarValue::FixedSizeBinary(_, Some(b)) => Datum::Bytes(b.clone()),
         ScalarValue::Date32(Some(d)) => Datum::Date(*d),
+        // A list (an `ARRAY[...]`, an `array_agg`) as an array's text.
+        ScalarValue::List(list) if list.len() == 1 => {
+            Datum::Text(array_text_of_list(list.value(0).as_ref())?)
+        }
         ScalarValue::Date64(Some(ms)) => Datum::Date((ms.div_euclid(86_400_000)) as i32),
         ScalarValue::TimestampSecond(Some(v), _) => Datum::Timestamp(v.saturating_mul(1_000_000)),
         ScalarValue::TimestampMillisecond(Some(v), _) => Datum::Timestamp(v.saturating_mul(1_000)),
@@ -110,6 +116,10 @@ pub fn assign(table: &TableDef, column: &ColumnDef, datum: Datum) -> Result<Datu
         return Ok(Datum::Null);
     }
     let converted = match (&column.data_type, datum) {
+        // An array's text, made canonical for its elements (22P02 for one that is no array).
+        (DataType::Array { element }, Datum::Text(s)) => {
+            Datum::Text(arrays::canonical_array_text(&s, *element)?)
+        }
         (t, d) if t.admits(&d) => d,
         (DataType::Float, Datum::Int(v)) => Datum::Float(v as f64),
         (DataType::Integer, Datum::Float(v)) => {
@@ -531,5 +541,18 @@ pub(crate) fn datum_array<'a>(
                 })
                 .collect::<StringArray>(),
         ),
+        DataType::Array { element } => {
+            let texts: Vec<Option<&str>> = values
+                .map(|d| match d {
+                    Datum::Text(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let rows = texts.len();
+            // Stored texts are canonical; one that does not read (none should) is NULL.
+            arrays::list_array(element, texts).unwrap_or_else(|_| {
+                datafusion::arrow::array::new_null_array(&arrays::list_type(element), rows)
+            })
+        }
     }
 }

@@ -29,6 +29,7 @@ mod error;
 mod jsons;
 mod kind;
 mod listener;
+mod lists;
 mod pg_catalog;
 mod prepared_statements;
 mod scram;

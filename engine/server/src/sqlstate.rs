@@ -86,6 +86,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::Raised { .. } => "P0001",
         Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
         Error::InvalidDatetime { .. } => "22007",
+        Error::MalformedArray { .. } => INVALID_TEXT_REPRESENTATION,
         Error::UnknownTimeZone { .. } => "22023",
         Error::Json(error) => match error {
             JsonError::Syntax { .. } | JsonError::PathElementNotInteger { .. } => {

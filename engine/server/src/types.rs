@@ -23,7 +23,7 @@ use crate::declared::{to_wire, wire_column, wire_schema};
 use crate::sqlstate::{
     INVALID_PARAMETER_VALUE, INVALID_TEXT_REPRESENTATION, NUMERIC_VALUE_OUT_OF_RANGE, error_info,
 };
-use crate::{jsons, timestamps, uuids};
+use crate::{jsons, lists, timestamps, uuids};
 
 /// Microseconds in a day.
 const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -118,7 +118,9 @@ pub fn data_rows(
         })?;
         let batch = timestamps::text_columns(batch, fields)
             .map_err(|e| PgWireError::UserError(Box::new(error_info("22008", e.to_string()))))?;
-        rows.extend(encode_recordbatch(fields.clone(), batch));
+        let (batch, encoding) = lists::text_columns(batch, fields)
+            .map_err(|e| PgWireError::UserError(Box::new(error_info("XX000", e.to_string()))))?;
+        rows.extend(encode_recordbatch(encoding, batch));
     }
     Ok(rows)
 }

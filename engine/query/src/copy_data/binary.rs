@@ -222,6 +222,12 @@ pub fn binary_datum(column: &ColumnDef, bytes: &[u8]) -> Result<Datum, String> {
             Datum::Timestamp(micros.checked_add(EPOCH_MICROS).ok_or_else(wrong)?)
         }
         DataType::Uuid => Datum::Uuid(array(16)?.try_into().map_err(|_| wrong())?),
+        DataType::Array { .. } => {
+            return Err(format!(
+                "binary COPY of an array column ({}) is not supported: use the text format",
+                column.name
+            ));
+        }
     })
 }
 

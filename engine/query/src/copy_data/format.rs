@@ -22,7 +22,7 @@ use datafusion::sql::sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, Cop
 use rowdex_codec::{format_date, format_timestamp};
 
 use crate::error::{Error, Result};
-use crate::format::column_texts;
+use crate::format::{column_texts, list_texts};
 
 /// The two data formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,6 +296,7 @@ fn copy_texts(array: &dyn Array) -> Vec<Option<String>> {
                 None => column_texts(array),
             }
         }
+        ArrowType::List(_) => list_texts(array).unwrap_or_else(|| column_texts(array)),
         _ => column_texts(array),
     }
 }

@@ -41,6 +41,7 @@ use crate::output::Output;
 use crate::scan::choose::weighed;
 use crate::scan::explain::{AnalyzeReads, ExplainOptions, candidate_lines, total_line};
 use crate::sql::array_lists;
+use crate::sql::array_literals;
 use crate::sql::at_time_zone;
 use crate::sql::bytea_literals;
 use crate::sql::hints::QueryHints;
@@ -343,6 +344,7 @@ pub(crate) async fn plan_statement(
     sqlite_types::nullif_as_case(&mut statement);
     rewrite::empty_in_subqueries_as_constants(&mut statement);
     rewrite::expand_row_comparisons(&mut statement);
+    array_literals::array_casts_as_calls(&mut statement);
     type_casts::casts_as_calls(&mut statement);
     bytea_literals::hex_casts_as_bytes(&mut statement);
     interval_products::products_as_calls(&mut statement);

@@ -17,6 +17,8 @@
 //!   one sorts by `jsonb_sort_key`, bytes in jsonb's order.
 //! - `time_zones::SessionTimeZone`, next: rowdex's own. A TIMESTAMPTZ column's values are typed
 //!   in UTC; text is read, and dates and fields taken, in the session's zone.
+//! - `array_casts::ArrayTextCasts`, next: rowdex's own. An array cast to text is written as
+//!   PostgreSQL writes arrays, not as Arrow writes a list.
 //! - `predicate_subquery::GuardedPredicateSubquery`, in place of
 //!   `decorrelate_predicate_subquery`: its mark joins never yield NULL, so an IN subquery under
 //!   OR, NOT or CASE answers wrongly. Upstream apache/datafusion#21309; retire with the release
@@ -35,6 +37,7 @@
 //! Subqueries DataFusion cannot plan at all are not a rule: `df::apply` runs them, and the
 //! session's query planner (`df::apply::exec::RowdexQueryPlanner`) puts them there.
 
+pub(crate) mod array_casts;
 pub(crate) mod exact_decimal_literals;
 pub(crate) mod filter_projection;
 pub(crate) mod in_list_folding;
@@ -52,6 +55,7 @@ use datafusion::optimizer::optimizer::Optimizer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 
+use crate::df::rules::array_casts::ArrayTextCasts;
 use crate::df::rules::exact_decimal_literals::ExactDecimalLiterals;
 use crate::df::rules::filter_projection::SplitFilterProjection;
 use crate::df::rules::in_list_folding::GuardInListFolding;
@@ -115,7 +119,7 @@ impl std::fmt::Debug for OptimizerRules {
 
 /// DataFusion's default logical optimizer rules, with `GuardedPredicateSubquery` in place of
 /// `decorrelate_predicate_subquery`, and `GuardInListFolding`, `ExactDecimalLiterals`,
-/// `UuidLiterals`, `JsonbOrder` then `SessionTimeZone` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
+/// `UuidLiterals`, `JsonbOrder`, `SessionTimeZone` then `ArrayTextCasts` first of all, before any simplification. Fails with [`Error::OptimizerRuleMissing`] when this
 /// DataFusion has no `decorrelate_predicate_subquery`.
 pub fn logical_optimizer_rules() -> Result<Vec<LogicalRule>> {
     logical_rules_from(Optimizer::new().rules)
@@ -135,7 +139,8 @@ fn logical_rules_from(upstream: Vec<LogicalRule>) -> Result<Vec<LogicalRule>> {
     let uuids: LogicalRule = Arc::new(UuidLiterals);
     let jsonb: LogicalRule = Arc::new(JsonbOrder::default());
     let zones: LogicalRule = Arc::new(SessionTimeZone);
-    Ok([guard, exact, uuids, jsonb, zones]
+    let arrays: LogicalRule = Arc::new(ArrayTextCasts);
+    Ok([guard, exact, uuids, jsonb, zones, arrays]
         .into_iter()
         .chain(upstream.into_iter().map(|rule| {
             if rule.name() == REPLACED_LOGICAL_RULE {
@@ -200,7 +205,7 @@ mod tests {
         // replacement (which keeps the replaced rule's name) in its place.
         assert_eq!(
             logical.len(),
-            Optimizer::new().rules.len() + 5,
+            Optimizer::new().rules.len() + 6,
             "{logical:?}"
         );
         assert_eq!(logical[0], GuardInListFolding.name());
@@ -208,6 +213,7 @@ mod tests {
         assert_eq!(logical[2], UuidLiterals.name());
         assert_eq!(logical[3], JsonbOrder::default().name());
         assert_eq!(logical[4], SessionTimeZone.name());
+        assert_eq!(logical[5], ArrayTextCasts.name());
         let physical = names(&physical_optimizer_rules()?, |r| r.name());
         let join_selection = physical.iter().position(|n| n == AFTER_JOIN_SELECTION);
         let lookups = physical.iter().position(|n| n == ChooseLookupJoins.name());

@@ -24,7 +24,7 @@ use rowdex_store::{Direction, KeyRange, KvRead};
 use crate::error::{Error, Result};
 use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::alter_type::{Retyped, convert_rows, set_type};
-use crate::execute::ddl::parse_type;
+use crate::execute::column_types::parse_type;
 use crate::execute::foreign_key_alter::alter_foreign_key;
 use crate::execute::indexes::create_index;
 use crate::execute::schema_txn::SchemaTxn;

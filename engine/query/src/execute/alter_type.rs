@@ -18,7 +18,7 @@ use rowdex_codec::{Datum, format_decimal};
 use rowdex_store::Transaction;
 
 use crate::error::{Error, Result};
-use crate::execute::ddl::parse_type;
+use crate::execute::column_types::parse_type;
 use crate::sql::names::ident_name;
 use crate::sql::semantics::Semantics;
 use crate::time_zone::statement_time_zone;

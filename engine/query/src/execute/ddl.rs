@@ -16,6 +16,7 @@ use rowdex_catalog::{
 };
 
 use crate::error::{Error, Result};
+use crate::execute::column_types::{parse_type, refuse_array_key};
 use crate::execute::foreign_keys::{
     DeclaredForeignKey, check_index_drop, resolve_declared, store_declared, unlink_dropped,
 };
@@ -180,6 +181,16 @@ pub(crate) async fn create_table(
     }
     let options = table_options(&create.table_options)?;
     let mut def = options.apply(TableDef::new(&name, columns, &key, options.buckets)?)?;
+    for key_column in &def.key {
+        refuse_array_key(&def.columns[key_column.column])?;
+    }
+    for (_, unique) in &uniques {
+        for (column, _) in unique {
+            if let Some(position) = def.column_index(column) {
+                refuse_array_key(&def.columns[position])?;
+            }
+        }
+    }
     if !families.is_empty() {
         def = def.with_families(families)?;
     }
@@ -392,84 +403,6 @@ fn serial_width(type_name: &str, semantics: Semantics) -> Option<Declared> {
         "SMALLSERIAL" | "SERIAL2" => Some(Declared::SmallInt),
         _ => None,
     }
-}
-
-/// Reads a column type from its SQL spelling: the type that stores it and, under PostgreSQL's
-/// rules, the narrower type it was declared as (see [`Declared`]). Under SQLite's every
-/// integer is 64-bit and every float a double, whatever the spelling.
-pub(crate) fn parse_type(
-    data_type: &ast::DataType,
-    semantics: Semantics,
-) -> Result<(DataType, Option<Declared>)> {
-    let text = data_type.to_string().to_uppercase();
-    let (base, args) = match text.split_once('(') {
-        Some((base, rest)) => (base.trim(), rest.trim_end_matches(')')),
-        None => (text.trim(), ""),
-    };
-    let numbers: Vec<u32> = args
-        .split(',')
-        .filter_map(|a| a.split_whitespace().next()?.parse().ok())
-        .collect();
-    let unknown = || Error::UnknownType { name: text.clone() };
-    let parsed = match base {
-        "BOOLEAN" | "BOOL" => DataType::Boolean,
-        "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" | "INT2" | "INT4" | "INT8"
-        | "MEDIUMINT" | "INT64" => DataType::Integer,
-        "REAL" | "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT4" | "FLOAT8" | "FLOAT64" => {
-            DataType::Float
-        }
-        "DECIMAL" | "NUMERIC" | "DEC" => {
-            let precision = numbers.first().copied().unwrap_or(38);
-            let scale = numbers.get(1).copied().unwrap_or(0);
-            if precision == 0 || precision > 38 || scale > precision {
-                return Err(unknown());
-            }
-            DataType::Decimal {
-                precision: precision as u8,
-                scale: scale as i8,
-            }
-        }
-        "VARCHAR" | "CHAR" | "CHARACTER" | "CHARACTER VARYING" | "NVARCHAR" | "NCHAR"
-        | "CHAR VARYING" => DataType::Text {
-            max_len: numbers.first().copied(),
-        },
-        "TEXT" | "STRING" | "CLOB" => DataType::Text { max_len: None },
-        "VARBINARY" | "BINARY" => DataType::Bytes {
-            max_len: numbers.first().copied(),
-        },
-        "BYTEA" | "BLOB" | "BYTES" => DataType::Bytes { max_len: None },
-        "DATE" => DataType::Date,
-        // `TIMESTAMP(3) WITH TIME ZONE` spells its zone after the precision.
-        "TIMESTAMP" if text.ends_with(" WITH TIME ZONE") => DataType::TimestampTz,
-        "TIMESTAMP" | "DATETIME" | "TIMESTAMP WITHOUT TIME ZONE" => DataType::Timestamp,
-        "TIMESTAMPTZ" | "TIMESTAMP WITH TIME ZONE" => DataType::TimestampTz,
-        "UUID" => DataType::Uuid,
-        // Text that must be JSON, under either rules: what it holds is not SQLite's to widen.
-        "JSON" => return Ok((DataType::Text { max_len: None }, Some(Declared::Json))),
-        "JSONB" => return Ok((DataType::Text { max_len: None }, Some(Declared::Jsonb))),
-        _ => return Err(unknown()),
-    };
-    if semantics != Semantics::PostgreSql {
-        return Ok((parsed, None));
-    }
-    let declared = match base {
-        "SMALLINT" | "INT2" => Some(Declared::SmallInt),
-        "INT" | "INTEGER" | "INT4" => Some(Declared::Integer),
-        "REAL" | "FLOAT4" => Some(Declared::Real),
-        // FLOAT(p) with p up to 24 is PostgreSQL's REAL.
-        "FLOAT" if numbers.first().is_some_and(|p| *p <= 24) => Some(Declared::Real),
-        "CHAR" | "CHARACTER" | "NCHAR" => Some(Declared::Char),
-        "VARCHAR" | "CHARACTER VARYING" | "NVARCHAR" | "CHAR VARYING" => Some(Declared::Varchar),
-        _ => None,
-    };
-    let parsed = match (declared, parsed) {
-        // CHAR without a length is CHAR(1).
-        (Some(Declared::Char), DataType::Text { max_len: None }) => {
-            DataType::Text { max_len: Some(1) }
-        }
-        (_, parsed) => parsed,
-    };
-    Ok((parsed, declared))
 }
 
 /// What a CREATE TABLE's options ask for: salting, a TTL, kept versions.

@@ -13,6 +13,7 @@ use rowdex_indexer::maintain::{self, CheckReport};
 
 use crate::db::analyze::analyze;
 use crate::error::{Error, Result};
+use crate::execute::column_types::refuse_array_key;
 use crate::execute::keydesign::advise_index;
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
@@ -149,8 +150,10 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
                 what: format!("indexing the expression {}", column.column.expr),
             });
         };
+        let position = visible_column(&table, &ident_name(ident))?;
+        refuse_array_key(&table.columns[position])?;
         columns.push(KeyColumn {
-            column: visible_column(&table, &ident_name(ident))?,
+            column: position,
             desc: column.column.options.asc == Some(false),
         });
     }

@@ -42,6 +42,7 @@ fn encoded_len(data_type: &DataType) -> Option<usize> {
         // Tag, the bytes (a 0x00 byte takes two; assume none), the two-byte terminator. A
         // VARCHAR bound counts characters: one byte each when ASCII, up to four otherwise.
         DataType::Text { max_len } | DataType::Bytes { max_len } => max_len.map(|n| 3 + n as usize),
+        DataType::Array { .. } => None,
     }
 }
 
@@ -62,6 +63,7 @@ fn encoding_text(data_type: &DataType, desc: bool) -> String {
         DataType::Bytes { .. } => {
             "tag 0x50 + bytes (0x00 escaped) + terminator 0x00 0x01: prefix-safe".to_string()
         }
+        DataType::Array { .. } => "an array is in no key".to_string(),
     };
     if desc {
         format!("{body}; every byte inverted (DESC: newest / largest first)")

@@ -81,7 +81,10 @@ impl Aggregate {
             // An instant comes out in the session's zone, which DataFusion's plan gives it.
             _ => !matches!(
                 def.data_type,
-                DataType::Float | DataType::Decimal { .. } | DataType::TimestampTz
+                DataType::Float
+                    | DataType::Decimal { .. }
+                    | DataType::TimestampTz
+                    | DataType::Array { .. }
             ),
         };
         if !accepted {

@@ -124,12 +124,14 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
     }
 
     // An instant is written in the session's zone, which DataFusion's plan gives it
-    // (`df::rules::time_zones`).
+    // (`df::rules::time_zones`); an array travels as a list only DataFusion builds.
     if columns.iter().any(|&column| {
-        table
-            .columns
-            .get(column)
-            .is_some_and(|column| column.data_type == DataType::TimestampTz)
+        table.columns.get(column).is_some_and(|column| {
+            matches!(
+                column.data_type,
+                DataType::TimestampTz | DataType::Array { .. }
+            )
+        })
     }) {
         return None;
     }

@@ -44,7 +44,10 @@ impl Kind {
             DataType::Timestamp => Kind::Timestamp,
             // An instant is read and written in the session's zone: DataFusion's part
             // (`df::rules::time_zones`).
-            DataType::Decimal { .. } | DataType::Uuid | DataType::TimestampTz => return None,
+            DataType::Decimal { .. }
+            | DataType::Uuid
+            | DataType::TimestampTz
+            | DataType::Array { .. } => return None,
         })
     }
 

@@ -14,15 +14,17 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder,
     Int64Builder, RecordBatch, RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
+    new_null_array,
 };
 use datafusion::arrow::datatypes::SchemaRef;
 use futures::stream::{self, BoxStream, StreamExt};
-use rowdex_catalog::{DataType, TableDef, keyspace};
+use rowdex_catalog::{ArrayElement, DataType, TableDef, keyspace};
 use rowdex_codec::row::{CellValue, cells};
 use rowdex_codec::{Datum, SortOrder, UuidText, key};
 use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::Result;
+use crate::values::arrays::{list_array, list_type};
 use crate::values::{STORED_TIME_ZONE, column_type};
 
 /// Turns (row key, stored value) entries of one table into record batches of some columns.
@@ -335,6 +337,8 @@ enum ColumnBuilder {
     Timestamp(TimestampMicrosecondBuilder, bool),
     /// A UUID column: its canonical text.
     Uuid(StringBuilder),
+    /// An array column: its stored texts, made a list of its elements at the end.
+    Array(ArrayElement, Vec<Option<String>>),
 }
 
 impl ColumnBuilder {
@@ -360,6 +364,7 @@ impl ColumnBuilder {
                 ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows), true)
             }
             DataType::Uuid => ColumnBuilder::Uuid(StringBuilder::with_capacity(rows, rows * 36)),
+            DataType::Array { element } => ColumnBuilder::Array(element, Vec::with_capacity(rows)),
         }
     }
 
@@ -376,6 +381,7 @@ impl ColumnBuilder {
             (ColumnBuilder::Uuid(b), CellValue::Uuid(v)) => {
                 b.append_value(UuidText::new(&v).as_str())
             }
+            (ColumnBuilder::Array(_, texts), CellValue::Text(v)) => texts.push(Some(v.to_string())),
             (builder, _) => builder.append_null(),
         }
     }
@@ -390,6 +396,7 @@ impl ColumnBuilder {
             ColumnBuilder::Bytes(b) => b.append_null(),
             ColumnBuilder::Date(b) => b.append_null(),
             ColumnBuilder::Timestamp(b, _) => b.append_null(),
+            ColumnBuilder::Array(_, texts) => texts.push(None),
         }
     }
 
@@ -414,6 +421,12 @@ impl ColumnBuilder {
             ColumnBuilder::Timestamp(mut b, false) => Arc::new(b.finish()),
             ColumnBuilder::Timestamp(mut b, true) => {
                 Arc::new(b.finish().with_timezone(STORED_TIME_ZONE))
+            }
+            // Stored texts are canonical; one that does not read (none should) is NULL.
+            ColumnBuilder::Array(element, texts) => {
+                let rows = texts.len();
+                list_array(element, texts.iter().map(Option::as_deref))
+                    .unwrap_or_else(|_| new_null_array(&list_type(element), rows))
             }
         }
     }

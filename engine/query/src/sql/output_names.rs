@@ -14,8 +14,8 @@
 
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, DataType, Expr, Query, SelectItem, SetExpr, Statement, TimezoneInfo,
-    TypedString, UnaryOperator, Value,
+    ArrayElemTypeDef, BinaryOperator, DataType, Expr, Query, SelectItem, SetExpr, Statement,
+    TimezoneInfo, TypedString, UnaryOperator, Value,
 };
 use std::sync::Arc;
 
@@ -333,6 +333,11 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
         Expr::TypedString(TypedString { data_type, .. }) => kind(&type_name(data_type)),
         Expr::Case { .. } => kind("case"),
         Expr::Exists { .. } => kind("exists"),
+        // An element of an array column is named by the column.
+        Expr::CompoundFieldAccess { root, .. } => match figure(root) {
+            (Strength::Named, None) => (Strength::Named, column_name(root)),
+            other => other,
+        },
         // `AT TIME ZONE` is the function `timezone`.
         Expr::AtTimeZone { .. } => named("timezone"),
         Expr::Array(_) => kind("array"),
@@ -390,6 +395,12 @@ fn type_name(data_type: &DataType) -> String {
         DataType::Bytea => "bytea",
         DataType::Date => "date",
         DataType::Timestamp(_, TimezoneInfo::Tz | TimezoneInfo::WithTimeZone) => "timestamptz",
+        // A cast to an array is named by its element type (`int4`).
+        DataType::Array(
+            ArrayElemTypeDef::SquareBracket(element, _)
+            | ArrayElemTypeDef::AngleBracket(element)
+            | ArrayElemTypeDef::Parenthesis(element),
+        ) => return type_name(element),
         DataType::Timestamp(..) => "timestamp",
         other => return other.to_string().to_lowercase(),
     };

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 use rowdex_catalog::{ColumnDef, DataType, TableDef};
 
+use crate::values::arrays::list_type;
+
 pub fn arrow_type(data_type: &DataType) -> ArrowType {
     match data_type {
         DataType::Boolean => ArrowType::Boolean,
@@ -23,6 +25,7 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
         }
         // Its canonical text, which sorts as its bytes do; the field's metadata says UUID.
         DataType::Uuid => ArrowType::Utf8,
+        DataType::Array { element } => list_type(*element),
     }
 }
 

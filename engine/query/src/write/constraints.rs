@@ -24,7 +24,7 @@ use rowdex_codec::Datum;
 
 use crate::error::{Error, Result};
 use crate::functions::register_functions;
-use crate::sql::{interval_products, type_casts};
+use crate::sql::{array_literals, interval_products, type_casts};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 
 /// Rows checked at once: a statement's rows are checked in batches of this many.
@@ -45,8 +45,13 @@ fn logical_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr
     let state = state_ref.read();
     let rewritten;
     let lower = sql.to_ascii_lowercase();
-    let sql = if lower.contains("uuid") || lower.contains("interval") || lower.contains("age") {
+    let sql = if lower.contains("uuid")
+        || lower.contains("interval")
+        || lower.contains("age")
+        || lower.contains("[]")
+    {
         let mut expr = parse_expression(sql)?;
+        array_literals::array_casts_as_calls(&mut expr);
         type_casts::casts_as_calls(&mut expr);
         interval_products::products_as_calls(&mut expr);
         rewritten = expr.to_string();

@@ -502,9 +502,11 @@ fn parse_field(def: &TableDef, column: &ColumnDef, field: &str, zone: &TimeZone)
         DataType::Decimal { scale, .. } => {
             Datum::Decimal(decimal_from_text(trimmed, scale).ok_or_else(mismatch)?)
         }
-        DataType::Text { .. } | DataType::Date | DataType::Timestamp | DataType::Uuid => {
-            Datum::Text(field.to_string())
-        }
+        DataType::Text { .. }
+        | DataType::Date
+        | DataType::Timestamp
+        | DataType::Uuid
+        | DataType::Array { .. } => Datum::Text(field.to_string()),
         DataType::TimestampTz => {
             Datum::Timestamp(zone.parse_timestamptz(trimmed).ok_or_else(mismatch)?)
         }

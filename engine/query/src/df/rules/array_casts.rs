@@ -1,0 +1,93 @@
+//! `ArrayTextCasts`: an array cast to text is written as PostgreSQL writes arrays (`{1,2}`,
+//! `{a,"b c",NULL}`, through `functions::arrays`'s `array_text`), not as Arrow casts a list
+//! (`[1, 2]`). Not a DataFusion bug: Arrow's text of a list is its own; rowdex keeps this rule
+//! as long as arrays travel as lists.
+
+use datafusion::arrow::datatypes::DataType as ArrowType;
+use datafusion::common::DFSchema;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
+use datafusion::optimizer::optimizer::ApplyOrder;
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+
+use crate::functions::arrays::array_text;
+
+#[derive(Debug, Default)]
+pub struct ArrayTextCasts;
+
+impl OptimizerRule for ArrayTextCasts {
+    fn name(&self) -> &str {
+        "rowdex_array_text_casts"
+    }
+
+    fn apply_order(&self) -> Option<ApplyOrder> {
+        Some(ApplyOrder::TopDown)
+    }
+
+    fn supports_rewrite(&self) -> bool {
+        true
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> DfResult<Transformed<LogicalPlan>> {
+        let mut inputs = plan.inputs().into_iter();
+        let schema = match inputs.next() {
+            Some(first) => {
+                let mut schema = first.schema().as_ref().clone();
+                for input in inputs {
+                    schema.merge(input.schema());
+                }
+                schema
+            }
+            None => DFSchema::empty(),
+        };
+        let names = NamePreserver::new(&plan);
+        plan.map_expressions(|expr| {
+            let name = names.save(&expr);
+            let rewritten = expr.transform_up(|expr| as_array_text(expr, &schema))?;
+            Ok(rewritten.update_data(|expr| name.restore(expr)))
+        })
+    }
+}
+
+/// `expr` with a cast of a list to text made `array_text(list)`.
+fn as_array_text(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+    let (operand, to) = match &expr {
+        Expr::Cast(Cast {
+            expr: operand,
+            field,
+        })
+        | Expr::TryCast(TryCast {
+            expr: operand,
+            field,
+        }) => (operand, field.data_type()),
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let is_list = matches!(
+        operand.get_type(schema),
+        Ok(ArrowType::List(_) | ArrowType::LargeList(_))
+    );
+    let to_text = matches!(
+        to,
+        ArrowType::Utf8 | ArrowType::Utf8View | ArrowType::LargeUtf8
+    );
+    if !is_list || !to_text {
+        return Ok(Transformed::no(expr));
+    }
+    let to = to.clone();
+    let text = Expr::ScalarFunction(ScalarFunction::new_udf(
+        array_text(),
+        vec![operand.as_ref().clone()],
+    ));
+    Ok(Transformed::yes(if to == ArrowType::Utf8 {
+        text
+    } else {
+        Expr::Cast(Cast::new(Box::new(text), to))
+    }))
+}
