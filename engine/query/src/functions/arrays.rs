@@ -34,9 +34,13 @@ pub(crate) fn register_array_functions(ctx: &SessionContext) {
     let array_in = array_in();
     ctx.register_udf(array_in.as_ref().clone());
     ctx.register_udf(array_text().as_ref().clone());
-    // PostgreSQL's `array_length` in place of DataFusion's (NULL for an empty array).
+    // PostgreSQL's `array_length` (NULL for an empty array) and `cardinality` (an integer) in
+    // place of DataFusion's.
     ctx.register_udf(ScalarUDF::new_from_impl(ArrayLength {
         signature: Signature::any(2, Volatility::Immutable),
+    }));
+    ctx.register_udf(ScalarUDF::new_from_impl(Cardinality {
+        signature: Signature::any(1, Volatility::Immutable),
     }));
     // A planner that cannot be added leaves literals unread: DataFusion then reports the
     // comparison as one of text with a list, which is what it would be.
@@ -216,6 +220,42 @@ impl ScalarUDFImpl for ArrayLength {
             })
             .collect();
         Ok(ColumnarValue::Array(Arc::new(lengths)))
+    }
+}
+
+/// `cardinality(array)`: the number of elements, an integer as PostgreSQL's (0 for an empty
+/// array, NULL for NULL).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Cardinality {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for Cardinality {
+    fn name(&self) -> &str {
+        "cardinality"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Int32)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        let Some(lists) = args.args.first() else {
+            return Err(bad("cardinality", "an array"));
+        };
+        let lists = lists.to_array(rows)?;
+        let Some(lists) = lists.as_any().downcast_ref::<ListArray>() else {
+            return Err(bad("cardinality", "an array"));
+        };
+        let counts: Int32Array = (0..lists.len())
+            .map(|row| (!lists.is_null(row)).then(|| lists.value_length(row)))
+            .collect();
+        Ok(ColumnarValue::Array(Arc::new(counts)))
     }
 }
 

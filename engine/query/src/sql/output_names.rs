@@ -333,6 +333,9 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
         Expr::TypedString(TypedString { data_type, .. }) => kind(&type_name(data_type)),
         Expr::Case { .. } => kind("case"),
         Expr::Exists { .. } => kind("exists"),
+        // An ARRAY[...] constructor is `array`, and keeps that name through a cast (PostgreSQL's
+        // strength 2).
+        Expr::Array(_) => named("array"),
         // An element of an array column is named by the column.
         Expr::CompoundFieldAccess { root, .. } => match figure(root) {
             (Strength::Named, None) => (Strength::Named, column_name(root)),
@@ -340,7 +343,6 @@ fn figure(expr: &Expr) -> (Strength, Option<String>) {
         },
         // `AT TIME ZONE` is the function `timezone`.
         Expr::AtTimeZone { .. } => named("timezone"),
-        Expr::Array(_) => kind("array"),
         Expr::Interval(_) => kind("interval"),
         Expr::Extract { .. } => named("extract"),
         Expr::Substring { .. } => named("substring"),

@@ -114,6 +114,7 @@ mod tests {
     use super::*;
     use crate::array_text::array_text_of_list;
     use datafusion::arrow::array::Array;
+    use proptest::prelude::*;
 
     #[test]
     fn text_is_made_canonical_for_its_elements() {
@@ -170,5 +171,31 @@ mod tests {
             })?;
         assert_eq!(array_text_of_list(words.value(0).as_ref())?, r#"{"a b",c}"#);
         Ok(())
+    }
+
+    proptest! {
+        /// Any elements written as an array's text read back as the same elements, and the
+        /// canonical text is a fixed point.
+        #[test]
+        fn written_text_reads_back(elements in proptest::collection::vec(
+            proptest::option::of("[ -~]{0,6}|[^\\u{0}]{0,3}"), 0..6,
+        )) {
+            let text = write_array(elements.iter().map(Option::as_deref));
+            let canonical = canonical_array_text(&text, ArrayElement::Text);
+            prop_assert_eq!(canonical.as_deref().ok(), Some(text.as_str()), "{}", text);
+            let list = list_array(ArrayElement::Text, [Some(text.as_str())]);
+            let list = list.expect("a list");
+            let list = list.as_any().downcast_ref::<ListArray>().expect("a list array");
+            prop_assert_eq!(array_text_of_list(list.value(0).as_ref()).ok(), Some(text.clone()));
+        }
+
+        /// Arbitrary text is an array or an error, never a panic, and what reads is canonical.
+        #[test]
+        fn any_text_reads_or_is_refused(text in "\\PC{0,24}", which in 0usize..10) {
+            let element = ArrayElement::ALL[which];
+            if let Ok(canonical) = canonical_array_text(&text, element) {
+                prop_assert_eq!(canonical_array_text(&canonical, element).ok(), Some(canonical));
+            }
+        }
     }
 }

@@ -267,7 +267,7 @@ fn replace_function(function: &mut Function) -> Option<Expr> {
         && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(array))) = list.args.first()
     {
         return parse_expr(&format!(
-            "unnest(range(1, CAST(coalesce(array_length({array}), 0) AS BIGINT) + 1))"
+            "unnest(range(1, CAST(coalesce(array_length({array}, 1), 0) AS BIGINT) + 1))"
         ));
     }
     if matches!(function.args, FunctionArguments::None)

@@ -1264,7 +1264,15 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
         for (num, (_, column)) in t.visible_columns().enumerate() {
             let (type_oid, typmod) = column_type(column);
             let full = format_type(type_oid, Some(typmod)).unwrap_or_default();
-            let data_type = full.split('(').next().unwrap_or("").to_string();
+            // An array is `ARRAY`, its udt `_` and its element's name, as PostgreSQL reports.
+            let element = ARRAY_TYPES
+                .iter()
+                .find(|(array, _)| *array == type_oid)
+                .map(|(_, element)| *element);
+            let data_type = match element {
+                Some(_) => "ARRAY".to_string(),
+                None => full.split('(').next().unwrap_or("").to_string(),
+            };
             let (length, precision, scale) = match column.data_type {
                 rowdex_catalog::DataType::Text { max_len } => (max_len.map(i64::from), None, None),
                 rowdex_catalog::DataType::Decimal { precision, scale } => {
@@ -1281,10 +1289,16 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 },
                 _ => (None, None, None),
             };
-            let udt = TYPES
-                .iter()
-                .find(|ty| ty.oid == type_oid)
-                .map_or("", |ty| ty.name);
+            let name_of = |oid: i64| {
+                TYPES
+                    .iter()
+                    .find(|ty| ty.oid == oid)
+                    .map_or("", |ty| ty.name)
+            };
+            let udt = match element {
+                Some(element) => format!("_{}", name_of(element)),
+                None => name_of(type_oid).to_string(),
+            };
             let optional = |v: Option<i64>| v.map_or(Cell::Null, Cell::Int);
             table.row(vec![
                 ("table_catalog", facts.database.as_str().into()),
@@ -1309,7 +1323,7 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 ("character_maximum_length", optional(length)),
                 ("numeric_precision", optional(precision)),
                 ("numeric_scale", optional(scale)),
-                ("udt_name", udt.into()),
+                ("udt_name", udt.as_str().into()),
             ]);
         }
     }

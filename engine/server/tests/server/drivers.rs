@@ -366,6 +366,13 @@ async fn timestamptz_as_postgresql() {
     scenario("timestamptz_scenario.py").await;
 }
 
+/// Array columns through psycopg's lists (text and binary), asyncpg's codecs, SQLAlchemy's
+/// ARRAY type and reflection, COPY, and the operators and functions written by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_as_postgresql() {
+    scenario("arrays_scenario.py").await;
+}
+
 /// Foreign keys through SQLAlchemy's models and reflection and psycopg's statements.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_keys_as_postgresql() {

@@ -1,0 +1,241 @@
+"""Array columns as applications use them: psycopg's lists (text and binary format), asyncpg's
+array codecs, SQLAlchemy's ARRAY type and reflection, COPY, and the operators and functions
+written by hand.
+
+Run against PostgreSQL 15 and against `rowdex serve`; the two transcripts are compared line by
+line (see transcript.py). Topics, in the order they run:
+
+- schema: a table with `text[]`, `integer[]`, `bigint[]`, `boolean[]`, `double precision[]`,
+  `date[]` and `timestamp[]` columns, the types information_schema reports;
+- values: literals in PostgreSQL's text form (spacing, quoting, NULL elements, the empty
+  array) and ARRAY[...], psycopg lists as parameters (text and binary format), read back as
+  the Python lists the drivers build and as text, with the type oids the drivers are told;
+- operators and functions: = ANY, @>, <@, && with literals and parameters, array_length,
+  cardinality, subscripts, unnest, array_agg, array_append, array_to_string, casts;
+- COPY in and out, text;
+- errors: text that is no array and an element of the wrong type (22P02), nothing written;
+- asyncpg: binary array parameters and results;
+- SQLAlchemy: a Core table with ARRAY columns: insert of lists, `.any()`, `.contains()`,
+  reflection.
+
+Every table is dropped at the start, so running the scenario twice gives the same transcript.
+"""
+
+import asyncio
+import datetime
+import io
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import asyncpg  # noqa: E402
+import psycopg  # noqa: E402
+from sqlalchemy import ARRAY, Column, Integer, MetaData, String, Table, create_engine, inspect, select  # noqa: E402
+
+from transcript import psycopg_connect, run, statement_result  # noqa: E402
+
+TABLES = ["ar_posts", "ar_orm"]
+
+query = statement_result
+
+
+def rows(conn, sql, params=None, binary=None):
+    return query(conn, sql, params, binary)["rows"]
+
+
+def schema(conn, t):
+    for table in TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    t.step(
+        "create_table",
+        lambda: query(
+            conn,
+            "CREATE TABLE ar_posts (id INT PRIMARY KEY, tags TEXT[], scores INTEGER[], big BIGINT[], "
+            "flags BOOLEAN[], ratios DOUBLE PRECISION[], days DATE[], seen TIMESTAMP[])",
+        )["rowcount"],
+    )
+    t.step(
+        "information_schema_types",
+        lambda: rows(
+            conn,
+            "SELECT column_name, data_type, udt_name FROM information_schema.columns "
+            "WHERE table_name = 'ar_posts' ORDER BY ordinal_position",
+        ),
+    )
+
+
+def values(conn, t):
+    t.step(
+        "insert_literals",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_posts VALUES "
+            "(1, '{ rust , db }', '{3,1,002}', '{10000000000}', '{t,false}', '{1.5,2,-0.25}', "
+            "'{2024-01-01,2024-02-29}', '{\"2024-01-01 10:00\"}'), "
+            "(2, '{\"a b\",\"x,y\",\"q\\\"uote\",NULL,\"NULL\",\"\"}', '{}', NULL, '{true}', '{}', NULL, NULL)",
+        )["rowcount"],
+    )
+    t.step(
+        "insert_array_constructor",
+        lambda: query(conn, "INSERT INTO ar_posts (id, tags, scores) VALUES (3, ARRAY['sql', NULL], ARRAY[7, 8, 9])")["rowcount"],
+    )
+    t.step("read_values", lambda: query(conn, "SELECT * FROM ar_posts ORDER BY id"))
+    t.step("read_text", lambda: rows(conn, "SELECT id, tags::text, scores::text, flags::text FROM ar_posts ORDER BY id"))
+    t.step("read_binary", lambda: rows(conn, "SELECT id, tags, scores, big, flags, ratios, days FROM ar_posts ORDER BY id", binary=True))
+    t.step(
+        "insert_parameters",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_posts (id, tags, scores, flags, days) VALUES (%s, %s, %s, %s, %s)",
+            (10, ["p", "q r", None], [1, 2], [True, None], [datetime.date(2024, 5, 1)]),
+        )["rowcount"],
+    )
+    t.step(
+        "insert_parameters_binary",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_posts (id, tags, scores) VALUES (%s, %s, %s)",
+            (11, ["bin"], [10, 20, 30]),
+            binary=True,
+        )["rowcount"],
+    )
+    t.step("read_parameters", lambda: rows(conn, "SELECT id, tags, scores, flags, days FROM ar_posts WHERE id >= 10 ORDER BY id"))
+
+
+def operators(conn, t):
+    calls = [
+        ("any", "SELECT id FROM ar_posts WHERE 'db' = ANY(tags) ORDER BY id"),
+        ("any_number", "SELECT id FROM ar_posts WHERE 8 = ANY(scores) ORDER BY id"),
+        ("contains", "SELECT id FROM ar_posts WHERE tags @> '{rust}' ORDER BY id"),
+        ("contained", "SELECT id FROM ar_posts WHERE scores <@ '{1,2,3,4}' ORDER BY id"),
+        ("overlap", "SELECT id FROM ar_posts WHERE tags && ARRAY['sql', 'p'] ORDER BY id"),
+        ("equal", "SELECT id FROM ar_posts WHERE scores = '{7,8,9}'"),
+        ("lengths", "SELECT id, array_length(tags, 1), cardinality(tags), array_length(scores, 1) FROM ar_posts ORDER BY id"),
+        ("subscripts", "SELECT id, tags[1], scores[2], tags[9] FROM ar_posts ORDER BY id"),
+        ("unnest", "SELECT id, unnest(scores) AS s FROM ar_posts WHERE id IN (1, 3) ORDER BY id, s"),
+        ("array_agg", "SELECT array_agg(id ORDER BY id) FROM ar_posts"),
+        ("array_agg_text", "SELECT array_agg(t ORDER BY t) FROM (VALUES ('b'), ('a c')) v(t)"),
+        ("array_to_string", "SELECT id, array_to_string(tags, '|') FROM ar_posts WHERE id IN (1, 3) ORDER BY id"),
+        ("casts", "SELECT '{1,2}'::int[], '{a,\"b c\"}'::text[], ARRAY[1.5, 2]::float8[], '{t}'::boolean[]"),
+    ]
+    for name, sql in calls:
+        t.step(f"op_{name}", lambda sql=sql: query(conn, sql))
+    t.step("op_any_parameter", lambda: rows(conn, "SELECT id FROM ar_posts WHERE id = ANY(%s) ORDER BY id", ([1, 3, 99],)))
+    t.step(
+        "op_contains_parameter",
+        lambda: rows(conn, "SELECT id FROM ar_posts WHERE scores @> %s::int[] ORDER BY id", ([2],)),
+    )
+    t.step(
+        "op_update_append",
+        lambda: query(conn, "UPDATE ar_posts SET tags = array_append(tags, 'new') WHERE id = 1 RETURNING id, tags"),
+    )
+
+
+def copy(conn, t):
+    def copy_in():
+        data = "20\t{x,\"y z\"}\t{1,2}\n21\t{}\t\\N\n"
+        try:
+            with conn.cursor() as cur:
+                with cur.copy("COPY ar_posts (id, tags, scores) FROM STDIN") as cp:
+                    cp.write(data)
+            return "copied"
+        except psycopg.Error as error:
+            return {"error": error.sqlstate}
+
+    t.step("copy_in_text", copy_in)
+
+    def copy_out():
+        out = io.StringIO()
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT id, tags, scores FROM ar_posts WHERE id IN (1, 2, 20, 21) ORDER BY id) TO STDOUT") as cp:
+                for chunk in cp:
+                    out.write(bytes(chunk).decode())
+        return out.getvalue()
+
+    t.step("copy_out_text", copy_out)
+
+
+def errors(conn, t):
+    t.step("error_malformed", lambda: rows(conn, "INSERT INTO ar_posts (id, scores) VALUES (30, '{1,2')"))
+    t.step("error_element", lambda: rows(conn, "INSERT INTO ar_posts (id, scores) VALUES (30, '{1,x}')"))
+    t.step("error_cast", lambda: rows(conn, "SELECT '{a}'::int[]"))
+    t.step("nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_posts WHERE id = 30"))
+
+
+async def asyncpg_arrays(args, t):
+    conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
+    try:
+        record = t.step_async
+        await record("asyncpg_fetch", lambda: conn.fetch("SELECT id, tags, scores, flags FROM ar_posts WHERE id IN (1, 2) ORDER BY id"))
+        await record(
+            "asyncpg_insert",
+            lambda: conn.execute(
+                "INSERT INTO ar_posts (id, tags, scores, ratios) VALUES ($1, $2, $3, $4)",
+                40, ["async", "pg"], [4, 0, -4], [0.5],
+            ),
+        )
+        await record("asyncpg_read_back", lambda: conn.fetchrow("SELECT tags, scores, ratios FROM ar_posts WHERE id = 40"))
+        await record("asyncpg_any", lambda: conn.fetch("SELECT id FROM ar_posts WHERE $1 = ANY(tags) ORDER BY id", "pg"))
+        await record("asyncpg_contains", lambda: conn.fetch("SELECT id FROM ar_posts WHERE tags @> $1 ORDER BY id", ["async"]))
+    finally:
+        await conn.close()
+
+
+def sqlalchemy_arrays(args, t):
+    url = f"postgresql+psycopg://{args.user}@{args.host}:{args.port}/{args.dbname}"
+    engine = create_engine(url)
+    meta = MetaData()
+    orm = Table(
+        "ar_orm",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("labels", ARRAY(String)),
+        Column("counts", ARRAY(Integer)),
+    )
+    t.step("sa_create", lambda: meta.create_all(engine) or "created")
+    try:
+        def insert():
+            with engine.begin() as c:
+                c.execute(
+                    orm.insert(),
+                    [
+                        {"id": 1, "labels": ["a", "b"], "counts": [1, 2]},
+                        {"id": 2, "labels": [], "counts": None},
+                        {"id": 3, "labels": ["b c"], "counts": [5]},
+                    ],
+                )
+            return "inserted"
+
+        t.step("sa_insert", insert)
+
+        def run_select(stmt):
+            with engine.connect() as c:
+                return [tuple(r) for r in c.execute(stmt)]
+
+        t.step("sa_read", lambda: run_select(select(orm.c.id, orm.c.labels, orm.c.counts).order_by(orm.c.id)))
+        t.step("sa_any", lambda: run_select(select(orm.c.id).where(orm.c.labels.any("b")).order_by(orm.c.id)))
+        t.step("sa_contains", lambda: run_select(select(orm.c.id).where(orm.c.counts.contains([2])).order_by(orm.c.id)))
+        t.step(
+            "sa_reflect",
+            lambda: [(c["name"], repr(c["type"])) for c in inspect(engine).get_columns("ar_orm")],
+        )
+    finally:
+        engine.dispose()
+
+
+def main(args, t):
+    conn = t.step("connect", lambda: psycopg_connect(args))
+    if conn is None:
+        return
+    with conn:
+        schema(conn, t)
+        values(conn, t)
+        operators(conn, t)
+        copy(conn, t)
+        errors(conn, t)
+    asyncio.run(asyncpg_arrays(args, t))
+    sqlalchemy_arrays(args, t)
+
+
+run(main)
