@@ -1,6 +1,7 @@
 //! Scalar functions rowdex adds to DataFusion, registered in every statement's context and in
 //! the one that compiles DEFAULT and CHECK expressions (`write::constraints`).
 
+pub(crate) mod arguments;
 pub(crate) mod arrays;
 pub(crate) mod bytes;
 pub(crate) mod format;

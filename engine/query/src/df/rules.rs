@@ -39,6 +39,7 @@
 
 pub(crate) mod array_casts;
 pub(crate) mod exact_decimal_literals;
+pub(crate) mod expression_rewrite;
 pub(crate) mod filter_projection;
 pub(crate) mod in_list_folding;
 pub(crate) mod join_ordering;

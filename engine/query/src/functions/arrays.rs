@@ -27,6 +27,7 @@ use rowdex_catalog::ArrayElement;
 use crate::array_text::element_of_arrow;
 use crate::error::Error;
 use crate::format::list_texts;
+use crate::functions::arguments::takes_only;
 use crate::values::arrays::{canonical_array_text, list_array, list_type};
 
 /// Registers `array_in` and the literal planner in `ctx`.
@@ -165,10 +166,11 @@ impl ScalarUDFImpl for ArrayText {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let rows = args.number_rows;
         let Some(lists) = args.args.first() else {
-            return Err(bad("array_text", "it takes an array"));
+            return Err(takes_only("array_text", "it takes an array"));
         };
         let lists = lists.to_array(rows)?;
-        let texts = list_texts(lists.as_ref()).ok_or_else(|| bad("array_text", "an array"))?;
+        let texts =
+            list_texts(lists.as_ref()).ok_or_else(|| takes_only("array_text", "an array"))?;
         Ok(ColumnarValue::Array(Arc::new(StringArray::from(texts))))
     }
 }
@@ -201,14 +203,14 @@ impl ScalarUDFImpl for ArrayLength {
             .map(|arg| arg.to_array(rows))
             .collect::<DfResult<Vec<_>>>()?;
         let [lists, dimensions] = arrays.as_slice() else {
-            return Err(bad("array_length", "an array and a dimension"));
+            return Err(takes_only("array_length", "an array and a dimension"));
         };
         let dimensions = cast(dimensions, &DataType::Int64)?;
         let (Some(lists), Some(dimensions)) = (
             lists.as_any().downcast_ref::<ListArray>(),
             dimensions.as_any().downcast_ref::<Int64Array>(),
         ) else {
-            return Err(bad("array_length", "an array and a dimension"));
+            return Err(takes_only("array_length", "an array and a dimension"));
         };
         let lengths: Int32Array = (0..lists.len())
             .map(|row| {
@@ -246,25 +248,17 @@ impl ScalarUDFImpl for Cardinality {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let rows = args.number_rows;
         let Some(lists) = args.args.first() else {
-            return Err(bad("cardinality", "an array"));
+            return Err(takes_only("cardinality", "an array"));
         };
         let lists = lists.to_array(rows)?;
         let Some(lists) = lists.as_any().downcast_ref::<ListArray>() else {
-            return Err(bad("cardinality", "an array"));
+            return Err(takes_only("cardinality", "an array"));
         };
         let counts: Int32Array = (0..lists.len())
             .map(|row| (!lists.is_null(row)).then(|| lists.value_length(row)))
             .collect();
         Ok(ColumnarValue::Array(Arc::new(counts)))
     }
-}
-
-fn bad(function: &'static str, takes: &str) -> datafusion::error::DataFusionError {
-    Error::BadFunctionArgument {
-        function,
-        reason: format!("it takes {takes}"),
-    }
-    .into()
 }
 
 /// The planner hook reading text literals met by arrays.

@@ -22,6 +22,7 @@ use datafusion::prelude::SessionContext;
 use rowdex_codec::days_in_month;
 
 use crate::error::Error;
+use crate::functions::arguments::takes_only;
 use crate::functions::temporal_pattern::{Fields, ZoneLabel, format_pattern};
 use crate::time_zone::{TimeZone, offset_text};
 
@@ -119,7 +120,7 @@ fn interval_products(intervals: &ArrayRef, factors: &ArrayRef) -> DfResult<Array
             .downcast_ref::<IntervalMonthDayNanoArray>(),
         factors.as_any().downcast_ref::<Float64Array>(),
     ) else {
-        return Err(bad("interval_mul", "an interval and a number"));
+        return Err(takes_only("interval_mul", "an interval and a number"));
     };
     let mut out = IntervalMonthDayNanoBuilder::with_capacity(intervals.len());
     for (interval, factor) in intervals.iter().zip(factors) {
@@ -183,7 +184,7 @@ fn timestamp_micros(
         .as_any()
         .downcast_ref::<TimestampMicrosecondArray>()
         .cloned()
-        .ok_or_else(|| bad(function, "a date or timestamp"))
+        .ok_or_else(|| takes_only(function, "a date or timestamp"))
 }
 
 /// `age(later, earlier)` for every row.
@@ -258,7 +259,10 @@ fn to_chars(values: &ArrayRef, patterns: &ArrayRef) -> DfResult<ArrayRef> {
     let micros = timestamp_micros(values, "to_char")?;
     let patterns = cast(patterns, &DataType::Utf8)?;
     let Some(patterns) = patterns.as_any().downcast_ref::<StringArray>() else {
-        return Err(bad("to_char", "a date or timestamp and a text pattern"));
+        return Err(takes_only(
+            "to_char",
+            "a date or timestamp and a text pattern",
+        ));
     };
     let mut out = StringBuilder::with_capacity(micros.len(), micros.len() * 24);
     for (value, pattern) in micros.iter().zip(patterns) {
@@ -279,14 +283,6 @@ fn to_chars(values: &ArrayRef, patterns: &ArrayRef) -> DfResult<ArrayRef> {
         }
     }
     Ok(Arc::new(out.finish()))
-}
-
-fn bad(function: &'static str, takes: &str) -> datafusion::error::DataFusionError {
-    Error::BadFunctionArgument {
-        function,
-        reason: format!("it takes {takes}"),
-    }
-    .into()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 use crate::error::Error;
+use crate::functions::arguments::takes_only;
 use crate::time_zone::{TimeZone, postgres_timestamp};
 use crate::values::STORED_TIME_ZONE;
 
@@ -90,7 +91,7 @@ impl ScalarUDFImpl for AtTimeZone {
             .map(|arg| arg.to_array(rows))
             .collect::<DfResult<Vec<_>>>()?;
         let [zones, values] = arrays.as_slice() else {
-            return Err(bad("timezone", "it takes a zone and a timestamp"));
+            return Err(takes_only("timezone", "it takes a zone and a timestamp"));
         };
         let to_instant = matches!(values.data_type(), DataType::Timestamp(_, None));
         let zones = cast(zones, &DataType::Utf8)?;
@@ -99,7 +100,7 @@ impl ScalarUDFImpl for AtTimeZone {
             zones.as_any().downcast_ref::<StringArray>(),
             micros.as_any().downcast_ref::<TimestampMicrosecondArray>(),
         ) else {
-            return Err(bad("timezone", "a zone and a timestamp"));
+            return Err(takes_only("timezone", "a zone and a timestamp"));
         };
         let mut out = TimestampMicrosecondBuilder::with_capacity(rows);
         let mut last: Option<(String, TimeZone)> = None;
@@ -157,7 +158,7 @@ impl ScalarUDFImpl for TimestampText {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let rows = args.number_rows;
         let [value] = args.args.as_slice() else {
-            return Err(bad("timestamp_text", "it takes one timestamp"));
+            return Err(takes_only("timestamp_text", "it takes one timestamp"));
         };
         let values = value.to_array(rows)?;
         let zone = match values.data_type() {
@@ -165,11 +166,11 @@ impl ScalarUDFImpl for TimestampText {
                 Some(TimeZone::of_arrow(zone).unwrap_or_default())
             }
             DataType::Timestamp(_, None) => None,
-            _ => return Err(bad("timestamp_text", "a timestamp")),
+            _ => return Err(takes_only("timestamp_text", "a timestamp")),
         };
         let micros = cast(&values, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
         let Some(micros) = micros.as_any().downcast_ref::<TimestampMicrosecondArray>() else {
-            return Err(bad("timestamp_text", "a timestamp"));
+            return Err(takes_only("timestamp_text", "a timestamp"));
         };
         let mut out = StringBuilder::with_capacity(micros.len(), micros.len() * 26);
         for value in micros {
@@ -181,12 +182,4 @@ impl ScalarUDFImpl for TimestampText {
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     }
-}
-
-fn bad(function: &'static str, takes: &str) -> datafusion::error::DataFusionError {
-    Error::BadFunctionArgument {
-        function,
-        reason: format!("it takes {takes}"),
-    }
-    .into()
 }

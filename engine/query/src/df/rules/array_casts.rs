@@ -5,14 +5,14 @@
 
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::common::DFSchema;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
+use crate::df::rules::expression_rewrite::{inputs_schema, rewrite_expressions_keeping_names};
 use crate::functions::arrays::array_text;
 
 #[derive(Debug, Default)]
@@ -36,23 +36,8 @@ impl OptimizerRule for ArrayTextCasts {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> DfResult<Transformed<LogicalPlan>> {
-        let mut inputs = plan.inputs().into_iter();
-        let schema = match inputs.next() {
-            Some(first) => {
-                let mut schema = first.schema().as_ref().clone();
-                for input in inputs {
-                    schema.merge(input.schema());
-                }
-                schema
-            }
-            None => DFSchema::empty(),
-        };
-        let names = NamePreserver::new(&plan);
-        plan.map_expressions(|expr| {
-            let name = names.save(&expr);
-            let rewritten = expr.transform_up(|expr| as_array_text(expr, &schema))?;
-            Ok(rewritten.update_data(|expr| name.restore(expr)))
-        })
+        let schema = inputs_schema(&plan);
+        rewrite_expressions_keeping_names(plan, |expr| as_array_text(expr, &schema))
     }
 }
 

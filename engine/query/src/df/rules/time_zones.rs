@@ -27,12 +27,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use datafusion::common::config::{ConfigExtension, ConfigOptions};
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result as DfResult;
 use datafusion::functions::datetime::to_local_time;
 use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator,
 };
@@ -40,6 +39,7 @@ use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use rowdex_codec::parse_timestamp;
 
+use crate::df::rules::expression_rewrite::{inputs_schema, rewrite_expressions_keeping_names};
 use crate::error::Error;
 use crate::functions::zones::timestamp_text;
 use crate::time_zone::TimeZone;
@@ -72,24 +72,8 @@ impl OptimizerRule for SessionTimeZone {
             utc: zone.is_utc(),
             zone,
         };
-        let mut inputs = plan.inputs().into_iter();
-        let schema = match inputs.next() {
-            Some(first) => {
-                let mut schema = first.schema().as_ref().clone();
-                for input in inputs {
-                    schema.merge(input.schema());
-                }
-                schema
-            }
-            None => DFSchema::empty(),
-        };
-        // A rewritten expression keeps the name it gave the plan's output.
-        let names = NamePreserver::new(&plan);
-        plan.map_expressions(|expr| {
-            let name = names.save(&expr);
-            let rewritten = expr.transform_up(|expr| session.rewrite(expr, &schema))?;
-            Ok(rewritten.update_data(|expr| name.restore(expr)))
-        })
+        let schema = inputs_schema(&plan);
+        rewrite_expressions_keeping_names(plan, |expr| session.rewrite(expr, &schema))
     }
 }
 

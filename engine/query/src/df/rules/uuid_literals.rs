@@ -14,7 +14,7 @@
 //! the row stored as `{"a": 2, "b": 1}`. (`=`, `<>` and the ordering comparisons of a jsonb
 //! are already planned by `functions::json::operators`; this covers IN lists and BETWEEN.)
 
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::expr::{Between, InList};
@@ -24,6 +24,7 @@ use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use rowdex_codec::json::Jsonb;
 use rowdex_codec::{UuidText, parse_uuid};
 
+use crate::df::rules::expression_rewrite::{inputs_schema, rewrite_expressions_keeping_names};
 use crate::error::Error;
 use crate::values::{declared_type_of, is_uuid_field};
 
@@ -61,15 +62,8 @@ impl OptimizerRule for UuidLiterals {
         if !any_text_form {
             return Ok(Transformed::no(plan));
         }
-        let mut inputs = plan.inputs().into_iter();
-        let Some(first) = inputs.next() else {
-            return Ok(Transformed::no(plan));
-        };
-        let mut schema = first.schema().as_ref().clone();
-        for input in inputs {
-            schema.merge(input.schema());
-        }
-        plan.map_expressions(|expr| expr.transform_up(|expr| uuid_literals(expr, &schema)))
+        let schema = inputs_schema(&plan);
+        rewrite_expressions_keeping_names(plan, |expr| uuid_literals(expr, &schema))
     }
 }
 
