@@ -91,6 +91,22 @@ impl ArrayElement {
         }
     }
 
+    /// The oid of the element type in PostgreSQL's pg_type (what a binary array names).
+    pub fn pg_oid(self) -> i32 {
+        match self {
+            ArrayElement::Bool => 16,
+            ArrayElement::Int2 => 21,
+            ArrayElement::Int4 => 23,
+            ArrayElement::Int8 => 20,
+            ArrayElement::Float4 => 700,
+            ArrayElement::Float8 => 701,
+            ArrayElement::Text => 25,
+            ArrayElement::Varchar => 1043,
+            ArrayElement::Date => 1082,
+            ArrayElement::Timestamp => 1114,
+        }
+    }
+
     /// The element type PostgreSQL's internal name names.
     pub fn of_pg_name(name: &str) -> Option<ArrayElement> {
         ArrayElement::ALL

@@ -14,6 +14,7 @@ use std::io::{BufRead, Read};
 use rowdex_catalog::{ColumnDef, DataType, Declared};
 use rowdex_codec::Datum;
 
+use crate::copy_data::binary_arrays::array_recv;
 use crate::copy_data::records::{ReadError, Record};
 
 /// The signature every binary COPY starts with.
@@ -222,12 +223,10 @@ pub fn binary_datum(column: &ColumnDef, bytes: &[u8]) -> Result<Datum, String> {
             Datum::Timestamp(micros.checked_add(EPOCH_MICROS).ok_or_else(wrong)?)
         }
         DataType::Uuid => Datum::Uuid(array(16)?.try_into().map_err(|_| wrong())?),
-        DataType::Array { .. } => {
-            return Err(format!(
-                "binary COPY of an array column ({}) is not supported: use the text format",
-                column.name
-            ));
-        }
+        DataType::Array { element } => Datum::Text(
+            array_recv(bytes, element)
+                .map_err(|reason| format!("{reason} (column {})", column.name))?,
+        ),
     })
 }
 

@@ -6,7 +6,8 @@
 //! SMALLINT (`values::DECLARED_TYPE`) in 4 or 2 bytes, REAL in 4, other integers in 8 and
 //! floats in 8; text as its UTF-8 bytes (a jsonb after a version byte, 1); a UUID as its 16
 //! bytes; NUMERIC in base-10000 digits;
-//! DATE and TIMESTAMP counted from 2000-01-01.
+//! DATE and TIMESTAMP (TIMESTAMPTZ's UTC instant) counted from 2000-01-01; an array in the
+//! array send format (`binary_arrays`).
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
@@ -19,6 +20,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::arrow::record_batch::RecordBatch;
 
+use crate::copy_data::binary_arrays::array_send;
 use crate::error::{Error, Result};
 use crate::values::DECLARED_TYPE;
 
@@ -140,9 +142,14 @@ fn encode_value(column: &ArrayRef, field: &Field, row: usize, out: &mut Vec<u8>)
             let days = as_array::<Date32Array>(column)?.value(row) - EPOCH_DAYS;
             days.to_be_bytes().to_vec()
         }
-        ArrowType::Timestamp(TimeUnit::Microsecond, None) => {
+        // A TIMESTAMPTZ's instant counts from 2000-01-01 UTC, whatever zone it carries.
+        ArrowType::Timestamp(TimeUnit::Microsecond, _) => {
             let micros = as_array::<TimestampMicrosecondArray>(column)?.value(row);
             micros.saturating_sub(EPOCH_MICROS).to_be_bytes().to_vec()
+        }
+        ArrowType::List(_) => {
+            let lists = column.as_list::<i32>();
+            array_send(lists.value(row).as_ref())?
         }
         ArrowType::Decimal128(_, scale) => {
             let units = as_array::<Decimal128Array>(column)?.value(row);

@@ -155,6 +155,30 @@ def copy(conn, t):
 
     t.step("copy_out_text", copy_out)
 
+    def copy_in_binary():
+        try:
+            with conn.cursor() as cur:
+                with cur.copy("COPY ar_posts (id, tags, scores, days) FROM STDIN (FORMAT binary)") as cp:
+                    cp.set_types(["int4", "text[]", "int4[]", "date[]"])
+                    cp.write_row((22, ["bin", None, "a b"], [7, -7], [datetime.date(2024, 3, 1)]))
+                    cp.write_row((23, [], None, None))
+            return "copied"
+        except psycopg.Error as error:
+            return {"error": error.sqlstate}
+
+    t.step("copy_in_binary", copy_in_binary)
+
+    def copy_out_binary():
+        with conn.cursor() as cur:
+            with cur.copy(
+                "COPY (SELECT id, tags, scores, days FROM ar_posts WHERE id IN (1, 22, 23) ORDER BY id) "
+                "TO STDOUT (FORMAT binary)"
+            ) as cp:
+                cp.set_types(["int4", "text[]", "int4[]", "date[]"])
+                return list(cp.rows())
+
+    t.step("copy_out_binary", copy_out_binary)
+
 
 def errors(conn, t):
     t.step("error_malformed", lambda: rows(conn, "INSERT INTO ar_posts (id, scores) VALUES (30, '{1,2')"))

@@ -196,6 +196,15 @@ def copy(conn, t):
         return out.getvalue()
 
     t.step("copy_out_text", lambda: copy_out("COPY (SELECT id, at FROM tz_events WHERE id IN (1, 3) ORDER BY id) TO STDOUT"))
+    def copy_out_binary():
+        with conn.cursor() as cur:
+            with cur.copy(
+                "COPY (SELECT id, at FROM tz_events WHERE id IN (1, 3, 21) ORDER BY id) TO STDOUT (FORMAT binary)"
+            ) as cp:
+                cp.set_types(["int4", "timestamptz"])
+                return list(cp.rows())
+
+    t.step("copy_out_binary", copy_out_binary)
     t.step("copy_out_csv", lambda: copy_out(
         "COPY (SELECT id, at FROM tz_events WHERE id IN (11, 21) ORDER BY id) TO STDOUT WITH (FORMAT csv)"))
 
