@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, Int32Array, Int64Array, ListArray, StringArray};
+use datafusion::arrow::array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DFSchema, ScalarValue};
@@ -18,7 +18,7 @@ use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature, Volatility, lit,
+    ScalarUDFImpl, Signature, TypeSignature, Volatility, lit,
 };
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::BinaryOperator;
@@ -38,7 +38,10 @@ pub(crate) fn register_array_functions(ctx: &SessionContext) {
     // PostgreSQL's `array_length` (NULL for an empty array) and `cardinality` (an integer) in
     // place of DataFusion's.
     ctx.register_udf(ScalarUDF::new_from_impl(ArrayLength {
-        signature: Signature::any(2, Volatility::Immutable),
+        signature: Signature::one_of(
+            vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+            Volatility::Immutable,
+        ),
     }));
     ctx.register_udf(ScalarUDF::new_from_impl(Cardinality {
         signature: Signature::any(1, Volatility::Immutable),
@@ -177,6 +180,7 @@ impl ScalarUDFImpl for ArrayText {
 
 /// `array_length(array, dimension)` as PostgreSQL answers it: the number of elements along
 /// dimension 1 (rowdex's arrays have one), NULL for an empty array or another dimension.
+/// Without a dimension (DataFusion's form, which its own rewrites use) it is dimension 1.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct ArrayLength {
     signature: Signature,
@@ -202,10 +206,11 @@ impl ScalarUDFImpl for ArrayLength {
             .iter()
             .map(|arg| arg.to_array(rows))
             .collect::<DfResult<Vec<_>>>()?;
-        let [lists, dimensions] = arrays.as_slice() else {
-            return Err(takes_only("array_length", "an array and a dimension"));
+        let (lists, dimensions) = match arrays.as_slice() {
+            [lists, dimensions] => (lists, cast(dimensions, &DataType::Int64)?),
+            [lists] => (lists, Arc::new(Int64Array::from(vec![1; rows])) as ArrayRef),
+            _ => return Err(takes_only("array_length", "an array and a dimension")),
         };
-        let dimensions = cast(dimensions, &DataType::Int64)?;
         let (Some(lists), Some(dimensions)) = (
             lists.as_any().downcast_ref::<ListArray>(),
             dimensions.as_any().downcast_ref::<Int64Array>(),
