@@ -51,7 +51,7 @@ pub fn column_texts(array: &dyn Array) -> Vec<Option<String>> {
 /// The texts of a timestamp column as PostgreSQL writes them (`2024-01-15 10:00:00.25`), a
 /// TIMESTAMPTZ's in the zone its type carries (the session's) with its offset
 /// (`2024-01-15 11:00:00+01`); None for a column of another type.
-fn timestamp_texts(array: &dyn Array) -> Option<Vec<Option<String>>> {
+pub fn timestamp_texts(array: &dyn Array) -> Option<Vec<Option<String>>> {
     let DataType::Timestamp(_, zone) = array.data_type() else {
         return None;
     };

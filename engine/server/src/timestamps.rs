@@ -8,13 +8,11 @@ use std::sync::Arc;
 
 use pgwire::api::Type;
 use pgwire::api::results::{FieldFormat, FieldInfo};
-use rowdex::arrow::array::{
-    Array, ArrayRef, RecordBatch, StringBuilder, TimestampMicrosecondArray,
-};
+use rowdex::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use rowdex::arrow::compute::cast;
-use rowdex::arrow::datatypes::{DataType as ArrowType, TimeUnit};
+use rowdex::arrow::datatypes::DataType as ArrowType;
 use rowdex::arrow::error::ArrowError;
-use rowdex::time_zone::{TimeZone, postgres_timestamp};
+use rowdex::format;
 
 use crate::wire_columns::replace_columns;
 
@@ -37,32 +35,24 @@ pub fn text_columns(batch: RecordBatch, fields: &[FieldInfo]) -> Result<RecordBa
     )
 }
 
-/// The values of a timestamp column (any unit, with or without a zone) as PostgreSQL's text;
-/// `zoned` ones in the zone the column's type carries (UTC when it carries none).
+/// The values of a timestamp column (any unit, with or without a zone) as PostgreSQL's text
+/// (`rowdex::format::timestamp_texts`); `zoned` ones in the zone the column's type carries
+/// (UTC when it carries none), others as the wall-clock time of the instant in UTC.
 fn timestamp_texts(column: &ArrayRef, zoned: bool) -> Result<ArrayRef, ArrowError> {
-    let zone = match column.data_type() {
-        ArrowType::Timestamp(_, Some(zone)) if zoned => {
-            Some(TimeZone::of_arrow(zone).unwrap_or_default())
+    let column = match (zoned, column.data_type()) {
+        (true, ArrowType::Timestamp(unit, None)) => cast(
+            column,
+            &ArrowType::Timestamp(*unit, Some(Arc::from("+00:00"))),
+        )?,
+        (false, ArrowType::Timestamp(unit, Some(_))) => {
+            cast(column, &ArrowType::Timestamp(*unit, None))?
         }
-        _ if zoned => Some(TimeZone::utc()),
-        _ => None,
+        _ => column.clone(),
     };
-    let micros = cast(column, &ArrowType::Timestamp(TimeUnit::Microsecond, None))?;
-    let Some(micros) = micros.as_any().downcast_ref::<TimestampMicrosecondArray>() else {
-        return Err(ArrowError::CastError(format!(
-            "a timestamp column came as {}",
-            column.data_type()
-        )));
-    };
-    let mut out = StringBuilder::with_capacity(micros.len(), micros.len() * 29);
-    for value in micros {
-        match (value, &zone) {
-            (None, _) => out.append_null(),
-            (Some(value), Some(zone)) => out.append_value(zone.format_timestamptz(value)),
-            (Some(value), None) => out.append_value(postgres_timestamp(value)),
-        }
-    }
-    Ok(Arc::new(out.finish()))
+    let texts = format::timestamp_texts(column.as_ref()).ok_or_else(|| {
+        ArrowError::CastError(format!("a timestamp column came as {}", column.data_type()))
+    })?;
+    Ok(Arc::new(StringArray::from(texts)))
 }
 
 #[cfg(test)]

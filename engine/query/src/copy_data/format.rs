@@ -19,10 +19,11 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::sql::sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption};
-use rowdex_codec::{format_date, format_timestamp};
+use rowdex_codec::format_date;
 
 use crate::error::{Error, Result};
 use crate::format::{column_texts, list_texts};
+use crate::time_zone::postgres_timestamp;
 
 /// The two data formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +293,7 @@ fn copy_texts(array: &dyn Array) -> Vec<Option<String>> {
         },
         ArrowType::Timestamp(TimeUnit::Microsecond, None) => {
             match any.downcast_ref::<TimestampMicrosecondArray>() {
-                Some(values) => each(&|row| timestamp_text(values.value(row))),
+                Some(values) => each(&|row| postgres_timestamp(values.value(row))),
                 None => column_texts(array),
             }
         }
@@ -310,16 +311,6 @@ fn float_text(value: f64) -> String {
     } else {
         value.to_string()
     }
-}
-
-/// A timestamp as PostgreSQL writes it: the fraction without its trailing zeros.
-fn timestamp_text(micros: i64) -> String {
-    let mut text = format_timestamp(micros);
-    if text.contains('.') {
-        let kept = text.trim_end_matches('0').len();
-        text.truncate(kept);
-    }
-    text
 }
 
 /// BYTEA's hex output: `\x` and two hex digits a byte.
@@ -389,8 +380,8 @@ mod tests {
         assert_eq!(float_text(f64::INFINITY), "Infinity");
         assert_eq!(float_text(0.1), "0.1");
         assert_eq!(bytea_text(&[0, 255, 16]), "\\x00ff10");
-        assert_eq!(timestamp_text(1_500_000), "1970-01-01 00:00:01.5");
-        assert_eq!(timestamp_text(1_000_000), "1970-01-01 00:00:01");
+        assert_eq!(postgres_timestamp(1_500_000), "1970-01-01 00:00:01.5");
+        assert_eq!(postgres_timestamp(1_000_000), "1970-01-01 00:00:01");
         assert_eq!(parse_bytea("\\x00ff10"), Some(vec![0, 255, 16]));
         assert_eq!(parse_bytea("a\\\\b\\001"), Some(b"a\\b\x01".to_vec()));
         assert_eq!(parse_bytea("\\x0"), None);
