@@ -65,7 +65,9 @@ enum Action {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Threads with room for the deepest statement, so none moves to a fresh stack segment.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(rowdex::WORKER_STACK_BYTES)
         .enable_all()
         .build()
     {

@@ -18,6 +18,7 @@ pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("format", 1),
     ("time_zone", 1),
     ("array_text", 1),
+    ("stack_depth", 1),
     ("output", 2),
     ("values", 2),
     ("copy_data", 2),

@@ -16,6 +16,10 @@ pub enum Error {
         "expressions nest deeper than {limit} levels (a chain of {limit} ANDs, ORs or operators, say); split the statement or use IN (...)"
     )]
     ExpressionTooDeep { limit: usize },
+    #[error(
+        "queries nest deeper than {limit} levels (subqueries inside subqueries); flatten the statement or use WITH"
+    )]
+    QueriesTooDeep { limit: usize },
     #[error("unsupported: {what}")]
     Unsupported { what: String },
     #[error("table {table} does not exist")]

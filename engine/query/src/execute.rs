@@ -46,11 +46,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
 use std::sync::Arc;
 
-use std::ops::ControlFlow;
-
-use datafusion::sql::sqlparser::ast::{
-    Delete, Expr, ObjectType, SetExpr, Statement, Update, Value, visit_expressions,
-};
+use datafusion::sql::sqlparser::ast::{Delete, ObjectType, SetExpr, Statement, Update};
 use rowdex_codec::Datum;
 use rowdex_store::locks::LockWait;
 
@@ -68,12 +64,13 @@ use crate::native::write::NativeWrite;
 use crate::output::Output;
 use crate::session::{Executor, Session};
 use crate::sql::command::Command;
-use crate::sql::literals::{Lifted, bind_literals};
+use crate::sql::literals::{Lifted, bind_literals, value_placeholders};
 use crate::sql::locking::RowLocking;
 use crate::sql::names::{object_name, statement_kind};
 use crate::sql::parse::{
     ParsedStatement, ScriptStatement, parse_with_parameters, split_statements,
 };
+use crate::stack_depth::{DATAFUSION_STACK_BYTES, OnAmpleStack};
 use crate::time_zone::in_time_zone;
 use crate::write::WRITE_ATTEMPTS;
 
@@ -81,6 +78,12 @@ impl Session {
     /// Runs every statement of `sql` in order and returns their outputs. Stops at the first
     /// error; statements before it stay applied, the failing one changes nothing.
     pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {
+        // Walking, copying and planning a statement recurse through it: see `stack_depth`.
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, self.execute_here(sql)).await
+    }
+
+    /// [`Session::execute`] on the stack it is polled on.
+    async fn execute_here(&self, sql: &str) -> Result<Vec<Output>> {
         if let Some(output) = self.run_cached(sql).await? {
             return Ok(vec![output]);
         }
@@ -95,6 +98,12 @@ impl Session {
     /// compiled-query cache when it is a native query, as [`Session::execute`] runs a single
     /// statement, and otherwise parsed and run by [`Session::run`].
     pub async fn run_script_statement(&self, statement: &ScriptStatement) -> Result<Output> {
+        let run = self.run_script_statement_here(statement);
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, run).await
+    }
+
+    /// [`Session::run_script_statement`] on the stack it is polled on.
+    async fn run_script_statement_here(&self, statement: &ScriptStatement) -> Result<Output> {
         if self.executor == Executor::Auto
             && self.query_cache_enabled
             && let Some(lifted) = Lifted::from_script_statement(statement)
@@ -410,14 +419,15 @@ async fn run_once(
     let view = session.db.catalog.refresh().await?;
     let view = view.filter(|_| is_query(parsed));
     let last_values = session.sequence_values.clone();
-    // Boxed: a statement's future is large, and callers' stacks are not.
+    // Boxed, and polled with room below it: a statement's future is large, its planning
+    // recurses, and callers' stacks are not large.
     LAST_VALUES
         .scope(
             last_values,
-            Box::pin(with_query_view(
-                view,
-                run_statement(session, parsed, compiled),
-            )),
+            OnAmpleStack::new(
+                DATAFUSION_STACK_BYTES,
+                with_query_view(view, run_statement(session, parsed, compiled)),
+            ),
         )
         .await
 }
@@ -582,18 +592,4 @@ async fn run_statement(
             what: format!("the statement {}", statement_kind(other)),
         }),
     }
-}
-
-/// How many `$n` placeholders `statement` holds as values (where `bind_literals` replaces them).
-fn value_placeholders(statement: &Statement) -> usize {
-    let mut count = 0;
-    let _ = visit_expressions(statement, |expr| {
-        if let Expr::Value(value) = expr
-            && matches!(value.value, Value::Placeholder(_))
-        {
-            count += 1;
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    count
 }

@@ -24,7 +24,7 @@
 //!
 //! The crate is built in layers, each importing only from the layers below it (checked by
 //! `rowdex-layers`; DESIGN-NOTES.md lists them):
-//! 1. `error`, `format`;
+//! 1. `error`, `format`, `time_zone`, `array_text`, `stack_depth` (room on the stack);
 //! 2. `output`, `values`, `copy_data` (COPY's formats and the data a client sends or gets),
 //!    `sql` (text into statements), `db` (the state sessions share);
 //! 3. `scan` (reading an access path), `write` (rows into the store);
@@ -50,6 +50,7 @@ mod prepared;
 mod scan;
 mod session;
 mod sql;
+mod stack_depth;
 pub mod time_zone;
 mod values;
 mod write;
@@ -82,6 +83,7 @@ pub use sql::parse::{
     statement_ends,
 };
 pub use sql::semantics::Semantics;
+pub use stack_depth::WORKER_STACK_BYTES;
 pub use values::DECLARED_TYPE;
 
 pub use datafusion;

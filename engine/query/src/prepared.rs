@@ -28,13 +28,17 @@ use crate::sql::array_lists::any_as_in_lists;
 use crate::sql::literals::bind_literals;
 use crate::sql::parameter_casts::parameter_casts;
 use crate::sql::parse::{ParsedStatement, parse_with_parameters};
+use crate::stack_depth::{DATAFUSION_STACK_BYTES, OnAmpleStack, SEGMENT_BYTES};
 
 impl Session {
     /// Parses `sql`, one statement with parameters (`$1`, `$2`, ... or `?`), for running many
     /// times with different values. A query the native executor runs keeps its compiled form,
     /// so running it again costs no parsing or planning.
     pub fn prepare(&self, sql: &str) -> Result<Prepared> {
-        Prepared::new(self.clone(), sql)
+        // Parsing and compiling recurse through the statement: see `stack_depth`.
+        stacker::maybe_grow(DATAFUSION_STACK_BYTES, SEGMENT_BYTES, || {
+            Prepared::new(self.clone(), sql)
+        })
     }
 }
 
@@ -95,6 +99,11 @@ impl Prepared {
 
     /// Runs the statement with `params` as `$1`, `$2`, ...
     pub async fn execute(&self, params: &[Datum]) -> Result<Output> {
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, self.execute_here(params)).await
+    }
+
+    /// [`Prepared::execute`] on the stack it is polled on.
+    async fn execute_here(&self, params: &[Datum]) -> Result<Output> {
         if params.len() != self.parameters {
             return Err(Error::ParameterCount {
                 expected: self.parameters,
@@ -142,6 +151,11 @@ impl Prepared {
     /// once with every parameter NULL to learn their columns. A COPY's table and columns (or
     /// query) are checked, so that a client learns of a missing one before sending data.
     pub async fn describe(&self) -> Result<Description> {
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, self.describe_here()).await
+    }
+
+    /// [`Prepared::describe`] on the stack it is polled on.
+    async fn describe_here(&self) -> Result<Description> {
         let mut parameters = vec![None; self.parameters];
         let ParsedStatement::Sql {
             statement,

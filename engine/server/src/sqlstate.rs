@@ -64,7 +64,7 @@ pub fn code_of(error: &Error) -> &'static str {
     }
     match error {
         Error::Parse { .. } | Error::ColumnCountMismatch { .. } => "42601",
-        Error::ExpressionTooDeep { .. } => "54001",
+        Error::ExpressionTooDeep { .. } | Error::QueriesTooDeep { .. } => "54001",
         Error::Unsupported { .. } | Error::NotPageable { .. } | Error::LockingNotAllowed { .. } => {
             FEATURE_NOT_SUPPORTED
         }
@@ -191,13 +191,22 @@ fn datafusion_code(error: &DataFusionError) -> &'static str {
             _ => "42000",
         },
         DataFusionError::SQL(..) => "42601",
-        DataFusionError::Plan(_) => "42000",
+        DataFusionError::Plan(message) => plan_code(message),
         DataFusionError::NotImplemented(_) => FEATURE_NOT_SUPPORTED,
         DataFusionError::ArrowError(arrow, _) => arrow_code(&arrow.to_string()),
         DataFusionError::Context(_, inner) => datafusion_code(inner),
         DataFusionError::ResourcesExhausted(_) => "53200",
         other => arrow_code(&other.to_string()),
     }
+}
+
+/// A planning error, told apart by its text: a call no function answers (an unknown name, or
+/// arguments no signature of the name takes) is PostgreSQL's undefined_function.
+fn plan_code(message: &str) -> &'static str {
+    let undefined_function = message.starts_with("Invalid function")
+        || message.contains("to satisfy a call to")
+        || message.contains("No function matches");
+    if undefined_function { "42883" } else { "42000" }
 }
 
 /// Arrow reports its errors as text; the two a query meets are told apart by it.

@@ -274,6 +274,7 @@ fn main() -> BenchResult<()> {
     let args = Args::parse()?;
     match &args.child {
         Some(engine) => tokio::runtime::Builder::new_multi_thread()
+            .thread_stack_size(rowdex::WORKER_STACK_BYTES)
             .enable_all()
             .build()?
             .block_on(child(&args, engine)),

@@ -255,6 +255,7 @@ fn main() -> BenchResult<()> {
     match &args.child {
         Some(engine) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
+                .thread_stack_size(rowdex::WORKER_STACK_BYTES)
                 .enable_all()
                 .build()?;
             let data = Data { rows: args.rows };

@@ -437,6 +437,7 @@ fn main() -> BenchResult<()> {
         None => 512,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(rowdex::WORKER_STACK_BYTES)
         .enable_all()
         .build()?;
     if let (Some(engine), Some(dir)) = (value_of("--load"), value_of("--dir")) {

@@ -51,6 +51,7 @@ use crate::sql::rewrite;
 use crate::sql::semantics::Semantics;
 use crate::sql::sqlite_types;
 use crate::sql::type_casts;
+use crate::stack_depth::{self, DATAFUSION_STACK_BYTES, OnAmpleStack};
 use crate::time_zone::TimeZone;
 use crate::values::renamed_schema;
 
@@ -61,6 +62,7 @@ pub(crate) fn new_context(
     rules: OptimizerRules,
     expose_hidden: Option<String>,
 ) -> SessionContext {
+    stack_depth::protect_recursion();
     let mut config = SessionConfig::new()
         .with_default_catalog_and_schema("rowdex", "public")
         .with_information_schema(false)
@@ -336,6 +338,14 @@ pub(crate) async fn plan_view_query(ctx: &SessionContext, sql: &str) -> Result<L
 /// Plans a statement in `ctx`, first checking that every table it names exists, so that an
 /// unknown table is reported as such rather than as a planning failure.
 pub(crate) async fn plan_statement(
+    ctx: &SessionContext,
+    statement: Statement,
+) -> Result<LogicalPlan> {
+    // Planning recurses through the statement: polled with room below it (see `stack_depth`).
+    OnAmpleStack::new(DATAFUSION_STACK_BYTES, plan_statement_here(ctx, statement)).await
+}
+
+async fn plan_statement_here(
     ctx: &SessionContext,
     mut statement: Statement,
 ) -> Result<LogicalPlan> {

@@ -16,8 +16,8 @@ use std::fmt::Write;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    self, CastKind, DataType as SqlType, ExactNumberInfo, Expr, SetExpr, TimezoneInfo,
-    UnaryOperator, Value, visit_expressions_mut,
+    self, CastKind, DataType as SqlType, ExactNumberInfo, Expr, SetExpr, Statement, TimezoneInfo,
+    UnaryOperator, Value, visit_expressions, visit_expressions_mut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -322,6 +322,20 @@ pub(crate) fn literal_of_datum(datum: &Datum) -> Result<Expr> {
                 })
         }
     }
+}
+
+/// How many `$n` placeholders `statement` holds as values (where `bind_literals` replaces them).
+pub(crate) fn value_placeholders(statement: &Statement) -> usize {
+    let mut count = 0;
+    let _ = visit_expressions(statement, |expr| {
+        if let Expr::Value(value) = expr
+            && matches!(value.value, Value::Placeholder(_))
+        {
+            count += 1;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    count
 }
 
 #[cfg(test)]

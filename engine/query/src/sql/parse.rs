@@ -8,7 +8,7 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::ast::{Expr, Statement, Visit, Visitor};
+use datafusion::sql::sqlparser::ast::{Expr, Query, Statement, Visit, Visitor};
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect, PostgreSqlDialect};
 use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
@@ -31,6 +31,12 @@ const PARSER_RECURSION_LIMIT: usize = 1000;
 /// tree as deep as the chain is long, and every pass after parsing (cloning, rewriting,
 /// planning, dropping) walks trees recursively.
 pub const MAX_EXPR_DEPTH: usize = 1000;
+
+/// How deep queries may nest (a subquery in FROM, in an expression, in a CTE, each a level).
+/// DataFusion plans a query level in frames of its own that it does not guard as it guards
+/// expressions, some 50 KiB of stack each unoptimised: this many fit in the stack a statement
+/// is given (`stack_depth::DATAFUSION_STACK_BYTES`).
+pub const MAX_QUERY_DEPTH: usize = 100;
 
 /// Statements of at least this many tokens are parsed, measured and (when refused) dropped on a
 /// thread of their own with a large stack: a level of nesting takes at least two tokens (`(`
@@ -197,48 +203,67 @@ fn parse_bounded(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Er
 
 fn parse_and_measure(tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatement>, Option<Error>) {
     let (mut statements, error) = parse_tokens(tokens);
-    let too_deep = statements.iter().position(|parsed| match parsed {
-        ParsedStatement::Sql { statement, .. } => exceeds_depth(statement, MAX_EXPR_DEPTH),
-        ParsedStatement::Command(_) => false,
-    });
+    let too_deep = statements
+        .iter()
+        .enumerate()
+        .find_map(|(position, parsed)| match parsed {
+            ParsedStatement::Sql { statement, .. } => {
+                nesting_error(statement).map(|error| (position, error))
+            }
+            ParsedStatement::Command(_) => None,
+        });
     match too_deep {
-        Some(position) => {
+        Some((position, too_deep)) => {
             // Dropped here, on the thread whose stack was sized for them.
             statements.truncate(position);
-            (
-                statements,
-                Some(Error::ExpressionTooDeep {
-                    limit: MAX_EXPR_DEPTH,
-                }),
-            )
+            (statements, Some(too_deep))
         }
         None => (statements, error),
     }
 }
 
-/// Whether some expression of `statement` nests deeper than `limit`. The walk stops as soon as
-/// it passes the limit, so it recurses no deeper than that itself.
-fn exceeds_depth(statement: &Statement, limit: usize) -> bool {
+/// The error for a statement some expression of which nests deeper than [`MAX_EXPR_DEPTH`],
+/// or some query deeper than [`MAX_QUERY_DEPTH`]. The walk stops as soon as it passes a limit,
+/// so it recurses no deeper than that itself.
+fn nesting_error(statement: &Statement) -> Option<Error> {
+    #[derive(Default)]
     struct Depth {
-        current: usize,
-        limit: usize,
+        expressions: usize,
+        queries: usize,
     }
     impl Visitor for Depth {
-        type Break = ();
-        fn pre_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
-            self.current += 1;
-            if self.current > self.limit {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
+        type Break = Error;
+        fn pre_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<Error> {
+            self.expressions += 1;
+            if self.expressions > MAX_EXPR_DEPTH {
+                return ControlFlow::Break(Error::ExpressionTooDeep {
+                    limit: MAX_EXPR_DEPTH,
+                });
             }
+            ControlFlow::Continue(())
         }
-        fn post_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<()> {
-            self.current -= 1;
+        fn post_visit_expr(&mut self, _expr: &Expr) -> ControlFlow<Error> {
+            self.expressions -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_query(&mut self, _query: &Query) -> ControlFlow<Error> {
+            self.queries += 1;
+            if self.queries > MAX_QUERY_DEPTH {
+                return ControlFlow::Break(Error::QueriesTooDeep {
+                    limit: MAX_QUERY_DEPTH,
+                });
+            }
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<Error> {
+            self.queries -= 1;
             ControlFlow::Continue(())
         }
     }
-    statement.visit(&mut Depth { current: 0, limit }).is_break()
+    match statement.visit(&mut Depth::default()) {
+        ControlFlow::Break(error) => Some(error),
+        ControlFlow::Continue(()) => None,
+    }
 }
 
 fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {

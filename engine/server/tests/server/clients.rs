@@ -252,6 +252,8 @@ async fn errors_carry_the_sqlstate_a_driver_acts_on() {
         ("INSERT INTO e VALUES (3, NULL)", "23502"),
         ("INSERT INTO e VALUES (4, 'abcd')", "22001"),
         ("CREATE TABLE e (x BIGINT PRIMARY KEY)", "42P07"),
+        ("SELECT no_such_function(1)", "42883"),
+        ("SELECT left(id) FROM e", "42883"),
     ];
     for (sql, code) in cases {
         let simple = client.simple_query(sql).await.expect_err(sql);

@@ -7,6 +7,7 @@ mod cancel;
 mod clients;
 mod copy;
 mod cursors;
+mod deep;
 mod drivers;
 mod harness;
 mod pgbench;
