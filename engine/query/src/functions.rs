@@ -4,6 +4,7 @@
 pub(crate) mod arguments;
 pub(crate) mod arrays;
 pub(crate) mod bytes;
+pub(crate) mod coalesce;
 pub(crate) mod format;
 pub(crate) mod hash;
 pub(crate) mod json;
@@ -20,6 +21,7 @@ use datafusion::prelude::SessionContext;
 pub(crate) fn register_functions(ctx: &SessionContext) {
     arrays::register_array_functions(ctx);
     bytes::register_byte_functions(ctx);
+    coalesce::register_coalesce(ctx);
     format::register_format(ctx);
     hash::register_hash_functions(ctx);
     json::register_json_functions(ctx);

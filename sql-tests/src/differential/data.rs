@@ -165,6 +165,39 @@ const ALPHABET: [char; 12] = [
     '\u{10ffff}',
 ];
 
+/// UUIDs, in the form rowdex writes them: the extremes, and neighbours that differ in the
+/// first, a middle and the last byte.
+pub const UUIDS: [&str; 10] = [
+    "00000000-0000-0000-0000-000000000000",
+    "00000000-0000-0000-0000-000000000001",
+    "0b5e7c1a-3f2d-4e8b-9a6c-1d2e3f405162",
+    "0b5e7c1a-3f2d-4e8b-9a6c-1d2e3f405163",
+    "0b5e7c1a-3f2e-4e8b-9a6c-1d2e3f405162",
+    "7fffffff-ffff-4fff-bfff-ffffffffffff",
+    "80000000-0000-4000-8000-000000000000",
+    "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+    "fedcba98-7654-4321-8fed-cba987654321",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+];
+
+/// Instants, in the form rowdex writes a TIMESTAMPTZ in UTC: whole seconds and fractions
+/// (which sort after the whole second, as `.` sorts after `+`), around the epoch, leap days
+/// and a daylight-saving change elsewhere.
+pub const INSTANTS: [&str; 12] = [
+    "1970-01-01 00:00:00+00",
+    "1900-03-01 12:00:00+00",
+    "1969-12-31 23:59:59.999999+00",
+    "1970-01-01 00:00:00.5+00",
+    "1999-12-31 23:59:59+00",
+    "2000-02-29 12:00:00+00",
+    "2024-03-10 01:59:59+00",
+    "2024-03-10 02:00:00+00",
+    "2024-03-10 02:00:00.25+00",
+    "2024-03-10 02:00:00.125+00",
+    "2038-01-19 03:14:08+00",
+    "2100-12-31 23:59:59+00",
+];
+
 /// A random value for `column` (never NULL).
 pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
     match column.ty {
@@ -197,6 +230,8 @@ pub fn random_value(rng: &mut Rng, column: &Column) -> Value {
             }
         }
         ColType::Bool => Value::Bool(rng.percent(50)),
+        ColType::Uuid => Value::Text((*rng.pick(&UUIDS)).to_string()),
+        ColType::TimestampTz => Value::Text((*rng.pick(&INSTANTS)).to_string()),
         ColType::Decimal => {
             let units = if column.domain == Domain::Wide && rng.percent(30) {
                 *rng.pick(&WIDE_DECIMALS)
@@ -230,7 +265,8 @@ pub fn random_cell(rng: &mut Rng, table: &Table, column: &Column) -> Value {
 /// rows), sometimes a near miss (one more, a cent more or less, a longer or shorter string).
 pub fn random_literal(rng: &mut Rng, column: &Column) -> Value {
     let value = random_value(rng, column);
-    if !rng.percent(20) {
+    // A UUID or an instant changed as text would no longer be one.
+    if !rng.percent(20) || matches!(column.ty, ColType::Uuid | ColType::TimestampTz) {
         return value;
     }
     match value {

@@ -81,6 +81,8 @@ fn zero(ty: ColType) -> Value {
         ColType::Text => Value::Text(String::new()),
         ColType::Bool => Value::Bool(false),
         ColType::Decimal => Value::decimal(0, 0),
+        ColType::Uuid => Value::Text(data::UUIDS[0].to_string()),
+        ColType::TimestampTz => Value::Text(data::INSTANTS[0].to_string()),
     }
 }
 

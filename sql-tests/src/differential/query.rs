@@ -35,6 +35,7 @@ pub fn kind_of(ty: ColType) -> OutKind {
         ColType::Real => OutKind::Real,
         ColType::Bool => OutKind::Bool,
         ColType::Decimal => OutKind::Decimal(DECIMAL_SCALE),
+        ColType::Uuid | ColType::TimestampTz => OutKind::Text,
     }
 }
 

@@ -7,6 +7,10 @@ use super::value::Value;
 
 /// The generator's column types. Each maps to one rowdex type and the SQLite type name with
 /// the same affinity (INTEGER, TEXT, REAL; a boolean is NUMERIC in SQLite and holds 0 or 1).
+/// UUID and TIMESTAMPTZ are TEXT in SQLite, their values written in the one form rowdex
+/// writes them in (lowercase hyphenated hex; `YYYY-MM-DD HH:MM:SS[.ffffff]+00`, the tester's
+/// session being in UTC), whose text order is the types' own order: SQLite's text
+/// comparisons are then rowdex's comparisons of the values.
 /// Not generated, for want of an SQLite equivalent: DATE and TIMESTAMP (text or numbers
 /// there), BYTEA, and VARCHAR(n), whose length rowdex enforces and SQLite ignores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +26,20 @@ pub enum ColType {
     /// (no arithmetic, see `generate`), and answers are compared as numbers within a
     /// tolerance far below a cent (see `value`), SQLite's sums and averages being doubles.
     Decimal,
+    /// `UUID`: a 16-byte key type of its own in rowdex.
+    Uuid,
+    /// `TIMESTAMPTZ`: a UTC instant in rowdex.
+    TimestampTz,
+}
+
+impl ColType {
+    /// The type SQLite is given for a column of this type.
+    pub fn sqlite_spelling(self, spelling: &'static str) -> &'static str {
+        match self {
+            ColType::Uuid | ColType::TimestampTz => "TEXT",
+            _ => spelling,
+        }
+    }
 }
 
 /// The scale of every generated DECIMAL column (`DECIMAL(12,2)`): values and literals have
@@ -183,7 +201,12 @@ impl Table {
                     .find(|(column, _)| *column == c.name && !sqlite && !self.is_key(column))
                     .map(|(_, family)| format!("{family}."))
                     .unwrap_or_default();
-                let mut text = format!("{family}{} {}", c.name, c.spelling);
+                let spelling = if sqlite {
+                    c.ty.sqlite_spelling(c.spelling)
+                } else {
+                    c.spelling
+                };
+                let mut text = format!("{family}{} {spelling}", c.name);
                 if c.not_null || (key_not_null && self.is_key(&c.name)) {
                     text.push_str(" NOT NULL");
                 }
@@ -357,7 +380,9 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
         0..=39 => ColType::Int,
         40..=66 => ColType::Text,
         67..=81 => ColType::Real,
-        82..=91 => ColType::Decimal,
+        82..=88 => ColType::Decimal,
+        89..=91 => ColType::Uuid,
+        92..=94 => ColType::TimestampTz,
         _ => ColType::Bool,
     };
     let spelling = match ty {
@@ -367,6 +392,8 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
         ColType::Bool => "BOOLEAN",
         // The scale is `DECIMAL_SCALE`.
         ColType::Decimal => *rng.pick(&["DECIMAL(12,2)", "NUMERIC(12,2)", "DECIMAL(12,2)"]),
+        ColType::Uuid => "UUID",
+        ColType::TimestampTz => *rng.pick(&["TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE"]),
     };
     Column {
         name: name.to_string(),

@@ -11,8 +11,12 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use rowdex::arrow::array::{Array, AsArray, Float64Array};
-use rowdex::arrow::datatypes::{DataType, Decimal128Type, Float32Type, Float64Type, UInt64Type};
+use rowdex::arrow::datatypes::{
+    DataType, Decimal128Type, Float32Type, Float64Type, TimeUnit, TimestampMicrosecondType,
+    UInt64Type,
+};
 use rowdex::format::cell_text;
+use rowdex::time_zone::postgres_timestamp;
 
 /// Relative difference under which two reals are the same answer. Generated sums and averages
 /// are exact by construction (see `data`), so this only absorbs a last-bit difference in how
@@ -209,6 +213,10 @@ impl Value {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                 crate::values::text_cell(array, row).map(Value::Text)
             }
+            // A TIMESTAMPTZ, in the tester's session zone (UTC), as the generator writes it.
+            DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => array
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .map(|a| Value::Text(format!("{}+00", postgres_timestamp(a.value(row))))),
             _ => None,
         };
         // Any other type (a date, or a decimal of a negative scale, say) is not one the

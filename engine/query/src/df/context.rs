@@ -31,8 +31,8 @@ use crate::df::history::register_history_functions;
 use crate::df::lookup_join::LookupJoinExec;
 use crate::df::postgres_types::postgres_result_types;
 use crate::df::raise::register_raise;
-use crate::df::rules::OptimizerRules;
 use crate::df::rules::time_zones::{results_in_session_zone, set_session_zone};
+use crate::df::rules::{OptimizerRules, logical_optimizer_rules};
 use crate::df::scan_exec::RowdexScanExec;
 use crate::df::table::RowdexTable;
 use crate::error::{Error, Result};
@@ -102,6 +102,23 @@ pub(crate) fn new_context(
     register_raise(&ctx);
     register_functions(&ctx);
     ctx
+}
+
+/// A context for a query over rows the statement holds (RETURNING's list, ON CONFLICT's SET
+/// list): no catalog, but the functions, optimizer rules and time zone of a session's, so an
+/// expression means there what it means in a query.
+pub(crate) fn rows_context(zone: &TimeZone) -> Result<SessionContext> {
+    let mut config = SessionConfig::new().with_target_partitions(1);
+    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
+    set_session_zone(config.options_mut(), zone);
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_optimizer_rules(logical_optimizer_rules()?)
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    register_functions(&ctx);
+    Ok(ctx)
 }
 
 /// Resolves names in the default schema to rowdex tables, as one session sees the catalog

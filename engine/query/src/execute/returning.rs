@@ -7,18 +7,18 @@ use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
-use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::sqlparser::ast::{
     FromTable, Ident, SelectItem, Statement, TableFactor, TableObject, TableWithJoins,
 };
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 
-use crate::df::context::run_query;
+use crate::df::context::{rows_context, run_query};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::session::Session;
 use crate::sql::parse::{ParsedStatement, split_statements};
+use crate::time_zone::statement_time_zone;
 use crate::values::{rows_to_batch, table_schema};
 
 /// The name the returned rows are registered under; the RETURNING list sees them under the
@@ -47,9 +47,7 @@ pub(crate) async fn select_over(
     alias: &str,
     list: &[String],
 ) -> Result<Output> {
-    let mut config = SessionConfig::new().with_target_partitions(1);
-    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = rows_context(&statement_time_zone())?;
     let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
     ctx.register_table(RETURNED, Arc::new(table))?;
     let sql = format!(
