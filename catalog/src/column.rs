@@ -5,7 +5,7 @@
 use rowdex_codec::{Datum, SortOrder, key};
 use serde::{Deserialize, Serialize};
 
-use crate::types::{DataType, Declared};
+use crate::types::{ArrayElement, DataType, Declared};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnDef {
@@ -78,9 +78,13 @@ impl ColumnDef {
             DataType::Text { max_len } => max_len,
             _ => None,
         };
-        if self.data_type == DataType::Uuid {
-            // Travels as its text; clients are told it is a uuid.
-            return Some("UUID".to_string());
+        match self.data_type {
+            // Travel as their text; clients are told what the text is.
+            DataType::Uuid => return Some("UUID".to_string()),
+            DataType::Array {
+                element: element @ (ArrayElement::Uuid | ArrayElement::Jsonb),
+            } => return Some(format!("{}[]", element.spelling())),
+            _ => {}
         }
         match (self.declared, max_len) {
             (Some(declared), _) => Some(declared.spelling(max_len)),

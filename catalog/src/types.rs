@@ -58,11 +58,13 @@ pub enum ArrayElement {
     Varchar,
     Date,
     Timestamp,
+    Uuid,
+    Jsonb,
 }
 
 impl ArrayElement {
     /// Every element type.
-    pub const ALL: [ArrayElement; 10] = [
+    pub const ALL: [ArrayElement; 12] = [
         ArrayElement::Bool,
         ArrayElement::Int2,
         ArrayElement::Int4,
@@ -73,6 +75,8 @@ impl ArrayElement {
         ArrayElement::Varchar,
         ArrayElement::Date,
         ArrayElement::Timestamp,
+        ArrayElement::Uuid,
+        ArrayElement::Jsonb,
     ];
 
     /// PostgreSQL's internal name of the element type (`int4`, `text`).
@@ -88,6 +92,8 @@ impl ArrayElement {
             ArrayElement::Varchar => "varchar",
             ArrayElement::Date => "date",
             ArrayElement::Timestamp => "timestamp",
+            ArrayElement::Uuid => "uuid",
+            ArrayElement::Jsonb => "jsonb",
         }
     }
 
@@ -104,6 +110,8 @@ impl ArrayElement {
             ArrayElement::Varchar => 1043,
             ArrayElement::Date => 1082,
             ArrayElement::Timestamp => 1114,
+            ArrayElement::Uuid => 2950,
+            ArrayElement::Jsonb => 3802,
         }
     }
 
@@ -127,6 +135,8 @@ impl ArrayElement {
             ArrayElement::Varchar => "VARCHAR",
             ArrayElement::Date => "DATE",
             ArrayElement::Timestamp => "TIMESTAMP",
+            ArrayElement::Uuid => "UUID",
+            ArrayElement::Jsonb => "JSONB",
         }
     }
 }

@@ -7,7 +7,7 @@ use datafusion::arrow::array::{Array, BooleanArray, StringArray, TimestampMicros
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use rowdex_catalog::ArrayElement;
-use rowdex_codec::{format_date, parse_date, parse_timestamp};
+use rowdex_codec::{format_date, format_uuid, json, parse_date, parse_timestamp, parse_uuid};
 
 use crate::error::{Error, Result};
 use crate::time_zone::postgres_timestamp;
@@ -25,6 +25,8 @@ pub fn element_type_name(element: ArrayElement) -> &'static str {
         ArrayElement::Varchar => "character varying",
         ArrayElement::Date => "date",
         ArrayElement::Timestamp => "timestamp without time zone",
+        ArrayElement::Uuid => "uuid",
+        ArrayElement::Jsonb => "jsonb",
     }
 }
 
@@ -80,6 +82,8 @@ pub fn canonical_element(value: &str, element: ArrayElement) -> Result<String> {
         }
         ArrayElement::Date => format_date(parse_date(trimmed).ok_or_else(bad)?),
         ArrayElement::Timestamp => postgres_timestamp(parse_timestamp(trimmed).ok_or_else(bad)?),
+        ArrayElement::Uuid => format_uuid(&parse_uuid(trimmed).ok_or_else(bad)?),
+        ArrayElement::Jsonb => json::Jsonb::parse(value)?.to_text(),
     })
 }
 

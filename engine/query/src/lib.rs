@@ -55,6 +55,7 @@ pub mod time_zone;
 mod values;
 mod write;
 
+pub use copy_data::binary_arrays::array_send;
 pub use copy_data::format::{CopyFormat, CopyFormatKind};
 pub use copy_data::stream::{CopyIn, CopyOut};
 pub use database::{Database, RowLock};

@@ -92,6 +92,15 @@ pub fn wire_column(field: &Field) -> WireColumn {
             pg_type: Some(Type::JSONB),
             ..plain
         },
+        // Lists of those texts (`lists` sends them).
+        ("UUID[]", ArrowType::List(_)) => WireColumn {
+            pg_type: Some(Type::UUID_ARRAY),
+            ..plain
+        },
+        ("JSONB[]", ArrowType::List(_)) => WireColumn {
+            pg_type: Some(Type::JSONB_ARRAY),
+            ..plain
+        },
         _ => plain,
     }
 }

@@ -35,11 +35,12 @@ pub fn parameter_type(field: Option<&Field>) -> Type {
     let Some(field) = field else {
         return Type::TEXT;
     };
-    // A list (`x = ANY($1)`) is an array of its element's type.
-    if let ArrowType::List(element) = field.data_type() {
+    let column = wire_column(field);
+    // A list (`x = ANY($1)`) is an array of its element's type, unless its column declares
+    // what its text elements are (uuid[], jsonb[]).
+    if let (ArrowType::List(element), None) = (field.data_type(), &column.pg_type) {
         return array_of(&parameter_type(Some(element))).unwrap_or(Type::TEXT_ARRAY);
     }
-    let column = wire_column(field);
     column
         .pg_type
         .or_else(|| into_pg_type(&column.arrow).ok())
@@ -111,6 +112,12 @@ pub fn data_rows(
             )))
         })?;
         let batch = jsons::binary_columns(batch, fields).map_err(|e| {
+            PgWireError::UserError(Box::new(error_info(
+                INVALID_TEXT_REPRESENTATION,
+                e.to_string(),
+            )))
+        })?;
+        let batch = lists::binary_columns(batch, fields).map_err(|e| {
             PgWireError::UserError(Box::new(error_info(
                 INVALID_TEXT_REPRESENTATION,
                 e.to_string(),

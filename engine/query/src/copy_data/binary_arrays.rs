@@ -2,7 +2,8 @@
 //! an empty array, else 1), a has-NULLs flag, the element type's oid, the length and lower
 //! bound (1) of the dimension, then each element as a 32-bit length (-1 for NULL) and its
 //! bytes in its type's send format (integers and floats big-endian, booleans one byte, text as
-//! UTF-8, DATE and TIMESTAMP counted from 2000-01-01).
+//! UTF-8, DATE and TIMESTAMP counted from 2000-01-01, a UUID its 16 bytes, a jsonb its text
+//! after a version byte).
 
 use datafusion::arrow::array::{
     Array, AsArray, BooleanArray, Date32Array, StringArray, TimestampMicrosecondArray,
@@ -12,7 +13,7 @@ use datafusion::arrow::datatypes::{
     DataType as ArrowType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, TimeUnit,
 };
 use rowdex_catalog::ArrayElement;
-use rowdex_codec::format_date;
+use rowdex_codec::{format_date, format_uuid, json, parse_uuid};
 
 use crate::array_text::{element_of_arrow, write_array};
 use crate::error::{Error, Result};
@@ -23,9 +24,20 @@ const EPOCH_DAYS: i32 = 10_957;
 /// Microseconds from 1970-01-01 to 2000-01-01.
 const EPOCH_MICROS: i64 = 946_684_800_000_000;
 
-/// The elements of one list value (`values`) in the array send format.
-pub fn array_send(values: &dyn Array) -> Result<Vec<u8>> {
-    let element = element_of_arrow(values.data_type());
+/// The element type of a list column whose field declares `declared` (`UUID[]`, `JSONB[]`:
+/// lists of text whose field says what the text is), else the one its Arrow elements read as.
+pub fn declared_element(values: &dyn Array, declared: Option<&str>) -> ArrayElement {
+    match declared {
+        Some("UUID[]") => ArrayElement::Uuid,
+        Some("JSONB[]") => ArrayElement::Jsonb,
+        _ => element_of_arrow(values.data_type()),
+    }
+}
+
+/// The elements of one list value (`values`) of a column declared `declared` (see
+/// [`declared_element`]) in the array send format.
+pub fn array_send(values: &dyn Array, declared: Option<&str>) -> Result<Vec<u8>> {
+    let element = declared_element(values, declared);
     let mut out = Vec::new();
     let dimensions: i32 = if values.is_empty() { 0 } else { 1 };
     out.extend_from_slice(&dimensions.to_be_bytes());
@@ -83,13 +95,25 @@ pub fn array_send(values: &dyn Array) -> Result<Vec<u8>> {
                 .value(row)
                 .to_be_bytes()
                 .to_vec(),
-            ArrowType::Utf8 => values
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .ok_or_else(unsupported)?
-                .value(row)
-                .as_bytes()
-                .to_vec(),
+            ArrowType::Utf8 => {
+                let text = values
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(unsupported)?
+                    .value(row);
+                match element {
+                    // Its 16 bytes.
+                    ArrayElement::Uuid => parse_uuid(text)
+                        .ok_or_else(|| Error::InvalidTextRepresentation {
+                            type_name: "uuid",
+                            value: text.to_string(),
+                        })?
+                        .to_vec(),
+                    // Its text after the format's version byte (1).
+                    ArrayElement::Jsonb => [&[1u8], text.as_bytes()].concat(),
+                    _ => text.as_bytes().to_vec(),
+                }
+            }
             ArrowType::Date32 => {
                 let days = values
                     .as_any()
@@ -202,6 +226,19 @@ fn element_text(value: &[u8], element: ArrayElement) -> std::result::Result<Stri
             let days = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
             format_date(days.checked_add(EPOCH_DAYS).ok_or("a date out of range")?)
         }
+        ArrayElement::Uuid => {
+            let bytes: [u8; 16] = fixed(16)?.try_into().map_err(|_| "a uuid element")?;
+            format_uuid(&bytes)
+        }
+        ArrayElement::Jsonb => match value.split_first() {
+            Some((1, text)) => {
+                let text = std::str::from_utf8(text).map_err(|_| "a jsonb element not UTF-8")?;
+                json::Jsonb::parse(text)
+                    .map_err(|error| error.to_string())?
+                    .to_text()
+            }
+            _ => return Err("a jsonb element of an unknown format version".to_string()),
+        },
         ArrayElement::Timestamp => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a timestamp element")?;
             let micros = i64::from_be_bytes(b);
@@ -230,6 +267,14 @@ mod tests {
             (ArrayElement::Date, "{2024-02-29}"),
             (ArrayElement::Timestamp, r#"{"2024-01-15 10:00:00.25"}"#),
             (ArrayElement::Int8, "{}"),
+            (
+                ArrayElement::Uuid,
+                "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}",
+            ),
+            (
+                ArrayElement::Jsonb,
+                r#"{"{\"a\": [1, null]}",NULL,"\"x\""}"#,
+            ),
         ] {
             let list = list_array(element, [Some(text)])?;
             let list = list
@@ -238,7 +283,8 @@ mod tests {
                 .ok_or(Error::Unsupported {
                     what: "a list".into(),
                 })?;
-            let bytes = array_send(list.value(0).as_ref())?;
+            let declared = format!("{}[]", element.spelling());
+            let bytes = array_send(list.value(0).as_ref(), Some(&declared))?;
             assert_eq!(array_recv(&bytes, element).as_deref(), Ok(text), "{text}");
         }
         assert!(array_recv(&[0, 0, 0, 1], ArrayElement::Int4).is_err());

@@ -149,7 +149,7 @@ fn encode_value(column: &ArrayRef, field: &Field, row: usize, out: &mut Vec<u8>)
         }
         ArrowType::List(_) => {
             let lists = column.as_list::<i32>();
-            array_send(lists.value(row).as_ref())?
+            array_send(lists.value(row).as_ref(), declared)?
         }
         ArrowType::Decimal128(_, scale) => {
             let units = as_array::<Decimal128Array>(column)?.value(row);

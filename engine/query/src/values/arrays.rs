@@ -25,7 +25,10 @@ pub fn element_arrow_type(element: ArrayElement) -> ArrowType {
         ArrayElement::Int8 => ArrowType::Int64,
         ArrayElement::Float4 => ArrowType::Float32,
         ArrayElement::Float8 => ArrowType::Float64,
-        ArrayElement::Text | ArrayElement::Varchar => ArrowType::Utf8,
+        // A UUID or a jsonb as its canonical text; the column's field says which.
+        ArrayElement::Text | ArrayElement::Varchar | ArrayElement::Uuid | ArrayElement::Jsonb => {
+            ArrowType::Utf8
+        }
         ArrayElement::Date => ArrowType::Date32,
         ArrayElement::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
     }

@@ -16,7 +16,9 @@ line (see transcript.py). Topics, in the order they run:
 - errors: text that is no array and an element of the wrong type (22P02), nothing written;
 - asyncpg: binary array parameters and results;
 - SQLAlchemy: a Core table with ARRAY columns: insert of lists, `.any()`, `.contains()`,
-  reflection.
+  reflection;
+- uuid[] and jsonb[]: literals, psycopg lists of UUIDs and Jsonb values (text and binary),
+  = ANY with a uuid parameter, @>, unnest, COPY text and binary, asyncpg, a bad element.
 
 Every table is dropped at the start, so running the scenario twice gives the same transcript.
 """
@@ -26,6 +28,7 @@ import datetime
 import io
 import os
 import sys
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,9 +36,10 @@ import asyncpg  # noqa: E402
 import psycopg  # noqa: E402
 from sqlalchemy import ARRAY, Column, Integer, MetaData, String, Table, create_engine, inspect, select  # noqa: E402
 
+from psycopg.types.json import Jsonb  # noqa: E402
 from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
-TABLES = ["ar_posts", "ar_orm"]
+TABLES = ["ar_posts", "ar_orm", "ar_refs"]
 
 query = statement_result
 
@@ -248,6 +252,101 @@ def sqlalchemy_arrays(args, t):
         engine.dispose()
 
 
+U1 = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+U2 = uuid.UUID("00000000-0000-0000-0000-000000000001")
+
+
+def uuids_and_documents(conn, t):
+    t.step(
+        "refs_create",
+        lambda: query(conn, "CREATE TABLE ar_refs (id INT PRIMARY KEY, refs UUID[], docs JSONB[])")["rowcount"],
+    )
+    t.step(
+        "refs_types",
+        lambda: rows(
+            conn,
+            "SELECT column_name, data_type, udt_name FROM information_schema.columns "
+            "WHERE table_name = 'ar_refs' ORDER BY ordinal_position",
+        ),
+    )
+    t.step(
+        "refs_insert_literals",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_refs VALUES "
+            "(1, '{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11, 00000000-0000-0000-0000-000000000001}', "
+            "'{\"{\\\"b\\\": 1,   \\\"a\\\": [true, null]}\", null, \"\\\"s\\\"\"}'), "
+            "(2, '{}', NULL)",
+        )["rowcount"],
+    )
+    t.step(
+        "refs_insert_parameters",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_refs VALUES (%s, %s, %s)",
+            (3, [U2, None], [Jsonb({"k": [1, 2]}), Jsonb("x")]),
+        )["rowcount"],
+    )
+    t.step(
+        "refs_insert_parameters_binary",
+        lambda: query(conn, "INSERT INTO ar_refs VALUES (%s, %s, %s)", (4, [U1], [Jsonb(7)]), binary=True)["rowcount"],
+    )
+    t.step("refs_read", lambda: query(conn, "SELECT * FROM ar_refs ORDER BY id"))
+    t.step("refs_read_text", lambda: rows(conn, "SELECT id, refs::text, docs::text FROM ar_refs ORDER BY id"))
+    t.step("refs_read_binary", lambda: rows(conn, "SELECT id, refs, docs FROM ar_refs ORDER BY id", binary=True))
+    t.step("refs_any", lambda: rows(conn, "SELECT id FROM ar_refs WHERE %s = ANY(refs) ORDER BY id", (U2,)))
+    t.step(
+        "refs_contains",
+        lambda: rows(conn, "SELECT id FROM ar_refs WHERE refs @> '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}' ORDER BY id"),
+    )
+    t.step("refs_unnest", lambda: rows(conn, "SELECT id, unnest(refs)::text AS r FROM ar_refs ORDER BY id, r NULLS LAST"))
+    t.step("refs_lengths", lambda: rows(conn, "SELECT id, cardinality(refs), array_length(docs, 1) FROM ar_refs ORDER BY id"))
+
+    def copy_in():
+        data = "5\t{ffffffff-ffff-ffff-ffff-ffffffffffff}\t{\"[1, 2]\"}\n"
+        with conn.cursor() as cur:
+            with cur.copy("COPY ar_refs FROM STDIN") as cp:
+                cp.write(data)
+        return "copied"
+
+    t.step("refs_copy_in", copy_in)
+
+    def copy_out():
+        out = io.StringIO()
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT * FROM ar_refs ORDER BY id) TO STDOUT") as cp:
+                for chunk in cp:
+                    out.write(bytes(chunk).decode())
+        return out.getvalue()
+
+    t.step("refs_copy_out", copy_out)
+
+    def copy_out_binary():
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT id, refs, docs FROM ar_refs ORDER BY id) TO STDOUT (FORMAT binary)") as cp:
+                cp.set_types(["int4", "uuid[]", "jsonb[]"])
+                return list(cp.rows())
+
+    t.step("refs_copy_out_binary", copy_out_binary)
+    t.step("refs_error_element", lambda: rows(conn, "INSERT INTO ar_refs (id, refs) VALUES (9, '{not-a-uuid}')"))
+    t.step("refs_error_json", lambda: rows(conn, "INSERT INTO ar_refs (id, docs) VALUES (9, '{\"{oops\"}')"))
+    t.step("refs_nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_refs WHERE id = 9"))
+
+
+async def asyncpg_uuid_arrays(args, t):
+    conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
+    try:
+        record = t.step_async
+        await record("asyncpg_refs_fetch", lambda: conn.fetch("SELECT id, refs FROM ar_refs ORDER BY id"))
+        await record(
+            "asyncpg_refs_insert",
+            lambda: conn.execute("INSERT INTO ar_refs (id, refs) VALUES ($1, $2)", 41, [U1, U2]),
+        )
+        await record("asyncpg_refs_any", lambda: conn.fetch("SELECT id FROM ar_refs WHERE $1::uuid = ANY(refs) ORDER BY id", U1))
+    finally:
+        await conn.close()
+
+
 def main(args, t):
     conn = t.step("connect", lambda: psycopg_connect(args))
     if conn is None:
@@ -258,7 +357,9 @@ def main(args, t):
         operators(conn, t)
         copy(conn, t)
         errors(conn, t)
+        uuids_and_documents(conn, t)
     asyncio.run(asyncpg_arrays(args, t))
+    asyncio.run(asyncpg_uuid_arrays(args, t))
     sqlalchemy_arrays(args, t)
 
 
