@@ -58,13 +58,14 @@ pub enum ArrayElement {
     Varchar,
     Date,
     Timestamp,
+    TimestampTz,
     Uuid,
     Jsonb,
 }
 
 impl ArrayElement {
     /// Every element type.
-    pub const ALL: [ArrayElement; 12] = [
+    pub const ALL: [ArrayElement; 13] = [
         ArrayElement::Bool,
         ArrayElement::Int2,
         ArrayElement::Int4,
@@ -75,6 +76,7 @@ impl ArrayElement {
         ArrayElement::Varchar,
         ArrayElement::Date,
         ArrayElement::Timestamp,
+        ArrayElement::TimestampTz,
         ArrayElement::Uuid,
         ArrayElement::Jsonb,
     ];
@@ -92,6 +94,7 @@ impl ArrayElement {
             ArrayElement::Varchar => "varchar",
             ArrayElement::Date => "date",
             ArrayElement::Timestamp => "timestamp",
+            ArrayElement::TimestampTz => "timestamptz",
             ArrayElement::Uuid => "uuid",
             ArrayElement::Jsonb => "jsonb",
         }
@@ -110,6 +113,7 @@ impl ArrayElement {
             ArrayElement::Varchar => 1043,
             ArrayElement::Date => 1082,
             ArrayElement::Timestamp => 1114,
+            ArrayElement::TimestampTz => 1184,
             ArrayElement::Uuid => 2950,
             ArrayElement::Jsonb => 3802,
         }
@@ -135,6 +139,7 @@ impl ArrayElement {
             ArrayElement::Varchar => "VARCHAR",
             ArrayElement::Date => "DATE",
             ArrayElement::Timestamp => "TIMESTAMP",
+            ArrayElement::TimestampTz => "TIMESTAMPTZ",
             ArrayElement::Uuid => "UUID",
             ArrayElement::Jsonb => "JSONB",
         }

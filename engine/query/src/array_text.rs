@@ -10,7 +10,7 @@ use rowdex_catalog::ArrayElement;
 use rowdex_codec::{format_date, format_uuid, json, parse_date, parse_timestamp, parse_uuid};
 
 use crate::error::{Error, Result};
-use crate::time_zone::postgres_timestamp;
+use crate::time_zone::{TimeZone, postgres_timestamp, statement_time_zone};
 
 /// PostgreSQL's name of the element type, for messages (`integer`, `text`).
 pub fn element_type_name(element: ArrayElement) -> &'static str {
@@ -25,6 +25,7 @@ pub fn element_type_name(element: ArrayElement) -> &'static str {
         ArrayElement::Varchar => "character varying",
         ArrayElement::Date => "date",
         ArrayElement::Timestamp => "timestamp without time zone",
+        ArrayElement::TimestampTz => "timestamp with time zone",
         ArrayElement::Uuid => "uuid",
         ArrayElement::Jsonb => "jsonb",
     }
@@ -40,7 +41,8 @@ pub fn element_of_arrow(data_type: &ArrowType) -> ArrayElement {
         ArrowType::Float16 | ArrowType::Float32 => ArrayElement::Float4,
         ArrowType::Float64 | ArrowType::Decimal128(..) => ArrayElement::Float8,
         ArrowType::Date32 | ArrowType::Date64 => ArrayElement::Date,
-        ArrowType::Timestamp(..) => ArrayElement::Timestamp,
+        ArrowType::Timestamp(_, Some(_)) => ArrayElement::TimestampTz,
+        ArrowType::Timestamp(_, None) => ArrayElement::Timestamp,
         _ => ArrayElement::Text,
     }
 }
@@ -82,6 +84,12 @@ pub fn canonical_element(value: &str, element: ArrayElement) -> Result<String> {
         }
         ArrayElement::Date => format_date(parse_date(trimmed).ok_or_else(bad)?),
         ArrayElement::Timestamp => postgres_timestamp(parse_timestamp(trimmed).ok_or_else(bad)?),
+        // An instant, read in the statement's zone and kept in UTC.
+        ArrayElement::TimestampTz => TimeZone::utc().format_timestamptz(
+            statement_time_zone()
+                .parse_timestamptz(trimmed)
+                .ok_or_else(bad)?,
+        ),
         ArrayElement::Uuid => format_uuid(&parse_uuid(trimmed).ok_or_else(bad)?),
         ArrayElement::Jsonb => json::Jsonb::parse(value)?.to_text(),
     })
@@ -159,6 +167,23 @@ pub fn array_text_of_list(values: &dyn Array) -> Result<String> {
                         .collect()
                 })
                 .unwrap_or_default()
+        }
+        // Instants in the zone the list's type carries (UTC stored, the session's in a
+        // result): already canonical, which reading them again would lose the zone of.
+        ArrowType::Timestamp(_, Some(zone)) => {
+            let zone = TimeZone::of_arrow(zone).unwrap_or_default();
+            let micros = cast(values, &ArrowType::Timestamp(TimeUnit::Microsecond, None))?;
+            let texts: Vec<Option<String>> = micros
+                .as_any()
+                .downcast_ref::<TimestampMicrosecondArray>()
+                .map(|micros| {
+                    micros
+                        .iter()
+                        .map(|m| m.map(|m| zone.format_timestamptz(m)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Ok(write_array(texts.iter().map(Option::as_deref)));
         }
         ArrowType::Timestamp(..) => {
             let micros = cast(values, &ArrowType::Timestamp(TimeUnit::Microsecond, None))?;

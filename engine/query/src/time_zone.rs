@@ -13,6 +13,10 @@ use rowdex_codec::{format_timestamp, parse_timestamp};
 
 const MICROS_PER_SECOND: i64 = 1_000_000;
 
+/// The zone a TIMESTAMPTZ column's Arrow type carries: its values are UTC instants. A query's
+/// result is given the session's zone (`df::rules::time_zones`), which reads and writes them.
+pub const STORED_TIME_ZONE: &str = "+00:00";
+
 tokio::task_local! {
     /// The zone of the session whose statement the task runs: what `values::assign` reads
     /// text without an offset in. A statement's entry points ([`in_time_zone`]) set it; work

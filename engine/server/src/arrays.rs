@@ -6,6 +6,9 @@
 
 use pgwire::api::Type;
 
+/// Microseconds from 1970-01-01 to 2000-01-01, where PostgreSQL's binary timestamps count from.
+const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
+
 /// The array type whose elements are of `element`, for the element types a parameter list
 /// may hold.
 pub fn array_of(element: &Type) -> Option<Type> {
@@ -23,6 +26,7 @@ pub fn array_of(element: &Type) -> Option<Type> {
         Type::BYTEA => Type::BYTEA_ARRAY,
         Type::DATE => Type::DATE_ARRAY,
         Type::TIMESTAMP => Type::TIMESTAMP_ARRAY,
+        Type::TIMESTAMPTZ => Type::TIMESTAMPTZ_ARRAY,
         Type::UUID => Type::UUID_ARRAY,
         _ => return None,
     })
@@ -106,6 +110,16 @@ fn element_text(element: &Type, value: &[u8], text: &mut String) -> Result<(), S
         Type::FLOAT8 => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a float8 element")?;
             text.push_str(&f64::from_be_bytes(b).to_string());
+        }
+        // An instant, counted from 2000-01-01 UTC, written with its offset.
+        Type::TIMESTAMPTZ => {
+            let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a timestamptz element")?;
+            let micros = i64::from_be_bytes(b)
+                .checked_add(POSTGRES_EPOCH_MICROS)
+                .ok_or("a timestamptz element out of range")?;
+            text.push('"');
+            text.push_str(&rowdex::time_zone::TimeZone::utc().format_timestamptz(micros));
+            text.push('"');
         }
         Type::UUID => {
             let bytes: [u8; 16] = fixed(16)?.try_into().map_err(|_| "a uuid element")?;

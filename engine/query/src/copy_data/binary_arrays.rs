@@ -17,7 +17,7 @@ use rowdex_codec::{format_date, format_uuid, json, parse_uuid};
 
 use crate::array_text::{element_of_arrow, write_array};
 use crate::error::{Error, Result};
-use crate::time_zone::postgres_timestamp;
+use crate::time_zone::{TimeZone, postgres_timestamp};
 
 /// Days from 1970-01-01 to 2000-01-01.
 const EPOCH_DAYS: i32 = 10_957;
@@ -225,6 +225,15 @@ fn element_text(value: &[u8], element: ArrayElement) -> std::result::Result<Stri
             let b = fixed(4)?;
             let days = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
             format_date(days.checked_add(EPOCH_DAYS).ok_or("a date out of range")?)
+        }
+        ArrayElement::TimestampTz => {
+            let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a timestamptz element")?;
+            let micros = i64::from_be_bytes(b);
+            TimeZone::utc().format_timestamptz(
+                micros
+                    .checked_add(EPOCH_MICROS)
+                    .ok_or("a timestamp out of range")?,
+            )
         }
         ArrayElement::Uuid => {
             let bytes: [u8; 16] = fixed(16)?.try_into().map_err(|_| "a uuid element")?;

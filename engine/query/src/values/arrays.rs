@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, BooleanArray, ListArray, StringArray};
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, ListArray, StringArray, TimestampMicrosecondArray,
+};
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, TimeUnit};
@@ -15,6 +17,7 @@ use rowdex_catalog::ArrayElement;
 use crate::array_text::{canonical_element, write_array};
 use crate::error::{Error, Result};
 use crate::sql::array_lists::{Element, array_elements};
+use crate::time_zone::{STORED_TIME_ZONE, TimeZone};
 
 /// The Arrow type an element travels as.
 pub fn element_arrow_type(element: ArrayElement) -> ArrowType {
@@ -31,6 +34,9 @@ pub fn element_arrow_type(element: ArrayElement) -> ArrowType {
         }
         ArrayElement::Date => ArrowType::Date32,
         ArrayElement::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        ArrayElement::TimestampTz => {
+            ArrowType::Timestamp(TimeUnit::Microsecond, Some(Arc::from(STORED_TIME_ZONE)))
+        }
     }
 }
 
@@ -97,6 +103,23 @@ pub fn list_array<'a>(
                 .collect::<BooleanArray>(),
         ),
         ArrayElement::Text | ArrayElement::Varchar => Arc::new(StringArray::from(items)),
+        // Stored in UTC with their offset (`+00`), which Arrow's parser does not read.
+        ArrayElement::TimestampTz => {
+            let utc = TimeZone::utc();
+            let micros = items
+                .iter()
+                .map(|item| match item {
+                    None => Ok(None),
+                    Some(text) => utc.parse_timestamptz(text).map(Some).ok_or_else(|| {
+                        Error::InvalidTextRepresentation {
+                            type_name: "timestamp with time zone",
+                            value: text.clone(),
+                        }
+                    }),
+                })
+                .collect::<Result<TimestampMicrosecondArray>>()?;
+            Arc::new(micros.with_timezone(STORED_TIME_ZONE))
+        }
         other => cast(
             &(Arc::new(StringArray::from(items)) as ArrayRef),
             &element_arrow_type(other),

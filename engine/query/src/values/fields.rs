@@ -29,9 +29,7 @@ pub fn arrow_type(data_type: &DataType) -> ArrowType {
     }
 }
 
-/// The zone a TIMESTAMPTZ column's Arrow type carries: its values are UTC instants. A query's
-/// result is given the session's zone (`df::rules::time_zones`), which reads and writes them.
-pub const STORED_TIME_ZONE: &str = "+00:00";
+pub use crate::time_zone::STORED_TIME_ZONE;
 
 /// The field metadata key under which a column's declared type travels with its values (see
 /// [`column_field`]).

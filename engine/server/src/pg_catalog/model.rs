@@ -164,6 +164,7 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
                 ArrayElement::Varchar => 1043,
                 ArrayElement::Date => 1082,
                 ArrayElement::Timestamp => 1114,
+                ArrayElement::TimestampTz => 1184,
                 ArrayElement::Uuid => 2950,
                 ArrayElement::Jsonb => 3802,
             };

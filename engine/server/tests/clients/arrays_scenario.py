@@ -17,6 +17,8 @@ line (see transcript.py). Topics, in the order they run:
 - asyncpg: binary array parameters and results;
 - SQLAlchemy: a Core table with ARRAY columns: insert of lists, `.any()`, `.contains()`,
   reflection;
+- timestamptz[] in a session zone other than UTC: literals with and without offsets, psycopg
+  lists of aware datetimes (text and binary), read back as text and as datetimes, unnest, COPY;
 - uuid[] and jsonb[]: literals, psycopg lists of UUIDs and Jsonb values (text and binary),
   = ANY with a uuid parameter, @>, unnest, COPY text and binary, asyncpg, a bad element.
 
@@ -39,7 +41,7 @@ from sqlalchemy import ARRAY, Column, Integer, MetaData, String, Table, create_e
 from psycopg.types.json import Jsonb  # noqa: E402
 from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
-TABLES = ["ar_posts", "ar_orm", "ar_refs"]
+TABLES = ["ar_posts", "ar_orm", "ar_refs", "ar_times"]
 
 query = statement_result
 
@@ -333,6 +335,52 @@ def uuids_and_documents(conn, t):
     t.step("refs_nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_refs WHERE id = 9"))
 
 
+def instants(conn, t):
+    conn.execute("SET TIME ZONE 'Europe/Berlin'")
+    berlin = datetime.timezone(datetime.timedelta(hours=1))
+    t.step("times_create", lambda: query(conn, "CREATE TABLE ar_times (id INT PRIMARY KEY, ats TIMESTAMPTZ[])")["rowcount"])
+    t.step(
+        "times_insert_literal",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_times VALUES (1, '{\"2024-01-01 10:00\", \"2024-07-01 10:00:00+00\", NULL}')",
+        )["rowcount"],
+    )
+    t.step(
+        "times_insert_parameters",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_times VALUES (%s, %s)",
+            (2, [datetime.datetime(2024, 3, 31, 2, 30, tzinfo=datetime.timezone.utc)]),
+        )["rowcount"],
+    )
+    t.step(
+        "times_insert_parameters_binary",
+        lambda: query(
+            conn,
+            "INSERT INTO ar_times VALUES (%s, %s)",
+            (3, [datetime.datetime(2024, 12, 24, 18, 0, tzinfo=berlin), None]),
+            binary=True,
+        )["rowcount"],
+    )
+    t.step("times_read", lambda: query(conn, "SELECT * FROM ar_times ORDER BY id"))
+    t.step("times_read_text", lambda: rows(conn, "SELECT id, ats::text FROM ar_times ORDER BY id"))
+    t.step("times_read_binary", lambda: rows(conn, "SELECT id, ats FROM ar_times ORDER BY id", binary=True))
+    t.step("times_unnest", lambda: rows(conn, "SELECT id, unnest(ats) AS a FROM ar_times ORDER BY id, a NULLS LAST"))
+    t.step("times_contains", lambda: rows(conn, "SELECT id FROM ar_times WHERE ats @> '{\"2024-01-01 10:00\"}' ORDER BY id"))
+
+    def copy_out():
+        out = io.StringIO()
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT * FROM ar_times ORDER BY id) TO STDOUT") as cp:
+                for chunk in cp:
+                    out.write(bytes(chunk).decode())
+        return out.getvalue()
+
+    t.step("times_copy_out", copy_out)
+    conn.execute("RESET TIME ZONE")
+
+
 async def asyncpg_uuid_arrays(args, t):
     conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database=args.dbname)
     try:
@@ -358,6 +406,7 @@ def main(args, t):
         copy(conn, t)
         errors(conn, t)
         uuids_and_documents(conn, t)
+        instants(conn, t)
     asyncio.run(asyncpg_arrays(args, t))
     asyncio.run(asyncpg_uuid_arrays(args, t))
     sqlalchemy_arrays(args, t)

@@ -1,7 +1,10 @@
 //! `ArrayTextCasts`: an array cast to text is written as PostgreSQL writes arrays (`{1,2}`,
 //! `{a,"b c",NULL}`, through `functions::arrays`'s `array_text`), not as Arrow casts a list
 //! (`[1, 2]`). Not a DataFusion bug: Arrow's text of a list is its own; rowdex keeps this rule
-//! as long as arrays travel as lists.
+//! as long as arrays travel as lists. A list of instants is first put in the session's zone,
+//! which its text is written in.
+
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::common::DFSchema;
@@ -13,6 +16,7 @@ use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
 use crate::df::rules::expression_rewrite::{inputs_schema, rewrite_expressions_keeping_names};
+use crate::df::rules::time_zones::{in_zone, session_zone};
 use crate::functions::arrays::array_text;
 
 #[derive(Debug, Default)]
@@ -34,15 +38,16 @@ impl OptimizerRule for ArrayTextCasts {
     fn rewrite(
         &self,
         plan: LogicalPlan,
-        _config: &dyn OptimizerConfig,
+        config: &dyn OptimizerConfig,
     ) -> DfResult<Transformed<LogicalPlan>> {
+        let zone: Arc<str> = Arc::from(session_zone(&config.options()).arrow_name());
         let schema = inputs_schema(&plan);
-        rewrite_expressions_keeping_names(plan, |expr| as_array_text(expr, &schema))
+        rewrite_expressions_keeping_names(plan, |expr| as_array_text(expr, &schema, &zone))
     }
 }
 
 /// `expr` with a cast of a list to text made `array_text(list)`.
-fn as_array_text(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+fn as_array_text(expr: Expr, schema: &DFSchema, zone: &Arc<str>) -> DfResult<Transformed<Expr>> {
     let (operand, to) = match &expr {
         Expr::Cast(Cast {
             expr: operand,
@@ -54,10 +59,8 @@ fn as_array_text(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         }) => (operand, field.data_type()),
         _ => return Ok(Transformed::no(expr)),
     };
-    let is_list = matches!(
-        operand.get_type(schema),
-        Ok(ArrowType::List(_) | ArrowType::LargeList(_))
-    );
+    let operand_type = operand.get_type(schema)?;
+    let is_list = matches!(operand_type, ArrowType::List(_) | ArrowType::LargeList(_));
     let to_text = matches!(
         to,
         ArrowType::Utf8 | ArrowType::Utf8View | ArrowType::LargeUtf8
@@ -66,10 +69,11 @@ fn as_array_text(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         return Ok(Transformed::no(expr));
     }
     let to = to.clone();
-    let text = Expr::ScalarFunction(ScalarFunction::new_udf(
-        array_text(),
-        vec![operand.as_ref().clone()],
-    ));
+    let operand = match in_zone(&operand_type, zone) {
+        Some(zoned) => Expr::Cast(Cast::new(operand.clone(), zoned)),
+        None => operand.as_ref().clone(),
+    };
+    let text = Expr::ScalarFunction(ScalarFunction::new_udf(array_text(), vec![operand]));
     Ok(Transformed::yes(if to == ArrowType::Utf8 {
         text
     } else {

@@ -358,9 +358,11 @@ pub(crate) fn results_in_session_zone(
     ) {
         return Ok(plan);
     }
-    let needs = plan.schema().fields().iter().any(|field| {
-        matches!(field.data_type(), ArrowType::Timestamp(_, Some(zone)) if **zone != *zone_name)
-    });
+    let needs = plan
+        .schema()
+        .fields()
+        .iter()
+        .any(|field| in_zone(field.data_type(), &Arc::from(zone_name)).is_some());
     let names: std::collections::HashSet<&String> = plan
         .schema()
         .fields()
@@ -380,15 +382,29 @@ pub(crate) fn results_in_session_zone(
                 qualifier.cloned(),
                 field.name(),
             ));
-            match field.data_type() {
-                ArrowType::Timestamp(unit, Some(_)) => Expr::Cast(Cast::new(
-                    Box::new(column),
-                    ArrowType::Timestamp(*unit, Some(zone.clone())),
-                ))
-                .alias_qualified(qualifier.cloned(), field.name()),
-                _ => column,
+            match in_zone(field.data_type(), &zone) {
+                Some(zoned) => Expr::Cast(Cast::new(Box::new(column), zoned))
+                    .alias_qualified(qualifier.cloned(), field.name()),
+                None => column,
             }
         })
         .collect();
     LogicalPlanBuilder::from(plan).project(columns)?.build()
+}
+
+/// `data_type` with its instants (a TIMESTAMPTZ, or a list of them) in `zone`; None when it
+/// holds none in another zone.
+pub(crate) fn in_zone(data_type: &ArrowType, zone: &Arc<str>) -> Option<ArrowType> {
+    match data_type {
+        ArrowType::Timestamp(unit, Some(current)) if current != zone => {
+            Some(ArrowType::Timestamp(*unit, Some(zone.clone())))
+        }
+        ArrowType::List(element) => {
+            let zoned = in_zone(element.data_type(), zone)?;
+            Some(ArrowType::List(Arc::new(
+                element.as_ref().clone().with_data_type(zoned),
+            )))
+        }
+        _ => None,
+    }
 }
