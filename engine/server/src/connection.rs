@@ -53,7 +53,7 @@ use crate::sqlstate::{
 };
 use crate::state::SessionState;
 use crate::statement::{StatementParser, WireStatement};
-use crate::types::{data_rows, parameter_datum, row_fields, wire_fields};
+use crate::types::{data_rows, naive_for_instant, parameter_datum, row_fields, wire_fields};
 
 /// Parameters whose changes a client is told of (ParameterStatus), as PostgreSQL reports them.
 const REPORTED_PARAMETERS: [&str; 6] = [
@@ -914,7 +914,9 @@ impl ExtendedQueryHandler for Connection {
                 .map_err(|e| pg_error(&e, &statement.sql))?;
             let types = statement.parameter_types(&portal.statement.parameter_types, description);
             for (index, pg_type) in types.iter().enumerate().take(portal.parameter_len()) {
-                params.push(parameter_datum(portal, index, pg_type)?);
+                let datum = parameter_datum(portal, index, pg_type)?;
+                let slot = description.parameters.get(index).and_then(Option::as_deref);
+                params.push(naive_for_instant(datum, pg_type, slot));
             }
         }
         let run = async {

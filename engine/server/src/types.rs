@@ -132,6 +132,21 @@ pub fn data_rows(
     Ok(rows)
 }
 
+/// A parameter the client sent as a `timestamp` (`pg_type`) for a slot of type timestamptz
+/// (`slot`, rowdex's inference): a time of the session's wall clock, as PostgreSQL casts it,
+/// so it travels on as its text without an offset, which the column or comparison reads in
+/// the session's zone. psycopg sends a naive `datetime` so. Any other datum is left as it is.
+pub fn naive_for_instant(datum: Datum, pg_type: &Type, slot: Option<&Field>) -> Datum {
+    match datum {
+        Datum::Timestamp(micros)
+            if *pg_type == Type::TIMESTAMP && parameter_type(slot) == Type::TIMESTAMPTZ =>
+        {
+            Datum::Text(rowdex::time_zone::postgres_timestamp(micros))
+        }
+        other => other,
+    }
+}
+
 /// Parameter `index` of `portal` as a datum, read as `pg_type` in the format the client sent.
 pub fn parameter_datum<S: Clone>(
     portal: &Portal<S>,

@@ -11,11 +11,14 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::sql::sqlparser::ast::{
     ConflictTarget, Insert, OnConflictAction, OnInsert, SelectItem, SqliteOnConflict, Statement,
     TableObject,
 };
-use rowdex_catalog::{TableDef, TriggerEvent, TriggerTiming};
+use rowdex_catalog::{DataType, TableDef, TriggerEvent, TriggerTiming};
 use rowdex_codec::Datum;
 
 use crate::db::txn::{SessionTxn, StatementTxn};
@@ -36,6 +39,7 @@ use crate::sql::hints::QueryHints;
 use crate::sql::literals::literal_rows;
 use crate::sql::names::{ident_name, object_name, target_columns};
 use crate::sql::rewrite::unique_output_names;
+use crate::time_zone::statement_time_zone;
 use crate::values::{datum_from_array, full_row};
 use crate::write::constraints::default_row;
 use crate::write::rows::{OnExisting, fill_row_defaults, write_rows};
@@ -93,15 +97,21 @@ pub(crate) async fn insert(session: &Session, insert: &Insert, upsert: bool) -> 
         _ => None,
     };
     let (values, statement_txn) = match (literal, constant) {
-        (Some(mut rows), _) => {
+        (Some(mut rows), _) | (None, Some(mut rows)) => {
             exact_decimal_literals(&def, &targets, source, &mut rows);
             (rows, None)
         }
-        (None, Some(rows)) => (rows, None),
         (None, None) => {
             let statement_txn = session.statement_txn().await?;
             let source = Statement::Query(Box::new(source.clone()));
-            let rows = query_rows(session, source, None, Some(statement_txn.txn.clone())).await?;
+            let txn = Some(statement_txn.txn.clone());
+            // A TIMESTAMP bound for a TIMESTAMPTZ column is a time of the session's wall
+            // clock, as PostgreSQL casts it.
+            let instants: Vec<bool> = targets
+                .iter()
+                .map(|&column| def.columns[column].data_type == DataType::TimestampTz)
+                .collect();
+            let rows = query_rows_into(session, source, txn, &instants).await?;
             (rows, Some(statement_txn))
         }
     };
@@ -257,10 +267,64 @@ fn on_existing(insert: &Insert, upsert: bool) -> Result<OnExisting> {
 /// Runs a query through DataFusion and returns its rows as datums.
 pub(crate) async fn query_rows(
     session: &Session,
-    mut statement: Statement,
+    statement: Statement,
     expose_hidden: Option<String>,
     txn: Option<Arc<SessionTxn>>,
 ) -> Result<Vec<Vec<Datum>>> {
+    let batches = query_batches(session, statement, expose_hidden, txn).await?;
+    rows_of(&batches, &[])
+}
+
+/// [`query_rows`] for columns of which those flagged in `instants` are TIMESTAMPTZ: a naive
+/// timestamp there is read as a time of the statement's zone.
+async fn query_rows_into(
+    session: &Session,
+    statement: Statement,
+    txn: Option<Arc<SessionTxn>>,
+    instants: &[bool],
+) -> Result<Vec<Vec<Datum>>> {
+    let batches = query_batches(session, statement, None, txn).await?;
+    rows_of(&batches, instants)
+}
+
+/// The rows of `batches` as datums, a naive timestamp in a column flagged in `instants` made
+/// the instant it is in the statement's zone (Arrow's cast of a naive time to a zone).
+fn rows_of(batches: &[RecordBatch], instants: &[bool]) -> Result<Vec<Vec<Datum>>> {
+    let zone: Arc<str> = Arc::from(statement_time_zone().arrow_name());
+    let mut rows = Vec::new();
+    for batch in batches {
+        let columns = batch
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(i, column)| match column.data_type() {
+                ArrowType::Timestamp(unit, None) if instants.get(i).copied().unwrap_or(false) => {
+                    Ok(cast(
+                        column,
+                        &ArrowType::Timestamp(*unit, Some(zone.clone())),
+                    )?)
+                }
+                _ => Ok(column.clone()),
+            })
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        for row in 0..batch.num_rows() {
+            let values = columns
+                .iter()
+                .map(|column| datum_from_array(column.as_ref(), row))
+                .collect::<Result<Vec<Datum>>>()?;
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}
+
+/// Runs a query through DataFusion and returns its batches.
+async fn query_batches(
+    session: &Session,
+    mut statement: Statement,
+    expose_hidden: Option<String>,
+    txn: Option<Arc<SessionTxn>>,
+) -> Result<Vec<RecordBatch>> {
     let base = match &expose_hidden {
         Some(_) => new_context(
             &session.db,
@@ -274,17 +338,5 @@ pub(crate) async fn query_rows(
     // Rows are taken by position, so `SELECT i, i` may name two columns alike.
     let _ = unique_output_names(&mut statement);
     let plan = plan_statement(&ctx, statement).await?;
-    let batches = ctx.execute_logical_plan(plan).await?.collect().await?;
-    let mut rows = Vec::new();
-    for batch in &batches {
-        for row in 0..batch.num_rows() {
-            let values = batch
-                .columns()
-                .iter()
-                .map(|column| datum_from_array(column.as_ref(), row))
-                .collect::<Result<Vec<Datum>>>()?;
-            rows.push(values);
-        }
-    }
-    Ok(rows)
+    Ok(ctx.execute_logical_plan(plan).await?.collect().await?)
 }

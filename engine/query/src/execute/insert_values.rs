@@ -1,6 +1,7 @@
 //! The VALUES list of an INSERT, before its rows are evaluated: the DEFAULT keyword replaced by
-//! its column's DEFAULT, values for GENERATED ALWAYS identity columns refused, and number
-//! literals bound for DECIMAL columns read exactly from their text.
+//! its column's DEFAULT, values for GENERATED ALWAYS identity columns refused, number literals
+//! bound for DECIMAL columns read exactly from their text, and `TIMESTAMP '...'` literals for
+//! TIMESTAMPTZ columns read in the session's zone.
 
 use datafusion::sql::sqlparser::ast;
 use rowdex_catalog::{DataType, TableDef};
@@ -24,8 +25,21 @@ pub(crate) fn exact_decimal_literals(
     };
     for (row, literals) in rows.iter_mut().zip(&values.rows) {
         for ((value, literal), column) in row.iter_mut().zip(literals.iter()).zip(targets) {
-            let DataType::Decimal { scale, .. } = def.columns[*column].data_type else {
-                continue;
+            let scale = match def.columns[*column].data_type {
+                DataType::Decimal { scale, .. } => scale,
+                // `TIMESTAMP '...'` for an instant is a time of the session's wall clock: its
+                // text, which `values::assign` reads in the statement's zone.
+                DataType::TimestampTz => {
+                    if let ast::Expr::TypedString(typed) = literal
+                        && let ast::DataType::Timestamp(_, ast::TimezoneInfo::None) =
+                            typed.data_type
+                        && let ast::Value::SingleQuotedString(text) = &typed.value.value
+                    {
+                        *value = Datum::Text(text.clone());
+                    }
+                    continue;
+                }
+                _ => continue,
             };
             let text = match literal {
                 ast::Expr::Value(v) => match &v.value {

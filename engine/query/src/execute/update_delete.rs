@@ -70,10 +70,15 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
         assigned.push((position, value));
     }
     // Aliased: two assignments with the same text (`SET x = 5, y = 5`) are still two columns.
+    // A value for an instant is made one in the plan, where a `TIMESTAMP '...'` is read as a
+    // time of the session's wall clock (`df::rules::time_zones`).
     let extra: Vec<String> = assigned
         .iter()
         .enumerate()
-        .map(|(i, (_, e))| format!("({e}) AS \"__rowdex_set_{i}\""))
+        .map(|(i, (column, e))| match def.columns[*column].data_type {
+            DataType::TimestampTz => format!("CAST(({e}) AS TIMESTAMPTZ) AS \"__rowdex_set_{i}\""),
+            _ => format!("({e}) AS \"__rowdex_set_{i}\""),
+        })
         .collect();
     let statement_txn = session.statement_txn().await?;
     let rows = select_rows(

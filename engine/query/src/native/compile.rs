@@ -393,7 +393,7 @@ impl Scope<'_> {
                 Some(())
             }
             Expr::BinaryOp { left, op, right } => {
-                if self.is_json_column(left) || self.is_json_column(right) {
+                if self.compares_in_datafusion(left) || self.compares_in_datafusion(right) {
                     return None;
                 }
                 let op = cmp_op(op)?;
@@ -414,7 +414,9 @@ impl Scope<'_> {
                 Some(())
             }
             // A JSON column's literals are normalised by DataFusion (`df::rules::uuid_literals`).
-            Expr::Between { expr, .. } | Expr::InList { expr, .. } if self.is_json_column(expr) => {
+            Expr::Between { expr, .. } | Expr::InList { expr, .. }
+                if self.compares_in_datafusion(expr) =>
+            {
                 None
             }
             Expr::Between {

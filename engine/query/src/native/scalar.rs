@@ -452,7 +452,7 @@ impl Condition {
                     BinaryOperator::GtEq => Comparison::GtEq,
                     _ => return None,
                 };
-                if scope.is_json_column(left) || scope.is_json_column(right) {
+                if scope.compares_in_datafusion(left) || scope.compares_in_datafusion(right) {
                     return None;
                 }
                 Some(Condition::Compare {

@@ -3,7 +3,7 @@
 //! parameters). What `compile`, `scalar` and `aggregate` read expressions against.
 
 use datafusion::sql::sqlparser::ast::{Expr, Value};
-use rowdex_catalog::{Declared, TableDef};
+use rowdex_catalog::{DataType, Declared, TableDef};
 use rowdex_codec::Datum;
 
 use crate::sql::literals::literal_exact;
@@ -31,12 +31,18 @@ impl<'a> Scope<'a> {
         Scope { table, qualifier }
     }
 
-    /// Whether `expr` names a JSON column: JSON compares by its own rules (`jsonb`'s order, a
-    /// literal normalised first), so a comparison of one is left to DataFusion.
-    pub(crate) fn is_json_column(&self, expr: &Expr) -> bool {
+    /// Whether `expr` names a column whose comparisons are left to DataFusion: JSON compares by
+    /// its own rules (`jsonb`'s order, a literal normalised first), and a TIMESTAMPTZ with
+    /// values read in the session's zone (a `TIMESTAMP '...'` is a time of its wall clock),
+    /// which DataFusion's plan applies (`df::rules::time_zones`) and a compiled form shared by
+    /// sessions of different zones cannot.
+    pub(crate) fn compares_in_datafusion(&self, expr: &Expr) -> bool {
         self.column(expr)
             .and_then(|column| self.table.columns.get(column))
-            .is_some_and(|column| matches!(column.declared, Some(Declared::Json | Declared::Jsonb)))
+            .is_some_and(|column| {
+                matches!(column.declared, Some(Declared::Json | Declared::Jsonb))
+                    || column.data_type == DataType::TimestampTz
+            })
     }
 
     /// The visible table column an expression names.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, Delete, FromTable, SetExpr, Statement, TableFactor, TableWithJoins, Update,
 };
-use rowdex_catalog::TableDef;
+use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 
 use crate::db::DbState;
@@ -62,6 +62,11 @@ impl NativeWrite {
             let column = table.column_index(&name)?;
             let def = table.columns.get(column)?;
             if def.hidden || def.generated_always {
+                return None;
+            }
+            // An instant from anything but text or a parameter (a `TIMESTAMP '...'`, a
+            // timestamp column) is a time of the session's wall clock: DataFusion's cast.
+            if def.data_type == DataType::TimestampTz && !is_text_or_parameter(&assignment.value) {
                 return None;
             }
             let value = Scalar::compile(&scope, &assignment.value)?;
@@ -180,6 +185,16 @@ impl NativeWrite {
             })
             .collect()
     }
+}
+
+/// Whether `expr` is a quoted literal or a parameter (which `values::assign` reads in the
+/// statement's zone when it is text).
+fn is_text_or_parameter(expr: &datafusion::sql::sqlparser::ast::Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::{Expr, Value};
+    matches!(expr, Expr::Value(value) if matches!(
+        value.value,
+        Value::SingleQuotedString(_) | Value::Placeholder(_)
+    ))
 }
 
 /// The native query that finds a write's rows (`SELECT * FROM table WHERE selection`, made to

@@ -18,6 +18,9 @@ line (see transcript.py). Topics, in the order they run:
   both ways, interval arithmetic across the change to summer time, now()'s type;
 - the same rows read in other zones (UTC, Asia/Kolkata, America/New_York);
 - COPY in and out, text and CSV, in the session's zone;
+- naive times made instants: a naive `datetime` parameter (psycopg sends it as `timestamp`, text
+  and binary), `TIMESTAMP '...'` in VALUES, in INSERT ... SELECT, in UPDATE ... SET and in a
+  comparison, each a time of the session's wall clock;
 - errors: text that is no timestamp (22007), in a literal and in an INSERT;
 - asyncpg: binary timestamptz parameters and results;
 - SQLAlchemy: a Core table with DateTime(timezone=True): insert of aware datetimes, a range
@@ -41,7 +44,7 @@ from sqlalchemy import Column, DateTime, Integer, MetaData, Table, create_engine
 
 from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
-TABLES = ["tz_events", "tz_orm"]
+TABLES = ["tz_events", "tz_orm", "tz_naive"]
 BERLIN = ZoneInfo("Europe/Berlin")
 
 query = statement_result
@@ -209,6 +212,32 @@ def copy(conn, t):
         "COPY (SELECT id, at FROM tz_events WHERE id IN (11, 21) ORDER BY id) TO STDOUT WITH (FORMAT csv)"))
 
 
+def naive_times(conn, t):
+    naive = datetime.datetime(2024, 1, 1, 10, 0)
+    t.step("naive_create", lambda: query(conn, "CREATE TABLE tz_naive (id INT PRIMARY KEY, at TIMESTAMPTZ)")["rowcount"])
+    t.step("naive_parameter", lambda: query(conn, "INSERT INTO tz_naive VALUES (%s, %s)", (1, naive))["rowcount"])
+    t.step(
+        "naive_parameter_binary",
+        lambda: query(conn, "INSERT INTO tz_naive VALUES (%s, %s)", (2, naive), binary=True)["rowcount"],
+    )
+    t.step("naive_literal", lambda: query(conn, "INSERT INTO tz_naive VALUES (3, TIMESTAMP '2024-01-01 10:00')")["rowcount"])
+    t.step(
+        "naive_select",
+        lambda: query(conn, "INSERT INTO tz_naive SELECT 4, TIMESTAMP '2024-01-01 10:00'")["rowcount"],
+    )
+    t.step("naive_now", lambda: query(conn, "INSERT INTO tz_naive VALUES (5, now())")["rowcount"])
+    t.step(
+        "naive_update",
+        lambda: query(conn, "UPDATE tz_naive SET at = TIMESTAMP '2024-01-01 10:00' WHERE id = 5")["rowcount"],
+    )
+    t.step("naive_read", lambda: rows(conn, "SELECT id, at::text FROM tz_naive ORDER BY id"))
+    t.step("naive_compare_parameter", lambda: rows(conn, "SELECT id FROM tz_naive WHERE at = %s ORDER BY id", (naive,)))
+    t.step(
+        "naive_compare_literal",
+        lambda: rows(conn, "SELECT id FROM tz_naive WHERE at = TIMESTAMP '2024-01-01 10:00' ORDER BY id"),
+    )
+
+
 def errors(conn, t):
     t.step("error_literal", lambda: rows(conn, "SELECT 'not a time'::timestamptz"))
     t.step("error_insert", lambda: rows(conn, "INSERT INTO tz_events (id, at) VALUES (30, 'soon')"))
@@ -321,6 +350,7 @@ def main(args, t):
         values(conn, t)
         queries(conn, t)
         copy(conn, t)
+        naive_times(conn, t)
         errors(conn, t)
     connect_in_zone(args, t)
     asyncio.run(asyncpg_timestamptz(args, t))
