@@ -61,11 +61,22 @@ pub enum ArrayElement {
     TimestampTz,
     Uuid,
     Jsonb,
+    /// `NUMERIC(precision, scale)`: each element rounded to the scale, as a column's value.
+    Numeric {
+        precision: u8,
+        scale: i8,
+    },
 }
 
+/// The precision and scale of `numeric` as a cast names it without them (DataFusion's).
+pub const CAST_NUMERIC: ArrayElement = ArrayElement::Numeric {
+    precision: 38,
+    scale: 10,
+};
+
 impl ArrayElement {
-    /// Every element type.
-    pub const ALL: [ArrayElement; 13] = [
+    /// Every element type (a NUMERIC of one precision and scale).
+    pub const ALL: [ArrayElement; 14] = [
         ArrayElement::Bool,
         ArrayElement::Int2,
         ArrayElement::Int4,
@@ -79,6 +90,7 @@ impl ArrayElement {
         ArrayElement::TimestampTz,
         ArrayElement::Uuid,
         ArrayElement::Jsonb,
+        CAST_NUMERIC,
     ];
 
     /// PostgreSQL's internal name of the element type (`int4`, `text`).
@@ -97,6 +109,7 @@ impl ArrayElement {
             ArrayElement::TimestampTz => "timestamptz",
             ArrayElement::Uuid => "uuid",
             ArrayElement::Jsonb => "jsonb",
+            ArrayElement::Numeric { .. } => "numeric",
         }
     }
 
@@ -116,19 +129,38 @@ impl ArrayElement {
             ArrayElement::TimestampTz => 1184,
             ArrayElement::Uuid => 2950,
             ArrayElement::Jsonb => 3802,
+            ArrayElement::Numeric { .. } => 1700,
         }
     }
 
-    /// The element type PostgreSQL's internal name names.
+    /// The element type PostgreSQL's internal name names (`numeric(10,2)` with its precision
+    /// and scale; `numeric` alone is [`CAST_NUMERIC`]).
     pub fn of_pg_name(name: &str) -> Option<ArrayElement> {
+        let lower = name.trim().to_ascii_lowercase();
+        if let Some(numbers) = lower
+            .strip_prefix("numeric(")
+            .and_then(|rest| rest.strip_suffix(')'))
+        {
+            let mut parts = numbers.split(',').map(|n| n.trim().parse::<u8>());
+            let precision = parts.next()?.ok()?;
+            let scale = match parts.next() {
+                Some(scale) => i8::try_from(scale.ok()?).ok()?,
+                None => 0,
+            };
+            if precision == 0 || precision > 38 || scale < 0 || scale as u8 > precision {
+                return None;
+            }
+            return Some(ArrayElement::Numeric { precision, scale });
+        }
         ArrayElement::ALL
             .into_iter()
-            .find(|element| element.pg_name().eq_ignore_ascii_case(name))
+            .find(|element| element.pg_name() == lower)
     }
 
-    /// The element type's SQL spelling (`INTEGER`), which `[]` follows in the column's.
-    pub fn spelling(self) -> &'static str {
-        match self {
+    /// The element type's SQL spelling (`INTEGER`, `NUMERIC(10,2)`), which `[]` follows in the
+    /// column's.
+    pub fn spelling(self) -> String {
+        let fixed = match self {
             ArrayElement::Bool => "BOOLEAN",
             ArrayElement::Int2 => "SMALLINT",
             ArrayElement::Int4 => "INTEGER",
@@ -142,7 +174,11 @@ impl ArrayElement {
             ArrayElement::TimestampTz => "TIMESTAMPTZ",
             ArrayElement::Uuid => "UUID",
             ArrayElement::Jsonb => "JSONB",
-        }
+            ArrayElement::Numeric { precision, scale } => {
+                return format!("NUMERIC({precision},{scale})");
+            }
+        };
+        fixed.to_string()
     }
 }
 

@@ -75,7 +75,7 @@ pub mod row;
 mod temporal;
 mod uuid;
 
-pub use datum::{Datum, SortOrder, format_decimal};
+pub use datum::{Datum, SortOrder, decimal_from_text, format_decimal};
 pub use error::{CodecError, Result};
 pub use temporal::{
     civil_from_days, days_from_civil, days_in_month, format_date, format_timestamp, parse_date,

@@ -7,7 +7,10 @@ use datafusion::arrow::array::{Array, BooleanArray, StringArray, TimestampMicros
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use rowdex_catalog::ArrayElement;
-use rowdex_codec::{format_date, format_uuid, json, parse_date, parse_timestamp, parse_uuid};
+use rowdex_codec::{
+    decimal_from_text, format_date, format_decimal, format_uuid, json, parse_date, parse_timestamp,
+    parse_uuid,
+};
 
 use crate::error::{Error, Result};
 use crate::time_zone::{TimeZone, postgres_timestamp, statement_time_zone};
@@ -28,6 +31,7 @@ pub fn element_type_name(element: ArrayElement) -> &'static str {
         ArrayElement::TimestampTz => "timestamp with time zone",
         ArrayElement::Uuid => "uuid",
         ArrayElement::Jsonb => "jsonb",
+        ArrayElement::Numeric { .. } => "numeric",
     }
 }
 
@@ -39,7 +43,11 @@ pub fn element_of_arrow(data_type: &ArrowType) -> ArrayElement {
         ArrowType::Int32 | ArrowType::UInt16 => ArrayElement::Int4,
         ArrowType::Int64 | ArrowType::UInt32 | ArrowType::UInt64 => ArrayElement::Int8,
         ArrowType::Float16 | ArrowType::Float32 => ArrayElement::Float4,
-        ArrowType::Float64 | ArrowType::Decimal128(..) => ArrayElement::Float8,
+        ArrowType::Float64 => ArrayElement::Float8,
+        ArrowType::Decimal128(precision, scale) => ArrayElement::Numeric {
+            precision: *precision,
+            scale: *scale,
+        },
         ArrowType::Date32 | ArrowType::Date64 => ArrayElement::Date,
         ArrowType::Timestamp(_, Some(_)) => ArrayElement::TimestampTz,
         ArrowType::Timestamp(_, None) => ArrayElement::Timestamp,
@@ -92,6 +100,17 @@ pub fn canonical_element(value: &str, element: ArrayElement) -> Result<String> {
         ),
         ArrayElement::Uuid => format_uuid(&parse_uuid(trimmed).ok_or_else(bad)?),
         ArrayElement::Jsonb => json::Jsonb::parse(value)?.to_text(),
+        // Rounded to the scale (half away from zero), within the precision.
+        ArrayElement::Numeric { precision, scale } => {
+            let units = decimal_from_text(trimmed, scale).ok_or_else(bad)?;
+            let limit = 10i128
+                .checked_pow(u32::from(precision))
+                .unwrap_or(i128::MAX);
+            if units.unsigned_abs() >= limit.unsigned_abs() {
+                return Err(Error::NumericOverflow { precision, scale });
+            }
+            format_decimal(units, scale)
+        }
     })
 }
 

@@ -8,5 +8,6 @@ pub mod binary;
 pub mod binary_arrays;
 pub mod binary_out;
 pub mod format;
+pub mod numeric_binary;
 pub mod records;
 pub mod stream;

@@ -42,6 +42,12 @@ pub enum Error {
         column: String,
         to: String,
     },
+    /// A NUMERIC(precision, scale) value (an array's element) past its precision (22003).
+    #[error(
+        "numeric field overflow: a field with precision {precision}, scale {scale} must round to an absolute value less than 10^{}",
+        i16::from(*precision) - i16::from(*scale)
+    )]
+    NumericOverflow { precision: u8, scale: i8 },
     #[error("{value} does not fit column {column} of table {table} ({expected})")]
     OutOfRange {
         table: String,

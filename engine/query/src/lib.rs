@@ -57,6 +57,7 @@ mod write;
 
 pub use copy_data::binary_arrays::array_send;
 pub use copy_data::format::{CopyFormat, CopyFormatKind};
+pub use copy_data::numeric_binary::numeric_text;
 pub use copy_data::stream::{CopyIn, CopyOut};
 pub use database::{Database, RowLock};
 pub use db::characteristics::{Characteristics, IsolationLevel};

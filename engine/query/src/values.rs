@@ -13,6 +13,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::ScalarValue;
 use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
+pub use rowdex_codec::decimal_from_text;
 use rowdex_codec::{Datum, format_uuid, json};
 
 use crate::array_text::array_text_of_list;
@@ -300,37 +301,6 @@ fn number_from_text(data_type: &DataType, text: &str) -> Option<Datum> {
         },
         _ => None,
     }
-}
-
-/// A decimal number's text as a DECIMAL of `scale`, exactly: `-12.345` at scale 2 is -1235
-/// (rounded half away from zero, as PostgreSQL's numeric); None for anything else, or a value
-/// past 128 bits.
-pub fn decimal_from_text(text: &str, scale: i8) -> Option<i128> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    if whole.is_empty() && fraction.is_empty()
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let scale = usize::try_from(scale).ok()?;
-    let mut value: i128 = 0;
-    for b in whole
-        .bytes()
-        .chain(fraction.bytes().chain(std::iter::repeat(b'0')).take(scale))
-    {
-        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
-    }
-    if fraction.as_bytes().get(scale).is_some_and(|b| *b >= b'5') {
-        value = value.checked_add(1)?;
-    }
-    Some(if negative { -value } else { value })
 }
 
 /// A DECIMAL's units at `scale` as decimal text (`-1235` at scale 2 is `-12.35`).

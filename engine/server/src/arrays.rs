@@ -111,6 +111,9 @@ fn element_text(element: &Type, value: &[u8], text: &mut String) -> Result<(), S
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a float8 element")?;
             text.push_str(&f64::from_be_bytes(b).to_string());
         }
+        Type::NUMERIC => {
+            text.push_str(&rowdex::numeric_text(value).ok_or("a numeric element that is not one")?)
+        }
         // An instant, counted from 2000-01-01 UTC, written with its offset.
         Type::TIMESTAMPTZ => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a timestamptz element")?;

@@ -76,7 +76,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::TypeMismatch { found: "TEXT", .. } => "22P02",
         Error::TypeMismatch { .. } | Error::CannotCastColumn { .. } => "42804",
         Error::BadDefault { .. } | Error::BadCheck { .. } => "42P17",
-        Error::OutOfRange { .. } => "22003",
+        Error::OutOfRange { .. } | Error::NumericOverflow { .. } => "22003",
         Error::ValueTooLong { .. } => "22001",
         Error::NullInKey { .. } | Error::NotNullViolation { .. } => "23502",
         Error::CheckViolation { .. } | Error::CheckViolatedByRows { .. } => "23514",

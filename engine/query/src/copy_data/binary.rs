@@ -15,6 +15,7 @@ use rowdex_catalog::{ColumnDef, DataType, Declared};
 use rowdex_codec::Datum;
 
 use crate::copy_data::binary_arrays::array_recv;
+use crate::copy_data::numeric_binary::numeric_text;
 use crate::copy_data::records::{ReadError, Record};
 
 /// The signature every binary COPY starts with.
@@ -230,109 +231,9 @@ pub fn binary_datum(column: &ColumnDef, bytes: &[u8]) -> Result<Datum, String> {
     })
 }
 
-/// PostgreSQL's binary NUMERIC (digit count, weight, sign, display scale, then base-10000
-/// digits) as decimal text; None for bytes that are not one, and for NaN and the infinities.
-fn numeric_text(bytes: &[u8]) -> Option<String> {
-    let word = |i: usize| -> Option<i16> {
-        let pair = bytes.get(2 * i..2 * i + 2)?;
-        Some(i16::from_be_bytes([pair[0], pair[1]]))
-    };
-    let ndigits = usize::try_from(word(0)?).ok()?;
-    let weight = i32::from(word(1)?);
-    let sign = word(2)? as u16;
-    let scale = usize::try_from(word(3)?).ok()?;
-    if bytes.len() != 8 + 2 * ndigits {
-        return None;
-    }
-    let negative = match sign {
-        0x0000 => false,
-        0x4000 => true,
-        _ => return None,
-    };
-    let digits: Vec<i16> = (0..ndigits).map(|i| word(4 + i)).collect::<Option<_>>()?;
-    if digits.iter().any(|d| !(0..10_000).contains(d)) {
-        return None;
-    }
-    // Base-10000 digit i stands for 10000^(weight - i).
-    let mut integer = String::new();
-    for position in 0..=weight.max(-1) {
-        let digit = usize::try_from(position)
-            .ok()
-            .and_then(|p| digits.get(p))
-            .copied()
-            .unwrap_or(0);
-        if integer.is_empty() {
-            if digit != 0 {
-                integer.push_str(&digit.to_string());
-            }
-        } else {
-            integer.push_str(&format!("{digit:04}"));
-        }
-    }
-    if integer.is_empty() {
-        integer.push('0');
-    }
-    let mut fraction = String::new();
-    let mut group = weight + 1;
-    while fraction.len() < scale {
-        let digit = usize::try_from(group)
-            .ok()
-            .and_then(|g| digits.get(g))
-            .copied()
-            .unwrap_or(0);
-        let digit = if group < 0 { 0 } else { digit };
-        fraction.push_str(&format!("{digit:04}"));
-        group += 1;
-    }
-    fraction.truncate(scale);
-    let sign = if negative { "-" } else { "" };
-    Some(if fraction.is_empty() {
-        format!("{sign}{integer}")
-    } else {
-        format!("{sign}{integer}.{fraction}")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn numeric(ndigits: i16, weight: i16, sign: u16, scale: i16, digits: &[i16]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        for word in [ndigits, weight, sign as i16, scale].iter().chain(digits) {
-            bytes.extend_from_slice(&word.to_be_bytes());
-        }
-        bytes
-    }
-
-    #[test]
-    fn numerics_read_as_their_decimal_text() {
-        // 12345678.90: digits 1234 5678 9000, weight 1, scale 2.
-        assert_eq!(
-            numeric_text(&numeric(3, 1, 0, 2, &[1234, 5678, 9000])).as_deref(),
-            Some("12345678.90")
-        );
-        // -0.05: digit 500 at weight -1, scale 2.
-        assert_eq!(
-            numeric_text(&numeric(1, -1, 0x4000, 2, &[500])).as_deref(),
-            Some("-0.05")
-        );
-        // 0.000001: digit 100 at weight -2, scale 6.
-        assert_eq!(
-            numeric_text(&numeric(1, -2, 0, 6, &[100])).as_deref(),
-            Some("0.000001")
-        );
-        // 10000 (one digit 1 at weight 1, trailing zero digits dropped), and zero.
-        assert_eq!(
-            numeric_text(&numeric(1, 1, 0, 0, &[1])).as_deref(),
-            Some("10000")
-        );
-        assert_eq!(
-            numeric_text(&numeric(0, 0, 0, 0, &[])).as_deref(),
-            Some("0")
-        );
-        assert_eq!(numeric_text(&numeric(0, 0, 0xC000, 0, &[])), None, "NaN");
-    }
 
     #[test]
     fn tuples_are_read_until_the_trailer() {

@@ -10,12 +10,14 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType as ArrowType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, TimeUnit,
+    DataType as ArrowType, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
+    Int64Type, TimeUnit,
 };
 use rowdex_catalog::ArrayElement;
 use rowdex_codec::{format_date, format_uuid, json, parse_uuid};
 
-use crate::array_text::{element_of_arrow, write_array};
+use crate::array_text::{canonical_element, element_of_arrow, write_array};
+use crate::copy_data::numeric_binary::{numeric_bytes, numeric_text};
 use crate::error::{Error, Result};
 use crate::time_zone::{TimeZone, postgres_timestamp};
 
@@ -113,6 +115,9 @@ pub fn array_send(values: &dyn Array, declared: Option<&str>) -> Result<Vec<u8>>
                     ArrayElement::Jsonb => [&[1u8], text.as_bytes()].concat(),
                     _ => text.as_bytes().to_vec(),
                 }
+            }
+            ArrowType::Decimal128(_, scale) => {
+                numeric_bytes(values.as_primitive::<Decimal128Type>().value(row), *scale)
             }
             ArrowType::Date32 => {
                 let days = values
@@ -226,6 +231,10 @@ fn element_text(value: &[u8], element: ArrayElement) -> std::result::Result<Stri
             let days = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
             format_date(days.checked_add(EPOCH_DAYS).ok_or("a date out of range")?)
         }
+        ArrayElement::Numeric { .. } => {
+            let text = numeric_text(value).ok_or("a numeric element that is not one")?;
+            canonical_element(&text, element).map_err(|error| error.to_string())?
+        }
         ArrayElement::TimestampTz => {
             let b: [u8; 8] = fixed(8)?.try_into().map_err(|_| "a timestamptz element")?;
             let micros = i64::from_be_bytes(b);
@@ -283,6 +292,13 @@ mod tests {
             (
                 ArrayElement::Jsonb,
                 r#"{"{\"a\": [1, null]}",NULL,"\"x\""}"#,
+            ),
+            (
+                ArrayElement::Numeric {
+                    precision: 10,
+                    scale: 2,
+                },
+                "{12345.67,-0.50,NULL,0.00}",
             ),
         ] {
             let list = list_array(element, [Some(text)])?;

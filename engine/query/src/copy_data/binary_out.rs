@@ -21,6 +21,7 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::record_batch::RecordBatch;
 
 use crate::copy_data::binary_arrays::array_send;
+use crate::copy_data::numeric_binary::numeric_bytes;
 use crate::error::{Error, Result};
 use crate::values::DECLARED_TYPE;
 
@@ -187,88 +188,5 @@ fn out_of_range(field: &Field, value: i64) -> Error {
             "the value {value} of column {} past its declared type",
             field.name()
         ),
-    }
-}
-
-/// `units` at `scale` as PostgreSQL's binary NUMERIC: digit count, weight (of the first
-/// base-10000 digit), sign, display scale, then the base-10000 digits without leading or
-/// trailing zero digits.
-fn numeric_bytes(units: i128, scale: i8) -> Vec<u8> {
-    let scale = u32::try_from(scale.max(0)).unwrap_or(0);
-    let negative = units < 0;
-    let magnitude = units.unsigned_abs();
-    let divisor = 10u128.pow(scale);
-    let (whole, fraction) = (magnitude / divisor, magnitude % divisor);
-    // Whole part in base-10000 digits, most significant first.
-    let mut whole_digits = Vec::new();
-    let mut rest = whole;
-    while rest > 0 {
-        whole_digits.push((rest % 10_000) as i16);
-        rest /= 10_000;
-    }
-    whole_digits.reverse();
-    // The fraction padded to whole groups of four decimal digits.
-    let groups = scale.div_ceil(4);
-    let padded = fraction * 10u128.pow(groups * 4 - scale);
-    let mut fraction_digits = vec![0i16; groups as usize];
-    let mut rest = padded;
-    for digit in fraction_digits.iter_mut().rev() {
-        *digit = (rest % 10_000) as i16;
-        rest /= 10_000;
-    }
-    let mut weight = whole_digits.len() as i16 - 1;
-    let mut digits: Vec<i16> = whole_digits.into_iter().chain(fraction_digits).collect();
-    while digits.first() == Some(&0) {
-        digits.remove(0);
-        weight -= 1;
-    }
-    while digits.last() == Some(&0) {
-        digits.pop();
-    }
-    if digits.is_empty() {
-        weight = 0;
-    }
-    let mut out = Vec::with_capacity(8 + 2 * digits.len());
-    out.extend_from_slice(&(digits.len() as i16).to_be_bytes());
-    out.extend_from_slice(&weight.to_be_bytes());
-    let sign: u16 = if negative && !digits.is_empty() {
-        0x4000
-    } else {
-        0
-    };
-    out.extend_from_slice(&sign.to_be_bytes());
-    out.extend_from_slice(&(scale as i16).to_be_bytes());
-    for digit in digits {
-        out.extend_from_slice(&digit.to_be_bytes());
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::numeric_bytes;
-
-    fn words(bytes: &[u8]) -> Vec<i16> {
-        bytes
-            .chunks(2)
-            .map(|pair| i16::from_be_bytes([pair[0], pair[1]]))
-            .collect()
-    }
-
-    #[test]
-    fn numerics_are_base_10000_digits_as_postgresql_sends_them() {
-        // 12345.67: digits 1, 2345, 6700; weight 1; scale 2.
-        assert_eq!(
-            words(&numeric_bytes(1_234_567, 2)),
-            vec![3, 1, 0, 2, 1, 2345, 6700]
-        );
-        // -0.5 at scale 1: one digit 5000 at weight -1.
-        assert_eq!(words(&numeric_bytes(-5, 1)), vec![1, -1, 0x4000, 1, 5000]);
-        // 0 at scale 2: no digits.
-        assert_eq!(words(&numeric_bytes(0, 2)), vec![0, 0, 0, 2]);
-        // 10000 at scale 0: digit 1 at weight 1 (trailing zero digits dropped).
-        assert_eq!(words(&numeric_bytes(10_000, 0)), vec![1, 1, 0, 0, 1]);
-        // 0.000001 at scale 6: digit 100 at weight -2.
-        assert_eq!(words(&numeric_bytes(1, 6)), vec![1, -2, 0, 6, 100]);
     }
 }

@@ -111,7 +111,7 @@ fn array_type(
 ) -> Result<(DataType, Option<Declared>)> {
     let unsupported = || Error::Unsupported {
         what: format!(
-            "arrays of {element} (rowdex has arrays of BOOLEAN, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE PRECISION, TEXT, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, UUID and JSONB, of one dimension)"
+            "arrays of {element} (rowdex has arrays of BOOLEAN, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE PRECISION, NUMERIC, TEXT, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, UUID and JSONB, of one dimension)"
         ),
     };
     let (stored, declared) = parse_type(element, Semantics::PostgreSql)?;
@@ -128,6 +128,7 @@ fn array_type(
         (DataType::Date, _) => ArrayElement::Date,
         (DataType::Timestamp, _) => ArrayElement::Timestamp,
         (DataType::TimestampTz, _) => ArrayElement::TimestampTz,
+        (DataType::Decimal { precision, scale }, _) => ArrayElement::Numeric { precision, scale },
         (DataType::Uuid, _) => ArrayElement::Uuid,
         (DataType::Text { .. }, Some(Declared::Jsonb)) => ArrayElement::Jsonb,
         _ => return Err(unsupported()),

@@ -5,6 +5,7 @@
 //! operand. DataFusion's own planner then takes the operators on two lists (`@>` is
 //! `array_has_all`, `&&` `array_has_any`), and its array functions the rest.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, StringArray};
@@ -28,6 +29,7 @@ use crate::array_text::element_of_arrow;
 use crate::error::Error;
 use crate::format::list_texts;
 use crate::functions::arguments::takes_only;
+use crate::values::DECLARED_TYPE;
 use crate::values::arrays::{canonical_array_text, list_array, list_type};
 
 /// Registers `array_in` and the literal planner in `ctx`.
@@ -102,7 +104,15 @@ impl ScalarUDFImpl for ArrayIn {
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
         let element = named_element(args.scalar_arguments.get(1).copied().flatten())?;
-        Ok(Arc::new(Field::new(self.name(), list_type(element), true)))
+        let field = Field::new(self.name(), list_type(element), true);
+        // Elements that travel as text say what the text is, as a column of them does.
+        Ok(Arc::new(match element {
+            ArrayElement::Uuid | ArrayElement::Jsonb => field.with_metadata(HashMap::from([(
+                DECLARED_TYPE.to_string(),
+                format!("{}[]", element.spelling()),
+            )])),
+            _ => field,
+        }))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {

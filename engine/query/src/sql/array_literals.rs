@@ -6,16 +6,16 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, DataType as SqlType, Expr, TimezoneInfo, Value, VisitMut,
+    ArrayElemTypeDef, DataType as SqlType, ExactNumberInfo, Expr, TimezoneInfo, Value, VisitMut,
     visit_expressions_mut,
 };
 
 use crate::sql::interval_products::call;
 
 /// PostgreSQL's name of the element type an array cast names, for the element types rowdex's
-/// arrays hold.
-fn element_name(element: &SqlType) -> Option<&'static str> {
-    Some(match element {
+/// arrays hold (`numeric(10,2)` with its precision and scale).
+fn element_name(element: &SqlType) -> Option<String> {
+    let fixed = match element {
         SqlType::Boolean | SqlType::Bool => "bool",
         SqlType::SmallInt(_) | SqlType::Int2(_) => "int2",
         SqlType::Int(_) | SqlType::Integer(_) | SqlType::Int4(_) => "int4",
@@ -32,8 +32,21 @@ fn element_name(element: &SqlType) -> Option<&'static str> {
         | SqlType::Character(_) => "varchar",
         SqlType::Date => "date",
         SqlType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => "timestamp",
+        SqlType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
+        SqlType::Uuid => "uuid",
+        SqlType::JSONB => "jsonb",
+        SqlType::Numeric(info) | SqlType::Decimal(info) | SqlType::Dec(info) => {
+            return Some(match info {
+                ExactNumberInfo::None => "numeric".to_string(),
+                ExactNumberInfo::Precision(precision) => format!("numeric({precision})"),
+                ExactNumberInfo::PrecisionAndScale(precision, scale) => {
+                    format!("numeric({precision},{scale})")
+                }
+            });
+        }
         _ => return None,
-    })
+    };
+    Some(fixed.to_string())
 }
 
 /// The text of a string literal (through parentheses).
@@ -64,7 +77,7 @@ pub(crate) fn array_casts_as_calls<V: VisitMut>(statement: &mut V) {
             && let Some(text) = text_literal(operand)
         {
             let text = Expr::value(Value::SingleQuotedString(text.to_string()));
-            let name = Expr::value(Value::SingleQuotedString(name.to_string()));
+            let name = Expr::value(Value::SingleQuotedString(name));
             *expr = call("array_in", vec![text, name]);
         }
         ControlFlow::<()>::Continue(())
@@ -81,13 +94,15 @@ mod tests {
     fn text_cast_to_an_array_is_read_by_array_in() {
         let mut statements = Parser::parse_sql(
             &PostgreSqlDialect {},
-            "SELECT '{1,2}'::int[], CAST('{a}' AS TEXT[]), ARRAY[1]::bigint[], '{x}'::uuid[]",
+            "SELECT '{1,2}'::int[], CAST('{a}' AS TEXT[]), ARRAY[1]::bigint[], '{x}'::uuid[], \
+             '{1.5}'::numeric(4,1)[], '{1}'::json[]",
         )
         .expect("parses");
         array_casts_as_calls(&mut statements);
         assert_eq!(
             statements[0].to_string(),
-            "SELECT array_in('{1,2}', 'int4'), array_in('{a}', 'text'), ARRAY[1]::BIGINT[], '{x}'::UUID[]"
+            "SELECT array_in('{1,2}', 'int4'), array_in('{a}', 'text'), ARRAY[1]::BIGINT[], \
+             array_in('{x}', 'uuid'), array_in('{1.5}', 'numeric(4,1)'), '{1}'::JSON[]"
         );
     }
 }

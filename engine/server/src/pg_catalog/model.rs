@@ -167,6 +167,7 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
                 ArrayElement::TimestampTz => 1184,
                 ArrayElement::Uuid => 2950,
                 ArrayElement::Jsonb => 3802,
+                ArrayElement::Numeric { .. } => 1700,
             };
             (array_of(element).unwrap_or(1009), -1)
         }

@@ -17,6 +17,8 @@ line (see transcript.py). Topics, in the order they run:
 - asyncpg: binary array parameters and results;
 - SQLAlchemy: a Core table with ARRAY columns: insert of lists, `.any()`, `.contains()`,
   reflection;
+- numeric(10,2)[]: literals rounded to the scale, psycopg lists of Decimals (text and binary),
+  = ANY with a Decimal parameter, binary COPY out, an element past the precision (22003);
 - timestamptz[] in a session zone other than UTC: literals with and without offsets, psycopg
   lists of aware datetimes (text and binary), read back as text and as datetimes, unnest, COPY;
 - uuid[] and jsonb[]: literals, psycopg lists of UUIDs and Jsonb values (text and binary),
@@ -27,6 +29,7 @@ Every table is dropped at the start, so running the scenario twice gives the sam
 
 import asyncio
 import datetime
+import decimal
 import io
 import os
 import sys
@@ -41,13 +44,31 @@ from sqlalchemy import ARRAY, Column, Integer, MetaData, String, Table, create_e
 from psycopg.types.json import Jsonb  # noqa: E402
 from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
-TABLES = ["ar_posts", "ar_orm", "ar_refs", "ar_times"]
+TABLES = ["ar_posts", "ar_orm", "ar_refs", "ar_times", "ar_amounts"]
 
 query = statement_result
 
 
 def rows(conn, sql, params=None, binary=None):
     return query(conn, sql, params, binary)["rows"]
+
+
+def copy_out_text(conn, sql):
+    """What COPY ... TO STDOUT in text format writes."""
+    out = io.StringIO()
+    with conn.cursor() as cur:
+        with cur.copy(sql) as cp:
+            for chunk in cp:
+                out.write(bytes(chunk).decode())
+    return out.getvalue()
+
+
+def copy_out_binary(conn, sql, types):
+    """The rows COPY ... TO STDOUT (FORMAT binary) writes, read as `types`."""
+    with conn.cursor() as cur:
+        with cur.copy(sql) as cp:
+            cp.set_types(types)
+            return list(cp.rows())
 
 
 def schema(conn, t):
@@ -151,15 +172,12 @@ def copy(conn, t):
 
     t.step("copy_in_text", copy_in)
 
-    def copy_out():
-        out = io.StringIO()
-        with conn.cursor() as cur:
-            with cur.copy("COPY (SELECT id, tags, scores FROM ar_posts WHERE id IN (1, 2, 20, 21) ORDER BY id) TO STDOUT") as cp:
-                for chunk in cp:
-                    out.write(bytes(chunk).decode())
-        return out.getvalue()
-
-    t.step("copy_out_text", copy_out)
+    t.step(
+        "copy_out_text",
+        lambda: copy_out_text(
+            conn, "COPY (SELECT id, tags, scores FROM ar_posts WHERE id IN (1, 2, 20, 21) ORDER BY id) TO STDOUT"
+        ),
+    )
 
     def copy_in_binary():
         try:
@@ -174,16 +192,14 @@ def copy(conn, t):
 
     t.step("copy_in_binary", copy_in_binary)
 
-    def copy_out_binary():
-        with conn.cursor() as cur:
-            with cur.copy(
-                "COPY (SELECT id, tags, scores, days FROM ar_posts WHERE id IN (1, 22, 23) ORDER BY id) "
-                "TO STDOUT (FORMAT binary)"
-            ) as cp:
-                cp.set_types(["int4", "text[]", "int4[]", "date[]"])
-                return list(cp.rows())
-
-    t.step("copy_out_binary", copy_out_binary)
+    t.step(
+        "copy_out_binary",
+        lambda: copy_out_binary(
+            conn,
+            "COPY (SELECT id, tags, scores, days FROM ar_posts WHERE id IN (1, 22, 23) ORDER BY id) TO STDOUT (FORMAT binary)",
+            ["int4", "text[]", "int4[]", "date[]"],
+        ),
+    )
 
 
 def errors(conn, t):
@@ -313,26 +329,49 @@ def uuids_and_documents(conn, t):
 
     t.step("refs_copy_in", copy_in)
 
-    def copy_out():
-        out = io.StringIO()
-        with conn.cursor() as cur:
-            with cur.copy("COPY (SELECT * FROM ar_refs ORDER BY id) TO STDOUT") as cp:
-                for chunk in cp:
-                    out.write(bytes(chunk).decode())
-        return out.getvalue()
-
-    t.step("refs_copy_out", copy_out)
-
-    def copy_out_binary():
-        with conn.cursor() as cur:
-            with cur.copy("COPY (SELECT id, refs, docs FROM ar_refs ORDER BY id) TO STDOUT (FORMAT binary)") as cp:
-                cp.set_types(["int4", "uuid[]", "jsonb[]"])
-                return list(cp.rows())
-
-    t.step("refs_copy_out_binary", copy_out_binary)
+    t.step("refs_copy_out", lambda: copy_out_text(conn, "COPY (SELECT * FROM ar_refs ORDER BY id) TO STDOUT"))
+    t.step(
+        "refs_copy_out_binary",
+        lambda: copy_out_binary(
+            conn,
+            "COPY (SELECT id, refs, docs FROM ar_refs ORDER BY id) TO STDOUT (FORMAT binary)",
+            ["int4", "uuid[]", "jsonb[]"],
+        ),
+    )
     t.step("refs_error_element", lambda: rows(conn, "INSERT INTO ar_refs (id, refs) VALUES (9, '{not-a-uuid}')"))
     t.step("refs_error_json", lambda: rows(conn, "INSERT INTO ar_refs (id, docs) VALUES (9, '{\"{oops\"}')"))
     t.step("refs_nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_refs WHERE id = 9"))
+
+
+def amounts(conn, t):
+    d = decimal.Decimal
+    t.step("amounts_create", lambda: query(conn, "CREATE TABLE ar_amounts (id INT PRIMARY KEY, a NUMERIC(10,2)[])")["rowcount"])
+    t.step(
+        "amounts_insert_literal",
+        lambda: query(conn, "INSERT INTO ar_amounts VALUES (1, '{1.555, -0.5, NULL, 12345678.9}')")["rowcount"],
+    )
+    t.step(
+        "amounts_insert_parameters",
+        lambda: query(conn, "INSERT INTO ar_amounts VALUES (%s, %s)", (2, [d("7.25"), d("-3")]))["rowcount"],
+    )
+    t.step(
+        "amounts_insert_parameters_binary",
+        lambda: query(conn, "INSERT INTO ar_amounts VALUES (%s, %s)", (3, [d("0.01"), None]), binary=True)["rowcount"],
+    )
+    t.step("amounts_read", lambda: query(conn, "SELECT * FROM ar_amounts ORDER BY id"))
+    t.step("amounts_read_text", lambda: rows(conn, "SELECT id, a::text FROM ar_amounts ORDER BY id"))
+    t.step("amounts_read_binary", lambda: rows(conn, "SELECT id, a FROM ar_amounts ORDER BY id", binary=True))
+    t.step("amounts_any", lambda: rows(conn, "SELECT id FROM ar_amounts WHERE %s::numeric(10,2) = ANY(a) ORDER BY id", (d("7.25"),)))
+    t.step("amounts_unnest", lambda: rows(conn, "SELECT id, unnest(a) AS x FROM ar_amounts ORDER BY id, x NULLS LAST"))
+
+    t.step(
+        "amounts_copy_out_binary",
+        lambda: copy_out_binary(
+            conn, "COPY (SELECT id, a FROM ar_amounts ORDER BY id) TO STDOUT (FORMAT binary)", ["int4", "numeric[]"]
+        ),
+    )
+    t.step("amounts_error_overflow", lambda: rows(conn, "INSERT INTO ar_amounts VALUES (9, '{123456789.1}')"))
+    t.step("amounts_nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_amounts WHERE id = 9"))
 
 
 def instants(conn, t):
@@ -369,15 +408,7 @@ def instants(conn, t):
     t.step("times_unnest", lambda: rows(conn, "SELECT id, unnest(ats) AS a FROM ar_times ORDER BY id, a NULLS LAST"))
     t.step("times_contains", lambda: rows(conn, "SELECT id FROM ar_times WHERE ats @> '{\"2024-01-01 10:00\"}' ORDER BY id"))
 
-    def copy_out():
-        out = io.StringIO()
-        with conn.cursor() as cur:
-            with cur.copy("COPY (SELECT * FROM ar_times ORDER BY id) TO STDOUT") as cp:
-                for chunk in cp:
-                    out.write(bytes(chunk).decode())
-        return out.getvalue()
-
-    t.step("times_copy_out", copy_out)
+    t.step("times_copy_out", lambda: copy_out_text(conn, "COPY (SELECT * FROM ar_times ORDER BY id) TO STDOUT"))
     conn.execute("RESET TIME ZONE")
 
 
@@ -407,6 +438,7 @@ def main(args, t):
         errors(conn, t)
         uuids_and_documents(conn, t)
         instants(conn, t)
+        amounts(conn, t)
     asyncio.run(asyncpg_arrays(args, t))
     asyncio.run(asyncpg_uuid_arrays(args, t))
     sqlalchemy_arrays(args, t)

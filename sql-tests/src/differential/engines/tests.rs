@@ -469,22 +469,7 @@ async fn decimal_answers_match_sqlite() -> Result<(), Error> {
         }),
         ordered,
     ];
-    for query in queries {
-        for config in Config::all() {
-            let case = Case {
-                scenario: scenario.clone(),
-                query: query.clone(),
-                config,
-            };
-            let verdict = case.check().await?;
-            assert!(
-                matches!(verdict, Verdict::Pass),
-                "{} on {config}: {verdict:?}",
-                query.sql()
-            );
-        }
-    }
-    Ok(())
+    pass_in_every_configuration(&scenario, queries).await
 }
 
 /// `t1 (u UUID, at TIMESTAMPTZ, n BIGINT, PRIMARY KEY (u DESC))` with an index on `at` and a
@@ -584,6 +569,15 @@ async fn uuid_and_instant_answers_match_sqlite() -> Result<(), Error> {
         ordered,
         extremes,
     ];
+    pass_in_every_configuration(&scenario, queries).await
+}
+
+/// Asserts that each of `queries` answers as SQLite does over `scenario` in every
+/// configuration.
+async fn pass_in_every_configuration(
+    scenario: &Scenario,
+    queries: impl IntoIterator<Item = Select>,
+) -> Result<(), Error> {
     for query in queries {
         for config in Config::all() {
             let case = Case {
