@@ -82,7 +82,7 @@ impl ColumnDef {
             // Travel as their text; clients are told what the text is.
             DataType::Uuid => return Some("UUID".to_string()),
             DataType::Array {
-                element: element @ (ArrayElement::Uuid | ArrayElement::Jsonb),
+                element: element @ (ArrayElement::Uuid | ArrayElement::Json | ArrayElement::Jsonb),
             } => return Some(format!("{}[]", element.spelling())),
             _ => {}
         }

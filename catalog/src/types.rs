@@ -60,7 +60,9 @@ pub enum ArrayElement {
     Timestamp,
     TimestampTz,
     Uuid,
+    Json,
     Jsonb,
+    Bytea,
     /// `NUMERIC(precision, scale)`: each element rounded to the scale, as a column's value.
     Numeric {
         precision: u8,
@@ -76,7 +78,7 @@ pub const CAST_NUMERIC: ArrayElement = ArrayElement::Numeric {
 
 impl ArrayElement {
     /// Every element type (a NUMERIC of one precision and scale).
-    pub const ALL: [ArrayElement; 14] = [
+    pub const ALL: [ArrayElement; 16] = [
         ArrayElement::Bool,
         ArrayElement::Int2,
         ArrayElement::Int4,
@@ -89,7 +91,9 @@ impl ArrayElement {
         ArrayElement::Timestamp,
         ArrayElement::TimestampTz,
         ArrayElement::Uuid,
+        ArrayElement::Json,
         ArrayElement::Jsonb,
+        ArrayElement::Bytea,
         CAST_NUMERIC,
     ];
 
@@ -108,7 +112,9 @@ impl ArrayElement {
             ArrayElement::Timestamp => "timestamp",
             ArrayElement::TimestampTz => "timestamptz",
             ArrayElement::Uuid => "uuid",
+            ArrayElement::Json => "json",
             ArrayElement::Jsonb => "jsonb",
+            ArrayElement::Bytea => "bytea",
             ArrayElement::Numeric { .. } => "numeric",
         }
     }
@@ -128,7 +134,9 @@ impl ArrayElement {
             ArrayElement::Timestamp => 1114,
             ArrayElement::TimestampTz => 1184,
             ArrayElement::Uuid => 2950,
+            ArrayElement::Json => 114,
             ArrayElement::Jsonb => 3802,
+            ArrayElement::Bytea => 17,
             ArrayElement::Numeric { .. } => 1700,
         }
     }
@@ -173,7 +181,9 @@ impl ArrayElement {
             ArrayElement::Timestamp => "TIMESTAMP",
             ArrayElement::TimestampTz => "TIMESTAMPTZ",
             ArrayElement::Uuid => "UUID",
+            ArrayElement::Json => "JSON",
             ArrayElement::Jsonb => "JSONB",
+            ArrayElement::Bytea => "BYTEA",
             ArrayElement::Numeric { precision, scale } => {
                 return format!("NUMERIC({precision},{scale})");
             }

@@ -67,6 +67,7 @@
 //!
 //! The row format is described in [`row`].
 
+mod bytea;
 mod datum;
 mod error;
 pub mod json;
@@ -75,6 +76,7 @@ pub mod row;
 mod temporal;
 mod uuid;
 
+pub use bytea::{format_bytea, parse_bytea};
 pub use datum::{Datum, SortOrder, decimal_from_text, format_decimal};
 pub use error::{CodecError, Result};
 pub use temporal::{

@@ -3,13 +3,15 @@
 //! where PostgreSQL quotes), and the text of an Arrow list value, which the REPL, COPY and the
 //! stored form all write (`values::arrays` reads the text back).
 
-use datafusion::arrow::array::{Array, BooleanArray, StringArray, TimestampMicrosecondArray};
+use datafusion::arrow::array::{
+    Array, BinaryArray, BooleanArray, StringArray, TimestampMicrosecondArray,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, TimeUnit};
 use rowdex_catalog::ArrayElement;
 use rowdex_codec::{
-    decimal_from_text, format_date, format_decimal, format_uuid, json, parse_date, parse_timestamp,
-    parse_uuid,
+    decimal_from_text, format_bytea, format_date, format_decimal, format_uuid, json, parse_bytea,
+    parse_date, parse_timestamp, parse_uuid,
 };
 
 use crate::error::{Error, Result};
@@ -30,7 +32,9 @@ pub fn element_type_name(element: ArrayElement) -> &'static str {
         ArrayElement::Timestamp => "timestamp without time zone",
         ArrayElement::TimestampTz => "timestamp with time zone",
         ArrayElement::Uuid => "uuid",
+        ArrayElement::Json => "json",
         ArrayElement::Jsonb => "jsonb",
+        ArrayElement::Bytea => "bytea",
         ArrayElement::Numeric { .. } => "numeric",
     }
 }
@@ -49,6 +53,7 @@ pub fn element_of_arrow(data_type: &ArrowType) -> ArrayElement {
             scale: *scale,
         },
         ArrowType::Date32 | ArrowType::Date64 => ArrayElement::Date,
+        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => ArrayElement::Bytea,
         ArrowType::Timestamp(_, Some(_)) => ArrayElement::TimestampTz,
         ArrowType::Timestamp(_, None) => ArrayElement::Timestamp,
         _ => ArrayElement::Text,
@@ -100,6 +105,12 @@ pub fn canonical_element(value: &str, element: ArrayElement) -> Result<String> {
         ),
         ArrayElement::Uuid => format_uuid(&parse_uuid(trimmed).ok_or_else(bad)?),
         ArrayElement::Jsonb => json::Jsonb::parse(value)?.to_text(),
+        // Checked, and kept as written.
+        ArrayElement::Json => {
+            json::parse_json(value)?;
+            value.to_string()
+        }
+        ArrayElement::Bytea => format_bytea(&parse_bytea(value).ok_or_else(bad)?),
         // Rounded to the scale (half away from zero), within the precision.
         ArrayElement::Numeric { precision, scale } => {
             let units = decimal_from_text(trimmed, scale).ok_or_else(bad)?;
@@ -204,6 +215,11 @@ pub fn array_text_of_list(values: &dyn Array) -> Result<String> {
                 .unwrap_or_default();
             return Ok(write_array(texts.iter().map(Option::as_deref)));
         }
+        ArrowType::Binary => values
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .map(|bytes| bytes.iter().map(|b| b.map(format_bytea)).collect())
+            .unwrap_or_default(),
         ArrowType::Timestamp(..) => {
             let micros = cast(values, &ArrowType::Timestamp(TimeUnit::Microsecond, None))?;
             micros

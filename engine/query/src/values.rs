@@ -17,9 +17,9 @@ pub use rowdex_codec::decimal_from_text;
 use rowdex_codec::{Datum, format_uuid, json};
 
 use crate::array_text::array_text_of_list;
-use crate::copy_data::format::parse_bytea;
 use crate::error::{Error, Result};
 use crate::time_zone::statement_time_zone;
+use rowdex_codec::parse_bytea;
 
 pub(crate) mod arrays;
 pub(crate) mod fields;

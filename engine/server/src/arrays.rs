@@ -130,17 +130,17 @@ fn element_text(element: &Type, value: &[u8], text: &mut String) -> Result<(), S
             text.push_str(&rowdex_codec::format_uuid(&bytes));
             text.push('"');
         }
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
-            let value =
-                std::str::from_utf8(value).map_err(|_| "a text element that is not UTF-8")?;
-            text.push('"');
-            for c in value.chars() {
-                if c == '"' || c == '\\' {
-                    text.push('\\');
-                }
-                text.push(c);
-            }
-            text.push('"');
+        // A jsonb's send format is a version byte (1) and its text.
+        Type::JSONB => match value.split_first() {
+            Some((1, rest)) => quoted_text(rest, text)?,
+            _ => return Err("a jsonb element of an unknown format version".to_string()),
+        },
+        Type::BYTEA => {
+            let hex = rowdex_codec::format_bytea(value);
+            quoted_text(hex.as_bytes(), text)?;
+        }
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
+            quoted_text(value, text)?
         }
         _ => {
             return Err(format!(
@@ -173,6 +173,21 @@ impl<'a> Reader<'a> {
         let b = self.take(4)?;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
+}
+
+/// A text element (UTF-8 bytes), appended to `text` double-quoted with its quotes and
+/// backslashes escaped, as an array's text writes it.
+fn quoted_text(value: &[u8], text: &mut String) -> Result<(), String> {
+    let value = std::str::from_utf8(value).map_err(|_| "a text element that is not UTF-8")?;
+    text.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            text.push('\\');
+        }
+        text.push(c);
+    }
+    text.push('"');
+    Ok(())
 }
 
 #[cfg(test)]

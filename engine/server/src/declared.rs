@@ -101,6 +101,10 @@ pub fn wire_column(field: &Field) -> WireColumn {
             pg_type: Some(Type::JSONB_ARRAY),
             ..plain
         },
+        ("JSON[]", ArrowType::List(_)) => WireColumn {
+            pg_type: Some(Type::JSON_ARRAY),
+            ..plain
+        },
         _ => plain,
     }
 }

@@ -72,6 +72,7 @@ pub fn binary_columns(batch: RecordBatch, fields: &[FieldInfo]) -> Result<Record
         match *field.datatype() {
             Type::UUID_ARRAY => Some("UUID[]"),
             Type::JSONB_ARRAY => Some("JSONB[]"),
+            Type::JSON_ARRAY => Some("JSON[]"),
             _ => None,
         }
     };

@@ -14,7 +14,7 @@ use datafusion::arrow::datatypes::{
     Int64Type, TimeUnit,
 };
 use rowdex_catalog::ArrayElement;
-use rowdex_codec::{format_date, format_uuid, json, parse_uuid};
+use rowdex_codec::{format_bytea, format_date, format_uuid, json, parse_uuid};
 
 use crate::array_text::{canonical_element, element_of_arrow, write_array};
 use crate::copy_data::numeric_binary::{numeric_bytes, numeric_text};
@@ -31,6 +31,7 @@ const EPOCH_MICROS: i64 = 946_684_800_000_000;
 pub fn declared_element(values: &dyn Array, declared: Option<&str>) -> ArrayElement {
     match declared {
         Some("UUID[]") => ArrayElement::Uuid,
+        Some("JSON[]") => ArrayElement::Json,
         Some("JSONB[]") => ArrayElement::Jsonb,
         _ => element_of_arrow(values.data_type()),
     }
@@ -119,6 +120,7 @@ pub fn array_send(values: &dyn Array, declared: Option<&str>) -> Result<Vec<u8>>
             ArrowType::Decimal128(_, scale) => {
                 numeric_bytes(values.as_primitive::<Decimal128Type>().value(row), *scale)
             }
+            ArrowType::Binary => values.as_binary::<i32>().value(row).to_vec(),
             ArrowType::Date32 => {
                 let days = values
                     .as_any()
@@ -248,6 +250,12 @@ fn element_text(value: &[u8], element: ArrayElement) -> std::result::Result<Stri
             let bytes: [u8; 16] = fixed(16)?.try_into().map_err(|_| "a uuid element")?;
             format_uuid(&bytes)
         }
+        ArrayElement::Json => {
+            let text = std::str::from_utf8(value).map_err(|_| "a json element not UTF-8")?;
+            json::parse_json(text).map_err(|error| error.to_string())?;
+            text.to_string()
+        }
+        ArrayElement::Bytea => format_bytea(value),
         ArrayElement::Jsonb => match value.split_first() {
             Some((1, text)) => {
                 let text = std::str::from_utf8(text).map_err(|_| "a jsonb element not UTF-8")?;
@@ -300,6 +308,8 @@ mod tests {
                 },
                 "{12345.67,-0.50,NULL,0.00}",
             ),
+            (ArrayElement::Bytea, r#"{"\\x00ff",NULL,"\\x"}"#),
+            (ArrayElement::Json, r#"{"{\"b\": 1,  \"a\": 2}",NULL}"#),
         ] {
             let list = list_array(element, [Some(text)])?;
             let list = list

@@ -111,7 +111,7 @@ fn array_type(
 ) -> Result<(DataType, Option<Declared>)> {
     let unsupported = || Error::Unsupported {
         what: format!(
-            "arrays of {element} (rowdex has arrays of BOOLEAN, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE PRECISION, NUMERIC, TEXT, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, UUID and JSONB, of one dimension)"
+            "arrays of {element} (rowdex has arrays of BOOLEAN, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE PRECISION, NUMERIC, TEXT, VARCHAR, BYTEA, DATE, TIMESTAMP, TIMESTAMPTZ, UUID, JSON and JSONB, of one dimension)"
         ),
     };
     let (stored, declared) = parse_type(element, Semantics::PostgreSql)?;
@@ -131,6 +131,8 @@ fn array_type(
         (DataType::Decimal { precision, scale }, _) => ArrayElement::Numeric { precision, scale },
         (DataType::Uuid, _) => ArrayElement::Uuid,
         (DataType::Text { .. }, Some(Declared::Jsonb)) => ArrayElement::Jsonb,
+        (DataType::Text { .. }, Some(Declared::Json)) => ArrayElement::Json,
+        (DataType::Bytes { max_len: None }, _) => ArrayElement::Bytea,
         _ => return Err(unsupported()),
     };
     Ok((DataType::Array { element }, None))

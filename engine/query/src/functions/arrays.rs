@@ -107,10 +107,12 @@ impl ScalarUDFImpl for ArrayIn {
         let field = Field::new(self.name(), list_type(element), true);
         // Elements that travel as text say what the text is, as a column of them does.
         Ok(Arc::new(match element {
-            ArrayElement::Uuid | ArrayElement::Jsonb => field.with_metadata(HashMap::from([(
-                DECLARED_TYPE.to_string(),
-                format!("{}[]", element.spelling()),
-            )])),
+            ArrayElement::Uuid | ArrayElement::Json | ArrayElement::Jsonb => {
+                field.with_metadata(HashMap::from([(
+                    DECLARED_TYPE.to_string(),
+                    format!("{}[]", element.spelling()),
+                )]))
+            }
             _ => field,
         }))
     }

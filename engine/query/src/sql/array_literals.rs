@@ -35,6 +35,8 @@ fn element_name(element: &SqlType) -> Option<String> {
         SqlType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
         SqlType::Uuid => "uuid",
         SqlType::JSONB => "jsonb",
+        SqlType::JSON => "json",
+        SqlType::Bytea => "bytea",
         SqlType::Numeric(info) | SqlType::Decimal(info) | SqlType::Dec(info) => {
             return Some(match info {
                 ExactNumberInfo::None => "numeric".to_string(),
@@ -102,7 +104,7 @@ mod tests {
         assert_eq!(
             statements[0].to_string(),
             "SELECT array_in('{1,2}', 'int4'), array_in('{a}', 'text'), ARRAY[1]::BIGINT[], \
-             array_in('{x}', 'uuid'), array_in('{1.5}', 'numeric(4,1)'), '{1}'::JSON[]"
+             array_in('{x}', 'uuid'), array_in('{1.5}', 'numeric(4,1)'), array_in('{1}', 'json')"
         );
     }
 }

@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, BooleanArray, ListArray, StringArray, TimestampMicrosecondArray,
+    ArrayRef, BinaryArray, BooleanArray, ListArray, StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType as ArrowType, Field, TimeUnit};
 use rowdex_catalog::ArrayElement;
+use rowdex_codec::parse_bytea;
 
 use crate::array_text::{canonical_element, write_array};
 use crate::error::{Error, Result};
@@ -29,9 +30,12 @@ pub fn element_arrow_type(element: ArrayElement) -> ArrowType {
         ArrayElement::Float4 => ArrowType::Float32,
         ArrayElement::Float8 => ArrowType::Float64,
         // A UUID or a jsonb as its canonical text; the column's field says which.
-        ArrayElement::Text | ArrayElement::Varchar | ArrayElement::Uuid | ArrayElement::Jsonb => {
-            ArrowType::Utf8
-        }
+        ArrayElement::Text
+        | ArrayElement::Varchar
+        | ArrayElement::Uuid
+        | ArrayElement::Json
+        | ArrayElement::Jsonb => ArrowType::Utf8,
+        ArrayElement::Bytea => ArrowType::Binary,
         ArrayElement::Date => ArrowType::Date32,
         ArrayElement::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
         ArrayElement::TimestampTz => {
@@ -104,6 +108,21 @@ pub fn list_array<'a>(
                 .collect::<BooleanArray>(),
         ),
         ArrayElement::Text | ArrayElement::Varchar => Arc::new(StringArray::from(items)),
+        // Stored as hex text (`\x0102`).
+        ArrayElement::Bytea => Arc::new(
+            items
+                .iter()
+                .map(|item| match item {
+                    None => Ok(None),
+                    Some(text) => parse_bytea(text).map(Some).ok_or_else(|| {
+                        Error::InvalidTextRepresentation {
+                            type_name: "bytea",
+                            value: text.clone(),
+                        }
+                    }),
+                })
+                .collect::<Result<BinaryArray>>()?,
+        ),
         // Stored in UTC with their offset (`+00`), which Arrow's parser does not read.
         ArrayElement::TimestampTz => {
             let utc = TimeZone::utc();

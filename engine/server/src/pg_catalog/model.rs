@@ -166,7 +166,9 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
                 ArrayElement::Timestamp => 1114,
                 ArrayElement::TimestampTz => 1184,
                 ArrayElement::Uuid => 2950,
+                ArrayElement::Json => 114,
                 ArrayElement::Jsonb => 3802,
+                ArrayElement::Bytea => 17,
                 ArrayElement::Numeric { .. } => 1700,
             };
             (array_of(element).unwrap_or(1009), -1)

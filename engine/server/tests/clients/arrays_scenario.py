@@ -17,6 +17,8 @@ line (see transcript.py). Topics, in the order they run:
 - asyncpg: binary array parameters and results;
 - SQLAlchemy: a Core table with ARRAY columns: insert of lists, `.any()`, `.contains()`,
   reflection;
+- bytea[] and json[]: literals, psycopg lists of bytes and Json values (text and binary), read
+  back (text and binary), COPY out;
 - numeric(10,2)[]: literals rounded to the scale, psycopg lists of Decimals (text and binary),
   = ANY with a Decimal parameter, binary COPY out, an element past the precision (22003);
 - timestamptz[] in a session zone other than UTC: literals with and without offsets, psycopg
@@ -41,10 +43,10 @@ import asyncpg  # noqa: E402
 import psycopg  # noqa: E402
 from sqlalchemy import ARRAY, Column, Integer, MetaData, String, Table, create_engine, inspect, select  # noqa: E402
 
-from psycopg.types.json import Jsonb  # noqa: E402
+from psycopg.types.json import Json, Jsonb  # noqa: E402
 from transcript import psycopg_connect, run, statement_result  # noqa: E402
 
-TABLES = ["ar_posts", "ar_orm", "ar_refs", "ar_times", "ar_amounts"]
+TABLES = ["ar_posts", "ar_orm", "ar_refs", "ar_times", "ar_amounts", "ar_blobs"]
 
 query = statement_result
 
@@ -343,6 +345,28 @@ def uuids_and_documents(conn, t):
     t.step("refs_nothing_written", lambda: rows(conn, "SELECT count(*) FROM ar_refs WHERE id = 9"))
 
 
+def blobs(conn, t):
+    t.step("blobs_create", lambda: query(conn, "CREATE TABLE ar_blobs (id INT PRIMARY KEY, b BYTEA[], j JSON[])")["rowcount"])
+    t.step(
+        "blobs_insert_literal",
+        lambda: query(conn, "INSERT INTO ar_blobs VALUES (1, '{\"\\\\x00FF\", NULL}', '{\"{\\\"b\\\": 1,  \\\"a\\\": 2}\"}')")["rowcount"],
+    )
+    t.step(
+        "blobs_insert_parameters",
+        lambda: query(conn, "INSERT INTO ar_blobs VALUES (%s, %s, %s)", (2, [b"ab", b""], [Json({"k": 1})]))["rowcount"],
+    )
+    t.step(
+        "blobs_insert_parameters_binary",
+        lambda: query(conn, "INSERT INTO ar_blobs VALUES (%s, %s, %s)", (3, [b"\x01\x02"], [Json([1, None])]), binary=True)[
+            "rowcount"
+        ],
+    )
+    t.step("blobs_read", lambda: query(conn, "SELECT * FROM ar_blobs ORDER BY id"))
+    t.step("blobs_read_text", lambda: rows(conn, "SELECT id, b::text, j::text FROM ar_blobs ORDER BY id"))
+    t.step("blobs_read_binary", lambda: rows(conn, "SELECT id, b, j FROM ar_blobs ORDER BY id", binary=True))
+    t.step("blobs_copy_out", lambda: copy_out_text(conn, "COPY (SELECT * FROM ar_blobs ORDER BY id) TO STDOUT"))
+
+
 def amounts(conn, t):
     d = decimal.Decimal
     t.step("amounts_create", lambda: query(conn, "CREATE TABLE ar_amounts (id INT PRIMARY KEY, a NUMERIC(10,2)[])")["rowcount"])
@@ -439,6 +463,7 @@ def main(args, t):
         uuids_and_documents(conn, t)
         instants(conn, t)
         amounts(conn, t)
+        blobs(conn, t)
     asyncio.run(asyncpg_arrays(args, t))
     asyncio.run(asyncpg_uuid_arrays(args, t))
     sqlalchemy_arrays(args, t)

@@ -21,7 +21,7 @@ use rowdex_codec::Datum;
 use rowdex_store::Capabilities;
 
 use crate::copy_data::binary::{BinaryReader, BinaryRecord, binary_datum};
-use crate::copy_data::format::{CopyFormat, CopyFormatKind, parse_bytea};
+use crate::copy_data::format::{CopyFormat, CopyFormatKind};
 use crate::copy_data::records::{ReadError, Record, RecordReader};
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -32,6 +32,7 @@ use crate::write::WRITE_ATTEMPTS;
 use crate::write::constraints::default_row;
 use crate::write::load::{EncodedRows, encode_new_rows, write_new_rows};
 use crate::write::rows::{assign_rowids, fill_row_defaults};
+use rowdex_codec::parse_bytea;
 
 /// Rows per load transaction: large enough that commits are a small part of the load and that
 /// on fjall each batch is ingested as a few large tables (fewer, larger runs to compact), small
