@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rowdex::arrow::datatypes::DataType as ArrowType;
 use rowdex::{Database, SchemaView, quote_ident};
-use rowdex_catalog::{ArrayElement, ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
 /// The first OID of user objects, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
@@ -152,27 +152,7 @@ fn stored_type(data_type: &DataType) -> (i64, i64) {
         DataType::Timestamp => (1114, -1),
         DataType::TimestampTz => (1184, -1),
         DataType::Uuid => (2950, -1),
-        DataType::Array { element } => {
-            let element = match element {
-                ArrayElement::Bool => 16,
-                ArrayElement::Int2 => 21,
-                ArrayElement::Int4 => 23,
-                ArrayElement::Int8 => 20,
-                ArrayElement::Float4 => 700,
-                ArrayElement::Float8 => 701,
-                ArrayElement::Text => 25,
-                ArrayElement::Varchar => 1043,
-                ArrayElement::Date => 1082,
-                ArrayElement::Timestamp => 1114,
-                ArrayElement::TimestampTz => 1184,
-                ArrayElement::Uuid => 2950,
-                ArrayElement::Json => 114,
-                ArrayElement::Jsonb => 3802,
-                ArrayElement::Bytea => 17,
-                ArrayElement::Numeric { .. } => 1700,
-            };
-            (array_of(element).unwrap_or(1009), -1)
-        }
+        DataType::Array { element } => (array_of(i64::from(element.pg_oid())).unwrap_or(1009), -1),
     }
 }
 

@@ -31,6 +31,22 @@ fn column(name: &str, ty: ColType) -> Column {
     }
 }
 
+/// Table `t1` of `columns` keyed by `key`, without any of rowdex's storage options.
+fn plain_table(columns: Vec<Column>, key: Vec<KeyPart>) -> Table {
+    Table {
+        name: "t1".into(),
+        columns,
+        key,
+        salt: None,
+        salt_on: Vec::new(),
+        inline_key: false,
+        uniques: Vec::new(),
+        ttl: false,
+        versions: false,
+        families: Vec::new(),
+    }
+}
+
 fn col(name: &str, ty: ColType) -> ColRef {
     ColRef {
         table: "t1".into(),
@@ -49,23 +65,15 @@ fn part(column: &str, desc: bool) -> KeyPart {
 /// A hand-written scenario: 400 rows keyed by `a DESC`, an index on `b` (20 values) and
 /// one on `(c, d DESC)` (5 texts and NULL).
 fn scenario() -> Scenario {
-    let table = Table {
-        name: "t1".into(),
-        columns: vec![
+    let table = plain_table(
+        vec![
             column("a", ColType::Int),
             column("b", ColType::Int),
             column("c", ColType::Text),
             column("d", ColType::Real),
         ],
-        key: vec![part("a", true)],
-        salt: None,
-        salt_on: Vec::new(),
-        inline_key: false,
-        uniques: Vec::new(),
-        ttl: false,
-        versions: false,
-        families: Vec::new(),
-    };
+        vec![part("a", true)],
+    );
     let texts = ["h1", "h12", "h2", "a", "b"];
     let rows = (0..400i64)
         .map(|i| {
@@ -338,22 +346,14 @@ async fn writes_return_and_upsert_like_sqlite() -> Result<(), Error> {
 /// that doubles do not hold exactly (SQLite's sums of them are a rounding error off rowdex's),
 /// whole numbers (integers in SQLite), -0.05 and NULL.
 fn decimal_scenario() -> Scenario {
-    let table = Table {
-        name: "t1".into(),
-        columns: vec![
+    let table = plain_table(
+        vec![
             column("a", ColType::Decimal),
             column("b", ColType::Int),
             column("d", ColType::Decimal),
         ],
-        key: vec![part("a", true)],
-        salt: None,
-        salt_on: Vec::new(),
-        inline_key: false,
-        uniques: Vec::new(),
-        ttl: false,
-        versions: false,
-        families: Vec::new(),
-    };
+        vec![part("a", true)],
+    );
     let d = [
         Some(10),
         Some(20),
@@ -475,22 +475,14 @@ async fn decimal_answers_match_sqlite() -> Result<(), Error> {
 /// `t1 (u UUID, at TIMESTAMPTZ, n BIGINT, PRIMARY KEY (u DESC))` with an index on `at` and a
 /// row for each of the generator's UUIDs: SQLite holds both as text, whose order is theirs.
 fn uuid_instant_scenario() -> Scenario {
-    let table = Table {
-        name: "t1".into(),
-        columns: vec![
+    let table = plain_table(
+        vec![
             column("u", ColType::Uuid),
             column("at", ColType::TimestampTz),
             column("n", ColType::Int),
         ],
-        key: vec![part("u", true)],
-        salt: None,
-        salt_on: Vec::new(),
-        inline_key: false,
-        uniques: Vec::new(),
-        ttl: false,
-        versions: false,
-        families: Vec::new(),
-    };
+        vec![part("u", true)],
+    );
     let rows = UUIDS
         .iter()
         .enumerate()
