@@ -35,6 +35,8 @@ mod transactions;
 mod ttl;
 mod versions;
 
+use std::io::Write;
+
 use rowdex::arrow::array::{Array, RecordBatch};
 use rowdex::{Output, Session};
 
@@ -80,6 +82,25 @@ pub fn cells(batches: &[RecordBatch]) -> Vec<Vec<String>> {
         }
     }
     out
+}
+
+/// The cores this process may use, for a check of reads split across them: a check that needs
+/// two or more says on a one-core machine that it is skipped, and fails instead where
+/// `ROWDEX_REQUIRE_PARALLEL` is set (CI sets it: its machines have two cores, so a skip there
+/// means the check silently stopped running).
+pub fn cores_for_parallel_check(check: &str) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        let message = format!("SKIPPED: {check} needs two cores; this machine gives one");
+        assert!(
+            std::env::var_os("ROWDEX_REQUIRE_PARALLEL").is_none(),
+            "{message}, and ROWDEX_REQUIRE_PARALLEL is set"
+        );
+        // Straight to the process's stderr: the test harness captures `eprintln!` of a test
+        // that passes, and a skip must be seen.
+        let _ = writeln!(std::io::stderr(), "{message}");
+    }
+    cores
 }
 
 /// Shorthand for expected rows.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rowdex_store::metered::{MeteredStore, ReadMeter};
 use rowdex_store::{Durability, FjallStore};
 
-use crate::{TestResult, rows};
+use crate::{TestResult, cores_for_parallel_check, rows};
 
 const ROWS: i64 = 200_000;
 
@@ -125,7 +125,7 @@ async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> 
 
     // A read of the whole table is split into partitions, one per core, read in parallel:
     // every row counted once, in the group its values give.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let cores = cores_for_parallel_check("the full scan's split into partitions").min(8);
     let sql = "SELECT a, count(*), sum(b) FROM t GROUP BY a ORDER BY a";
     let explained = format!("{:?}", rows(&s, &format!("EXPLAIN {sql}")).await?);
     let split = format!("FULL SCAN t in {cores} partitions");
