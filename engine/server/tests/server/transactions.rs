@@ -3,7 +3,7 @@
 //! blocks shown to be open at once.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Barrier;
 use tokio_postgres::Client;
@@ -167,18 +167,39 @@ async fn concurrent_transfers_conserve_the_total() {
                 .await
                 .expect("read-only commit");
             let mut retries = 0;
+            let mut spans = Vec::with_capacity(TRANSFERS);
             for i in 0..TRANSFERS {
                 let from = ((c * 7 + i * 3) as i64) % ACCOUNTS;
                 let to = (from + 1 + (i as i64 % (ACCOUNTS - 1))) % ACCOUNTS;
+                let started = Instant::now();
                 retries += transfer(&client, from, to).await;
+                spans.push((c, started, Instant::now()));
             }
-            retries
+            (retries, spans)
         }));
     }
     let mut retries = 0;
+    let mut spans = Vec::new();
     for task in tasks {
-        retries += task.await.expect("client task");
+        let (client_retries, client_spans) = task.await.expect("client task");
+        retries += client_retries;
+        spans.extend(client_spans);
     }
+    // Transfers of different clients ran at the same time (a server that ran one transfer at a
+    // time would have none overlap), whether they then conflicted (retries) or waited.
+    let overlapping = spans
+        .iter()
+        .enumerate()
+        .filter(|(i, (client, start, end))| {
+            spans[i + 1..]
+                .iter()
+                .any(|(other, s, e)| other != client && s < end && start < e)
+        })
+        .count();
+    assert!(
+        overlapping > TRANSFERS,
+        "only {overlapping} transfers overlapped another client's ({retries} retries)"
+    );
     let total = setup
         .query_one("SELECT sum(bal) FROM acct", &[])
         .await
