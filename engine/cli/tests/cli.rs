@@ -173,8 +173,19 @@ fn sigterm_stops_the_server_keeping_what_was_committed_and_nothing_of_an_open_tr
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
-    assert!(shown.starts_with("id\n1\n2\ncount(*)\n2\n"), "{shown}");
-    assert!(shown.contains("ok"), "{shown}");
+    assert_eq!(
+        shown,
+        "id\n1\n2\ncount(*)\n2\nindex_name,rows,entries,missing,dangling,repaired,status\n\
+         t_v,2,2,0,0,0,ok\n"
+    );
+}
+
+/// CHECK TABLE's rows as psql prints them: `rows` of them (one per secondary index), each
+/// ending `|ok`. An empty or short answer fails.
+fn assert_checked(checked: &str, rows: usize) {
+    let lines: Vec<&str> = checked.lines().collect();
+    assert_eq!(lines.len(), rows, "{checked}");
+    assert!(lines.iter().all(|line| line.ends_with("|ok")), "{checked}");
 }
 
 /// `rowdex serve` on a database (`DIR`, or `--store ADDRESS`) started as a process of its own,
@@ -343,25 +354,62 @@ fn two_serve_processes_share_one_database_on_a_cluster() {
         text(&duplicate.stderr)
     );
 
-    // A is killed while B writes: everything B acknowledged is there, with its index entries.
+    // A is killed in the middle of its own writes (a psql client inserting one row a statement,
+    // still running at the kill) while B writes: everything B acknowledged is there, A's rows
+    // are the ones it acknowledged (and perhaps the one in flight), and every index entry
+    // matches its row.
+    let inserts = dir.path().join("inserts.sql");
+    let statements: String = (1000..6000)
+        .map(|id| format!("INSERT INTO acct VALUES ({id}, 0);\n"))
+        .collect();
+    std::fs::write(&inserts, statements).expect("inserts");
+    let mut writer = psql_command(&a.port)
+        .arg("-f")
+        .arg(&inserts)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql");
     for id in 100..130 {
         if id == 115 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            assert!(
+                writer.try_wait().expect("psql's status").is_none(),
+                "A's writer finished before the kill"
+            );
             let _ = a.signal("-KILL");
         }
         psql(&b.port, &format!("INSERT INTO acct VALUES ({id}, 0)"));
     }
+    let written = writer.wait_with_output().expect("psql's output");
+    assert!(!written.status.success(), "A's writer outlived A");
+    let acknowledged = text(&written.stdout)
+        .lines()
+        .filter(|line| *line == "INSERT 0 1")
+        .count();
+    assert!(acknowledged > 0, "A acknowledged no insert before the kill");
+    let kept: usize = psql(&b.port, "SELECT count(*) FROM acct WHERE id >= 1000")
+        .trim()
+        .parse()
+        .expect("a count");
+    assert!(
+        kept == acknowledged || kept == acknowledged + 1,
+        "A acknowledged {acknowledged} inserts, {kept} are there"
+    );
     assert_eq!(
         psql(
             &b.port,
-            "SELECT count(*), sum(bal) FROM acct; SELECT count(*) FROM acct WHERE bal = 0"
+            &format!(
+                "SELECT count(*), sum(bal) FROM acct WHERE id < 1000; \
+                 SELECT count(*) FROM acct WHERE bal = 0 AND id < 1000; \
+                 SELECT count(*) FROM acct WHERE id >= 1000 AND id < {}",
+                1000 + kept
+            )
         ),
-        "50|20000\n30\n"
+        format!("50|20000\n30\n{kept}\n")
     );
     let checked = psql(&b.port, "CHECK TABLE acct; CHECK TABLE u");
-    assert!(
-        checked.lines().all(|line| line.ends_with("|ok")),
-        "{checked}"
-    );
+    assert_checked(&checked, 2);
 
     // A third process holds a row lock and is SIGKILLed: B's writer, which waits for that
     // lock, goes on once the dead process's lease runs out (10 s), and nothing of the dead
@@ -545,8 +593,5 @@ fn sigkill_mid_tpcb_keeps_every_acknowledged_transaction() {
         &server.port,
         "CHECK TABLE accounts; CHECK TABLE tellers; CHECK TABLE branches; CHECK TABLE history",
     );
-    assert!(
-        checked.lines().all(|line| line.ends_with("|ok")),
-        "{checked}"
-    );
+    assert_checked(&checked, 2);
 }
