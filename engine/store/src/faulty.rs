@@ -8,7 +8,10 @@
 //! - [`Fault::Conflict`]: it fails as a lost race (retryable) and writes nothing;
 //! - [`Fault::LoseAcknowledgement`]: it is applied, then reported as
 //!   [`StoreError::CommitOutcomeUnknown`], as when a connection to a remote store breaks
-//!   after the request was sent.
+//!   after the request was sent;
+//! - [`Fault::LoseRequest`]: it is not applied, and reported as
+//!   [`StoreError::CommitOutcomeUnknown`] all the same, as when the connection breaks before
+//!   the request arrives: the writer cannot tell the two apart.
 //!
 //! Every applied commit also records what its keys held before it, so that
 //! [`FaultyStore::crash`] can drop the last ones, as a power failure drops the writes a
@@ -33,6 +36,8 @@ pub enum Fault {
     Conflict,
     /// Applied, then reported as [`StoreError::CommitOutcomeUnknown`].
     LoseAcknowledgement,
+    /// Not applied, and reported as [`StoreError::CommitOutcomeUnknown`].
+    LoseRequest,
 }
 
 /// When planned faults strike.
@@ -180,6 +185,11 @@ where
             });
         }
         Some(Fault::Conflict) => return Err(StoreError::Conflict),
+        Some(Fault::LoseRequest) => {
+            return Err(StoreError::CommitOutcomeUnknown {
+                reason: "injected fault: the request was lost on its way".to_string(),
+            });
+        }
         Some(Fault::LoseAcknowledgement) | None => {}
     }
     keys.sort();
@@ -426,6 +436,15 @@ mod tests {
 
         store.fail_commit(1, Fault::LoseAcknowledgement)?;
         let lost = put(&store, b"a", b"2").await;
+        assert!(
+            matches!(lost, Err(StoreError::CommitOutcomeUnknown { .. })),
+            "{lost:?}"
+        );
+        assert_eq!(store.get(b"a").await?, Some(b"2".to_vec()));
+
+        // The same report, and nothing applied (nor counted as applied).
+        store.fail_commit(1, Fault::LoseRequest)?;
+        let lost = put(&store, b"a", b"3").await;
         assert!(
             matches!(lost, Err(StoreError::CommitOutcomeUnknown { .. })),
             "{lost:?}"

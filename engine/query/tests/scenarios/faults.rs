@@ -311,6 +311,7 @@ async fn case_under_faults(backend: Backend, case: &Case, csv: &Path) -> TestRes
             Fault::FailBefore,
             Fault::Conflict,
             Fault::LoseAcknowledgement,
+            Fault::LoseRequest,
         ] {
             let context = format!("{backend:?}, {}, {fault:?} at commit {point}", case.name);
             let mut run = Fixture::new(backend).await?;
@@ -318,7 +319,7 @@ async fn case_under_faults(backend: Backend, case: &Case, csv: &Path) -> TestRes
             let result = run.db.session().execute(&sql).await;
             run.store.heal()?;
             match (&result, fault) {
-                (Err(error), Fault::LoseAcknowledgement) => assert!(
+                (Err(error), Fault::LoseAcknowledgement | Fault::LoseRequest) => assert!(
                     error.is_outcome_unknown(),
                     "{context}: a lost acknowledgement reported as {error:?} ({error})"
                 ),
@@ -348,6 +349,11 @@ async fn case_under_faults(backend: Backend, case: &Case, csv: &Path) -> TestRes
                 );
             } else {
                 before_or_after(&now, &before, &after, &context)?;
+                // A request lost on its way applied nothing: a statement of one commit left the
+                // store as it was, though it could not say so.
+                if fault == Fault::LoseRequest && commits == 1 {
+                    assert!(now == before, "{context}: a lost request changed the store");
+                }
                 if result.is_ok() {
                     assert!(
                         now == after,
