@@ -13,6 +13,11 @@
 //!   [`StoreError::CommitOutcomeUnknown`] all the same, as when the connection breaks before
 //!   the request arrives: the writer cannot tell the two apart.
 //!
+//! Reads fail too, where planned ([`FaultyStore::fail_read`], [`FaultyStore::fail_reads_in`]):
+//! the n-th read from now (of one kind, or of any), or every read that touches a key range, with
+//! an I/O error; through the store, its transactions (their guarded reads included) and its
+//! snapshots alike. Reads are counted ([`FaultyStore::reads`]) so that a test can aim at each.
+//!
 //! Every applied commit also records what its keys held before it, so that
 //! [`FaultyStore::crash`] can drop the last ones, as a power failure drops the writes a
 //! buffered journal had not synced yet (a suffix of them: journals are written in commit
@@ -23,8 +28,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{
-    Capabilities, CountPage, Direction, KeyRange, KvRead, KvStore, Result, Savepoint, ScanPage,
-    StoreError, Transaction, Validation, WriteBatch,
+    Capabilities, CountPage, Direction, EntryVisitor, KeyRange, KvRead, KvStore, Result, Savepoint,
+    ScanPage, StoreError, Transaction, Validation, WriteBatch,
 };
 
 /// What happens to a commit a fault is planned for.
@@ -38,6 +43,28 @@ pub enum Fault {
     LoseAcknowledgement,
     /// Not applied, and reported as [`StoreError::CommitOutcomeUnknown`].
     LoseRequest,
+}
+
+/// The kinds of read, as a read fault names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// `get`, `multi_get`, `contains`: keys looked up.
+    Lookup,
+    /// `scan_page`, `scan_pages`, `visit_page`, `count_page`: a range read.
+    Range,
+}
+
+/// Which reads fail.
+#[derive(Debug, Clone)]
+enum ReadPlan {
+    None,
+    /// The read numbered `at` (counted over the store's life), of `kind` if given.
+    Once {
+        at: u64,
+        kind: Option<ReadKind>,
+    },
+    /// Every read that touches `range`.
+    Within(KeyRange),
 }
 
 /// When planned faults strike.
@@ -61,6 +88,13 @@ struct State {
     /// Commits that reached the store, faulted ones included.
     commits: u64,
     plan: Plan,
+    /// Reads so far, and of each kind (lookups, range reads).
+    reads: u64,
+    lookups: u64,
+    range_reads: u64,
+    /// Reads a fault failed.
+    failed_reads: u64,
+    read_plan: ReadPlan,
     /// Before-images of the applied commits, oldest first.
     applied: Vec<BeforeImage>,
 }
@@ -78,6 +112,11 @@ impl FaultyStore {
             state: Arc::new(Mutex::new(State {
                 commits: 0,
                 plan: Plan::None,
+                reads: 0,
+                lookups: 0,
+                range_reads: 0,
+                failed_reads: 0,
+                read_plan: ReadPlan::None,
                 applied: Vec::new(),
             })),
         }
@@ -113,9 +152,48 @@ impl FaultyStore {
         Ok(())
     }
 
-    /// Cancels the planned faults.
+    /// Reads so far, of `kind` if given.
+    pub fn reads(&self, kind: Option<ReadKind>) -> Result<u64> {
+        let state = self.state()?;
+        Ok(match kind {
+            None => state.reads,
+            Some(ReadKind::Lookup) => state.lookups,
+            Some(ReadKind::Range) => state.range_reads,
+        })
+    }
+
+    /// Reads a fault has failed so far (a test's proof that its fault struck).
+    pub fn failed_reads(&self) -> Result<u64> {
+        Ok(self.state()?.failed_reads)
+    }
+
+    /// Fails the `n`-th read from now (`n` ≥ 1; of `kind` if given) with an I/O error, in
+    /// place of any other read fault.
+    pub fn fail_read(&self, n: u64, kind: Option<ReadKind>) -> Result<()> {
+        let mut state = self.state()?;
+        let so_far = match kind {
+            None => state.reads,
+            Some(ReadKind::Lookup) => state.lookups,
+            Some(ReadKind::Range) => state.range_reads,
+        };
+        state.read_plan = ReadPlan::Once {
+            at: so_far + n.max(1),
+            kind,
+        };
+        Ok(())
+    }
+
+    /// Fails every read that touches `range` until [`FaultyStore::heal`].
+    pub fn fail_reads_in(&self, range: KeyRange) -> Result<()> {
+        self.state()?.read_plan = ReadPlan::Within(range);
+        Ok(())
+    }
+
+    /// Cancels the planned faults, of commits and of reads.
     pub fn heal(&self) -> Result<()> {
-        self.state()?.plan = Plan::None;
+        let mut state = self.state()?;
+        state.plan = Plan::None;
+        state.read_plan = ReadPlan::None;
         Ok(())
     }
 
@@ -151,6 +229,143 @@ impl FaultyStore {
 fn lock(state: &Mutex<State>) -> Result<MutexGuard<'_, State>> {
     state.lock().map_err(|_| StoreError::LockPoisoned)
 }
+
+/// What a read touches, for a fault on a key range.
+enum Touched<'a> {
+    Keys(&'a [Vec<u8>]),
+    Ranges(&'a [KeyRange]),
+}
+
+impl Touched<'_> {
+    fn meets(&self, range: &KeyRange) -> bool {
+        match self {
+            Touched::Keys(keys) => keys.iter().any(|key| range.contains(key)),
+            // Two half-open ranges meet when each starts before the other ends.
+            Touched::Ranges(ranges) => ranges.iter().any(|read| {
+                read.end
+                    .as_deref()
+                    .is_none_or(|end| range.start.as_slice() < end)
+                    && range
+                        .end
+                        .as_deref()
+                        .is_none_or(|end| read.start.as_slice() < end)
+            }),
+        }
+    }
+}
+
+/// Counts a read of `kind` touching `touched`, and fails it if a read fault strikes it.
+fn check_read(state: &Mutex<State>, kind: ReadKind, touched: Touched<'_>) -> Result<()> {
+    let mut state = lock(state)?;
+    state.reads += 1;
+    let of_kind = match kind {
+        ReadKind::Lookup => {
+            state.lookups += 1;
+            state.lookups
+        }
+        ReadKind::Range => {
+            state.range_reads += 1;
+            state.range_reads
+        }
+    };
+    let strikes = match &state.read_plan {
+        ReadPlan::None => false,
+        ReadPlan::Once { at, kind: None } => state.reads == *at,
+        ReadPlan::Once {
+            at,
+            kind: Some(planned),
+        } => *planned == kind && of_kind == *at,
+        ReadPlan::Within(range) => touched.meets(range),
+    };
+    if strikes {
+        state.failed_reads += 1;
+        if matches!(state.read_plan, ReadPlan::Once { .. }) {
+            state.read_plan = ReadPlan::None;
+        }
+        return Err(StoreError::Io {
+            source: std::io::Error::other("injected fault: the read failed"),
+        });
+    }
+    Ok(())
+}
+
+/// `impl KvRead for` a reader whose `inner` reads and whose `state` plans the faults (the
+/// header is given: `#[async_trait]` must see the methods, so it is written here): each read is
+/// counted and checked before it is forwarded.
+macro_rules! faulty_reads {
+    ($($header:tt)*) => {
+        #[async_trait::async_trait]
+        $($header)* {
+        async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            let keys = [key.to_vec()];
+            check_read(&self.state, ReadKind::Lookup, Touched::Keys(&keys))?;
+            self.inner.get(key).await
+        }
+
+        async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+            check_read(&self.state, ReadKind::Lookup, Touched::Keys(keys))?;
+            self.inner.multi_get(keys).await
+        }
+
+        async fn scan_page(
+            &self,
+            range: &KeyRange,
+            direction: Direction,
+            limit: usize,
+        ) -> Result<ScanPage> {
+            let ranges = std::slice::from_ref(range);
+            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            self.inner.scan_page(range, direction, limit).await
+        }
+
+        async fn visit_page(
+            &self,
+            range: &KeyRange,
+            direction: Direction,
+            limit: usize,
+            visit: &mut EntryVisitor<'_>,
+        ) -> Result<Option<KeyRange>> {
+            let ranges = std::slice::from_ref(range);
+            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            self.inner.visit_page(range, direction, limit, visit).await
+        }
+
+        async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+            let ranges = std::slice::from_ref(range);
+            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            self.inner.count_page(range, cap).await
+        }
+
+        async fn scan_pages(
+            &self,
+            ranges: &[KeyRange],
+            direction: Direction,
+            limit: usize,
+        ) -> Result<Vec<ScanPage>> {
+            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            self.inner.scan_pages(ranges, direction, limit).await
+        }
+
+        fn batches_ranges(&self) -> bool {
+            self.inner.batches_ranges()
+        }
+
+        async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
+            check_read(&self.state, ReadKind::Lookup, Touched::Keys(keys))?;
+            self.inner.contains(keys).await
+        }
+        }
+    };
+}
+
+/// A snapshot of a [`FaultyStore`], or a transaction's guarded view: reads through the faults.
+struct FaultyReader<R> {
+    inner: R,
+    state: Arc<Mutex<State>>,
+}
+
+faulty_reads!(impl KvRead for FaultyReader<Arc<dyn KvRead>>);
+faulty_reads!(impl<'a> KvRead for FaultyReader<Box<dyn KvRead + 'a>>);
 
 /// Counts a commit and says which fault, if any, strikes it.
 fn next_fault(state: &Mutex<State>) -> Result<Option<Fault>> {
@@ -207,46 +422,7 @@ where
     }
 }
 
-#[async_trait::async_trait]
-impl KvRead for FaultyStore {
-    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        self.inner.multi_get(keys).await
-    }
-
-    async fn scan_page(
-        &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> Result<ScanPage> {
-        self.inner.scan_page(range, direction, limit).await
-    }
-
-    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
-        self.inner.count_page(range, cap).await
-    }
-
-    async fn scan_pages(
-        &self,
-        ranges: &[KeyRange],
-        direction: Direction,
-        limit: usize,
-    ) -> Result<Vec<ScanPage>> {
-        self.inner.scan_pages(ranges, direction, limit).await
-    }
-
-    fn batches_ranges(&self) -> bool {
-        self.inner.batches_ranges()
-    }
-
-    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
-        self.inner.contains(keys).await
-    }
-}
+faulty_reads!(impl KvRead for FaultyStore);
 
 #[async_trait::async_trait]
 impl KvStore for FaultyStore {
@@ -269,7 +445,10 @@ impl KvStore for FaultyStore {
     }
 
     fn snapshot(&self) -> Arc<dyn KvRead> {
-        self.inner.snapshot()
+        Arc::new(FaultyReader {
+            inner: self.inner.snapshot(),
+            state: self.state.clone(),
+        })
     }
 
     async fn begin(&self) -> Result<Box<dyn Transaction>> {
@@ -309,46 +488,7 @@ struct FaultyTransaction {
     state: Arc<Mutex<State>>,
 }
 
-#[async_trait::async_trait]
-impl KvRead for FaultyTransaction {
-    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(key).await
-    }
-
-    async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-        self.inner.multi_get(keys).await
-    }
-
-    async fn scan_page(
-        &self,
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-    ) -> Result<ScanPage> {
-        self.inner.scan_page(range, direction, limit).await
-    }
-
-    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
-        self.inner.count_page(range, cap).await
-    }
-
-    async fn scan_pages(
-        &self,
-        ranges: &[KeyRange],
-        direction: Direction,
-        limit: usize,
-    ) -> Result<Vec<ScanPage>> {
-        self.inner.scan_pages(ranges, direction, limit).await
-    }
-
-    fn batches_ranges(&self) -> bool {
-        self.inner.batches_ranges()
-    }
-
-    async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
-        self.inner.contains(keys).await
-    }
-}
+faulty_reads!(impl KvRead for FaultyTransaction);
 
 #[async_trait::async_trait]
 impl Transaction for FaultyTransaction {
@@ -357,7 +497,10 @@ impl Transaction for FaultyTransaction {
     }
 
     fn guarded(&self) -> Box<dyn KvRead + '_> {
-        self.inner.guarded()
+        Box::new(FaultyReader {
+            inner: self.inner.guarded(),
+            state: self.state.clone(),
+        })
     }
 
     fn refresh(&mut self) -> bool {
@@ -475,6 +618,55 @@ mod tests {
             .scan_page(&KeyRange::all(), Direction::Forward, 10)
             .await?;
         assert!(all.entries.is_empty(), "{:?}", all.entries);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn reads_fail_where_planned_through_every_reader() -> Result<()> {
+        let store = FaultyStore::new(Arc::new(MemoryStore::new()));
+        put(&store, b"a", b"1").await?;
+        put(&store, b"m", b"1").await?;
+        let is_io = |result: &Result<Option<Vec<u8>>>| matches!(result, Err(StoreError::Io { .. }));
+
+        // The second lookup from now fails, once.
+        store.fail_read(2, Some(ReadKind::Lookup))?;
+        store
+            .scan_page(&KeyRange::all(), Direction::Forward, 10)
+            .await?;
+        assert_eq!(store.get(b"a").await?, Some(b"1".to_vec()));
+        assert!(is_io(&store.get(b"a").await));
+        assert_eq!(store.get(b"a").await?, Some(b"1".to_vec()));
+
+        // Through a snapshot and a transaction too; the n-th read of any kind.
+        store.fail_read(1, None)?;
+        let snapshot = store.snapshot();
+        assert!(is_io(&snapshot.get(b"m").await));
+        let tx = store.begin().await?;
+        store.fail_read(1, None)?;
+        assert!(matches!(
+            tx.scan_page(&KeyRange::all(), Direction::Forward, 10).await,
+            Err(StoreError::Io { .. })
+        ));
+        store.fail_read(1, None)?;
+        assert!(is_io(&tx.guarded().get(b"a").await));
+
+        // Every read touching [k, n) fails until healed; others go on.
+        store.fail_reads_in(KeyRange::new(b"k".to_vec(), Some(b"n".to_vec())))?;
+        assert_eq!(store.get(b"a").await?, Some(b"1".to_vec()));
+        assert!(is_io(&store.get(b"m").await));
+        let before_m = KeyRange::new(Vec::new(), Some(b"k".to_vec()));
+        assert_eq!(
+            store
+                .scan_page(&before_m, Direction::Forward, 10)
+                .await?
+                .entries
+                .len(),
+            1
+        );
+        assert!(store.count_page(&KeyRange::all(), 10).await.is_err());
+        store.heal()?;
+        assert_eq!(store.count_page(&KeyRange::all(), 10).await?.entries, 2);
+        assert!(store.reads(None)? >= 10);
         Ok(())
     }
 }

@@ -6,6 +6,12 @@
 //! after the database is opened again. A lost acknowledgement is reported as such, never as a
 //! failure, and the retry loop gives up after its bound.
 //!
+//! Reads fail too (`read_faults_*`): a SELECT through an index, a join, UPDATE ... RETURNING,
+//! INSERT ... SELECT, CREATE INDEX's backfill and COPY TO, each with its first, second, middle
+//! and last read failing, report the injected I/O error and leave the store as before (or, for
+//! CREATE INDEX, whose backfill commits pages between its reads, as before or after), CHECK
+//! TABLE clean, and so again after the database is opened again.
+//!
 //! "Exactly" is a comparison of every key and value in the store, with one normalisation: the
 //! row-count deltas each write appends (keyed by the writing process) are summed per table
 //! into one figure, since two processes record the same count under different keys.
@@ -16,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rowdex::{Database, ManualClock, Session};
-use rowdex_store::faulty::{Fault, FaultyStore};
+use rowdex_store::faulty::{Fault, FaultyStore, ReadKind};
 use rowdex_store::{Direction, KeyRange, KvStore, MemoryStore};
 
 use crate::{TestResult, rows};
@@ -183,7 +189,13 @@ fn eight(bytes: &[u8]) -> [u8; 8] {
 /// Every index of `t` and `s` checks clean.
 async fn assert_check_clean(s: &Session, context: &str) -> TestResult {
     for table in ["t", "s"] {
-        for row in rows(s, &format!("CHECK TABLE {table}")).await? {
+        let checked = rows(s, &format!("CHECK TABLE {table}")).await?;
+        // A row per index: t has two, s one (an empty answer checked nothing).
+        assert!(
+            !checked.is_empty(),
+            "{context}: CHECK TABLE {table} answered nothing"
+        );
+        for row in checked {
             assert_eq!(
                 row.last().map(String::as_str),
                 Some("ok"),
@@ -292,18 +304,7 @@ async fn case_under_faults(backend: Backend, case: &Case, csv: &Path) -> TestRes
     // A fault at CREATE INDEX's last commit, its statistics, leaves the index built and
     // visible without them (the statement succeeds with a warning): the state after, with the
     // statistics as before.
-    let statistics = |key: &Vec<u8>| key.starts_with(&[0x00, b'S']);
-    let mut after_without_statistics: Dump = after
-        .iter()
-        .filter(|(key, _)| !statistics(key))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    after_without_statistics.extend(
-        before
-            .iter()
-            .filter(|(key, _)| statistics(key))
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    let after_without_statistics = with_statistics_of(&after, &before);
     let gathers_statistics = case.sql.starts_with("CREATE INDEX");
 
     for point in 1..=commits {
@@ -454,4 +455,200 @@ async fn the_retry_loop_gives_up_after_its_bound() -> TestResult {
         .execute("UPDATE t SET c = 0 WHERE k = 1")
         .await?;
     Ok(())
+}
+
+/// `after` with the table statistics (0x00 'S') of `before`: the state a statement leaves when
+/// all of it but its statistics landed.
+fn with_statistics_of(after: &Dump, before: &Dump) -> Dump {
+    let statistics = |key: &Vec<u8>| key.starts_with(&[0x00, b'S']);
+    let mut out: Dump = after
+        .iter()
+        .filter(|(key, _)| !statistics(key))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    out.extend(
+        before
+            .iter()
+            .filter(|(key, _)| statistics(key))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    out
+}
+
+/// A statement that reads, with whether it writes (a reader must leave the store as it was).
+struct ReadCase {
+    name: &'static str,
+    sql: &'static str,
+    writes: bool,
+}
+
+const READ_CASES: &[ReadCase] = &[
+    ReadCase {
+        name: "SELECT through an index",
+        sql: "SELECT count(*), sum(c) FROM t WHERE a = 5",
+        writes: false,
+    },
+    ReadCase {
+        name: "join",
+        sql: "SELECT count(*) FROM t JOIN s ON s.k = t.c WHERE t.k <= 100",
+        writes: false,
+    },
+    ReadCase {
+        name: "UPDATE ... RETURNING",
+        sql: "UPDATE t SET c = c + 1 WHERE a = 3 RETURNING k, c",
+        writes: true,
+    },
+    ReadCase {
+        name: "INSERT ... SELECT",
+        sql: "INSERT INTO t SELECT k + 3000, a, b || 'x', c FROM t WHERE k <= 50",
+        writes: true,
+    },
+    ReadCase {
+        name: "CREATE INDEX (backfill pages)",
+        sql: "CREATE INDEX t_c ON t (c)",
+        writes: true,
+    },
+    ReadCase {
+        name: "COPY TO",
+        sql: "COPY t TO '{out}' WITH (FORMAT csv)",
+        writes: false,
+    },
+];
+
+/// One read case on one backend: the healthy run counts its reads; then its first, second,
+/// middle and last read fail, each in a fresh database.
+async fn read_case_under_faults(backend: Backend, case: &ReadCase, out: &Path) -> TestResult {
+    let sql = case.sql.replace("{out}", &out.display().to_string());
+    let healthy = Fixture::new(backend).await?;
+    let before = state(&healthy).await?;
+    let first = healthy.store.reads(None)?;
+    healthy.db.session().execute(&sql).await?;
+    let reads = healthy.store.reads(None)? - first;
+    let after = state(&healthy).await?;
+    assert!(reads >= 1, "{}: no read", case.name);
+    assert_eq!(
+        before == after,
+        !case.writes,
+        "{}: writes or not",
+        case.name
+    );
+    let mut points = vec![1, 2, reads.div_ceil(2), reads];
+    points.retain(|point| *point <= reads);
+    points.dedup();
+    for point in points {
+        let context = format!("{backend:?}, {}, read {point} of {reads} fails", case.name);
+        let mut run = Fixture::new(backend).await?;
+        run.store.fail_read(point, None)?;
+        let result = run.db.session().execute(&sql).await;
+        run.store.heal()?;
+        assert_eq!(
+            run.store.failed_reads()?,
+            1,
+            "{context}: the fault did not strike"
+        );
+        // The injected fault is what a failed statement reports, not a failure of its own. A
+        // read whose failure a statement may pass over (CREATE INDEX's statistics, with a
+        // warning) leaves it to finish as the healthy run did, but for those.
+        if let Err(error) = &result {
+            assert!(
+                error
+                    .to_string()
+                    .contains("injected fault: the read failed"),
+                "{context}: reported as {error:?} ({error})"
+            );
+        }
+        let now = state(&run).await?;
+        if result.is_err() && !case.writes {
+            assert!(now == before, "{context}: a failed read changed the store");
+        } else if result.is_ok() {
+            assert!(
+                now == after || now == with_statistics_of(&after, &before),
+                "{context}: succeeded, but not as after it"
+            );
+        } else {
+            before_or_after(&now, &before, &after, &context)?;
+        }
+        assert_check_clean(&run.db.session(), &context).await?;
+        run.reopen().await?;
+        let reopened = state(&run).await?;
+        if reopened != with_statistics_of(&after, &before) {
+            before_or_after(&reopened, &before, &after, &format!("{context}, reopened"))?;
+        }
+        if result.is_err() && !case.writes {
+            assert!(reopened == before, "{context}, reopened: changed");
+        }
+    }
+    Ok(())
+}
+
+async fn every_read_case_under_faults(backend: Backend) -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("out.csv");
+    for case in READ_CASES {
+        read_case_under_faults(backend, case, &out).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_faults_fail_the_statement_and_change_nothing_in_memory() -> TestResult {
+    every_read_case_under_faults(Backend::Memory).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_faults_fail_the_statement_and_change_nothing_on_disk() -> TestResult {
+    every_read_case_under_faults(Backend::Fjall).await
+}
+
+/// Every read of a key range fails while planned: a read of the row in it fails, one of the
+/// row beside it does not.
+#[tokio::test]
+async fn reads_in_a_failing_key_range_fail_and_others_go_on() -> TestResult {
+    let fixture = Fixture::new(Backend::Memory).await?;
+    let s = fixture.db.session();
+    let lookups = fixture.store.reads(Some(ReadKind::Lookup))?;
+    assert_eq!(cell(&s, "SELECT b FROM t WHERE k = 7").await?, "b7");
+    assert!(fixture.store.reads(Some(ReadKind::Lookup))? > lookups);
+    // t's row 7: the key holding the integer 7 (sign bit flipped, big-endian) whose value
+    // holds its text 'b7'.
+    let seven = [0x80, 0, 0, 0, 0, 0, 0, 7];
+    let row7 = dump(&fixture.store)
+        .await?
+        .into_iter()
+        .find(|(key, value)| {
+            key.windows(8).any(|w| w == seven) && value.windows(2).any(|w| w == b"b7")
+        })
+        .map(|(key, _)| key)
+        .ok_or("no key for row 7")?;
+    let mut after_row7 = row7.clone();
+    after_row7.push(0);
+    fixture
+        .store
+        .fail_reads_in(KeyRange::new(row7, Some(after_row7)))?;
+    assert_eq!(cell(&s, "SELECT b FROM t WHERE k = 8").await?, "b8");
+    let struck = fixture.store.failed_reads()?;
+    let failed = s.execute("SELECT b FROM t WHERE k = 7").await;
+    assert!(
+        fixture.store.failed_reads()? > struck,
+        "no read of row 7 failed"
+    );
+    assert!(
+        failed
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("injected fault")),
+        "{failed:?}"
+    );
+    fixture.store.heal()?;
+    assert_eq!(cell(&s, "SELECT b FROM t WHERE k = 7").await?, "b7");
+    Ok(())
+}
+
+/// The first cell of the only row.
+async fn cell(s: &Session, sql: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let result = rows(s, sql).await?;
+    Ok(result
+        .first()
+        .and_then(|row| row.first())
+        .cloned()
+        .ok_or("no row")?)
 }
