@@ -5,7 +5,7 @@
 use rowdex_codec::{Datum, SortOrder, key};
 use serde::{Deserialize, Serialize};
 
-use crate::types::{ArrayElement, DataType, Declared};
+use crate::types::{DataType, Declared};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnDef {
@@ -81,9 +81,9 @@ impl ColumnDef {
         match self.data_type {
             // Travel as their text; clients are told what the text is.
             DataType::Uuid => return Some("UUID".to_string()),
-            DataType::Array {
-                element: element @ (ArrayElement::Uuid | ArrayElement::Json | ArrayElement::Jsonb),
-            } => return Some(format!("{}[]", element.spelling())),
+            DataType::Array { element } if element.declared_array().is_some() => {
+                return element.declared_array();
+            }
             _ => {}
         }
         match (self.declared, max_len) {

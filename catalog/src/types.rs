@@ -165,6 +165,23 @@ impl ArrayElement {
             .find(|element| element.pg_name() == lower)
     }
 
+    /// The declared type (`UUID[]`) of an array whose elements travel as text that only the
+    /// declaration tells apart (UUID, JSON, JSONB); None for the others, whose Arrow type says.
+    pub fn declared_array(self) -> Option<String> {
+        matches!(
+            self,
+            ArrayElement::Uuid | ArrayElement::Json | ArrayElement::Jsonb
+        )
+        .then(|| format!("{}[]", self.spelling()))
+    }
+
+    /// The element of the array type [`ArrayElement::declared_array`] writes.
+    pub fn of_declared_array(declared: &str) -> Option<ArrayElement> {
+        [ArrayElement::Uuid, ArrayElement::Json, ArrayElement::Jsonb]
+            .into_iter()
+            .find(|element| element.declared_array().as_deref() == Some(declared))
+    }
+
     /// The element type's SQL spelling (`INTEGER`, `NUMERIC(10,2)`), which `[]` follows in the
     /// column's.
     pub fn spelling(self) -> String {

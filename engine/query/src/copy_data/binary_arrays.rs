@@ -29,12 +29,9 @@ const EPOCH_MICROS: i64 = 946_684_800_000_000;
 /// The element type of a list column whose field declares `declared` (`UUID[]`, `JSONB[]`:
 /// lists of text whose field says what the text is), else the one its Arrow elements read as.
 pub fn declared_element(values: &dyn Array, declared: Option<&str>) -> ArrayElement {
-    match declared {
-        Some("UUID[]") => ArrayElement::Uuid,
-        Some("JSON[]") => ArrayElement::Json,
-        Some("JSONB[]") => ArrayElement::Jsonb,
-        _ => element_of_arrow(values.data_type()),
-    }
+    declared
+        .and_then(ArrayElement::of_declared_array)
+        .unwrap_or_else(|| element_of_arrow(values.data_type()))
 }
 
 /// The elements of one list value (`values`) of a column declared `declared` (see

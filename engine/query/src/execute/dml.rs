@@ -290,7 +290,10 @@ async fn query_rows_into(
 /// The rows of `batches` as datums, a naive timestamp in a column flagged in `instants` made
 /// the instant it is in the statement's zone (Arrow's cast of a naive time to a zone).
 fn rows_of(batches: &[RecordBatch], instants: &[bool]) -> Result<Vec<Vec<Datum>>> {
-    let zone: Arc<str> = Arc::from(statement_time_zone().arrow_name());
+    // Asked only where an instant column is there (most rows have none).
+    let zone: Option<Arc<str>> = instants
+        .contains(&true)
+        .then(|| Arc::from(statement_time_zone().arrow_name()));
     let mut rows = Vec::new();
     for batch in batches {
         let columns = batch
@@ -299,10 +302,7 @@ fn rows_of(batches: &[RecordBatch], instants: &[bool]) -> Result<Vec<Vec<Datum>>
             .enumerate()
             .map(|(i, column)| match column.data_type() {
                 ArrowType::Timestamp(unit, None) if instants.get(i).copied().unwrap_or(false) => {
-                    Ok(cast(
-                        column,
-                        &ArrowType::Timestamp(*unit, Some(zone.clone())),
-                    )?)
+                    Ok(cast(column, &ArrowType::Timestamp(*unit, zone.clone()))?)
                 }
                 _ => Ok(column.clone()),
             })

@@ -106,14 +106,11 @@ impl ScalarUDFImpl for ArrayIn {
         let element = named_element(args.scalar_arguments.get(1).copied().flatten())?;
         let field = Field::new(self.name(), list_type(element), true);
         // Elements that travel as text say what the text is, as a column of them does.
-        Ok(Arc::new(match element {
-            ArrayElement::Uuid | ArrayElement::Json | ArrayElement::Jsonb => {
-                field.with_metadata(HashMap::from([(
-                    DECLARED_TYPE.to_string(),
-                    format!("{}[]", element.spelling()),
-                )]))
+        Ok(Arc::new(match element.declared_array() {
+            Some(declared) => {
+                field.with_metadata(HashMap::from([(DECLARED_TYPE.to_string(), declared)]))
             }
-            _ => field,
+            None => field,
         }))
     }
 
