@@ -39,6 +39,7 @@
 //! answer from its filters for the many absent keys.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use rowdex_codec::CodecError;
@@ -46,8 +47,13 @@ use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::{IndexError, Result};
 
+mod stats;
 #[cfg(test)]
 mod tests;
+mod union;
+
+pub use stats::IntersectionStats;
+use union::{MergedCursor, UnionCursor, set};
 
 /// Page size of a cursor's first page: cheap if the pattern turns out sparse (~16 entries cost
 /// less than one open), and big enough that a dense stream reaches [`MAX_PAGE`] in a few pages.
@@ -79,25 +85,9 @@ pub enum PkInput {
     /// Primary keys already sorted ascending and deduplicated (the caller buffered and sorted a
     /// stream that was not pk-ordered, e.g. a range predicate on the indexed column).
     Sorted(Vec<Vec<u8>>),
-}
-
-/// I/O done so far by a cursor or an intersection.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IntersectionStats {
-    /// Entries read by page reads.
-    pub entries_read: u64,
-    /// Number of page reads (each opens an iterator in the backend).
-    pub seeks: u64,
-    /// Entry keys looked up to check candidates against checked inputs.
-    pub checks: u64,
-}
-
-impl std::ops::AddAssign for IntersectionStats {
-    fn add_assign(&mut self, other: IntersectionStats) {
-        self.entries_read += other.entries_read;
-        self.seeks += other.seeks;
-        self.checks += other.checks;
-    }
+    /// The union of several inputs (the arms of an OR), merged k-way on the fly, dropping
+    /// duplicate pks.
+    Any(Vec<PkInput>),
 }
 
 /// The intersection of several [`PkInput`]s, streamed in ascending pk order.
@@ -287,12 +277,6 @@ fn reused_buffer(buffers: &mut Vec<Vec<u8>>, i: usize) -> &mut Vec<u8> {
     buffer
 }
 
-/// Overwrites `buf` with `bytes`, keeping its allocation.
-fn set(buf: &mut Vec<u8>, bytes: &[u8]) {
-    buf.clear();
-    buf.extend_from_slice(bytes);
-}
-
 /// A forward-only cursor over the primary keys of one [`PkInput`].
 ///
 /// A new cursor is positioned before the first pk: the first [`PkCursor::advance`] returns the
@@ -307,8 +291,15 @@ enum CursorKind {
     Sorted(SortedCursor),
     /// The common single-range case, without the union's heap.
     Range(RangeCursor),
-    Union(UnionCursor),
+    Union(UnionCursor<RangeCursor>),
+    /// The arms of an OR. Its moves are boxed: an arm may be a union of arms itself.
+    Any(UnionCursor<PkCursor>),
 }
+
+/// A cursor move's future, boxed to break the type's recursion through [`CursorKind::Any`].
+/// `'c` is the cursor's borrow (the pk returned lives as long), `'f` the future's (the cursor
+/// and the seek's target).
+type BoxedMove<'c, 'f> = Pin<Box<dyn Future<Output = Result<Option<&'c [u8]>>> + Send + 'f>>;
 
 impl std::fmt::Debug for PkCursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -339,6 +330,18 @@ impl PkCursor {
                         .collect(),
                 )),
             },
+            PkInput::Any(arms) => {
+                let mut arms: Vec<PkCursor> = arms
+                    .into_iter()
+                    .map(|arm| PkCursor::new(Arc::clone(&reader), arm))
+                    .filter(|arm| !arm.known_empty())
+                    .collect();
+                match arms.len() {
+                    0 => CursorKind::Empty,
+                    1 => return arms.remove(0),
+                    _ => CursorKind::Any(UnionCursor::new(arms)),
+                }
+            }
         };
         PkCursor { kind }
     }
@@ -352,6 +355,7 @@ impl PkCursor {
             CursorKind::Sorted(c) => Ok(c.seek(target)),
             CursorKind::Range(c) => c.seek(target).await,
             CursorKind::Union(c) => c.seek(target).await,
+            CursorKind::Any(c) => (Box::pin(c.seek(target)) as BoxedMove<'_, '_>).await,
         }
     }
 
@@ -363,6 +367,7 @@ impl PkCursor {
             CursorKind::Sorted(c) => Ok(c.advance()),
             CursorKind::Range(c) => c.advance().await,
             CursorKind::Union(c) => c.advance().await,
+            CursorKind::Any(c) => (Box::pin(c.advance()) as BoxedMove<'_, '_>).await,
         }
     }
 
@@ -373,6 +378,7 @@ impl PkCursor {
             CursorKind::Sorted(c) => c.current(),
             CursorKind::Range(c) => c.current(),
             CursorKind::Union(c) => c.current(),
+            CursorKind::Any(c) => c.current(),
         }
     }
 
@@ -381,13 +387,8 @@ impl PkCursor {
         match &self.kind {
             CursorKind::Empty | CursorKind::Sorted(_) => IntersectionStats::default(),
             CursorKind::Range(c) => c.stats,
-            CursorKind::Union(c) => {
-                let mut stats = IntersectionStats::default();
-                for sub in &c.subs {
-                    stats += sub.stats;
-                }
-                stats
-            }
+            CursorKind::Union(c) => c.stats(),
+            CursorKind::Any(c) => c.stats(),
         }
     }
 
@@ -396,7 +397,7 @@ impl PkCursor {
         match &self.kind {
             CursorKind::Empty => true,
             CursorKind::Sorted(c) => c.pks.is_empty(),
-            CursorKind::Range(_) | CursorKind::Union(_) => false,
+            CursorKind::Range(_) | CursorKind::Union(_) | CursorKind::Any(_) => false,
         }
     }
 }
@@ -645,121 +646,38 @@ impl RangeCursor {
     }
 }
 
-/// The k-way merge of several range cursors, without duplicates.
-///
-/// A min-heap orders the positioned sub-cursors by current pk, so a seek only touches the
-/// sub-cursors behind the target and a step only those on the current pk: an `IN` list of many
-/// values costs O(log k) per pk, not O(k).
-struct UnionCursor {
-    subs: Vec<RangeCursor>,
-    /// Min-heap (by current pk) of the indices of the positioned sub-cursors.
-    heap: Vec<usize>,
-    started: bool,
-    /// The pk being stepped past, kept while the sub-cursors on it move.
-    scratch: Vec<u8>,
-}
-
-impl UnionCursor {
-    fn new(subs: Vec<RangeCursor>) -> UnionCursor {
-        UnionCursor {
-            heap: Vec::with_capacity(subs.len()),
-            subs,
-            started: false,
-            scratch: Vec::new(),
-        }
-    }
-
+impl MergedCursor for RangeCursor {
     fn current(&self) -> Option<&[u8]> {
-        self.heap.first().and_then(|&i| self.subs[i].current())
+        RangeCursor::current(self)
     }
 
-    /// Positions every sub-cursor (on its first pk, or at `target`) and builds the heap.
-    async fn start(&mut self, target: Option<&[u8]>) -> Result<()> {
-        // Rebuilt from scratch, so that a retry after a failed read starts over cleanly.
-        self.heap.clear();
-        for (i, sub) in self.subs.iter_mut().enumerate() {
-            let positioned = match target {
-                Some(target) => sub.seek(target).await?.is_some(),
-                None if sub.current().is_some() => true,
-                None => sub.advance().await?.is_some(),
-            };
-            if positioned {
-                self.heap.push(i);
-            }
-        }
-        for i in (0..self.heap.len() / 2).rev() {
-            sift_down(&mut self.heap, &self.subs, i);
-        }
-        self.started = true;
-        Ok(())
+    fn seek(&mut self, target: &[u8]) -> impl Future<Output = Result<Option<&[u8]>>> + Send {
+        RangeCursor::seek(self, target)
     }
 
-    async fn seek(&mut self, target: &[u8]) -> Result<Option<&[u8]>> {
-        if !self.started {
-            self.start(Some(target)).await?;
-            return Ok(self.current());
-        }
-        while let Some(&top) = self.heap.first() {
-            let sub = &mut self.subs[top];
-            if sub.current().is_some_and(|pk| pk >= target) {
-                break;
-            }
-            let positioned = sub.seek(target).await?.is_some();
-            self.reheap_top(positioned);
-        }
-        Ok(self.current())
+    fn advance(&mut self) -> impl Future<Output = Result<Option<&[u8]>>> + Send {
+        RangeCursor::advance(self)
     }
 
-    async fn advance(&mut self) -> Result<Option<&[u8]>> {
-        if !self.started {
-            self.start(None).await?;
-            return Ok(self.current());
-        }
-        let Some(&top) = self.heap.first() else {
-            return Ok(None);
-        };
-        if let Some(pk) = self.subs[top].current() {
-            set(&mut self.scratch, pk);
-        }
-        // Step every sub-cursor on the current pk: that is how duplicates across ranges vanish.
-        while let Some(&top) = self.heap.first() {
-            let sub = &mut self.subs[top];
-            if sub.current().is_none_or(|pk| pk > self.scratch.as_slice()) {
-                break;
-            }
-            let positioned = sub.advance().await?.is_some();
-            self.reheap_top(positioned);
-        }
-        Ok(self.current())
-    }
-
-    /// Restores the heap after its top sub-cursor moved (or, if not `positioned`, ran out).
-    fn reheap_top(&mut self, positioned: bool) {
-        if !positioned {
-            self.heap.swap_remove(0);
-        }
-        sift_down(&mut self.heap, &self.subs, 0);
+    fn stats(&self) -> IntersectionStats {
+        self.stats
     }
 }
 
-/// Sifts `heap[i]` down to its place in the min-heap of sub-cursors keyed by current pk.
-fn sift_down(heap: &mut [usize], subs: &[RangeCursor], mut i: usize) {
-    loop {
-        let key = |slot: usize| subs[heap[slot]].current();
-        let left = 2 * i + 1;
-        if left >= heap.len() {
-            return;
-        }
-        let right = left + 1;
-        let child = if right < heap.len() && key(right) < key(left) {
-            right
-        } else {
-            left
-        };
-        if key(child) >= key(i) {
-            return;
-        }
-        heap.swap(i, child);
-        i = child;
+impl MergedCursor for PkCursor {
+    fn current(&self) -> Option<&[u8]> {
+        PkCursor::current(self)
+    }
+
+    fn seek(&mut self, target: &[u8]) -> impl Future<Output = Result<Option<&[u8]>>> + Send {
+        PkCursor::seek(self, target)
+    }
+
+    fn advance(&mut self) -> impl Future<Output = Result<Option<&[u8]>>> + Send {
+        PkCursor::advance(self)
+    }
+
+    fn stats(&self) -> IntersectionStats {
+        PkCursor::stats(self)
     }
 }

@@ -10,7 +10,7 @@ use rowdex_codec::Datum;
 use rowdex_store::Direction;
 
 use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
-use crate::predicate::{value_text, write_row_compare};
+use crate::predicate::{Predicate, value_text, write_row_compare};
 
 /// Writes `[a = 1, b > 2; a = 3, b > 2]`: fixed tuples and the bound, with column names.
 fn write_ranges(
@@ -217,7 +217,11 @@ impl fmt::Display for ScanPlan {
                 if i > 0 {
                     f.write_str(" AND ")?;
                 }
-                write!(f, "{}", predicate.display(table))?;
+                if matches!(predicate, Predicate::Or { .. }) && self.residual.len() > 1 {
+                    write!(f, "({})", predicate.display(table))?;
+                } else {
+                    write!(f, "{}", predicate.display(table))?;
+                }
             }
             f.write_str(")")?;
         }

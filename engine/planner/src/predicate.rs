@@ -90,10 +90,18 @@ pub enum Predicate<V = Datum> {
         op: CmpOp,
         values: Vec<V>,
     },
+    /// `arm OR arm OR ...`, each arm a conjunction: kept when some arm keeps the row. Only ever
+    /// a condition of the whole WHERE (no NOT around it), so an arm that is unknown for a row
+    /// keeps nothing, as a false one. Built by [`Predicate::any_of`], which folds the forms a
+    /// simpler predicate says.
+    Or {
+        arms: Vec<Vec<Predicate<V>>>,
+    },
 }
 
 impl<V> Predicate<V> {
-    /// The column the predicate is on (the first one of a row-value comparison).
+    /// The column the predicate is on (the first one of a row-value comparison or of an OR's
+    /// first arm).
     pub fn column(&self) -> usize {
         match self {
             Predicate::Compare { column, .. }
@@ -102,6 +110,10 @@ impl<V> Predicate<V> {
             | Predicate::IsNull { column }
             | Predicate::IsNotNull { column } => *column,
             Predicate::RowCompare { columns, .. } => columns.first().copied().unwrap_or(0),
+            Predicate::Or { arms } => arms
+                .first()
+                .and_then(|arm| arm.first())
+                .map_or(0, Predicate::column),
         }
     }
 
@@ -109,14 +121,73 @@ impl<V> Predicate<V> {
     pub fn columns(&self) -> Vec<usize> {
         match self {
             Predicate::RowCompare { columns, .. } => columns.clone(),
+            Predicate::Or { arms } => arms.iter().flatten().flat_map(Predicate::columns).collect(),
             other => vec![other.column()],
         }
     }
+
+    /// The conjunction `arm OR arm OR ...` says: nested ORs flattened into this one; an arm
+    /// that is always true (no conditions) makes the whole always true (no conditions); arms
+    /// that are each one equality or IN list on the same column fold into one IN list (the
+    /// form an index or key range is matched by); a single arm is its own conditions.
+    pub fn any_of(arms: Vec<Vec<Predicate<V>>>) -> Vec<Predicate<V>> {
+        let mut flat: Vec<Vec<Predicate<V>>> = Vec::with_capacity(arms.len());
+        for arm in arms {
+            match <[Predicate<V>; 1]>::try_from(arm) {
+                Ok([Predicate::Or { arms: inner }]) => flat.extend(inner),
+                Ok([one]) => flat.push(vec![one]),
+                Err(arm) if arm.is_empty() => return Vec::new(),
+                Err(arm) => flat.push(arm),
+            }
+        }
+        if flat.len() == 1 {
+            return flat.pop().unwrap_or_default();
+        }
+        match equality_column(&flat) {
+            Some(column) => {
+                let values = flat
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|p| match p {
+                        Predicate::Compare { value, .. } => vec![value],
+                        Predicate::InList { values, .. } => values,
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                vec![Predicate::InList { column, values }]
+            }
+            None => vec![Predicate::Or { arms: flat }],
+        }
+    }
+}
+
+/// The column every arm tests by one equality or IN list, if they all test the same one.
+fn equality_column<V>(arms: &[Vec<Predicate<V>>]) -> Option<usize> {
+    let column_of = |arm: &Vec<Predicate<V>>| match arm.as_slice() {
+        [
+            Predicate::Compare {
+                column,
+                op: CmpOp::Eq,
+                ..
+            },
+        ]
+        | [Predicate::InList { column, .. }] => Some(*column),
+        _ => None,
+    };
+    let first = column_of(arms.first()?)?;
+    arms.iter()
+        .all(|arm| column_of(arm) == Some(first))
+        .then_some(first)
 }
 
 impl Predicate {
     /// Whether a row (all columns, in column order) satisfies the predicate.
     pub fn matches(&self, row: &[Datum]) -> bool {
+        if let Predicate::Or { arms } = self {
+            return arms
+                .iter()
+                .any(|arm| arm.iter().all(|predicate| predicate.matches(row)));
+        }
         if let Predicate::RowCompare {
             columns,
             op,
@@ -141,7 +212,7 @@ impl Predicate {
             return false;
         };
         match self {
-            Predicate::RowCompare { .. } => false,
+            Predicate::RowCompare { .. } | Predicate::Or { .. } => false,
             Predicate::IsNull { .. } => datum.is_null(),
             Predicate::IsNotNull { .. } => !datum.is_null(),
             _ if datum.is_null() => false,
@@ -269,6 +340,31 @@ impl fmt::Display for PredicateDisplay<'_> {
                     .collect();
                 write_row_compare(f, &names, *op, values)
             }
+            Predicate::Or { arms } => {
+                for (i, arm) in arms.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" OR ")?;
+                    }
+                    let parenthesised = arm.len() > 1;
+                    if parenthesised {
+                        f.write_str("(")?;
+                    }
+                    for (j, predicate) in arm.iter().enumerate() {
+                        if j > 0 {
+                            f.write_str(" AND ")?;
+                        }
+                        if matches!(predicate, Predicate::Or { .. }) {
+                            write!(f, "({})", predicate.display(self.table))?;
+                        } else {
+                            write!(f, "{}", predicate.display(self.table))?;
+                        }
+                    }
+                    if parenthesised {
+                        f.write_str(")")?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -337,6 +433,44 @@ mod tests {
         assert!(cmp(vec![0, 2], CmpOp::LtEq, vec![3, 7]).matches(&row));
         assert!(cmp(vec![0, 2], CmpOp::GtEq, vec![3, 7]).matches(&row));
         assert!(cmp(vec![2, 0], CmpOp::Gt, vec![6, 100]).matches(&row));
+    }
+
+    #[test]
+    fn or_keeps_a_row_some_arm_keeps_and_folds_equalities() {
+        let eq = |column, n| Predicate::Compare {
+            column,
+            op: CmpOp::Eq,
+            value: Datum::Int(n),
+        };
+        // `a = 1 OR a = 2 OR a IN (3)`: one IN list, the form an index matches.
+        let in_list = Predicate::InList {
+            column: 0,
+            values: vec![Datum::Int(3)],
+        };
+        assert_eq!(
+            Predicate::any_of(vec![vec![eq(0, 1)], vec![eq(0, 2)], vec![in_list]]),
+            vec![Predicate::InList {
+                column: 0,
+                values: vec![Datum::Int(1), Datum::Int(2), Datum::Int(3)],
+            }]
+        );
+        // An always-true arm makes the whole always true; one arm is itself.
+        assert_eq!(Predicate::any_of(vec![vec![eq(0, 1)], Vec::new()]), vec![]);
+        assert_eq!(Predicate::any_of(vec![vec![eq(0, 1)]]), vec![eq(0, 1)]);
+        // Nested ORs flatten: `(a = 1 OR b = 2) OR (a = 3 AND b = 4)`.
+        let inner = Predicate::any_of(vec![vec![eq(0, 1)], vec![eq(1, 2)]]);
+        let or = Predicate::any_of(vec![inner, vec![eq(0, 3), eq(1, 4)]]);
+        let [Predicate::Or { arms }] = or.as_slice() else {
+            panic!("not one OR: {or:?}");
+        };
+        assert_eq!(arms.len(), 3);
+        let keeps = |a: Datum, b: Datum| or[0].matches(&[a, b]);
+        assert!(keeps(Datum::Int(1), Datum::Null));
+        assert!(keeps(Datum::Null, Datum::Int(2)));
+        assert!(keeps(Datum::Int(3), Datum::Int(4)));
+        assert!(!keeps(Datum::Int(3), Datum::Int(5)));
+        assert!(!keeps(Datum::Null, Datum::Null));
+        assert_eq!(or[0].columns(), vec![0, 1, 0, 1]);
     }
 
     #[test]

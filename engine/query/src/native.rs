@@ -10,6 +10,7 @@
 //! to keep the answers the same.
 
 pub(crate) mod aggregate;
+pub(crate) mod bind;
 pub(crate) mod cache;
 pub(crate) mod choice;
 pub(crate) mod compile;
@@ -24,7 +25,6 @@ pub(crate) mod select;
 pub(crate) mod sort;
 pub(crate) mod write;
 
-use std::collections::HashSet;
 use std::sync::{Arc, PoisonError};
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -33,9 +33,7 @@ use futures::TryStreamExt;
 use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 use rowdex_planner::budget::held_rows_max;
-use rowdex_planner::{
-    CmpOp, Direction, IndexHint, Predicate, ScanPlan, ScanRequest, candidates, ordered_index_scan,
-};
+use rowdex_planner::{Direction, IndexHint, ScanPlan, ScanRequest, candidates, ordered_index_scan};
 use rowdex_store::KvRead;
 
 use crate::db::DbState;
@@ -43,45 +41,23 @@ use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::aggregate::{aggregate_batch, aggregate_row};
+pub(crate) use crate::native::bind::{Bound, bind_conditions, bind_count};
 use crate::native::choice::{Decision, PathShape, PlanChoice};
 use crate::native::compile::{NativeQuery, Shape};
 use crate::native::order::in_order;
-use crate::native::scope::Slot;
 use crate::native::sort::{SortAfter, distinct_neighbours};
 use crate::output::Output;
 use crate::scan::choose::{choose_among, estimate_plans, ordered_if_cheaper};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
 use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
-use crate::values::{exact_value, rows_to_batch};
+use crate::values::rows_to_batch;
 
 /// Rows past which a sort after the scan is left to DataFusion: its sort is vectorized over the
 /// projected columns (a top-k under a LIMIT) where the native one compares decoded rows, and
 /// its planning costs less than sorting this many rows (`ORDER BY v LIMIT 10` over 1M rows:
 /// 2.1 s native, 1.2 s in DataFusion; `cargo bench --bench scale`).
 const NATIVE_SORT_ROWS_MAX: u64 = 10_000;
-
-/// A native query with its values bound.
-#[derive(Debug)]
-pub(crate) struct Bound {
-    predicates: Vec<Predicate>,
-    /// A comparison with NULL: no row can match.
-    pub(crate) unsatisfiable: bool,
-    /// Columns a condition fixes to one value.
-    constants: HashSet<usize>,
-    pub(crate) offset: usize,
-    pub(crate) limit: Option<usize>,
-}
-
-impl Bound {
-    /// `scan` with the query's OFFSET and LIMIT (a path read in the ORDER BY's order applies
-    /// them itself).
-    fn windowed(&self, mut scan: ScanPlan) -> ScanPlan {
-        scan.offset = self.offset;
-        scan.limit = self.limit;
-        scan
-    }
-}
 
 impl NativeQuery {
     /// Compiles `query` when the native executor can run it, against the tables as `schema`
@@ -426,113 +402,6 @@ impl NativeQuery {
             Shape::Rows | Shape::Distinct => Vec::new(),
         };
         Ok(Output::Rows { schema, batches })
-    }
-}
-
-/// Binds `conditions` on `table` to `params` (see [`NativeQuery::bind`]): the predicates, and
-/// whether one compares with NULL; the OFFSET and LIMIT are left unset.
-pub(crate) fn bind_conditions(
-    table: &TableDef,
-    conditions: &[Predicate<Slot>],
-    params: &[Datum],
-) -> Option<Bound> {
-    let value = |slot: &Slot| match slot {
-        Slot::Value(datum) => Some(datum.clone()),
-        Slot::Param(i) => params.get(*i).cloned(),
-    };
-    let mut bound = Bound {
-        predicates: Vec::with_capacity(conditions.len()),
-        unsatisfiable: false,
-        constants: HashSet::new(),
-        offset: 0,
-        limit: None,
-    };
-    for condition in conditions {
-        let predicate = match condition {
-            Predicate::Compare {
-                column,
-                op,
-                value: slot,
-            } => {
-                let datum = value(slot)?;
-                if datum.is_null() {
-                    bound.unsatisfiable = true;
-                    continue;
-                }
-                if *op == CmpOp::Eq {
-                    bound.constants.insert(*column);
-                }
-                Predicate::Compare {
-                    column: *column,
-                    op: *op,
-                    value: exact_value(table, *column, datum)?,
-                }
-            }
-            Predicate::InList { column, values } => {
-                let mut list = Vec::with_capacity(values.len());
-                for slot in values {
-                    let datum = value(slot)?;
-                    // NULL in an IN list makes the test unknown, never true.
-                    if !datum.is_null() {
-                        list.push(exact_value(table, *column, datum)?);
-                    }
-                }
-                if list.is_empty() {
-                    bound.unsatisfiable = true;
-                    continue;
-                }
-                if list.iter().all(|v| v == &list[0]) {
-                    bound.constants.insert(*column);
-                }
-                Predicate::InList {
-                    column: *column,
-                    values: list,
-                }
-            }
-            Predicate::Like { column, pattern } => Predicate::Like {
-                column: *column,
-                pattern: pattern.clone(),
-            },
-            Predicate::IsNull { column } => {
-                bound.constants.insert(*column);
-                Predicate::IsNull { column: *column }
-            }
-            Predicate::IsNotNull { column } => Predicate::IsNotNull { column: *column },
-            Predicate::RowCompare {
-                columns,
-                op,
-                values,
-            } => {
-                let mut bound_values = Vec::with_capacity(values.len());
-                for (column, slot) in columns.iter().zip(values) {
-                    // A NULL in a row value: left to DataFusion (see `row_compare`).
-                    let datum = value(slot).filter(|d| !d.is_null())?;
-                    bound_values.push(exact_value(table, *column, datum)?);
-                }
-                Predicate::RowCompare {
-                    columns: columns.clone(),
-                    op: *op,
-                    values: bound_values,
-                }
-            }
-        };
-        bound.predicates.push(predicate);
-    }
-    Some(bound)
-}
-
-/// An OFFSET or LIMIT bound to `params`: Some(None) without one, None when it is not a count.
-pub(crate) fn bind_count(slot: Option<&Slot>, params: &[Datum]) -> Option<Option<usize>> {
-    let Some(slot) = slot else {
-        return Some(None);
-    };
-    let value = match slot {
-        Slot::Value(datum) => datum.clone(),
-        Slot::Param(i) => params.get(*i)?.clone(),
-    };
-    match value {
-        Datum::Int(n) => usize::try_from(n).ok().map(Some),
-        _ => None,
     }
 }
 

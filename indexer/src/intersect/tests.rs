@@ -420,6 +420,47 @@ fn futures_are_send() {
     assert_send(cursor.seek(b"x"));
     let mut cursor = PkCursor::new(Arc::new(MemoryStore::new()), PkInput::Ranges(Vec::new()));
     assert_send(cursor.advance());
+    let arms = vec![PkInput::Sorted(pks([1])), PkInput::Sorted(pks([2]))];
+    let mut cursor = PkCursor::new(Arc::new(MemoryStore::new()), PkInput::Any(arms));
+    assert_send(cursor.seek(b"x"));
+}
+
+#[tokio::test]
+async fn or_arms_merge_in_pk_order_and_empty_arms_vanish() -> TestResult {
+    let mut keys = entries(&[1], [1, 4, 9]);
+    keys.extend(entries(&[2], [2, 4, 10]));
+    let reader = store(keys).await;
+    let arms = || {
+        vec![
+            PkInput::Ranges(vec![prefix_range(&[1])]),
+            PkInput::Ranges(Vec::new()),
+            PkInput::Any(vec![
+                PkInput::Sorted(pks([0, 9, 11])),
+                PkInput::Ranges(vec![prefix_range(&[2])]),
+            ]),
+        ]
+    };
+    let mut cursor = PkCursor::new(reader.clone(), PkInput::Any(arms()));
+    assert_eq!(drain(&mut cursor).await?, pks([0, 1, 2, 4, 9, 10, 11]));
+    // Seeks land on the smallest pk of any arm at or after the target, never behind.
+    let mut cursor = PkCursor::new(reader.clone(), PkInput::Any(arms()));
+    assert_eq!(cursor.seek(&pk(3)).await?, Some(&pk(4)[..]));
+    assert_eq!(cursor.seek(&pk(1)).await?, Some(&pk(4)[..]));
+    assert_eq!(cursor.advance().await?, Some(&pk(9)[..]));
+    assert_eq!(cursor.seek(&pk(10)).await?, Some(&pk(10)[..]));
+    assert_eq!(cursor.seek(&pk(12)).await?, None);
+    // Arms all empty: known empty, so an intersection with it reads nothing.
+    let none = PkInput::Any(vec![
+        PkInput::Ranges(Vec::new()),
+        PkInput::Sorted(Vec::new()),
+    ]);
+    let mut intersection = Intersection::new(
+        reader,
+        vec![PkInput::Ranges(vec![prefix_range(&[1])]), none],
+    );
+    assert_eq!(intersection.next().await?, None);
+    assert_eq!(intersection.stats(), IntersectionStats::default());
+    Ok(())
 }
 
 #[tokio::test]

@@ -287,6 +287,27 @@ proptest! {
                 prop_assert_eq!(intersection.stats().checks, 0);
             }
 
+            // The inputs as the arms of an OR, flat and nested, and ORs intersected.
+            let union: BTreeSet<Pk> = built.effective.iter().flatten().cloned().collect();
+            let mut cursor = PkCursor::new(reader.clone(), PkInput::Any(built.inputs.clone()));
+            prop_assert_eq!(drain(&mut cursor).await?, union.iter().cloned().collect::<Vec<_>>());
+            prop_assert!(cursor.stats().entries_read <= built.readable_entries);
+            let half = built.inputs.len() / 2;
+            let (left, right) = built.inputs.split_at(half);
+            let nested = PkInput::Any(vec![
+                PkInput::Any(left.to_vec()),
+                PkInput::Any(right.iter().rev().cloned().collect()),
+            ]);
+            let mut cursor = PkCursor::new(reader.clone(), nested);
+            prop_assert_eq!(drain(&mut cursor).await?, union.iter().cloned().collect::<Vec<_>>());
+            let arms = |inputs: &[PkInput], sets: &[BTreeSet<Pk>]| {
+                (PkInput::Any(inputs.to_vec()), sets.iter().flatten().cloned().collect())
+            };
+            let (left_any, left_set) = arms(left, &built.effective[..half]);
+            let (right_any, right_set) = arms(right, &built.effective[half..]);
+            let (got, _) = collect(reader.clone(), vec![left_any, right_any]).await?;
+            prop_assert_eq!(got, model_intersection(&[left_set, right_set]));
+
             // Each input on its own: the union merge, narrowing and neighbours in isolation.
             for (input, effective) in built.inputs.into_iter().zip(&built.effective) {
                 let mut cursor = PkCursor::new(reader.clone(), input);
@@ -309,7 +330,11 @@ proptest! {
             let built = build(&pool, &specs, &mut batch);
             store.write(batch).await?;
             let reader = store.snapshot();
-            for (input, set) in built.inputs.into_iter().zip(&built.effective) {
+            let union: BTreeSet<Pk> = built.effective.iter().flatten().cloned().collect();
+            let any = (PkInput::Any(built.inputs.clone()), union);
+            let cases = built.inputs.into_iter().zip(built.effective).chain([any]);
+            for (input, set) in cases {
+                let set = &set;
                 let mut cursor = PkCursor::new(reader.clone(), input);
                 let mut model = ModelPos::Before;
                 for op in &ops {

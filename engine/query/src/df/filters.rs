@@ -2,7 +2,7 @@
 //!
 //! Only a filter that translates completely is reported to DataFusion as `Exact`: the scan then
 //! applies it, either through the key range or as a residual check on each row. Anything else
-//! (functions, casts, OR, column-to-column comparisons) is left to DataFusion.
+//! (functions, casts, column-to-column comparisons, NOT around an OR) is left to DataFusion.
 
 use datafusion::logical_expr::{
     Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown, expr::InList, expr::Like,
@@ -40,16 +40,12 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
                 all.extend(translate(table, right)?);
                 Some(all)
             }
-            // DataFusion rewrites short IN lists into ORs of equalities; fold them back.
-            Operator::Or => {
-                let (column, mut values) = equality_set(translate(table, left)?)?;
-                let (other, more) = equality_set(translate(table, right)?)?;
-                if column != other {
-                    return None;
-                }
-                values.extend(more);
-                Some(vec![Predicate::InList { column, values }])
-            }
+            // DataFusion rewrites short IN lists into ORs of equalities: `any_of` folds them
+            // back; other ORs stay ORs, each arm a conjunction.
+            Operator::Or => Some(Predicate::any_of(vec![
+                translate(table, left)?,
+                translate(table, right)?,
+            ])),
             _ => {
                 let op = cmp_op(*op)?;
                 if let Some(column) = column_of(table, left)
@@ -162,22 +158,6 @@ fn never(table: &TableDef) -> Option<Predicate> {
 /// The BOOLEAN column `expr` names.
 fn boolean_column(table: &TableDef, expr: &Expr) -> Option<usize> {
     column_of(table, expr).filter(|&c| column_type(table, c) == DataType::Boolean)
-}
-
-/// The column and values of a single `=` or `IN` predicate.
-fn equality_set(mut predicates: Vec<Predicate>) -> Option<(usize, Vec<Datum>)> {
-    if predicates.len() != 1 {
-        return None;
-    }
-    match predicates.pop()? {
-        Predicate::Compare {
-            column,
-            op: CmpOp::Eq,
-            value,
-        } => Some((column, vec![value])),
-        Predicate::InList { column, values } => Some((column, values)),
-        _ => None,
-    }
 }
 
 fn compare(table: &TableDef, column: usize, op: CmpOp, value: Datum) -> Option<Vec<Predicate>> {

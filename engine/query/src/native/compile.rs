@@ -385,6 +385,17 @@ impl Scope<'_> {
                 self.conditions(left, out)?;
                 self.conditions(right, out)
             }
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Or,
+                right,
+            } => {
+                let (mut left_arm, mut right_arm) = (Vec::new(), Vec::new());
+                self.conditions(left, &mut left_arm)?;
+                self.conditions(right, &mut right_arm)?;
+                out.extend(Predicate::any_of(vec![left_arm, right_arm]));
+                Some(())
+            }
             Expr::BinaryOp { left, op, right }
                 if matches!(left.as_ref(), Expr::Tuple(_))
                     || matches!(right.as_ref(), Expr::Tuple(_)) =>

@@ -123,6 +123,7 @@ fn within(span: &KeySpan, input: PkInput) -> PkInput {
             pks.retain(|pk| span.contains(pk));
             PkInput::Sorted(pks)
         }
+        PkInput::Any(arms) => PkInput::Any(arms.into_iter().map(|arm| within(span, arm)).collect()),
     }
 }
 
