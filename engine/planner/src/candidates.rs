@@ -1,5 +1,6 @@
 //! The access paths worth costing for one scan: the primary-key path, one index scan per index
-//! whose leading columns the predicates constrain, and intersections of those index scans.
+//! whose leading columns the predicates constrain, intersections of those index scans, and
+//! unions answering an OR arm by arm (`union`).
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use rowdex_store::Direction;
 use crate::path::{AccessPath, IndexInput, ScanPlan};
 use crate::predicate::Predicate;
 use crate::primary_key::{match_key, plan_scan};
+use crate::union::{UnionPath, union_paths};
 
 /// Intersections are enumerated over every subset of at most this many index inputs; beyond it
 /// only the whole set is tried.
@@ -92,6 +94,15 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         let all: Vec<&(IndexInput, Vec<bool>)> = inputs.iter().collect();
         return vec![intersection(request, &all)];
     }
+    let unions: Vec<ScanPlan> = union_paths(table, &request.predicates, &|name| {
+        request.hint.allows(name)
+    })
+    .into_iter()
+    .map(|union| union_plan(request, union))
+    .collect();
+    if matches!(request.hint, IndexHint::Merge(_)) && !unions.is_empty() {
+        return unions;
+    }
     let mut plans = Vec::new();
     if !matches!(request.hint, IndexHint::Use(_)) || inputs.is_empty() {
         plans.push(pk);
@@ -138,7 +149,32 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
             plans.push(intersection(request, &chosen));
         }
     }
+    plans.extend(unions);
     plans
+}
+
+/// The plan of a union: the OR it answers exactly leaves the residual; like an intersection
+/// it covers the query only when the primary key is all the query reads.
+fn union_plan(request: &ScanRequest, union: UnionPath) -> ScanPlan {
+    let residual: Vec<Predicate> = request
+        .predicates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| union.consumed != Some(*i))
+        .map(|(_, p)| p.clone())
+        .collect();
+    let covering = needed_columns(request, &residual)
+        .iter()
+        .all(|c| request.table.key_position(*c).is_some());
+    plan(
+        request,
+        AccessPath::IndexUnion {
+            arms: union.arms,
+            condition: union.condition,
+            covering,
+        },
+        residual,
+    )
 }
 
 /// The intersection of `inputs` (each with the predicates it consumes); it covers the query

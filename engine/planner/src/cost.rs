@@ -6,7 +6,7 @@ use rowdex_catalog::TableStatistics;
 use rowdex_store::{AccessCosts, Direction};
 
 use crate::budget::BUFFERED_KEYS_MAX;
-use crate::path::{AccessPath, Estimate, ScanPlan};
+use crate::path::{AccessPath, Estimate, ScanPlan, UnionArm};
 
 /// A dive always counts at least this far.
 pub const DIVE_MIN: u64 = 2_000;
@@ -58,8 +58,14 @@ const UNKNOWN_SHARE: f64 = 0.3;
 /// Entries an index page holds in the adaptive cursor, for the cost of reading sequentially.
 const PAGE_ENTRIES: f64 = 64.0;
 
+/// Entries a page holds when a cursor reads its range through (its largest page).
+const SEQUENTIAL_PAGE_ENTRIES: f64 = 1024.0;
+
 /// Inputs of an intersection weighed for being checked rather than read (2^n choices).
 const MAX_CHECKABLE: usize = 12;
+
+/// Cost of one step of a union's merge heap, in nanoseconds (a key comparison and a swap).
+const MERGE_NS: f64 = 10.0;
 
 /// Cost of sorting one buffered row or primary key, in nanoseconds (n log n comparisons of a
 /// few nanoseconds each, for the few thousand rows a sort after a scan usually holds).
@@ -373,12 +379,74 @@ pub fn estimate(
             }
             (matches, read, cost)
         }
+        AccessPath::IndexUnion { arms, covering, .. } => {
+            let sizes: Vec<f64> = (0..arms.len()).map(|i| size(counts.get(i))).collect();
+            let matches = union_rows(&sizes, table_rows);
+            let produced = stop(matches);
+            // A LIMIT stops the merge early, in proportion.
+            let share = if matches > 0.0 {
+                produced / matches
+            } else {
+                1.0
+            };
+            let mut cost = 0.0;
+            let mut read = 0.0;
+            for (arm, n) in arms.iter().zip(&sizes) {
+                let (ranges, ordered) = match arm {
+                    UnionArm::Index(input) => (
+                        input.prefixes.len().max(1) as f64,
+                        plan.table
+                            .indexes
+                            .get(input.index)
+                            .is_some_and(|index| input.pk_ordered(index)),
+                    ),
+                    // In every bucket of a salted table, unless the prefixes fix the salt.
+                    UnionArm::Key { prefixes, .. } => {
+                        (buckets * prefixes.len().max(1) as f64, true)
+                    }
+                };
+                if !ordered {
+                    // Buffered and sorted in full before the merge starts (as an
+                    // intersection's input): never past the memory budget.
+                    if *n > BUFFERED_KEYS_MAX {
+                        cost = f64::INFINITY;
+                    }
+                    cost += ranges * seek + n * (next + SORT_NS / 1000.0);
+                    read += n;
+                    continue;
+                }
+                // Every arm is read through (a union skips nothing), so its cursor's pages
+                // soon reach their largest size.
+                let sequential = n * next + (n / SEQUENTIAL_PAGE_ENTRIES).ceil().max(ranges) * seek;
+                cost += sequential * share;
+                read += n * share;
+            }
+            // The merge's heap: a few comparisons per primary key of every arm.
+            cost += read * (arms.len() as f64).log2().max(1.0) * MERGE_NS / 1000.0;
+            if !covering {
+                cost += produced * get;
+                read += produced;
+            }
+            (matches, read, cost)
+        }
     };
     Estimate {
         rows: rows.round() as u64,
         entries: entries.round() as u64,
         cost_us: cost,
     }
+}
+
+/// Rows a union of arms of `sizes` rows yields on a table of `table_rows` rows: independent
+/// arms overlap by chance (1 - the product of the shares each misses), at least the largest
+/// arm and at most their sum.
+fn union_rows(sizes: &[f64], table_rows: f64) -> f64 {
+    let missed = sizes
+        .iter()
+        .fold(1.0, |acc, n| acc * (1.0 - (n / table_rows).min(1.0)));
+    let largest = sizes.iter().copied().fold(0.0, f64::max);
+    let sum: f64 = sizes.iter().sum();
+    (table_rows * (1.0 - missed)).max(largest).min(sum)
 }
 
 /// Whether every prefix of a range scan fixes the table's salt columns.

@@ -9,7 +9,7 @@ use rowdex_catalog::{IndexDef, KeyColumn, TableDef};
 use rowdex_codec::Datum;
 use rowdex_store::Direction;
 
-use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
+use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan, UnionArm};
 use crate::predicate::{Predicate, value_text, write_row_compare};
 
 /// Writes `[a = 1, b > 2; a = 3, b > 2]`: fixed tuples and the bound, with column names.
@@ -153,6 +153,24 @@ impl fmt::Display for ScanPlan {
                     f.write_str(" covering")?;
                 }
             }
+            AccessPath::IndexUnion { arms, covering, .. } => {
+                f.write_str(" using ")?;
+                for (i, arm) in arms.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" OR ")?;
+                    }
+                    match arm {
+                        UnionArm::Index(input) => write_index_input(f, table, input)?,
+                        UnionArm::Key { prefixes, bound } => {
+                            f.write_str("key ")?;
+                            write_ranges(f, table, &table.key, prefixes, bound)?;
+                        }
+                    }
+                }
+                if *covering {
+                    f.write_str(" covering")?;
+                }
+            }
             AccessPath::FullScan => {}
         }
         if self.direction == Direction::Reverse {
@@ -196,6 +214,7 @@ impl fmt::Display for ScanPlan {
                 &self.path,
                 AccessPath::IndexScan { covering: true, .. }
                     | AccessPath::IndexIntersection { covering: true, .. }
+                    | AccessPath::IndexUnion { covering: true, .. }
             )
         {
             let names: Vec<&str> = self

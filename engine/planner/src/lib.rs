@@ -7,8 +7,8 @@
 //! (module `explain`) is the EXPLAIN text, shared by every executor.
 //!
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
-//! `explain` (their text), `primary_key` (the path along the table's key), `candidates` (every
-//! path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
+//! `explain` (their text), `primary_key` (the path along the table's key), `union` (the unions
+//! answering an OR), `candidates` (every path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
 //! and the choice), `lookup` (reading a table by a join's values: the templates its keys offer,
 //! the plan of a batch of probes, their cost). `budget` is the memory budget both the cost model and the executors read.
 
@@ -21,10 +21,11 @@ mod path;
 mod predicate;
 mod primary_key;
 mod selectivity;
+mod union;
 
 pub use candidates::{IndexHint, ScanRequest, candidates, ordered_index_scan};
 pub use cost::{Count, by_cost, cheapest, cheapest_in_order, estimate_all, statistics_counts};
-pub use path::{AccessPath, Estimate, IndexInput, KeyBound, KeySpan, ScanPlan};
+pub use path::{AccessPath, Estimate, IndexInput, KeyBound, KeySpan, ScanPlan, UnionArm};
 pub use predicate::{CmpOp, Predicate, like_matches};
 pub use primary_key::plan_scan;
 pub use rowdex_store::Direction;

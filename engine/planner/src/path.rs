@@ -56,7 +56,30 @@ pub enum AccessPath {
         checked: Vec<IndexInput>,
         covering: bool,
     },
+    /// The arms of an OR, each answered by an index range or a primary-key range, their
+    /// primary keys merged in key order without duplicates (a k-way merge); a row lookup per
+    /// primary key unless the primary key is all the query needs.
+    /// `condition` is the OR itself, `arms[i]` answering its arm i: a union whose unordered
+    /// arm outgrows the memory budget reads the table and checks it instead.
+    IndexUnion {
+        arms: Vec<UnionArm>,
+        condition: Predicate,
+        covering: bool,
+    },
     FullScan,
+}
+
+/// How one arm of an [`AccessPath::IndexUnion`] finds its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UnionArm {
+    /// A range of an index.
+    Index(IndexInput),
+    /// Leading primary-key columns fixed (one tuple per combination), the next one bounded:
+    /// the table's own rows, in key order.
+    Key {
+        prefixes: Vec<Vec<Datum>>,
+        bound: KeyBound,
+    },
 }
 
 /// A range of one index.
@@ -145,6 +168,7 @@ impl AccessPath {
             AccessPath::RangeScan { .. } => "RANGE SCAN",
             AccessPath::IndexScan { .. } => "INDEX SCAN",
             AccessPath::IndexIntersection { .. } => "INDEX INTERSECTION",
+            AccessPath::IndexUnion { .. } => "INDEX UNION",
             AccessPath::FullScan => "FULL SCAN",
         }
     }
@@ -345,10 +369,56 @@ impl ScanPlan {
                         .collect()
                 })
                 .collect(),
+            AccessPath::IndexUnion { arms, .. } => arms
+                .iter()
+                .map(|arm| match arm {
+                    UnionArm::Index(input) => input
+                        .ranges(&self.table)
+                        .into_iter()
+                        .map(|(r, _)| r)
+                        .collect(),
+                    UnionArm::Key { .. } => self
+                        .key_arm_ranges(arm)
+                        .into_iter()
+                        .flat_map(|(_, ranges)| ranges)
+                        .collect(),
+                })
+                .collect(),
             AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } | AccessPath::FullScan => {
                 Vec::new()
             }
         }
+    }
+
+    /// This plan reading the rows a primary-key arm of a union selects, as a range scan: no
+    /// resume position, partition, residual or window of its own.
+    pub fn key_arm_scan(&self, arm: &UnionArm) -> Option<ScanPlan> {
+        let UnionArm::Key { prefixes, bound } = arm else {
+            return None;
+        };
+        Some(ScanPlan {
+            table: self.table.clone(),
+            path: AccessPath::RangeScan {
+                prefixes: prefixes.clone(),
+                bound: bound.clone(),
+            },
+            residual: Vec::new(),
+            direction: Direction::Forward,
+            offset: 0,
+            limit: None,
+            estimate: None,
+            resume_after: None,
+            needed: self.needed.clone(),
+            partition: None,
+        })
+    }
+
+    /// The row-key ranges of a primary-key arm of a union, per bucket with its prefix (where
+    /// the encoded primary key starts), in ascending key order; nothing for an index arm.
+    pub fn key_arm_ranges(&self, arm: &UnionArm) -> Vec<(Vec<u8>, Vec<KeyRange>)> {
+        self.key_arm_scan(arm)
+            .map(|scan| scan.bucket_ranges())
+            .unwrap_or_default()
     }
 
     /// The salt buckets a key scan visits (all of them for an unsalted table's one prefix):
@@ -434,7 +504,8 @@ impl ScanPlan {
             AccessPath::PointGet { .. }
             | AccessPath::MultiGet { .. }
             | AccessPath::IndexScan { .. }
-            | AccessPath::IndexIntersection { .. } => Vec::new(),
+            | AccessPath::IndexIntersection { .. }
+            | AccessPath::IndexUnion { .. } => Vec::new(),
             AccessPath::FullScan => vec![KeyRange::prefix(bucket_prefix)],
             AccessPath::RangeScan { prefixes, bound } => {
                 let mut encoded: Vec<Vec<u8>> = prefixes

@@ -15,7 +15,7 @@
 use rowdex_catalog::{KeyStatistics, TableStatistics};
 use rowdex_store::KeyRange;
 
-use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
+use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan, UnionArm};
 
 /// The share of entries a range on a column after the fixed ones is assumed to keep.
 const RANGE_SHARE: f64 = 1.0 / 3.0;
@@ -81,6 +81,18 @@ impl ScanPlan {
                 .iter()
                 .chain(checked)
                 .map(|input| self.input_estimate(input, stats, scale))
+                .collect(),
+            AccessPath::IndexUnion { arms, .. } => arms
+                .iter()
+                .map(|arm| match arm {
+                    UnionArm::Index(input) => self.input_estimate(input, stats, scale),
+                    UnionArm::Key { .. } => self
+                        .key_arm_scan(arm)?
+                        .probe_estimates(stats, table_rows)
+                        .into_iter()
+                        .next()
+                        .flatten(),
+                })
                 .collect(),
             AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } | AccessPath::FullScan => {
                 Vec::new()

@@ -234,6 +234,11 @@ async fn query_page(
                 "an index intersection cannot be paged; hint one index (/*+ INDEX(t i) */)",
             ));
         }
+        AccessPath::IndexUnion { .. } => {
+            return Err(not_pageable(
+                "an index union cannot be paged; hint the primary key (/*+ NO_INDEX */)",
+            ));
+        }
         AccessPath::IndexScan { input, .. } => table.indexes.get(input.index).cloned(),
         _ => None,
     };

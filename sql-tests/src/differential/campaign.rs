@@ -142,12 +142,13 @@ impl Summary {
 }
 
 /// The access paths counted, as EXPLAIN spells them.
-const PATHS: [&str; 7] = [
+const PATHS: [&str; 8] = [
     "POINT GET",
     "MULTI GET",
     "RANGE SCAN",
     "INDEX SCAN",
     "INDEX INTERSECTION",
+    "INDEX UNION",
     "FULL SCAN",
     "LOOKUP JOIN",
 ];

@@ -48,7 +48,7 @@ use super::query::{
 };
 use super::rng::Rng;
 use super::scenario::Scenario;
-use super::schema::{ColType, Column, Domain, Table};
+use super::schema::{ColType, Column, Domain, Index, Table};
 use super::value::Value;
 
 /// Where a condition may hold subqueries.
@@ -84,6 +84,15 @@ fn zero(ty: ColType) -> Value {
         ColType::Uuid => Value::Text(data::UUIDS[0].to_string()),
         ColType::TimestampTz => Value::Text(data::INSTANTS[0].to_string()),
     }
+}
+
+/// The columns of `index` on `table`, each with whether it descends.
+fn index_parts(table: &Table, index: &Index) -> Vec<(ColRef, bool)> {
+    index
+        .columns
+        .iter()
+        .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
+        .collect()
 }
 
 fn columns_of(table: &Table) -> Vec<ColRef> {
@@ -450,7 +459,7 @@ impl Gen<'_> {
     }
 
     /// A WHERE condition for a query on `table`: shaped for the primary key, for one or two
-    /// indexes, or a free tree.
+    /// indexes, for an OR of their prefixes, or a free tree.
     pub fn condition(&mut self, table: &Table, subqueries: Subqueries) -> Expr {
         let cols = columns_of(table);
         let indexes: Vec<_> = self
@@ -478,21 +487,28 @@ impl Gen<'_> {
                 let mut chosen = indexes.clone();
                 self.rng.shuffle(&mut chosen);
                 for index in &chosen[..count] {
-                    let parts: Vec<(ColRef, bool)> = index
-                        .columns
-                        .iter()
-                        .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
-                        .collect();
-                    let mut conditions = self.prefix_conditions(table, &parts);
-                    if conditions.is_empty()
-                        && let Some((col, _)) = parts.first()
-                    {
-                        let nullable = table.nullable(&col.name);
-                        conditions.push(self.fixed(col, nullable));
-                    }
-                    out.extend(conditions);
+                    out.extend(self.leading_conditions(table, &index_parts(table, index)));
                 }
                 out
+            }
+            // An OR whose arms are each the key's or an index's prefix: an index union.
+            6 if !indexes.is_empty() => {
+                let arms = (0..self.rng.between(2, 3))
+                    .map(|_| {
+                        let parts = if !key.is_empty() && self.rng.percent(30) {
+                            key.clone()
+                        } else {
+                            index_parts(table, self.rng.pick(&indexes))
+                        };
+                        let mut conditions = self.leading_conditions(table, &parts);
+                        if conditions.len() == 1 {
+                            conditions.remove(0)
+                        } else {
+                            Expr::And(conditions)
+                        }
+                    })
+                    .collect();
+                vec![Expr::Or(arms)]
             }
             _ => vec![self.tree(&cols, 3, subqueries)],
         };
@@ -504,6 +520,19 @@ impl Gen<'_> {
         } else {
             Expr::And(conjuncts)
         }
+    }
+
+    /// Conditions on a prefix of `parts` (see `prefix_conditions`), at least one: the first
+    /// part fixed when the prefix came out empty.
+    fn leading_conditions(&mut self, table: &Table, parts: &[(ColRef, bool)]) -> Vec<Expr> {
+        let mut conditions = self.prefix_conditions(table, parts);
+        if conditions.is_empty()
+            && let Some((col, _)) = parts.first()
+        {
+            let nullable = table.nullable(&col.name);
+            conditions.push(self.fixed(col, nullable));
+        }
+        conditions
     }
 
     /// A WHERE condition for a query on `table`.

@@ -133,6 +133,10 @@ fn eq(name: &str, value: i64) -> Predicate {
     compare(name, CmpOp::Eq, value)
 }
 
+fn or(arms: Vec<Vec<Predicate>>) -> Predicate {
+    Predicate::Or { arms }
+}
+
 /// (what the case is, its conditions, the columns it reads, its LIMIT)
 type Case = (
     &'static str,
@@ -218,6 +222,39 @@ fn cases() -> Vec<Case> {
                 eq("c", 1),
             ],
             vec!["id"],
+            None,
+        ),
+        (
+            "a = 7 OR s = 5: two sparse arms, a union",
+            vec![or(vec![vec![eq("a", 7)], vec![eq("s", 5)]])],
+            all.clone(),
+            None,
+        ),
+        (
+            "a = 7 OR id < 1,000, reading id: an index arm and a key arm, covering",
+            vec![or(vec![
+                vec![eq("a", 7)],
+                vec![compare("id", CmpOp::Lt, 1_000)],
+            ])],
+            vec!["id"],
+            None,
+        ),
+        (
+            "a = 7 OR c = 1: a dense arm, the table read",
+            vec![or(vec![vec![eq("a", 7)], vec![eq("c", 1)]])],
+            all.clone(),
+            None,
+        ),
+        (
+            "(a = 7 OR s = 5) AND c = 1: a union and a dense residual",
+            vec![or(vec![vec![eq("a", 7)], vec![eq("s", 5)]]), eq("c", 1)],
+            all.clone(),
+            None,
+        ),
+        (
+            "a = 7 OR v = 3: an arm without an index",
+            vec![or(vec![vec![eq("a", 7)], vec![eq("v", 3)]])],
+            all.clone(),
             None,
         ),
         ("v = 3: no index", vec![eq("v", 3)], all, None),

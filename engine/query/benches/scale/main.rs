@@ -56,7 +56,7 @@ struct Case {
     best: &'static str,
 }
 
-const CASES: [Case; 6] = [
+const CASES: [Case; 7] = [
     Case {
         name: "eq",
         label: "a = 7 (0.5 %), count and max(pad)",
@@ -99,6 +99,12 @@ const CASES: [Case; 6] = [
             )
         },
         best: "",
+    },
+    Case {
+        name: "or",
+        label: "a = 7 OR s = 5 (0.5 % and 2 000 rows), count and max(pad)",
+        sql: |_| "SELECT count(*), max(pad) FROM t WHERE a = 7 OR s = 5".into(),
+        best: "/*+ INDEX_MERGE(t ia isx) */",
     },
 ];
 

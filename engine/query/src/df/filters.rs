@@ -12,6 +12,7 @@ use rowdex_catalog::{DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
+use crate::df::rules::in_list_folding::unfolded_argument;
 use crate::values::{column_type, datum_from_scalar, exact_value};
 
 /// What a table provider answers DataFusion for each filter: `usable` (Exact for a scan that
@@ -137,6 +138,7 @@ pub fn translate(table: &TableDef, expr: &Expr) -> Option<Vec<Predicate>> {
                 value: Datum::Boolean(false),
             }]
         }),
+        Expr::ScalarFunction(_) => translate(table, unfolded_argument(expr)?),
         Expr::Column(_) => boolean_column(table, expr).map(|column| {
             vec![Predicate::Compare {
                 column,

@@ -545,8 +545,11 @@ impl RowdexScanExec {
             return Some(plan.clone());
         }
         // A limit counted from the other end cannot be reused when the direction flips, and an
-        // intersection only merges forward.
-        let reversible = !matches!(plan.path, AccessPath::IndexIntersection { .. });
+        // intersection or a union only merges forward.
+        let reversible = !matches!(
+            plan.path,
+            AccessPath::IndexIntersection { .. } | AccessPath::IndexUnion { .. }
+        );
         if matches(true) && plan.limit.is_none() && reversible {
             let mut plan = plan.clone();
             plan.direction = match plan.direction {

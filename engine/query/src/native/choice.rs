@@ -5,7 +5,7 @@
 //! statistics are gathered again (or loaded), when the hint, OFFSET or LIMIT differ, and with
 //! the table's definition (a changed table recompiles the query).
 
-use rowdex_planner::{AccessPath, IndexHint, IndexInput, KeyBound, ScanPlan};
+use rowdex_planner::{AccessPath, IndexHint, IndexInput, KeyBound, ScanPlan, UnionArm};
 
 /// Which candidate a plan is, whatever the values bound into it.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,10 @@ pub(crate) enum PathShape {
         inputs: Vec<usize>,
         checked: Vec<usize>,
     },
+    /// A union: per arm, the index position it reads (None: the primary key).
+    Union {
+        arms: Vec<Option<usize>>,
+    },
 }
 
 impl PathShape {
@@ -43,6 +47,15 @@ impl PathShape {
             } => PathShape::Intersection {
                 inputs: inputs.iter().map(|i| i.index).collect(),
                 checked: checked.iter().map(|i| i.index).collect(),
+            },
+            AccessPath::IndexUnion { arms, .. } => PathShape::Union {
+                arms: arms
+                    .iter()
+                    .map(|arm| match arm {
+                        UnionArm::Index(input) => Some(input.index),
+                        UnionArm::Key { .. } => None,
+                    })
+                    .collect(),
             },
         }
     }

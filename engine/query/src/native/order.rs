@@ -48,7 +48,11 @@ pub(crate) fn in_order(
         position += 1;
     }
     if reverse == Some(true) {
-        if matches!(plan.path, AccessPath::IndexIntersection { .. }) {
+        // An intersection or a union only merges forward.
+        if matches!(
+            plan.path,
+            AccessPath::IndexIntersection { .. } | AccessPath::IndexUnion { .. }
+        ) {
             return None;
         }
         plan.direction = Direction::Reverse;

@@ -1,5 +1,5 @@
-//! Where an index intersection's rows come from: the primary keys of the leapfrog merge of
-//! its inputs (to be looked up, or decoded when the indexes cover the query), or, when every
+//! Where an index intersection's or union's rows come from: the primary keys of the leapfrog
+//! merge of an intersection's inputs or the k-way merge of a union's arms (to be looked up, or decoded when the indexes cover the query), or, when every
 //! input outgrew the memory budget, the table itself read in key order. Inputs that outgrew
 //! the budget filter the rows instead ([`RangeFilter`]), so memory stays bounded either way.
 //! A plan with a partition reads only the primary keys of its span (`scan::parallel`).
@@ -12,7 +12,7 @@ use rowdex_codec::Datum;
 use rowdex_indexer::intersect::{Intersection, PkInput};
 use rowdex_indexer::layout;
 use rowdex_planner::budget::HELD_KEY_OVERHEAD;
-use rowdex_planner::{AccessPath, Direction, IndexInput, KeySpan, ScanPlan};
+use rowdex_planner::{AccessPath, Direction, IndexInput, KeySpan, Predicate, ScanPlan, UnionArm};
 use rowdex_store::{KeyRange, KvRead, scan_stream};
 
 use crate::error::{Error, Result};
@@ -38,6 +38,81 @@ pub enum IntersectionSource {
     },
 }
 
+/// The source of the primary keys of an intersection or a union plan; for any other plan, the
+/// plan itself read by key.
+pub async fn pk_source(
+    plan: &ScanPlan,
+    reader: Arc<dyn KvRead>,
+    budget: usize,
+) -> Result<IntersectionSource> {
+    match &plan.path {
+        AccessPath::IndexIntersection {
+            inputs, checked, ..
+        } => intersection_source(plan, (inputs, checked), reader, budget).await,
+        AccessPath::IndexUnion {
+            arms, condition, ..
+        } => union_source(plan, (arms, condition), reader, budget).await,
+        _ => Ok(IntersectionSource::TableScan {
+            scan: plan.clone(),
+            filter: RangeFilter::new(&plan.table, &[]),
+        }),
+    }
+}
+
+/// The source of a union of `arms` answering the OR `condition`: the k-way merge of the arms'
+/// primary keys, each arm streamed or (a range on an indexed column) buffered and sorted as an
+/// intersection's input. When an arm outgrows the budget, the table is read in primary-key
+/// order and `condition` checked on each row instead.
+async fn union_source(
+    plan: &ScanPlan,
+    (arms, condition): (&[UnionArm], &Predicate),
+    reader: Arc<dyn KvRead>,
+    mut budget: usize,
+) -> Result<IntersectionSource> {
+    let table = plan.table.clone();
+    let mut inputs = Vec::with_capacity(arms.len());
+    for arm in arms {
+        let input = match arm {
+            UnionArm::Index(input) => pk_input(&table, input, reader.clone(), &mut budget).await?,
+            // Row keys: the primary key follows each bucket's prefix.
+            UnionArm::Key { .. } => Some(PkInput::Ranges(
+                plan.key_arm_ranges(arm)
+                    .into_iter()
+                    .flat_map(|(prefix, ranges)| {
+                        ranges.into_iter().map(move |range| (range, prefix.len()))
+                    })
+                    .collect(),
+            )),
+        };
+        let Some(input) = input else {
+            let mut scan = plan.clone();
+            scan.path = AccessPath::FullScan;
+            scan.residual.clear();
+            scan.limit = None;
+            scan.needed = None;
+            let mut filter = RangeFilter::new(&table, &[]);
+            filter.conditions.push(condition.clone());
+            return Ok(IntersectionSource::TableScan { scan, filter });
+        };
+        inputs.push(input);
+    }
+    let mut union = PkInput::Any(inputs);
+    if let Some(span) = &plan.partition {
+        union = within(span, union);
+    }
+    let union = Intersection::new(reader, vec![union]);
+    let pks = stream::try_unfold(union, |mut union| async move {
+        let next = union.next().await?;
+        Ok::<_, Error>(next.map(|pk| (pk, union)))
+    })
+    .boxed();
+    Ok(IntersectionSource::Pks {
+        pks,
+        lookups: plan.clone(),
+        filter: RangeFilter::new(&table, &[]),
+    })
+}
+
 /// The source of the intersection of `inputs` (merged) and `checked` (checked by lookup).
 ///
 /// An input whose entries are not in primary-key order is buffered and sorted first, within
@@ -47,7 +122,7 @@ pub enum IntersectionSource {
 /// in the input's ranges, which is exactly membership in the input. When no input is left to
 /// merge, the table is read in primary-key order with every input as such a filter. Either way
 /// memory stays within the budget and the order is kept.
-pub async fn intersection_source(
+async fn intersection_source(
     plan: &ScanPlan,
     (inputs, checked): (&[IndexInput], &[IndexInput]),
     reader: Arc<dyn KvRead>,
@@ -142,10 +217,12 @@ fn reading_filtered(plan: &ScanPlan, filtered: &[IndexInput]) -> ScanPlan {
 }
 
 /// Intersection inputs applied to whole rows: a row passes when, for every input, its entry in
-/// that input's index lies in one of the input's ranges.
+/// that input's index lies in one of the input's ranges, and it satisfies every condition (the
+/// OR of a union read as a table scan).
 pub struct RangeFilter {
     table: Arc<TableDef>,
     inputs: Vec<(IndexDef, Vec<KeyRange>)>,
+    conditions: Vec<Predicate>,
 }
 
 impl RangeFilter {
@@ -161,19 +238,23 @@ impl RangeFilter {
         RangeFilter {
             table: table.clone(),
             inputs,
+            conditions: Vec::new(),
         }
     }
 
     /// Whether the filter keeps every row.
     pub fn is_empty(&self) -> bool {
-        self.inputs.is_empty()
+        self.inputs.is_empty() && self.conditions.is_empty()
     }
 
     fn passes(&self, row: &[Datum]) -> bool {
-        self.inputs.iter().all(|(index, ranges)| {
-            let key = layout::entry_key(&self.table, index, row);
-            ranges.iter().any(|range| range.contains(&key))
-        })
+        self.conditions
+            .iter()
+            .all(|condition| condition.matches(row))
+            && self.inputs.iter().all(|(index, ranges)| {
+                let key = layout::entry_key(&self.table, index, row);
+                ranges.iter().any(|range| range.contains(&key))
+            })
     }
 
     /// The rows of `rows` the filter keeps.

@@ -84,16 +84,20 @@ fn reads_whole(plan: &ScanPlan) -> bool {
         && plan.partition.is_none()
 }
 
-/// Whether `plan` is an index intersection worth reading in partitions: unlimited (no OFFSET,
-/// LIMIT or resume position) and expected to read at least [`PARALLEL_MIN_ENTRIES`] index
-/// entries. Every input of an intersection is sorted by primary key, so a span of primary keys
-/// cuts each of them where it cuts the table ([`sample_spans`]).
+/// Whether `plan` is an index intersection or union worth reading in partitions: unlimited (no
+/// OFFSET, LIMIT or resume position) and expected to read at least [`PARALLEL_MIN_ENTRIES`]
+/// index entries. Every input of an intersection and every arm of a union is sorted by primary
+/// key, so a span of primary keys cuts each of them where it cuts the table ([`sample_spans`]).
 pub(crate) fn splits_intersection(plan: &ScanPlan) -> bool {
     let whole = reads_whole(plan);
     let large = plan
         .estimate
         .is_some_and(|estimate| estimate.entries >= PARALLEL_MIN_ENTRIES);
-    matches!(plan.path, AccessPath::IndexIntersection { .. }) && whole && large
+    matches!(
+        plan.path,
+        AccessPath::IndexIntersection { .. } | AccessPath::IndexUnion { .. }
+    ) && whole
+        && large
 }
 
 /// Up to `parallelism` spans of the whole table cut at the primary key's samples, holding

@@ -19,7 +19,7 @@ use rowdex_planner::{AccessPath, Direction, IndexInput, Predicate, ScanPlan};
 use rowdex_store::{KeyRange, KvRead, scan_ranges_stream};
 
 use crate::error::{Error, Result};
-use crate::scan::intersection::{IntersectionSource, PkStream, intersection_source};
+use crate::scan::intersection::{IntersectionSource, PkStream, pk_source};
 
 pub use crate::scan::merge::EntryStream;
 use crate::scan::merge::{Entry, merge_sorted};
@@ -43,12 +43,10 @@ pub fn scan_rows(
 ) -> RowStream {
     let rows = match &plan.path {
         AccessPath::IndexScan { input, covering } => index_rows(&plan, input, *covering, reader),
-        AccessPath::IndexIntersection {
-            inputs, checked, ..
-        } => {
+        AccessPath::IndexIntersection { .. } | AccessPath::IndexUnion { .. } => {
             // Primary keys alone carry no write time: an expiring table looks its rows up.
             let covering = !intersection_looks_up(&plan.path, cutoff);
-            intersection_rows(&plan, (inputs, checked), covering, reader, budget)
+            intersection_rows(&plan, covering, reader, budget)
         }
         _ => key_rows(&plan, reader),
     };
@@ -81,12 +79,14 @@ pub fn row_entries(
             let pks = index_pks(plan, input, index, reader.clone());
             lookup_entries(plan, pks, reader, family)
         }
-        AccessPath::IndexIntersection {
-            inputs, checked, ..
-        } if !plan.table.has_families() && intersection_looks_up(&plan.path, cutoff) => {
-            intersection_entries(plan, (inputs, checked), reader, family, budget)
+        AccessPath::IndexIntersection { .. } | AccessPath::IndexUnion { .. }
+            if !plan.table.has_families() && intersection_looks_up(&plan.path, cutoff) =>
+        {
+            intersection_entries(plan, reader, family, budget)
         }
-        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. } => return None,
+        AccessPath::IndexScan { .. }
+        | AccessPath::IndexIntersection { .. }
+        | AccessPath::IndexUnion { .. } => return None,
         _ => key_entries(plan, reader, family),
     };
     if cutoff.is_none() {
@@ -107,7 +107,8 @@ pub fn row_entries(
 /// tell whether a row expired.
 fn intersection_looks_up(path: &AccessPath, cutoff: Option<i64>) -> bool {
     match path {
-        AccessPath::IndexIntersection { covering, .. } => !covering || cutoff.is_some(),
+        AccessPath::IndexIntersection { covering, .. }
+        | AccessPath::IndexUnion { covering, .. } => !covering || cutoff.is_some(),
         _ => false,
     }
 }
@@ -131,7 +132,9 @@ pub fn lendable_ranges(plan: &ScanPlan) -> Option<Vec<KeyRange>> {
 /// the table by key (not through an index), one family, and has no residual predicate.
 fn row_family(plan: &ScanPlan) -> Option<u8> {
     match plan.path {
-        AccessPath::IndexScan { .. } | AccessPath::IndexIntersection { .. } => None,
+        AccessPath::IndexScan { .. }
+        | AccessPath::IndexIntersection { .. }
+        | AccessPath::IndexUnion { .. } => None,
         _ => result_family(plan),
     }
 }
@@ -430,15 +433,13 @@ fn lookup_rows(plan: &ScanPlan, pks: PkStream, reader: Arc<dyn KvRead>) -> RowSt
 /// looked up otherwise.
 fn intersection_rows(
     plan: &ScanPlan,
-    inputs: (&[IndexInput], &[IndexInput]),
     covering: bool,
     reader: Arc<dyn KvRead>,
     budget: usize,
 ) -> RowStream {
     let plan = plan.clone();
-    let (inputs, checked) = (inputs.0.to_vec(), inputs.1.to_vec());
     let rows = async move {
-        let source = intersection_source(&plan, (&inputs, &checked), reader.clone(), budget);
+        let source = pk_source(&plan, reader.clone(), budget);
         Ok::<_, Error>(match source.await? {
             IntersectionSource::TableScan { scan, filter } => filter.apply(key_rows(&scan, reader)),
             IntersectionSource::Pks { pks, filter, .. } if covering && filter.is_empty() => {
@@ -458,15 +459,13 @@ fn intersection_rows(
 /// (a table without column families), in primary-key order.
 fn intersection_entries(
     plan: &ScanPlan,
-    inputs: (&[IndexInput], &[IndexInput]),
     reader: Arc<dyn KvRead>,
     family: u8,
     budget: usize,
 ) -> EntryStream {
     let plan = plan.clone();
-    let (inputs, checked) = (inputs.0.to_vec(), inputs.1.to_vec());
     let entries = async move {
-        let source = intersection_source(&plan, (&inputs, &checked), reader.clone(), budget);
+        let source = pk_source(&plan, reader.clone(), budget);
         Ok::<_, Error>(match source.await? {
             IntersectionSource::TableScan { scan, filter } => {
                 filter.apply_to_entries(key_entries(&scan, reader, family))

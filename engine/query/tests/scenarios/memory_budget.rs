@@ -137,3 +137,48 @@ async fn a_sort_without_limit_past_the_budget_is_left_to_datafusion() -> TestRes
     assert_eq!(rows(&native, &limited).await?, expected[..5].to_vec());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_union_arm_past_the_budget_reads_the_table_and_checks_the_or() -> TestResult {
+    let (db, meter) = loaded().await?;
+    let s = db.session();
+    let cut = ROWS / 4;
+    // ib's range is out of primary-key order: buffered and sorted, or past the budget, the
+    // union reads the table and checks the whole OR on each row.
+    for (select, covering) in [("id, b", false), ("id", true)] {
+        let forced = format!(
+            "SELECT /*+ INDEX_MERGE(t ia ib) */ {select} FROM t WHERE a = 3 OR b < {cut} ORDER BY id"
+        );
+        let plain =
+            format!("SELECT /*+ NO_INDEX */ {select} FROM t WHERE a = 3 OR b < {cut} ORDER BY id");
+        let expected = rows(&s, &plain).await?;
+        assert!(expected.len() > (cut as usize), "{}", expected.len());
+        let explained = format!("{:?}", rows(&s, &format!("EXPLAIN {forced}")).await?);
+        assert!(
+            explained.contains("INDEX UNION t using ia [a = 3] OR ib [b < 5000]")
+                && explained.contains("covering") == covering,
+            "{explained}"
+        );
+
+        db.set_memory_budget(64 << 20);
+        meter.reset();
+        assert_eq!(rows(&s, &forced).await?, expected, "{forced}, buffered");
+        let buffered = meter.counts().keys();
+
+        db.set_memory_budget(1_000);
+        meter.reset();
+        assert_eq!(
+            rows(&s, &forced).await?,
+            expected,
+            "{forced}, past the budget"
+        );
+        let scanned = meter.counts().keys();
+        // Within the budget: ia's and ib's ranges (and a lookup per row), less than the
+        // table; past it, the table once (after the page of ib read before the budget ran out).
+        assert!(
+            buffered < ROWS as u64 && scanned >= ROWS as u64,
+            "past the budget the table is read instead: {scanned} entries against {buffered}"
+        );
+    }
+    Ok(())
+}

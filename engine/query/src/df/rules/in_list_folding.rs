@@ -29,6 +29,9 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
+/// The name of [`Unfolded`] (not registered: no query can call it).
+const UNFOLDED: &str = "rowdex_unfolded";
+
 /// Wraps in [`Unfolded`] one side of each IN-list pair the simplifier would fold wrongly.
 #[derive(Debug, Default)]
 pub struct GuardInListFolding;
@@ -351,6 +354,19 @@ fn is_literal(expr: &Expr) -> bool {
     }
 }
 
+/// The `expr` of `rowdex_unfolded(expr)`: a reader of filters takes it as `expr` itself (the
+/// guard may wrap part of a filter after a scan accepted the filter unwrapped).
+pub(crate) fn unfolded_argument(expr: &Expr) -> Option<&Expr> {
+    match expr {
+        Expr::ScalarFunction(function)
+            if function.func.name() == UNFOLDED && function.args.len() == 1 =>
+        {
+            function.args.first()
+        }
+        _ => None,
+    }
+}
+
 /// `rowdex_unfolded(expr)`: `expr` itself, opaque to the simplifier.
 fn unfolded(expr: Expr) -> Expr {
     static UNFOLDED: LazyLock<Arc<ScalarUDF>> =
@@ -375,7 +391,7 @@ impl Unfolded {
 
 impl ScalarUDFImpl for Unfolded {
     fn name(&self) -> &str {
-        "rowdex_unfolded"
+        UNFOLDED
     }
 
     fn signature(&self) -> &Signature {
