@@ -121,6 +121,7 @@ suites!(
     arrays,
     checks,
     constraints,
+    counting,
     create_table_as,
     ddl,
     decimal_keys,

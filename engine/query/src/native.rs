@@ -34,13 +34,13 @@ use rowdex_catalog::TableDef;
 use rowdex_codec::Datum;
 use rowdex_planner::budget::held_rows_max;
 use rowdex_planner::{Direction, IndexHint, ScanPlan, ScanRequest, candidates, ordered_index_scan};
-use rowdex_store::KvRead;
+use rowdex_store::{KeyRange, KvRead};
 
 use crate::db::DbState;
 use crate::db::schema_view::SchemaView;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
-use crate::native::aggregate::{aggregate_batch, aggregate_row};
+use crate::native::aggregate::{Aggregate, AggregateKind, aggregate_batch, aggregate_row};
 pub(crate) use crate::native::bind::{Bound, bind_conditions, bind_count};
 use crate::native::choice::{Decision, PathShape, PlanChoice};
 use crate::native::compile::{NativeQuery, Shape};
@@ -49,6 +49,7 @@ use crate::native::sort::{SortAfter, distinct_neighbours};
 use crate::output::Output;
 use crate::scan::choose::{choose_among, estimate_plans, ordered_if_cheaper};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
+use crate::scan::count::{count_entries, counted_ranges};
 use crate::scan::read::{lendable_ranges, offset_limit, row_entries, scan_rows};
 use crate::sql::hints::QueryHints;
 use crate::values::rows_to_batch;
@@ -293,9 +294,20 @@ impl NativeQuery {
                 }));
             }
             Shape::Aggregate(aggregates) => {
-                let rows = self.rows(snapshot, plan).await?;
-                let Some(values) = aggregate_row(aggregates, &rows) else {
-                    return Ok(None);
+                let values = match self.counted_rows(aggregates, &plan) {
+                    // Every aggregate counts the rows, which the store counts in place.
+                    Some(ranges) => {
+                        let count = count_entries(snapshot, ranges).await?;
+                        let count = Datum::Int(i64::try_from(count).unwrap_or(i64::MAX));
+                        vec![count; aggregates.len()]
+                    }
+                    None => {
+                        let rows = self.rows(snapshot, plan).await?;
+                        let Some(values) = aggregate_row(aggregates, &rows) else {
+                            return Ok(None);
+                        };
+                        values
+                    }
                 };
                 let batch = aggregate_batch(&self.table, &schema, aggregates, values)?;
                 return Ok(Some(Output::Rows {
@@ -305,6 +317,28 @@ impl NativeQuery {
             }
         }
         self.execute_rows(snapshot, plan).await.map(Some)
+    }
+
+    /// The key ranges to count when every aggregate counts the rows (`count(*)`, or `count(c)`
+    /// of a column that is never NULL) and each entry of the ranges is one row `plan` selects
+    /// (see [`counted_ranges`]).
+    pub(crate) fn counted_rows(
+        &self,
+        aggregates: &[Aggregate],
+        plan: &NativePlan,
+    ) -> Option<Vec<KeyRange>> {
+        let counts_rows = |aggregate: &Aggregate| match (aggregate.kind, aggregate.column) {
+            (AggregateKind::CountRows, _) => true,
+            (AggregateKind::Count, Some(column)) => {
+                self.table.key_position(column).is_some()
+                    || self.table.columns.get(column).is_some_and(|c| !c.nullable)
+            }
+            _ => false,
+        };
+        if plan.sort.is_some() || !aggregates.iter().all(counts_rows) {
+            return None;
+        }
+        counted_ranges(&plan.scan, plan.cutoff.is_some())
     }
 
     /// [`NativeQuery::execute`] of a query that answers with the rows it reads.

@@ -56,7 +56,7 @@ struct Case {
     best: &'static str,
 }
 
-const CASES: [Case; 7] = [
+const CASES: [Case; 9] = [
     Case {
         name: "eq",
         label: "a = 7 (0.5 %), count and max(pad)",
@@ -105,6 +105,18 @@ const CASES: [Case; 7] = [
         label: "a = 7 OR s = 5 (0.5 % and 2 000 rows), count and max(pad)",
         sql: |_| "SELECT count(*), max(pad) FROM t WHERE a = 7 OR s = 5".into(),
         best: "/*+ INDEX_MERGE(t ia isx) */",
+    },
+    Case {
+        name: "count_range",
+        label: "count(*) WHERE a BETWEEN 10 AND 19 (5 %), counted in the index",
+        sql: |_| "SELECT count(*) FROM t WHERE a BETWEEN 10 AND 19".into(),
+        best: "",
+    },
+    Case {
+        name: "max_indexed",
+        label: "max(b): the last entry of ib",
+        sql: |_| "SELECT max(b) FROM t".into(),
+        best: "",
     },
 ];
 

@@ -22,7 +22,7 @@ use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
 use crate::db::schema_view::SchemaView;
-use crate::native::aggregate::Aggregate;
+use crate::native::aggregate::{Aggregate, AggregateKind};
 use crate::native::choice::PlanChoice;
 use crate::native::scope::{Scope, Slot, slot};
 use crate::sql::names::ident_name;
@@ -154,7 +154,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
         }
         order.push(OrderItem { column, descending });
     }
-    let (limit, offset) = limit_offset(query)?;
+    let (mut limit, offset) = limit_offset(query)?;
 
     let (shape, schema) = match (distinct, aggregates.is_empty()) {
         (false, true) => (
@@ -172,6 +172,19 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
                 .map(|(aggregate, name)| aggregate.field(&table, name))
                 .collect::<Option<Vec<Field>>>()?;
             columns = aggregates.iter().filter_map(|a| a.column).collect();
+            // A lone min or max is the first non-NULL value in its column's order: read in
+            // that order (along a key or an index that gives it), one row.
+            if let [aggregate] = aggregates.as_slice()
+                && let (AggregateKind::Min | AggregateKind::Max, Some(column)) =
+                    (aggregate.kind, aggregate.column)
+            {
+                conditions.push(Predicate::IsNotNull { column });
+                order.push(OrderItem {
+                    column,
+                    descending: aggregate.kind == AggregateKind::Max,
+                });
+                limit = Some(Slot::Value(Datum::Int(1)));
+            }
             (Shape::Aggregate(aggregates), Arc::new(Schema::new(fields)))
         }
         // DISTINCT rows in an order that names exactly the selected columns (so equal rows

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::native::compile::{NativeQuery, Shape};
 use crate::native::sort::distinct_neighbours;
 use crate::scan::choose::weighed;
+use crate::scan::count::count_entries;
 use crate::scan::explain::{ExplainOptions, actual_line, candidate_lines, total_line};
 use crate::sql::hints::QueryHints;
 
@@ -47,7 +48,13 @@ pub(crate) async fn explain(
     let Some(plan) = query.plan_fresh(db, &bound, hint.clone()).await?.0 else {
         return Ok(None);
     };
-    let mut lines = vec![verbose_line(plan.describe(&query.table))];
+    let mut path = plan.describe(&query.table);
+    if let Shape::Aggregate(aggregates) = &query.shape
+        && query.counted_rows(aggregates, &plan).is_some()
+    {
+        path.push_str(" counting entries");
+    }
+    let mut lines = vec![verbose_line(path)];
     if options.verbose {
         let weighed = weighed(db, &query.request(&bound, hint)).await?;
         lines.extend(candidate_lines(&plan.scan, &weighed));
@@ -63,7 +70,13 @@ pub(crate) async fn explain(
                 let output = query.execute(reader, plan).await?;
                 (output.map_or(0, |output| output.row_count()), None)
             }
-            Shape::Aggregate(_) => (query.rows(reader, plan).await?.len(), Some(1)),
+            Shape::Aggregate(aggregates) => match query.counted_rows(aggregates, &plan) {
+                Some(ranges) => {
+                    let counted = count_entries(reader, ranges).await?;
+                    (usize::try_from(counted).unwrap_or(usize::MAX), Some(1))
+                }
+                None => (query.rows(reader, plan).await?.len(), Some(1)),
+            },
             Shape::Distinct => {
                 let rows = query.rows(reader, plan).await?;
                 let read = rows.len();

@@ -68,7 +68,7 @@ async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> 
     );
 
     // (query, what the plan must say, its answer, the most entries it may read)
-    let cases: [(&str, &str, &str, u64); 3] = [
+    let cases: [(&str, &str, &str, u64); 5] = [
         // An equality on a 0.5 % value: the index, not a full scan.
         (
             "SELECT count(*), max(pad) FROM t WHERE a = 7",
@@ -79,10 +79,27 @@ async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> 
         // Cause 2: the covering index's range (all of it) is no smaller for having been
         // counted partially; ia's 1,000 entries and row lookups are.
         (
-            "SELECT max(b) FROM t WHERE a = 5 AND b >= 0",
+            "SELECT max(b), count(*) FROM t WHERE a = 5 AND b >= 0",
             "using ia",
             "",
             2_000 + 1_000,
+        ),
+        // A lone max reads along ib backwards (covering: b with a included) until a row has
+        // a = 5, one in 200: a page or two of entries and no row, against ia's 1,000 entries
+        // and their 1,000 rows.
+        (
+            "SELECT max(b) FROM t WHERE a = 5 AND b >= 0",
+            "INDEX SCAN t using ib [b >= 0] covering reverse limit=1",
+            "",
+            2_100,
+        ),
+        // An OR of two sparse values, each on its own index: their union (1,000 and 400
+        // entries, disjoint) and the 1,400 rows, not the table; the dives count each arm once.
+        (
+            "SELECT count(*), max(pad) FROM t WHERE a = 7 OR s = 11",
+            "INDEX UNION t using ia [a = 7] OR isx [s = 11]",
+            "1400",
+            3 * 1_400 + 200,
         ),
         // Cause 4: ORDER BY b LIMIT 10 with a 0.2 % filter on another index: the filter's
         // index and a top-k, not a walk of ib with a row lookup per entry.
