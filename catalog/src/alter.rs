@@ -48,7 +48,12 @@ impl TableDef {
             });
         }
         if let Some(index) = self.indexes.iter().find(|index| {
-            index.columns.iter().any(|k| k.column == position) || index.include.contains(&position)
+            index.columns.iter().any(|k| k.column == position)
+                || index.include.contains(&position)
+                || index
+                    .filter
+                    .as_ref()
+                    .is_some_and(|filter| filter.names_column(position))
         }) {
             return Err(CatalogError::DropIndexedColumn {
                 table: self.name.clone(),
@@ -131,6 +136,11 @@ impl TableDef {
             for column in &mut index.include {
                 shift(column);
             }
+            if let Some(filter) = &mut index.filter {
+                for condition in &mut filter.conditions {
+                    shift(&mut condition.column);
+                }
+            }
         }
     }
 
@@ -186,6 +196,7 @@ mod tests {
             state: IndexState::Ready,
             salt_buckets: 0,
             constraint: false,
+            filter: None,
         });
         def
     }

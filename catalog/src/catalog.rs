@@ -751,6 +751,7 @@ mod tests {
             state: IndexState::Ready,
             salt_buckets: 0,
             constraint: false,
+            filter: None,
         }
     }
 

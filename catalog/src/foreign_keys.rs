@@ -49,7 +49,8 @@ impl TableDef {
     }
 
     /// How a row is found by its values of the columns at `positions` (in any order) when
-    /// they identify at most one row: the primary key, or a ready UNIQUE index on exactly them.
+    /// they identify at most one row: the primary key, or a ready UNIQUE index on exactly them
+    /// (not a partial one: it holds some of the rows).
     pub fn referenced_access(&self, positions: &[usize]) -> Option<ReferencedAccess> {
         let key: Vec<usize> = self.key.iter().map(|k| k.column).collect();
         if !self.has_hidden_rowid() && same_set(key, positions.to_vec()) {
@@ -58,6 +59,7 @@ impl TableDef {
         self.ready_indexes()
             .find(|(_, index)| {
                 index.unique
+                    && index.filter.is_none()
                     && same_set(
                         index.columns.iter().map(|c| c.column).collect(),
                         positions.to_vec(),
@@ -67,7 +69,8 @@ impl TableDef {
     }
 
     /// How the rows holding given values of the columns at `positions` (in any order) are
-    /// found by a prefix scan: the primary key or an unsalted index leading with them.
+    /// found by a prefix scan: the primary key or an unsalted, not partial index leading with
+    /// them.
     pub fn referencing_access(&self, positions: &[usize]) -> Option<ReferencingAccess> {
         let n = positions.len();
         let leading = |columns: Vec<usize>| {
@@ -84,7 +87,9 @@ impl TableDef {
         }
         self.ready_indexes()
             .find(|(_, index)| {
-                !index.is_salted() && leading(index.columns.iter().map(|c| c.column).collect())
+                !index.is_salted()
+                    && index.filter.is_none()
+                    && leading(index.columns.iter().map(|c| c.column).collect())
             })
             .map(|(position, _)| ReferencingAccess::Index(position))
     }

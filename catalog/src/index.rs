@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::column::KeyColumn;
+use crate::index_filter::IndexFilter;
 use crate::keyspace;
 
 /// Whether queries may read an index yet.
@@ -40,6 +41,10 @@ pub struct IndexDef {
     /// declared UNIQUE): PostgreSQL's catalog shows it as the constraint, backed by the index.
     #[serde(default, skip_serializing_if = "is_false")]
     pub constraint: bool,
+    /// A partial index's condition: only the rows it holds for have entries (and, for a
+    /// UNIQUE index, are held to distinct values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<IndexFilter>,
 }
 
 fn is_zero(n: &u16) -> bool {
@@ -51,6 +56,12 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl IndexDef {
+    /// Whether `row` has an entry in this index: every row, or those a partial index's
+    /// condition holds for.
+    pub fn covers_row(&self, row: &[rowdex_codec::Datum]) -> bool {
+        self.filter.as_ref().is_none_or(|filter| filter.holds(row))
+    }
+
     /// Prefix of every entry of this index.
     pub fn prefix(&self) -> Vec<u8> {
         keyspace::index_prefix(self.id)

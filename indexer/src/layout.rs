@@ -58,10 +58,11 @@ pub fn value_prefix<'a>(index: &IndexDef, values: impl IntoIterator<Item = &'a D
 }
 
 /// The prefix shared by every entry with the same indexed values as `row`, if a UNIQUE index
-/// constrains it: SQL lets any number of rows hold NULL in a unique column.
+/// constrains it: SQL lets any number of rows hold NULL in a unique column, and a partial
+/// index constrains only the rows it covers.
 pub fn unique_prefix(index: &IndexDef, row: &[Datum]) -> Option<Vec<u8>> {
     let values: Vec<&Datum> = index.columns.iter().map(|k| &row[k.column]).collect();
-    if !index.unique || values.iter().any(|v| v.is_null()) {
+    if !index.unique || values.iter().any(|v| v.is_null()) || !index.covers_row(row) {
         return None;
     }
     Some(value_prefix(index, values))

@@ -106,7 +106,7 @@ async fn backfill_page(
     let page = tx.scan_page(range, Direction::Forward, rows).await?;
     let rows = full_rows(&*tx, table, &page.entries).await?;
     let mut probes = Vec::new();
-    for row in rows {
+    for row in rows.into_iter().filter(|row| index.covers_row(row)) {
         tx.put(
             entry_key(table, index, &row),
             entry_value(table, index, &row),
@@ -286,7 +286,7 @@ async fn check_page(
         Side::Rows => {
             let rows = full_rows(target.reader(), table, &page.entries).await?;
             let mut expected = Vec::with_capacity(rows.len());
-            for row in rows {
+            for row in rows.into_iter().filter(|row| index.covers_row(row)) {
                 expected.push((
                     entry_key(table, index, &row),
                     entry_value(table, index, &row),
@@ -318,7 +318,7 @@ async fn check_page(
                 page.entries.iter().zip(row_keys.iter().zip(rows))
             {
                 let produced = match row {
-                    Some(row) if !row_key.is_empty() => {
+                    Some(row) if !row_key.is_empty() && index.covers_row(&row) => {
                         entry_key(table, index, &row) == *entry
                             && entry_value(table, index, &row) == *stored_value
                     }

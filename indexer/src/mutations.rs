@@ -102,8 +102,11 @@ pub fn row_change(
             let Some(prefix) = unique_prefix(index, row) else {
                 continue;
             };
-            let unchanged =
-                old.is_some_and(|old| entry_key(table, index, old) == entry_key(table, index, row));
+            // An old row outside a partial index had no entry: the value is claimed anew.
+            let unchanged = old.is_some_and(|old| {
+                index.covers_row(old)
+                    && entry_key(table, index, old) == entry_key(table, index, row)
+            });
             if !unchanged {
                 change.unique_probes.push((position, prefix));
             }
@@ -123,8 +126,14 @@ pub fn index_mutations(
 ) -> Vec<Mutation> {
     let mut out = Vec::new();
     for index in &table.indexes {
-        let old = old_row.map(|row| (entry_key(table, index, row), entry_value(table, index, row)));
-        let new = new_row.map(|row| (entry_key(table, index, row), entry_value(table, index, row)));
+        // A partial index holds entries of the rows its condition covers only.
+        let entry = |row: &[Datum]| {
+            index
+                .covers_row(row)
+                .then(|| (entry_key(table, index, row), entry_value(table, index, row)))
+        };
+        let old = old_row.and_then(entry);
+        let new = new_row.and_then(entry);
         match (old, new) {
             (Some(old), Some(new)) if old == new => {}
             (old, new) => {
@@ -170,6 +179,7 @@ mod tests {
                 state: IndexState::Ready,
                 salt_buckets: 0,
                 constraint: false,
+                filter: None,
             },
             IndexDef {
                 id: 18,
@@ -183,6 +193,7 @@ mod tests {
                 state: IndexState::Building,
                 salt_buckets: 0,
                 constraint: false,
+                filter: None,
             },
         ];
         def

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rowdex_catalog::TableDef;
 use rowdex_store::Direction;
 
+use crate::partial::answers;
 use crate::path::{AccessPath, IndexInput, ScanPlan};
 use crate::predicate::Predicate;
 use crate::primary_key::{match_key, plan_scan};
@@ -74,7 +75,7 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
     // One input per usable index, with the predicates it consumes.
     let mut inputs: Vec<(IndexInput, Vec<bool>)> = Vec::new();
     for (position, index) in table.ready_indexes() {
-        if !request.hint.allows(&index.name) {
+        if !request.hint.allows(&index.name) || !answers(index, &request.predicates) {
             continue;
         }
         let matched = match_key(&table.entry_key_columns(index), &request.predicates);
@@ -203,7 +204,10 @@ fn intersection(request: &ScanRequest, inputs: &[&(IndexInput, Vec<bool>)]) -> S
 /// which only a small LIMIT makes worthwhile.
 pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<ScanPlan> {
     let table = &request.table;
-    let index = table.indexes.get(position).filter(|i| i.is_ready())?;
+    let index = table
+        .indexes
+        .get(position)
+        .filter(|i| i.is_ready() && answers(i, &request.predicates))?;
     let matched = match_key(&table.entry_key_columns(index), &request.predicates);
     let residual = matched.residual(&request.predicates);
     let covering = table.index_covers(index, &needed_columns(request, &residual));

@@ -7,7 +7,7 @@
 //! (module `explain`) is the EXPLAIN text, shared by every executor.
 //!
 //! Modules, lowest first: `predicate` (the IR), `path` (plans as values and key ranges),
-//! `explain` (their text), `primary_key` (the path along the table's key), `union` (the unions
+//! `explain` (their text), `primary_key` (the path along the table's key), `partial` (whether a partial index may answer), `union` (the unions
 //! answering an OR), `candidates` (every path worth costing), `selectivity` (range sizes from gathered statistics), `cost` (estimates
 //! and the choice), `lookup` (reading a table by a join's values: the templates its keys offer,
 //! the plan of a batch of probes, their cost). `budget` is the memory budget both the cost model and the executors read.
@@ -17,6 +17,7 @@ mod candidates;
 pub mod cost;
 mod explain;
 pub mod lookup;
+mod partial;
 mod path;
 mod predicate;
 mod primary_key;

@@ -20,6 +20,7 @@ use rowdex_codec::Datum;
 use rowdex_store::{AccessCosts, Direction, RANGES_PER_BATCH};
 
 use crate::candidates::{IndexHint, residual_of};
+use crate::partial::answers;
 use crate::path::{AccessPath, IndexInput, KeyBound, ScanPlan};
 use crate::predicate::Predicate;
 use crate::primary_key::fixing_values;
@@ -107,7 +108,7 @@ pub fn lookup_templates(
     let mut layouts = vec![(LookupKey::Primary, table.key.clone())];
     if *hint != IndexHint::NoIndex {
         for (position, index) in table.ready_indexes() {
-            if hint.allows(&index.name) {
+            if hint.allows(&index.name) && answers(index, predicates) {
                 layouts.push((LookupKey::Index(position), table.entry_key_columns(index)));
             }
         }

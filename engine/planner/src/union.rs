@@ -15,6 +15,7 @@ use std::cmp::Reverse;
 
 use rowdex_catalog::TableDef;
 
+use crate::partial::answers;
 use crate::path::{IndexInput, UnionArm};
 use crate::predicate::Predicate;
 use crate::primary_key::match_key;
@@ -148,7 +149,7 @@ fn arm_choices(table: &TableDef, arm: &[Predicate], allows: &dyn Fn(&str) -> boo
         });
     }
     for (position, index) in table.ready_indexes() {
-        if !allows(&index.name) {
+        if !allows(&index.name) || !answers(index, arm) {
             continue;
         }
         let matched = match_key(&table.entry_key_columns(index), arm);

@@ -27,6 +27,7 @@ pub(crate) mod keydesign;
 pub(crate) mod kinds;
 pub(crate) mod locking_select;
 pub(crate) mod on_conflict;
+pub(crate) mod partial_index;
 pub(crate) mod purge;
 pub(crate) mod query;
 pub(crate) mod returning;

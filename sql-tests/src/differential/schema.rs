@@ -131,6 +131,8 @@ pub struct Index {
     pub timing: IndexTiming,
     /// `WITH (SALT_BUCKETS = n)`: entries spread over buckets by their indexed values.
     pub salt: Option<u16>,
+    /// A partial index's `WHERE` condition on one column: (the column, the condition).
+    pub filter: Option<(String, String)>,
 }
 
 impl Table {
@@ -240,8 +242,13 @@ impl Index {
             .salt
             .map(|n| format!(" WITH (SALT_BUCKETS = {n})"))
             .unwrap_or_default();
+        let filter = self
+            .filter
+            .as_ref()
+            .map(|(_, condition)| format!(" WHERE {condition}"))
+            .unwrap_or_default();
         format!(
-            "CREATE {}INDEX {} ON {} ({}){include}{salt}",
+            "CREATE {}INDEX {} ON {} ({}){include}{salt}{filter}",
             if self.unique { "UNIQUE " } else { "" },
             self.name,
             self.table,
@@ -250,7 +257,9 @@ impl Index {
     }
 
     pub fn mentions(&self, column: &str) -> bool {
-        self.columns.iter().any(|k| k.column == column) || self.include.iter().any(|c| c == column)
+        self.columns.iter().any(|k| k.column == column)
+            || self.include.iter().any(|c| c == column)
+            || self.filter.as_ref().is_some_and(|(c, _)| c == column)
     }
 }
 
@@ -411,7 +420,8 @@ fn random_column(rng: &mut Rng, name: &str) -> Column {
 }
 
 /// Up to four random indexes on `table`: one to three columns in any order and direction,
-/// sometimes INCLUDE columns. UNIQUE is decided later, from the rows.
+/// sometimes INCLUDE columns, sometimes a partial index's condition. UNIQUE is decided later,
+/// from the rows.
 pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
     let count = rng.below(5);
     let mut indexes: Vec<Index> = Vec::new();
@@ -445,6 +455,16 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
             _ => IndexTiming::AfterWrites,
         };
         let salt = rng.percent(25).then(|| *rng.pick(&[2u16, 3, 4, 8]));
+        // Sometimes partial: a condition on one column that queries may or may not imply.
+        let filter = rng.percent(20).then(|| {
+            let column = rng.pick(&table.columns);
+            let mut forms = vec!["IS NOT NULL", "IS NULL"];
+            if column.ty == ColType::Int {
+                forms.extend(["> 0", "<= 3", "IN (1, 2, 5)"]);
+            }
+            let form = *rng.pick(&forms);
+            (column.name.clone(), format!("{} {form}", column.name))
+        });
         indexes.push(Index {
             name: format!("{}_i{n}", table.name),
             table: table.name.clone(),
@@ -453,6 +473,7 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
             unique: false,
             timing,
             salt,
+            filter,
         });
     }
     indexes

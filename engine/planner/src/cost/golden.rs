@@ -71,6 +71,7 @@ fn table() -> Arc<TableDef> {
         state: IndexState::Ready,
         salt_buckets: 0,
         constraint: false,
+        filter: None,
     };
     def.indexes = vec![
         index(101, "ia", &["a"], &[]),

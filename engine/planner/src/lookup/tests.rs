@@ -35,6 +35,7 @@ fn orders() -> Arc<TableDef> {
         state: IndexState::Ready,
         salt_buckets: 0,
         constraint: false,
+        filter: None,
     };
     def.indexes = vec![
         index(71, "o_user", &[1], false),

@@ -55,6 +55,20 @@ pub(crate) fn set_type(
             });
         }
     };
+    // A partial index keeps its condition's constants in the column's encoding.
+    if let Some(index) = def.indexes.iter().find(|index| {
+        index
+            .filter
+            .as_ref()
+            .is_some_and(|filter| filter.names_column(position))
+    }) {
+        return Err(Error::Unsupported {
+            what: format!(
+                "changing the type of column {name}, which the condition of partial index {} tests (drop the index first)",
+                index.name
+            ),
+        });
+    }
     let (stored, declared) = parse_type(data_type, semantics)?;
     let before = def.columns[position].clone();
     let column = &mut def.columns[position];

@@ -313,6 +313,7 @@ fn unique_indexes(def: &TableDef, uniques: Vec<UniqueConstraint>) -> Result<Vec<
             state: IndexState::Ready,
             salt_buckets: 0,
             constraint: true,
+            filter: None,
         });
     }
     Ok(indexes)

@@ -213,6 +213,7 @@ pub(crate) fn referencing_index(def: &TableDef, fk: &ForeignKeyDef) -> Option<In
         state: IndexState::Ready,
         salt_buckets: 0,
         constraint: false,
+        filter: None,
     })
 }
 

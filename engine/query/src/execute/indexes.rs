@@ -15,6 +15,7 @@ use crate::db::analyze::analyze;
 use crate::error::{Error, Result};
 use crate::execute::column_types::refuse_array_key;
 use crate::execute::keydesign::advise_index;
+use crate::execute::partial_index::index_filter;
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
 use crate::session::Session;
@@ -122,9 +123,9 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         None => true,
         Some(method) => method.to_string().eq_ignore_ascii_case("btree"),
     };
-    if create.predicate.is_some() || !btree {
+    if !btree {
         return Err(Error::Unsupported {
-            what: "partial indexes and index methods other than btree on CREATE INDEX".to_string(),
+            what: "index methods other than btree on CREATE INDEX".to_string(),
         });
     }
     let (salt_buckets, ignored) = index_options(&create.with)?;
@@ -164,6 +165,10 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
             include.push(column);
         }
     }
+    let filter = match &create.predicate {
+        Some(condition) => Some(index_filter(&table, condition)?),
+        None => None,
+    };
     let index = IndexDef {
         id: 0,
         name: name.clone(),
@@ -173,6 +178,7 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
         state: IndexState::Building,
         salt_buckets,
         constraint: false,
+        filter,
     };
     let warnings = advise_index(&table, &index);
     if session.open_txn().is_some() {

@@ -78,8 +78,12 @@ fn arbiter(def: &TableDef, target: Option<&ConflictTarget>) -> Result<Arbiter> {
                 return Ok(Arbiter::PrimaryKey);
             }
             def.ready_indexes()
+                // A partial index arbitrates only where its condition is named too, which
+                // rowdex does not infer: it is not chosen by its columns.
                 .find(|(_, index)| {
-                    index.unique && same(&mut index.columns.iter().map(|k| k.column).collect())
+                    index.unique
+                        && index.filter.is_none()
+                        && same(&mut index.columns.iter().map(|k| k.column).collect())
                 })
                 .map(|(position, _)| Arbiter::Unique(position))
                 .ok_or_else(unmatched)

@@ -253,7 +253,7 @@ impl RangeFilter {
             .all(|condition| condition.matches(row))
             && self.inputs.iter().all(|(index, ranges)| {
                 let key = layout::entry_key(&self.table, index, row);
-                ranges.iter().any(|range| range.contains(&key))
+                index.covers_row(row) && ranges.iter().any(|range| range.contains(&key))
             })
     }
 

@@ -275,11 +275,13 @@ pub struct PgIndex {
     pub constraint: bool,
     /// Complete (a secondary index still being built is not valid yet).
     pub valid: bool,
+    /// A partial index's condition, as written.
+    pub predicate: Option<String>,
 }
 
 impl PgIndex {
-    /// `CREATE [UNIQUE] INDEX name ON public.table USING btree (a, b DESC) [INCLUDE (c)]`, as
-    /// `pg_get_indexdef` writes it.
+    /// `CREATE [UNIQUE] INDEX name ON public.table USING btree (a, b DESC) [INCLUDE (c)]
+    /// [WHERE (condition)]`, as `pg_get_indexdef` writes it.
     pub fn definition(&self) -> String {
         let keys: Vec<String> = self
             .keys
@@ -303,6 +305,9 @@ impl PgIndex {
                 .map(|&c| quote_ident(&self.table.columns[c].name))
                 .collect();
             text.push_str(&format!(" INCLUDE ({})", include.join(", ")));
+        }
+        if let Some(predicate) = &self.predicate {
+            text.push_str(&format!(" WHERE ({predicate})"));
         }
         text
     }
@@ -505,6 +510,7 @@ fn primary_index(table: &Arc<TableDef>) -> Option<PgIndex> {
         primary: true,
         constraint: false,
         valid: true,
+        predicate: None,
     })
 }
 
@@ -519,6 +525,7 @@ fn secondary_index(table: &Arc<TableDef>, index: &IndexDef) -> PgIndex {
         primary: false,
         constraint: index.constraint,
         valid: index.state == rowdex_catalog::IndexState::Ready,
+        predicate: index.filter.as_ref().map(|filter| filter.text.clone()),
     }
 }
 
@@ -546,6 +553,37 @@ mod tests {
             Some("timestamp without time zone")
         );
         assert_eq!(format_type(99_999, None), None);
+    }
+
+    #[test]
+    fn a_partial_index_definition_ends_with_its_condition() {
+        let columns = vec![
+            ColumnDef::nullable("id", DataType::Integer),
+            ColumnDef::nullable("score", DataType::Integer),
+        ];
+        let table = TableDef::new("px", columns, &[("id".to_string(), false)], 0)
+            .unwrap_or_else(|e| panic!("a valid table: {e}"));
+        let index = IndexDef {
+            id: 40,
+            name: "px_high".into(),
+            columns: vec![rowdex_catalog::KeyColumn {
+                column: 1,
+                desc: false,
+            }],
+            include: Vec::new(),
+            unique: false,
+            state: rowdex_catalog::IndexState::Ready,
+            salt_buckets: 0,
+            constraint: false,
+            filter: Some(rowdex_catalog::IndexFilter {
+                text: "score > 990".into(),
+                conditions: Vec::new(),
+            }),
+        };
+        assert_eq!(
+            secondary_index(&Arc::new(table), &index).definition(),
+            "CREATE INDEX px_high ON public.px USING btree (score) WHERE (score > 990)"
+        );
     }
 
     #[test]

@@ -98,6 +98,7 @@ fn scenario() -> Scenario {
         unique: false,
         timing: IndexTiming::AfterLoad,
         salt: None,
+        filter: None,
     };
     Scenario {
         tables: vec![table],
@@ -387,6 +388,7 @@ fn decimal_scenario() -> Scenario {
             unique: false,
             timing: IndexTiming::AfterLoad,
             salt: None,
+            filter: None,
         }],
         writes: Vec::new(),
         views: Vec::new(),
@@ -509,6 +511,7 @@ fn uuid_instant_scenario() -> Scenario {
             unique: false,
             timing: IndexTiming::AfterLoad,
             salt: None,
+            filter: None,
         }],
         writes: Vec::new(),
         views: Vec::new(),
