@@ -17,6 +17,9 @@ use crate::union::{UnionPath, union_paths};
 /// only the whole set is tried.
 const MAX_SUBSET_INPUTS: usize = 4;
 
+/// Index inputs each union is also intersected with (one at a time).
+const MAX_UNION_PARTNERS: usize = 3;
+
 /// A Phoenix-style hint: `/*+ INDEX(t idx ...) */` or `/*+ NO_INDEX */`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum IndexHint {
@@ -95,12 +98,16 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
         let all: Vec<&(IndexInput, Vec<bool>)> = inputs.iter().collect();
         return vec![intersection(request, &all)];
     }
-    let unions: Vec<ScanPlan> = union_paths(table, &request.predicates, &|name| {
+    // Each union alone, and intersected with each index input of the other conditions.
+    let mut unions: Vec<ScanPlan> = Vec::new();
+    for union in union_paths(table, &request.predicates, &|name| {
         request.hint.allows(name)
-    })
-    .into_iter()
-    .map(|union| union_plan(request, union))
-    .collect();
+    }) {
+        for input in inputs.iter().take(MAX_UNION_PARTNERS) {
+            unions.push(union_plan(request, union.clone(), Some(input)));
+        }
+        unions.push(union_plan(request, union, None));
+    }
     if matches!(request.hint, IndexHint::Merge(_)) && !unions.is_empty() {
         return unions;
     }
@@ -154,14 +161,21 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
     plans
 }
 
-/// The plan of a union: the OR it answers exactly leaves the residual; like an intersection
-/// it covers the query only when the primary key is all the query reads.
-fn union_plan(request: &ScanRequest, union: UnionPath) -> ScanPlan {
+/// The plan of a union, alone or intersected with `partner` (an index input with the
+/// predicates it consumes): the OR it answers exactly and what the partner consumes leave the
+/// residual; like an intersection it covers the query only when the primary key is all the
+/// query reads.
+fn union_plan(
+    request: &ScanRequest,
+    union: UnionPath,
+    partner: Option<&(IndexInput, Vec<bool>)>,
+) -> ScanPlan {
+    let used = |i: usize| partner.is_some_and(|(_, used)| used.get(i).copied().unwrap_or(false));
     let residual: Vec<Predicate> = request
         .predicates
         .iter()
         .enumerate()
-        .filter(|(i, _)| union.consumed != Some(*i))
+        .filter(|(i, _)| union.consumed != Some(*i) && !used(*i))
         .map(|(_, p)| p.clone())
         .collect();
     let covering = needed_columns(request, &residual)
@@ -172,6 +186,11 @@ fn union_plan(request: &ScanRequest, union: UnionPath) -> ScanPlan {
         AccessPath::IndexUnion {
             arms: union.arms,
             condition: union.condition,
+            also: partner
+                .map(|(input, _)| input.clone())
+                .into_iter()
+                .collect(),
+            also_drives: false,
             covering,
         },
         residual,

@@ -122,6 +122,7 @@ pub fn estimate_all(
             {
                 arrange_intersection(plan, counts, table_rows, costs)
             } else {
+                let plan = union_driver(plan, counts, table_rows);
                 let estimate = estimate(&plan, counts, table_rows, costs);
                 (plan, estimate)
             };
@@ -379,9 +380,23 @@ pub fn estimate(
             }
             (matches, read, cost)
         }
-        AccessPath::IndexUnion { arms, covering, .. } => {
+        AccessPath::IndexUnion {
+            arms,
+            also,
+            covering,
+            ..
+        } => {
             let sizes: Vec<f64> = (0..arms.len()).map(|i| size(counts.get(i))).collect();
-            let matches = union_rows(&sizes, table_rows);
+            let also_sizes: Vec<f64> = (0..also.len())
+                .map(|i| size(counts.get(arms.len() + i)))
+                .collect();
+            let union = union_rows(&sizes, table_rows);
+            // With other inputs, a leapfrog: the sparsest drives, the others are sought.
+            let driver = also_sizes.iter().copied().fold(union, f64::min);
+            let matches = also_sizes
+                .iter()
+                .fold(union, |acc, n| acc * (n / table_rows))
+                .min(driver);
             let produced = stop(matches);
             // A LIMIT stops the merge early, in proportion.
             let share = if matches > 0.0 {
@@ -391,6 +406,9 @@ pub fn estimate(
             };
             let mut cost = 0.0;
             let mut read = 0.0;
+            // The union: its unordered arms buffered whole; its ordered ones read through
+            // (a union alone skips nothing) or, under a sparser input, sought.
+            let (mut through, mut through_read, mut arm_ranges) = (0.0, 0.0, 0.0);
             for (arm, n) in arms.iter().zip(&sizes) {
                 let (ranges, ordered) = match arm {
                     UnionArm::Index(input) => (
@@ -415,11 +433,38 @@ pub fn estimate(
                     read += n;
                     continue;
                 }
-                // Every arm is read through (a union skips nothing), so its cursor's pages
-                // soon reach their largest size.
-                let sequential = n * next + (n / SEQUENTIAL_PAGE_ENTRIES).ceil().max(ranges) * seek;
-                cost += sequential * share;
-                read += n * share;
+                // Read through, a cursor's pages soon reach their largest size.
+                through += n * next + (n / SEQUENTIAL_PAGE_ENTRIES).ceil().max(ranges) * seek;
+                through_read += n;
+                arm_ranges += ranges;
+            }
+            let sought = 2.0 * driver * arm_ranges * (seek + next);
+            if also.is_empty() || through <= sought {
+                cost += through * share;
+                read += through_read * share;
+            } else {
+                cost += sought * share;
+                read += (2.0 * driver * arm_ranges).min(through_read) * share;
+            }
+            for (input, n) in also.iter().zip(&also_sizes) {
+                let ordered = plan
+                    .table
+                    .indexes
+                    .get(input.index)
+                    .is_some_and(|index| input.pk_ordered(index));
+                let ranges = input.prefixes.len().max(1) as f64;
+                if !ordered {
+                    if *n > BUFFERED_KEYS_MAX {
+                        cost = f64::INFINITY;
+                    }
+                    cost += ranges * seek + n * (next + SORT_NS / 1000.0);
+                    read += n;
+                    continue;
+                }
+                let sequential = n * next + (n / PAGE_ENTRIES).ceil().max(ranges) * seek;
+                let seeking = 2.0 * driver * ranges * (seek + next);
+                cost += sequential.min(seeking) * share;
+                read += n.min(2.0 * driver) * share;
             }
             // The merge's heap: a few comparisons per primary key of every arm.
             cost += read * (arms.len() as f64).log2().max(1.0) * MERGE_NS / 1000.0;
@@ -435,6 +480,26 @@ pub fn estimate(
         entries: entries.round() as u64,
         cost_us: cost,
     }
+}
+
+/// A union intersected with other inputs: they drive the leapfrog when one is sparser than the
+/// union (by `counts`, the arms' then the inputs').
+fn union_driver(mut plan: ScanPlan, counts: &[Count], table_rows: u64) -> ScanPlan {
+    if let AccessPath::IndexUnion {
+        arms,
+        also,
+        also_drives,
+        ..
+    } = &mut plan.path
+        && !also.is_empty()
+    {
+        let rows = table_rows.max(1) as f64;
+        let size = |i: usize| counts.get(i).map_or(rows, |c| c.size(rows));
+        let sizes: Vec<f64> = (0..arms.len()).map(size).collect();
+        let union = union_rows(&sizes, rows);
+        *also_drives = (0..also.len()).any(|i| size(arms.len() + i) < union);
+    }
+    plan
 }
 
 /// Rows a union of arms of `sizes` rows yields on a table of `table_rows` rows: independent

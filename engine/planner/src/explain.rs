@@ -153,8 +153,16 @@ impl fmt::Display for ScanPlan {
                     f.write_str(" covering")?;
                 }
             }
-            AccessPath::IndexUnion { arms, covering, .. } => {
+            AccessPath::IndexUnion {
+                arms,
+                also,
+                covering,
+                ..
+            } => {
                 f.write_str(" using ")?;
+                if !also.is_empty() {
+                    f.write_str("(")?;
+                }
                 for (i, arm) in arms.iter().enumerate() {
                     if i > 0 {
                         f.write_str(" OR ")?;
@@ -166,6 +174,13 @@ impl fmt::Display for ScanPlan {
                             write_ranges(f, table, &table.key, prefixes, bound)?;
                         }
                     }
+                }
+                if !also.is_empty() {
+                    f.write_str(")")?;
+                }
+                for input in also {
+                    f.write_str(" AND ")?;
+                    write_index_input(f, table, input)?;
                 }
                 if *covering {
                     f.write_str(" covering")?;

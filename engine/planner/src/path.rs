@@ -60,10 +60,16 @@ pub enum AccessPath {
     /// primary keys merged in key order without duplicates (a k-way merge); a row lookup per
     /// primary key unless the primary key is all the query needs.
     /// `condition` is the OR itself, `arms[i]` answering its arm i: a union whose unordered
-    /// arm outgrows the memory budget reads the table and checks it instead.
+    /// arm outgrows the memory budget reads the table and checks it instead. With `also`, the
+    /// union is one input of a leapfrog intersection with these index ranges (`(a = 1 OR
+    /// b = 2) AND c = 3`), shown as an INDEX INTERSECTION.
     IndexUnion {
         arms: Vec<UnionArm>,
         condition: Predicate,
+        also: Vec<IndexInput>,
+        /// An input of `also` is sparser than the union: it drives the leapfrog (the cost
+        /// model decides).
+        also_drives: bool,
         covering: bool,
     },
     FullScan,
@@ -168,7 +174,8 @@ impl AccessPath {
             AccessPath::RangeScan { .. } => "RANGE SCAN",
             AccessPath::IndexScan { .. } => "INDEX SCAN",
             AccessPath::IndexIntersection { .. } => "INDEX INTERSECTION",
-            AccessPath::IndexUnion { .. } => "INDEX UNION",
+            AccessPath::IndexUnion { also, .. } if also.is_empty() => "INDEX UNION",
+            AccessPath::IndexUnion { .. } => "INDEX INTERSECTION",
             AccessPath::FullScan => "FULL SCAN",
         }
     }
@@ -369,7 +376,7 @@ impl ScanPlan {
                         .collect()
                 })
                 .collect(),
-            AccessPath::IndexUnion { arms, .. } => arms
+            AccessPath::IndexUnion { arms, also, .. } => arms
                 .iter()
                 .map(|arm| match arm {
                     UnionArm::Index(input) => input
@@ -383,6 +390,13 @@ impl ScanPlan {
                         .flat_map(|(_, ranges)| ranges)
                         .collect(),
                 })
+                .chain(also.iter().map(|input| {
+                    input
+                        .ranges(&self.table)
+                        .into_iter()
+                        .map(|(r, _)| r)
+                        .collect()
+                }))
                 .collect(),
             AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } | AccessPath::FullScan => {
                 Vec::new()

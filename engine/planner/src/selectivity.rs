@@ -82,7 +82,7 @@ impl ScanPlan {
                 .chain(checked)
                 .map(|input| self.input_estimate(input, stats, scale))
                 .collect(),
-            AccessPath::IndexUnion { arms, .. } => arms
+            AccessPath::IndexUnion { arms, also, .. } => arms
                 .iter()
                 .map(|arm| match arm {
                     UnionArm::Index(input) => self.input_estimate(input, stats, scale),
@@ -93,6 +93,10 @@ impl ScanPlan {
                         .next()
                         .flatten(),
                 })
+                .chain(
+                    also.iter()
+                        .map(|input| self.input_estimate(input, stats, scale)),
+                )
                 .collect(),
             AccessPath::PointGet { .. } | AccessPath::MultiGet { .. } | AccessPath::FullScan => {
                 Vec::new()

@@ -25,9 +25,11 @@ pub(crate) enum PathShape {
         inputs: Vec<usize>,
         checked: Vec<usize>,
     },
-    /// A union: per arm, the index position it reads (None: the primary key).
+    /// A union: per arm, the index position it reads (None: the primary key); with the
+    /// positions of the indexes it is intersected with.
     Union {
         arms: Vec<Option<usize>>,
+        also: Vec<usize>,
     },
 }
 
@@ -48,7 +50,7 @@ impl PathShape {
                 inputs: inputs.iter().map(|i| i.index).collect(),
                 checked: checked.iter().map(|i| i.index).collect(),
             },
-            AccessPath::IndexUnion { arms, .. } => PathShape::Union {
+            AccessPath::IndexUnion { arms, also, .. } => PathShape::Union {
                 arms: arms
                     .iter()
                     .map(|arm| match arm {
@@ -56,6 +58,7 @@ impl PathShape {
                         UnionArm::Key { .. } => None,
                     })
                     .collect(),
+                also: also.iter().map(|input| input.index).collect(),
             },
         }
     }

@@ -50,8 +50,12 @@ pub async fn pk_source(
             inputs, checked, ..
         } => intersection_source(plan, (inputs, checked), reader, budget).await,
         AccessPath::IndexUnion {
-            arms, condition, ..
-        } => union_source(plan, (arms, condition), reader, budget).await,
+            arms,
+            condition,
+            also,
+            also_drives,
+            ..
+        } => union_source(plan, (arms, condition, also, *also_drives), reader, budget).await,
         _ => Ok(IntersectionSource::TableScan {
             scan: plan.clone(),
             filter: RangeFilter::new(&plan.table, &[]),
@@ -59,13 +63,14 @@ pub async fn pk_source(
     }
 }
 
-/// The source of a union of `arms` answering the OR `condition`: the k-way merge of the arms'
-/// primary keys, each arm streamed or (a range on an indexed column) buffered and sorted as an
-/// intersection's input. When an arm outgrows the budget, the table is read in primary-key
-/// order and `condition` checked on each row instead.
+/// The source of a union of `arms` answering the OR `condition`, intersected with the inputs
+/// `also`: the k-way merge of the arms' primary keys (a leapfrog with the other inputs), each
+/// arm and input streamed or (a range on an indexed column) buffered and sorted as an
+/// intersection's input. When one outgrows the budget, the table is read in primary-key order,
+/// `condition` checked on each row and the other inputs applied as filters instead.
 async fn union_source(
     plan: &ScanPlan,
-    (arms, condition): (&[UnionArm], &Predicate),
+    (arms, condition, also, also_drives): (&[UnionArm], &Predicate, &[IndexInput], bool),
     reader: Arc<dyn KvRead>,
     mut budget: usize,
 ) -> Result<IntersectionSource> {
@@ -85,22 +90,30 @@ async fn union_source(
             )),
         };
         let Some(input) = input else {
-            let mut scan = plan.clone();
-            scan.path = AccessPath::FullScan;
-            scan.residual.clear();
-            scan.limit = None;
-            scan.needed = None;
-            let mut filter = RangeFilter::new(&table, &[]);
-            filter.conditions.push(condition.clone());
-            return Ok(IntersectionSource::TableScan { scan, filter });
+            return Ok(union_by_table(plan, condition, also));
         };
         inputs.push(input);
     }
-    let mut union = PkInput::Any(inputs);
-    if let Some(span) = &plan.partition {
-        union = within(span, union);
+    let mut merged = Vec::with_capacity(also.len() + 1);
+    for input in also {
+        let Some(input) = pk_input(&table, input, reader.clone(), &mut budget).await? else {
+            return Ok(union_by_table(plan, condition, also));
+        };
+        merged.push(input);
     }
-    let union = Intersection::new(reader, vec![union]);
+    // The first input drives the leapfrog.
+    let union = PkInput::Any(inputs);
+    match also_drives {
+        true => merged.push(union),
+        false => merged.insert(0, union),
+    }
+    if let Some(span) = &plan.partition {
+        merged = merged
+            .into_iter()
+            .map(|input| within(span, input))
+            .collect();
+    }
+    let union = Intersection::new(reader, merged);
     let pks = stream::try_unfold(union, |mut union| async move {
         let next = union.next().await?;
         Ok::<_, Error>(next.map(|pk| (pk, union)))
@@ -111,6 +124,23 @@ async fn union_source(
         lookups: plan.clone(),
         filter: RangeFilter::new(&table, &[]),
     })
+}
+
+/// A union (intersected with `also`) read as the table in primary-key order, `condition` and
+/// the inputs `also` checked on each row.
+fn union_by_table(
+    plan: &ScanPlan,
+    condition: &Predicate,
+    also: &[IndexInput],
+) -> IntersectionSource {
+    let mut scan = plan.clone();
+    scan.path = AccessPath::FullScan;
+    scan.residual.clear();
+    scan.limit = None;
+    scan.needed = None;
+    let mut filter = RangeFilter::new(&plan.table, also);
+    filter.conditions.push(condition.clone());
+    IntersectionSource::TableScan { scan, filter }
 }
 
 /// The source of the intersection of `inputs` (merged) and `checked` (checked by lookup).
