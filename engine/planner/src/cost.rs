@@ -6,7 +6,7 @@ use rowdex_catalog::TableStatistics;
 use rowdex_store::{AccessCosts, Direction};
 
 use crate::budget::BUFFERED_KEYS_MAX;
-use crate::path::{AccessPath, Estimate, ScanPlan, UnionArm};
+use crate::path::{AccessPath, Estimate, IndexInput, ScanPlan, UnionArm};
 
 /// A dive always counts at least this far.
 pub const DIVE_MIN: u64 = 2_000;
@@ -339,30 +339,10 @@ pub fn estimate(
             let mut cost = 0.0;
             let mut read = 0.0;
             for (input, n) in inputs.iter().zip(&sizes) {
-                let ordered = plan
-                    .table
-                    .indexes
-                    .get(input.index)
-                    .is_some_and(|index| input.pk_ordered(index));
-                // An IN list opens one range per value tuple, each with its own seeks.
-                let ranges = input.prefixes.len().max(1) as f64;
-                if !ordered {
-                    // Buffered and sorted in full before the merge starts: never past the
-                    // memory budget.
-                    if *n > BUFFERED_KEYS_MAX {
-                        cost = f64::INFINITY;
-                    }
-                    cost += ranges * seek + n * (next + SORT_NS / 1000.0);
-                    read += n;
-                    continue;
-                }
-                // The adaptive cursor reads sequentially when entries are dense and seeks
-                // when they are sparse; charge the cheaper of the two.
-                let sequential = n * next + (n / PAGE_ENTRIES).ceil().max(ranges) * seek;
-                let seeking = 2.0 * driver * ranges * (seek + next);
-                let part = sequential.min(seeking) * share;
+                let (part, entries) =
+                    leapfrog_input(plan, input, *n, (driver, share), (seek, next));
                 cost += part;
-                read += n.min(2.0 * driver) * share;
+                read += entries;
             }
             // Each candidate the merge yields is looked up in the checked inputs in turn (one
             // key per value tuple), until one rejects it.
@@ -447,24 +427,10 @@ pub fn estimate(
                 read += (2.0 * driver * arm_ranges).min(through_read) * share;
             }
             for (input, n) in also.iter().zip(&also_sizes) {
-                let ordered = plan
-                    .table
-                    .indexes
-                    .get(input.index)
-                    .is_some_and(|index| input.pk_ordered(index));
-                let ranges = input.prefixes.len().max(1) as f64;
-                if !ordered {
-                    if *n > BUFFERED_KEYS_MAX {
-                        cost = f64::INFINITY;
-                    }
-                    cost += ranges * seek + n * (next + SORT_NS / 1000.0);
-                    read += n;
-                    continue;
-                }
-                let sequential = n * next + (n / PAGE_ENTRIES).ceil().max(ranges) * seek;
-                let seeking = 2.0 * driver * ranges * (seek + next);
-                cost += sequential.min(seeking) * share;
-                read += n.min(2.0 * driver) * share;
+                let (part, entries) =
+                    leapfrog_input(plan, input, *n, (driver, share), (seek, next));
+                cost += part;
+                read += entries;
             }
             // The merge's heap: a few comparisons per primary key of every arm.
             cost += read * (arms.len() as f64).log2().max(1.0) * MERGE_NS / 1000.0;
@@ -480,6 +446,37 @@ pub fn estimate(
         entries: entries.round() as u64,
         cost_us: cost,
     }
+}
+
+/// What reading one leapfrog input of `n` entries costs and reads (cost in µs, entries), the
+/// merge's driver holding `driver` keys and a LIMIT stopping the streaming part at `share`; `seek`
+/// and `next` in µs.
+fn leapfrog_input(
+    plan: &ScanPlan,
+    input: &IndexInput,
+    n: f64,
+    (driver, share): (f64, f64),
+    (seek, next): (f64, f64),
+) -> (f64, f64) {
+    let ordered = plan
+        .table
+        .indexes
+        .get(input.index)
+        .is_some_and(|index| input.pk_ordered(index));
+    // An IN list opens one range per value tuple, each with its own seeks.
+    let ranges = input.prefixes.len().max(1) as f64;
+    if !ordered {
+        // Buffered and sorted in full before the merge starts: never past the memory budget.
+        if n > BUFFERED_KEYS_MAX {
+            return (f64::INFINITY, n);
+        }
+        return (ranges * seek + n * (next + SORT_NS / 1000.0), n);
+    }
+    // The adaptive cursor reads sequentially when entries are dense and seeks when they are
+    // sparse; charge the cheaper of the two.
+    let sequential = n * next + (n / PAGE_ENTRIES).ceil().max(ranges) * seek;
+    let seeking = 2.0 * driver * ranges * (seek + next);
+    (sequential.min(seeking) * share, n.min(2.0 * driver) * share)
 }
 
 /// A union intersected with other inputs: they drive the leapfrog when one is sparser than the
