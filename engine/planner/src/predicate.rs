@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::{DataType, FilterOp, TableDef};
 use rowdex_codec::Datum;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +43,20 @@ impl CmpOp {
     }
 
     pub(crate) fn holds(self, ordering: Ordering) -> bool {
-        match self {
-            CmpOp::Eq => ordering == Ordering::Equal,
-            CmpOp::NotEq => ordering != Ordering::Equal,
-            CmpOp::Lt => ordering == Ordering::Less,
-            CmpOp::LtEq => ordering != Ordering::Greater,
-            CmpOp::Gt => ordering == Ordering::Greater,
-            CmpOp::GtEq => ordering != Ordering::Less,
+        FilterOp::from(self).holds(ordering)
+    }
+}
+
+/// The catalog's spelling of the same operator (a partial index's condition keeps it).
+impl From<CmpOp> for FilterOp {
+    fn from(op: CmpOp) -> FilterOp {
+        match op {
+            CmpOp::Eq => FilterOp::Eq,
+            CmpOp::NotEq => FilterOp::NotEq,
+            CmpOp::Lt => FilterOp::Lt,
+            CmpOp::LtEq => FilterOp::LtEq,
+            CmpOp::Gt => FilterOp::Gt,
+            CmpOp::GtEq => FilterOp::GtEq,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use datafusion::sql::sqlparser::ast;
 use rowdex_catalog::{FilterCondition, FilterOp, FilterTest, IndexFilter, TableDef, filter_value};
-use rowdex_planner::{CmpOp, Predicate};
+use rowdex_planner::Predicate;
 
 use crate::error::{Error, Result};
 use crate::native::bind_conditions;
@@ -32,7 +32,7 @@ pub(crate) fn index_filter(table: &TableDef, condition: &ast::Expr) -> Result<In
             Predicate::Compare { column, op, value } => (
                 column,
                 FilterTest::Compare {
-                    op: filter_op(op),
+                    op: FilterOp::from(op),
                     value: filter_value(&value),
                 },
             ),
@@ -54,15 +54,4 @@ pub(crate) fn index_filter(table: &TableDef, condition: &ast::Expr) -> Result<In
         text: condition.to_string(),
         conditions: tests,
     })
-}
-
-fn filter_op(op: CmpOp) -> FilterOp {
-    match op {
-        CmpOp::Eq => FilterOp::Eq,
-        CmpOp::NotEq => FilterOp::NotEq,
-        CmpOp::Lt => FilterOp::Lt,
-        CmpOp::LtEq => FilterOp::LtEq,
-        CmpOp::Gt => FilterOp::Gt,
-        CmpOp::GtEq => FilterOp::GtEq,
-    }
 }
