@@ -61,6 +61,17 @@ impl TableDef {
                 index: index.name.clone(),
             });
         }
+        if let Some(generated) = self
+            .columns
+            .iter()
+            .find(|c| c.name != name && c.generation.as_deref().is_some_and(&names_column))
+        {
+            return Err(CatalogError::DropGenerationSource {
+                table: self.name.clone(),
+                column: name.to_string(),
+                generated: generated.name.clone(),
+            });
+        }
         if self.visible_columns().count() == 1 {
             return Err(CatalogError::DropLastColumn {
                 table: self.name.clone(),
@@ -76,6 +87,29 @@ impl TableDef {
             .partition(|check| names_column(&check.expr));
         self.checks = kept;
         Ok(gone.into_iter().map(|check| check.name).collect())
+    }
+
+    /// Removes the hidden generated columns (those CREATE INDEX adds for an indexed expression)
+    /// that no index uses any more; returns their names. Their cells stay in stored rows,
+    /// unread, as a dropped column's do.
+    pub fn drop_unindexed_expressions(&mut self) -> Vec<String> {
+        let mut dropped = Vec::new();
+        for position in (0..self.columns.len()).rev() {
+            let column = &self.columns[position];
+            let used = self.key_position(position).is_some()
+                || self.indexes.iter().any(|index| {
+                    index.columns.iter().any(|k| k.column == position)
+                        || index.include.contains(&position)
+                });
+            if !column.hidden || !column.is_generated() || used {
+                continue;
+            }
+            let removed = self.columns.remove(position);
+            self.next_column_id = self.next_column_id.max(removed.id + 1);
+            self.shift_positions_after(position);
+            dropped.push(removed.name);
+        }
+        dropped
     }
 
     /// Makes `key` (visible columns, each with its DESC flag) the primary key of a table

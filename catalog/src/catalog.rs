@@ -547,6 +547,8 @@ impl Catalog {
             .position(|i| i.name == index_name)
             .ok_or_else(not_found)?;
         let index = def.indexes.remove(position);
+        // An indexed expression's hidden column goes with the last index on it.
+        def.drop_unindexed_expressions();
         def.schema_version += 1;
         tx.delete(name_key);
         put_def(tx, &def)?;

@@ -37,6 +37,11 @@ pub struct ColumnDef {
     /// that writes one is refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub generated_always: bool,
+    /// `GENERATED ALWAYS AS (expr) STORED`: the expression (SQL text over the table's other,
+    /// not generated, columns) every write computes the column's value from; no statement
+    /// writes the column itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<String>,
     /// The narrower type the column was declared with under PostgreSQL's rules (INTEGER,
     /// REAL, CHAR(n), ...), None where `data_type` is the declared type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,8 +71,24 @@ impl ColumnDef {
             added_in: 0,
             missing: None,
             generated_always: false,
+            generation: None,
             declared: None,
         }
+    }
+
+    /// What messages and plans call the column: its name, or for the hidden column of an
+    /// indexed expression the expression (`lower(email)`).
+    pub fn label(&self) -> &str {
+        match (&self.generation, self.hidden) {
+            (Some(expr), true) => expr,
+            _ => &self.name,
+        }
+    }
+
+    /// Whether the column's values come from its generation expression
+    /// (`GENERATED ALWAYS AS (...) STORED`).
+    pub fn is_generated(&self) -> bool {
+        self.generation.is_some()
     }
 
     /// The column's declared type as SQL spells it where that says more than `data_type`'s

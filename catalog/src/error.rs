@@ -44,6 +44,14 @@ pub enum CatalogError {
         column: String,
         index: String,
     },
+    #[error(
+        "cannot drop column {column} of table {table}: the generated column {generated} is computed from it"
+    )]
+    DropGenerationSource {
+        table: String,
+        column: String,
+        generated: String,
+    },
     #[error("cannot drop column {column}: it is the last column of table {table}")]
     DropLastColumn { table: String, column: String },
     #[error("sequence {sequence} already exists")]

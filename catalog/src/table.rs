@@ -130,6 +130,7 @@ impl TableDef {
                 added_in: 0,
                 missing: None,
                 generated_always: false,
+                generation: None,
                 declared: None,
             });
             key_columns.push(KeyColumn {
@@ -226,6 +227,7 @@ impl TableDef {
             added_in: 0,
             missing: None,
             generated_always: false,
+            generation: None,
             declared: None,
         });
         Ok(())

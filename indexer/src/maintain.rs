@@ -146,7 +146,7 @@ pub fn values_text(table: &TableDef, index: &IndexDef, row: &[rowdex_codec::Datu
     let parts: Vec<String> = index
         .columns
         .iter()
-        .map(|k| format!("{} = {}", table.columns[k.column].name, row[k.column]))
+        .map(|k| format!("{} = {}", table.columns[k.column].label(), row[k.column]))
         .collect();
     format!("({})", parts.join(", "))
 }

@@ -128,8 +128,10 @@ suites!(
     defaults,
     dml,
     errors,
+    expression_indexes,
     families,
     foreign_keys,
+    generated_columns,
     index_intersection,
     index_union,
     indexes,
@@ -391,7 +393,7 @@ async fn example_scripts_run_and_take_their_access_paths() -> Result<(), rowdex_
         .filter(|path| path.extension().is_some_and(|e| e == "sql"))
         .collect();
     scripts.sort();
-    assert!(scripts.len() >= 5, "example scripts missing: {scripts:?}");
+    assert!(scripts.len() >= 6, "example scripts missing: {scripts:?}");
     let mut failures = Vec::new();
     let mut checked = 0;
     for script in &scripts {

@@ -24,7 +24,7 @@ fn write_ranges(
         columns
             .get(i)
             .and_then(|k| table.columns.get(k.column))
-            .map_or("?", |c| c.name.as_str())
+            .map_or("?", |c| c.label())
     };
     if bound == &KeyBound::All && prefixes.iter().all(Vec::is_empty) {
         return f.write_str("[all]");
@@ -72,7 +72,7 @@ fn write_tuple(
             f.write_str(", ")?;
         }
         let column = columns.get(i).map_or(usize::MAX, |k| k.column);
-        let name = table.columns.get(column).map_or("?", |c| c.name.as_str());
+        let name = table.columns.get(column).map_or("?", |c| c.label());
         if value.is_null() {
             write!(f, "{name} IS NULL")?;
         } else {

@@ -313,7 +313,7 @@ impl fmt::Display for PredicateDisplay<'_> {
             .table
             .columns
             .get(self.predicate.column())
-            .map_or("?", |c| c.name.as_str());
+            .map_or("?", |c| c.label());
         match self.predicate {
             Predicate::Compare { op, value, column } => write!(
                 f,
@@ -343,7 +343,7 @@ impl fmt::Display for PredicateDisplay<'_> {
             } => {
                 let names: Vec<&str> = columns
                     .iter()
-                    .map(|c| self.table.columns.get(*c).map_or("?", |c| c.name.as_str()))
+                    .map(|c| self.table.columns.get(*c).map_or("?", |c| c.label()))
                     .collect();
                 write_row_compare(f, &names, *op, values)
             }

@@ -94,6 +94,16 @@ pub enum Error {
         "cannot insert a value into column {column} of table {table}: it is GENERATED ALWAYS AS IDENTITY (leave it out, or write DEFAULT)"
     )]
     GeneratedAlways { table: String, column: String },
+    #[error(
+        "cannot write column {column} of table {table}: it is generated from {expr} (leave it out, or write DEFAULT)"
+    )]
+    GeneratedColumnWritten {
+        table: String,
+        column: String,
+        expr: String,
+    },
+    #[error("bad generation expression for column {column}: {reason}")]
+    BadGeneration { column: String, reason: String },
     #[error("{message}")]
     Raised { message: String },
     #[error(

@@ -10,6 +10,7 @@
 
 pub(crate) mod add_primary_key;
 pub(crate) mod alter;
+pub(crate) mod alter_generated;
 pub(crate) mod alter_type;
 pub(crate) mod column_types;
 pub(crate) mod commands;
@@ -19,6 +20,7 @@ pub(crate) mod create_as;
 pub(crate) mod create_like;
 pub(crate) mod ddl;
 pub(crate) mod dml;
+pub(crate) mod expression_index;
 pub(crate) mod foreign_key_alter;
 pub(crate) mod foreign_keys;
 pub(crate) mod indexes;

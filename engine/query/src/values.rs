@@ -24,7 +24,9 @@ use rowdex_codec::parse_bytea;
 pub(crate) mod arrays;
 pub(crate) mod fields;
 
-pub use fields::{DECLARED_TYPE, STORED_TIME_ZONE, column_field, renamed_schema, table_schema};
+pub use fields::{
+    DECLARED_TYPE, STORED_TIME_ZONE, column_field, renamed_schema, stored_type, table_schema,
+};
 pub(crate) use fields::{declared_text_field, declared_type_of, is_uuid_field, uuid_field};
 
 /// Reads one value out of any Arrow array DataFusion may hand us.
@@ -329,7 +331,12 @@ pub fn full_row(
     let mut row = defaults.to_vec();
     row.resize(table.columns.len(), Datum::Null);
     for (&column, value) in targets.iter().zip(values) {
-        row[column] = assign(table, &table.columns[column], value?)?;
+        let def = &table.columns[column];
+        row[column] = match value? {
+            // What DEFAULT gives a generated column: its value is computed when written.
+            Datum::Null if def.is_generated() => Datum::Null,
+            value => assign(table, def, value)?,
+        };
     }
     Ok(row)
 }

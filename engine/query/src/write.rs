@@ -7,6 +7,8 @@
 
 pub(crate) mod bulk;
 pub(crate) mod constraints;
+pub(crate) mod generated;
+pub(crate) mod implied;
 pub(crate) mod load;
 pub(crate) mod references;
 pub(crate) mod rewrite;

@@ -82,7 +82,8 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::CheckViolation { .. } | Error::CheckViolatedByRows { .. } => "23514",
         Error::ColumnHasNulls { .. } => "23502",
         Error::CurrvalUndefined { .. } => "55000",
-        Error::GeneratedAlways { .. } => "428C9",
+        Error::GeneratedAlways { .. } | Error::GeneratedColumnWritten { .. } => "428C9",
+        Error::BadGeneration { .. } => "42P17",
         Error::Raised { .. } => "P0001",
         Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
         Error::InvalidDatetime { .. } => "22007",
@@ -173,7 +174,9 @@ fn catalog_code(error: &CatalogError) -> &'static str {
         | CatalogError::ColumnExists { .. } => "42701",
         CatalogError::SequenceExists { .. } => "42P07",
         CatalogError::SequenceNotFound { .. } => "42P01",
-        CatalogError::DropKeyColumn { .. } | CatalogError::DropIndexedColumn { .. } => "2BP01",
+        CatalogError::DropKeyColumn { .. }
+        | CatalogError::DropIndexedColumn { .. }
+        | CatalogError::DropGenerationSource { .. } => "2BP01",
         CatalogError::ReservedColumn { .. } => "42939",
         CatalogError::PrimaryKeyExists { .. } => "42P16",
         CatalogError::Corrupt { .. } => "XX001",

@@ -8,12 +8,13 @@ use datafusion::logical_expr::{
     Between, BinaryExpr, Expr, Operator, TableProviderFilterPushDown, expr::InList, expr::Like,
 };
 use datafusion::scalar::ScalarValue;
-use rowdex_catalog::{DataType, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, TableDef};
 use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
 use crate::df::rules::in_list_folding::unfolded_argument;
 use crate::values::{column_type, datum_from_scalar, exact_value};
+use crate::write::generated::Generation;
 
 /// What a table provider answers DataFusion for each filter: `usable` (Exact for a scan that
 /// applies it, Inexact for one that only narrows its key ranges by it) when it translates,
@@ -170,9 +171,19 @@ fn compare(table: &TableDef, column: usize, op: CmpOp, value: Datum) -> Option<V
     Some(vec![Predicate::Compare { column, op, value }])
 }
 
+/// The column `expr` reads: a column, or a generated column (an expression index's hidden one
+/// among them) whose stored value is the expression's.
 fn column_of(table: &TableDef, expr: &Expr) -> Option<usize> {
     match expr {
         Expr::Column(column) => table.column_index(&column.name),
+        Expr::ScalarFunction(_) | Expr::BinaryExpr(_) | Expr::Cast(_)
+            if table.columns.iter().any(ColumnDef::is_generated) =>
+        {
+            Generation::compile(table)
+                .ok()
+                .flatten()?
+                .column_for_logical(expr)
+        }
         _ => None,
     }
 }

@@ -27,6 +27,7 @@ use crate::scan::choose::{PlanningFacts, choose_plan};
 use crate::sql::hints::QueryHints;
 use crate::values::table_schema;
 use crate::write::constraints::default_logical_expr;
+use crate::write::implied::implied_conditions;
 
 #[derive(Debug)]
 pub struct RowdexTable {
@@ -152,6 +153,8 @@ impl TableProvider for RowdexTable {
             })?;
             predicates.extend(translated);
         }
+        let implied = implied_conditions(&self.def, &predicates);
+        predicates.extend(implied);
         let projected: Vec<usize> = match projection {
             Some(indices) => indices
                 .iter()

@@ -23,6 +23,7 @@ use rowdex_store::{Direction, KeyRange, KvRead};
 
 use crate::error::{Error, Result};
 use crate::execute::add_primary_key::add_primary_key;
+use crate::execute::alter_generated::{add_generated, declare_added, refuse_retyping};
 use crate::execute::alter_type::{Retyped, convert_rows, set_type};
 use crate::execute::column_types::parse_type;
 use crate::execute::foreign_key_alter::alter_foreign_key;
@@ -50,6 +51,8 @@ struct RowChecks {
     unique: Vec<String>,
     /// Columns given a new type: their stored values are converted (`execute::alter_type`).
     retyped: Vec<Retyped>,
+    /// Whether a generated column was added: every stored row is rewritten with its value.
+    generated: bool,
 }
 
 pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result<Output> {
@@ -107,6 +110,10 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
                 other => other,
             },
         )?;
+    }
+    if row_checks.generated {
+        let (mut tx, _) = change.stage().await?;
+        add_generated(&mut *tx, &stored, &def, session.db.now_micros()).await?;
     }
     check_stored_rows(session, change.reader(), &def, &row_checks).await?;
     if !row_checks.retyped.is_empty() {
@@ -233,6 +240,11 @@ fn apply(
             for check in &mut def.checks {
                 check.expr = renamed_in(&check.expr, &old, &new)?;
             }
+            for column in &mut def.columns {
+                if let Some(generation) = &mut column.generation {
+                    *generation = renamed_in(generation, &old, &new)?;
+                }
+            }
             Ok(())
         }
         AlterTableOperation::RenameTable { table_name } => {
@@ -294,9 +306,14 @@ fn add_column(
     let mut column = ColumnDef::nullable(&name, data_type);
     column.declared = width;
     let mut default = None;
+    let mut generation = None;
     let mut checks = Vec::new();
     for option in &declared.options {
         match &option.option {
+            ColumnOption::Generated {
+                generation_expr: Some(expr),
+                ..
+            } => generation = Some(expr),
             ColumnOption::Null => column.nullable = true,
             ColumnOption::NotNull => column.nullable = false,
             ColumnOption::Default(expr) => default = Some(expr),
@@ -315,7 +332,12 @@ fn add_column(
     let position = def.add_column(column)?;
     // The version the change commits as: rows written before it do not have the column.
     def.columns[position].added_in = def.schema_version + 1;
-    if let Some(expr) = default {
+    if let Some(expr) = generation {
+        // Every stored row is rewritten with the column's value (`add_generated`), which is
+        // where NOT NULL is checked.
+        declare_added(def, position, expr, default.is_some())?;
+        row_checks.generated = true;
+    } else if let Some(expr) = default {
         let text = declared_default(def, &def.columns[position], expr)?;
         // Rows stored before the column read one value kept in the catalog; a DEFAULT that
         // draws per row would have to rewrite each of them.
@@ -335,7 +357,8 @@ fn add_column(
             def.columns[position].missing = Some(encoded);
         }
     }
-    if !def.columns[position].nullable && def.columns[position].missing.is_none() {
+    let added = &def.columns[position];
+    if !added.nullable && added.missing.is_none() && !added.is_generated() {
         row_checks.not_null.push(name);
     }
     for (name, expr) in checks {
@@ -366,6 +389,16 @@ fn alter_column(
     semantics: Semantics,
 ) -> Result<()> {
     let position = def.visible_position(name)?;
+    match op {
+        AlterColumnOperation::SetDefault { .. } if def.columns[position].is_generated() => {
+            return Err(Error::BadGeneration {
+                column: name.to_string(),
+                reason: "a generated column takes no DEFAULT".to_string(),
+            });
+        }
+        AlterColumnOperation::SetDataType { .. } => refuse_retyping(def, name, names_column)?,
+        _ => {}
+    }
     match op {
         AlterColumnOperation::SetDefault { value } => {
             def.columns[position].default =

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType as ArrowType;
 use datafusion::sql::sqlparser::ast::{
     CreateTable, Expr, Query, SelectItem, SetExpr, Statement, TableConstraint, TableFactor,
 };
@@ -28,7 +27,7 @@ use crate::session::Session;
 use crate::sql::hints::QueryHints;
 use crate::sql::names::{ident_name, object_name};
 use crate::sql::storage;
-use crate::values::{datum_from_array, full_row};
+use crate::values::{datum_from_array, full_row, stored_type};
 use crate::write::bulk::drop_table;
 use crate::write::rows::{OnExisting, write_rows};
 
@@ -64,7 +63,7 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
     for (i, field) in schema.fields().iter().enumerate() {
         let data_type = match declared.get(i).copied().flatten() {
             Some(declared) => declared,
-            None => column_type(field.data_type()).ok_or_else(|| Error::Unsupported {
+            None => stored_type(field.data_type()).ok_or_else(|| Error::Unsupported {
                 what: format!("a column of type {} ({})", field.data_type(), field.name()),
             })?,
         };
@@ -173,40 +172,6 @@ fn source_column_types(session: &Session, query: &Query, outputs: usize) -> Vec<
     } else {
         Vec::new()
     }
-}
-
-/// The column type that holds a query's values of Arrow type `arrow`.
-fn column_type(arrow: &ArrowType) -> Option<DataType> {
-    Some(match arrow {
-        ArrowType::Boolean => DataType::Boolean,
-        ArrowType::Int8
-        | ArrowType::Int16
-        | ArrowType::Int32
-        | ArrowType::Int64
-        | ArrowType::UInt8
-        | ArrowType::UInt16
-        | ArrowType::UInt32 => DataType::Integer,
-        ArrowType::UInt64 | ArrowType::Float16 | ArrowType::Float32 | ArrowType::Float64 => {
-            DataType::Float
-        }
-        ArrowType::Decimal128(precision, scale) if *scale >= 0 && *precision <= 38 => {
-            DataType::Decimal {
-                precision: *precision,
-                scale: *scale,
-            }
-        }
-        // A column of NULLs only (`SELECT NULL AS x`) takes text, as PostgreSQL's `unknown`.
-        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View | ArrowType::Null => {
-            DataType::Text { max_len: None }
-        }
-        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => {
-            DataType::Bytes { max_len: None }
-        }
-        ArrowType::Date32 | ArrowType::Date64 => DataType::Date,
-        ArrowType::Timestamp(_, None) => DataType::Timestamp,
-        ArrowType::Timestamp(_, Some(_)) => DataType::TimestampTz,
-        _ => return None,
-    })
 }
 
 /// Writes the query's rows into the new table: a batch per transaction, or all in `txn`.

@@ -7,8 +7,8 @@
 //! VARCHAR(n), DOUBLE PRECISION, ...).
 
 use datafusion::sql::sqlparser::ast::{
-    self, ColumnOption, CreateTable, CreateTableOptions, GeneratedAs, ObjectName, ObjectType,
-    SequenceOptions, SqlOption, TableConstraint,
+    self, ColumnOption, CreateTable, CreateTableOptions, GeneratedAs, GeneratedExpressionMode,
+    ObjectName, ObjectType, SequenceOptions, SqlOption, TableConstraint,
 };
 use rowdex_catalog::{
     CatalogError, ColumnDef, DataType, Declared, IndexDef, IndexState, KeyColumn, SequenceDef,
@@ -30,6 +30,7 @@ use crate::sql::semantics::Semantics;
 use crate::sql::storage;
 use crate::sql::tokens::FamilyMember;
 use crate::write::constraints::{declared_check, declared_default};
+use crate::write::generated::declared_generation;
 
 /// `families` holds the columns declared `family.column` (see `sql::tokens`).
 pub(crate) async fn create_table(
@@ -60,6 +61,8 @@ pub(crate) async fn create_table(
     let mut checks: Vec<DeclaredCheck> = Vec::new();
     let mut identities: Vec<Identity> = Vec::new();
     let mut foreign_keys: Vec<DeclaredForeignKey> = Vec::new();
+    let mut generations: Vec<(usize, &ast::Expr)> = Vec::new();
+    let mut virtual_columns: Vec<String> = Vec::new();
     for (position, column) in create.columns.iter().enumerate() {
         let column_name = ident_name(&column.name);
         let mut nullable = true;
@@ -83,6 +86,16 @@ pub(crate) async fn create_table(
                     let options = sequence_options.clone().unwrap_or_default();
                     identities.push((position, always, options));
                     nullable = false;
+                }
+                ColumnOption::Generated {
+                    generation_expr: Some(expr),
+                    generation_expr_mode,
+                    ..
+                } => {
+                    if generation_expr_mode == &Some(GeneratedExpressionMode::Virtual) {
+                        virtual_columns.push(column_name.clone());
+                    }
+                    generations.push((position, expr));
                 }
                 ColumnOption::Default(expr) => defaults.push((position, expr)),
                 ColumnOption::Check(check) => {
@@ -131,6 +144,7 @@ pub(crate) async fn create_table(
             added_in: 0,
             missing: None,
             generated_always: false,
+            generation: None,
             declared,
         });
     }
@@ -225,8 +239,24 @@ pub(crate) async fn create_table(
         column.generated_always = always;
         sequences.push((sequence, start_and_increment(&options)?));
     }
+    // Every generated column is marked before any is checked: one may not read another,
+    // declared before or after it.
+    for &(position, expr) in &generations {
+        def.columns[position].generation = Some(expr.to_string());
+    }
+    for (position, expr) in generations {
+        let mut column = def.columns[position].clone();
+        column.generation = None;
+        def.columns[position].generation = Some(declared_generation(&def, &column, expr)?);
+    }
     let resolved = resolve_declared(session, &mut def, &foreign_keys)?;
-    let warnings = advise_table(&def);
+    let mut warnings = advise_table(&def);
+    for column in virtual_columns {
+        warnings.push(format!(
+            "generated column {column} is stored: rowdex computes generated columns when rows \
+             are written (the answers are those of VIRTUAL)"
+        ));
+    }
     // The table and its sequences in one transaction (the block's, inside one).
     let catalog = &session.db.catalog;
     let mut change = SchemaTxn::begin(session).await?;

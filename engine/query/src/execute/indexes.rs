@@ -14,6 +14,7 @@ use rowdex_indexer::maintain::{self, CheckReport};
 use crate::db::analyze::analyze;
 use crate::error::{Error, Result};
 use crate::execute::column_types::refuse_array_key;
+use crate::execute::expression_index::{expression_columns, forget_expressions, stand_in};
 use crate::execute::keydesign::advise_index;
 use crate::execute::partial_index::index_filter;
 use crate::execute::schema_txn::SchemaTxn;
@@ -144,20 +145,6 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
             index: name,
         }));
     }
-    let mut columns = Vec::with_capacity(create.columns.len());
-    for column in &create.columns {
-        let ast::Expr::Identifier(ident) = &column.column.expr else {
-            return Err(Error::Unsupported {
-                what: format!("indexing the expression {}", column.column.expr),
-            });
-        };
-        let position = visible_column(&table, &ident_name(ident))?;
-        refuse_array_key(&table.columns[position])?;
-        columns.push(KeyColumn {
-            column: position,
-            desc: column.column.options.asc == Some(false),
-        });
-    }
     let mut include = Vec::with_capacity(create.include.len());
     for ident in &create.include {
         let column = visible_column(&table, &ident_name(ident))?;
@@ -168,6 +155,19 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     let filter = match &create.predicate {
         Some(condition) => Some(index_filter(&table, condition)?),
         None => None,
+    };
+    // Indexed expressions become hidden columns at the end: the positions above stay.
+    let parts: Vec<&ast::Expr> = create.columns.iter().map(|c| &c.column.expr).collect();
+    let before = table.clone();
+    let table = expression_columns(session, table, &parts).await?;
+    let columns = match key_columns(&table, create) {
+        Ok(columns) => columns,
+        Err(error) => {
+            if !Arc::ptr_eq(&before, &table) && session.open_txn().is_none() {
+                forget_expressions(session, &table_name).await?;
+            }
+            return Err(error);
+        }
     };
     let index = IndexDef {
         id: 0,
@@ -250,6 +250,26 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
             Err(build_error(error, table_name))
         }
     }
+}
+
+/// The columns of the index's key, in order: each part a column by name or the generated
+/// column that stands for its expression.
+fn key_columns(table: &TableDef, create: &CreateIndex) -> Result<Vec<KeyColumn>> {
+    let mut columns = Vec::with_capacity(create.columns.len());
+    for column in &create.columns {
+        let position = match &column.column.expr {
+            ast::Expr::Identifier(ident) => visible_column(table, &ident_name(ident))?,
+            expr => stand_in(table, expr).ok_or_else(|| Error::Unsupported {
+                what: format!("indexing the expression {expr}"),
+            })?,
+        };
+        refuse_array_key(&table.columns[position])?;
+        columns.push(KeyColumn {
+            column: position,
+            desc: column.column.options.asc == Some(false),
+        });
+    }
+    Ok(columns)
 }
 
 /// CREATE INDEX inside a transaction block: the index is added ready and its entries written

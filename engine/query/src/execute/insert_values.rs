@@ -66,19 +66,21 @@ pub(crate) fn exact_decimal_literals(
 }
 
 /// Whether an item of a VALUES row is the DEFAULT keyword.
-fn is_default_keyword(expr: &ast::Expr) -> bool {
+pub(crate) fn is_default_keyword(expr: &ast::Expr) -> bool {
     matches!(expr, ast::Expr::Identifier(ident)
         if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
 }
 
-/// Refuses a value for a GENERATED ALWAYS identity column other than the DEFAULT keyword.
+/// Refuses a value other than the DEFAULT keyword for a GENERATED ALWAYS identity column or a
+/// generated column.
 pub(crate) fn refuse_generated_values(
     def: &TableDef,
     targets: &[usize],
     source: &ast::Query,
 ) -> Result<()> {
     for (i, &column) in targets.iter().enumerate() {
-        if !def.columns[column].generated_always {
+        let column_def = &def.columns[column];
+        if !column_def.generated_always && !column_def.is_generated() {
             continue;
         }
         let all_default = match source.body.as_ref() {
@@ -88,6 +90,13 @@ pub(crate) fn refuse_generated_values(
                 .all(|row| row.get(i).is_some_and(is_default_keyword)),
             _ => false,
         };
+        if let (false, Some(expr)) = (all_default, &column_def.generation) {
+            return Err(Error::GeneratedColumnWritten {
+                table: def.name.clone(),
+                column: column_def.name.clone(),
+                expr: expr.clone(),
+            });
+        }
         if !all_default {
             return Err(Error::GeneratedAlways {
                 table: def.name.clone(),

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::output::Output;
 use crate::session::Session;
 use crate::write::constraints::sequence_of_default;
+use crate::write::generated::Generation;
 
 /// Keys longer than this are slow to compare, store and ship (HBase's rule of thumb).
 const LONG_KEY_BYTES: usize = 100;
@@ -202,10 +203,14 @@ fn push_columns(
         let column = &def.columns[part.column];
         let size = encoded_len(&column.data_type);
         total = total.zip(size).map(|(t, s)| t + s);
+        let generated = match &column.generation {
+            Some(expr) => format!(" GENERATED AS ({expr})"),
+            None => String::new(),
+        };
         rows.push([
             key_name.to_string(),
             format!(
-                "{} {}{}",
+                "{} {}{}{generated}",
                 column.name,
                 column.data_type,
                 if part.desc { " DESC" } else { "" }
@@ -289,15 +294,32 @@ pub(crate) async fn key_spread(
 
 /// How many of [`SIMULATED_WRITES`] new rows land in each partition, when the leading key
 /// column counts up from its largest value (the other key columns taken from existing rows);
-/// None when that column is not a number, date or time.
+/// None when that column is not a number, date or time. When the leading column is generated
+/// from another key column (`ts % 16` before `ts`), that column counts up instead and the
+/// generated ones are computed from it, as a write would.
 fn simulated_landing(
     def: &TableDef,
     keys: &[(Vec<u8>, Vec<Datum>)],
     starts: &[usize],
 ) -> Option<Vec<usize>> {
+    let generation = Generation::compile(def).ok().flatten();
+    let growing = def
+        .key
+        .first()
+        .and_then(|leading| {
+            let (_, reads) = generation
+                .as_ref()?
+                .columns()
+                .find(|(position, _)| *position == leading.column)?;
+            let [source] = reads else {
+                return None;
+            };
+            def.key.iter().position(|k| k.column == *source)
+        })
+        .unwrap_or(0);
     let largest = keys
         .iter()
-        .filter_map(|(_, values)| values.first())
+        .filter_map(|(_, values)| values.get(growing))
         .filter_map(datum_as_i64)
         .max()?;
     let mut counts = vec![0usize; starts.len()];
@@ -306,7 +328,10 @@ fn simulated_landing(
         let template = &keys[(i * keys.len() / SIMULATED_WRITES).min(keys.len() - 1)].1;
         let mut values = template.clone();
         let next = largest.saturating_add(i as i64 + 1);
-        values[0] = with_i64(&values[0], next)?;
+        values[growing] = with_i64(&values[growing], next)?;
+        if let Some(generation) = &generation {
+            values = generated_key_values(def, generation, values)?;
+        }
         let refs: Vec<&Datum> = values.iter().collect();
         let row_key = def.row_key(&def.encode_key_values(&refs));
         // The last partition whose first key is not after the new key (the first one when the
@@ -317,6 +342,20 @@ fn simulated_landing(
         counts[partition] += 1;
     }
     Some(counts)
+}
+
+/// `values` (a row's key values) with the generated key columns computed from the others.
+fn generated_key_values(
+    def: &TableDef,
+    generation: &Generation,
+    values: Vec<Datum>,
+) -> Option<Vec<Datum>> {
+    let mut row = vec![Datum::Null; def.columns.len()];
+    for (part, value) in def.key.iter().zip(values) {
+        row[part.column] = value;
+    }
+    generation.fill(def, std::slice::from_mut(&mut row)).ok()?;
+    Some(def.key.iter().map(|k| row[k.column].clone()).collect())
 }
 
 fn datum_as_i64(datum: &Datum) -> Option<i64> {

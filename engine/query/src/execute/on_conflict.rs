@@ -29,6 +29,7 @@ use crate::output::Output;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 use crate::write::constraints::Checks;
+use crate::write::generated::{fill_generated, refuse_generated_targets};
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{assign_rowids, check_unset_columns, fill_row_defaults, key_text};
 
@@ -142,6 +143,8 @@ pub(crate) async fn insert_or_update(
     };
     assign_rowids(db, def, &mut rows).await?;
     fill_row_defaults(db, txn, def, targets, &mut rows).await?;
+    refuse_generated_targets(def, targets, &rows)?;
+    fill_generated(def, &mut rows)?;
     // The proposed rows must be valid rows before any conflict is looked for, as in
     // PostgreSQL: a row that breaks a CHECK or NOT NULL fails the statement even if it would
     // have been skipped.
@@ -301,6 +304,13 @@ fn assignments(def: &TableDef, update: &DoUpdate) -> Result<Vec<(usize, ast::Exp
             });
         };
         let position = visible_column(def, &object_name(column)?)?;
+        if let Some(expr) = &def.columns[position].generation {
+            return Err(Error::GeneratedColumnWritten {
+                table: def.name.clone(),
+                column: def.columns[position].name.clone(),
+                expr: expr.clone(),
+            });
+        }
         let mut value = assignment.value.clone();
         excluded_as_columns(&mut value);
         assigned.retain(|(c, _)| *c != position);
@@ -384,6 +394,7 @@ async fn evaluate(
                 let value = datum_from_array(batch.column(i).as_ref(), row)?;
                 new_row[*column] = assign(def, &def.columns[*column], value)?;
             }
+            fill_generated(def, std::slice::from_mut(&mut new_row))?;
             results.push(Some(new_row));
         }
     }

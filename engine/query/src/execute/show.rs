@@ -75,6 +75,9 @@ pub(crate) fn describe(session: &Session, table: &str) -> Result<Output> {
     let key = |i: usize| {
         let mut parts = vec![primary(i)];
         parts.retain(|p| !p.is_empty());
+        if let Some(generation) = def.columns.get(i).and_then(|c| c.generation.as_ref()) {
+            parts.push(format!("GENERATED ALWAYS AS ({generation}) STORED"));
+        }
         if let Some(family) = def.columns.get(i).map(|c| c.family).filter(|f| *f > 0) {
             parts.push(format!("FAMILY {}", def.family_name(family)));
         }

@@ -23,6 +23,7 @@ use crate::db::statement_stop::StatementStop;
 use crate::db::txn::StatementTxn;
 use crate::error::{Error, Result};
 use crate::execute::dml::{query_rows, written_output};
+use crate::execute::insert_values::is_default_keyword;
 use crate::execute::query::run_explain;
 use crate::execute::triggers::{fire_deletes, fire_updates};
 use crate::format::column_texts;
@@ -34,6 +35,7 @@ use crate::sql::hints::QueryHints;
 use crate::sql::names::{ident_name, object_name, statement_kind, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::values::assign;
+use crate::write::generated::Generation;
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::key_text;
 
@@ -63,6 +65,17 @@ pub(crate) async fn update(session: &Session, update: &Update) -> Result<Output>
             return Err(Error::GeneratedAlways {
                 table: def.name.clone(),
                 column: column_name,
+            });
+        }
+        if let Some(expr) = &def.columns[position].generation {
+            // `SET g = DEFAULT` asks for what the write computes anyway.
+            if is_default_keyword(value) {
+                continue;
+            }
+            return Err(Error::GeneratedColumnWritten {
+                table: def.name.clone(),
+                column: column_name,
+                expr: expr.clone(),
             });
         }
         // As in SQLite, the rightmost assignment to a column wins.
@@ -198,6 +211,11 @@ impl Changed<'_> {
                 new_row[column] = value;
             }
             changes.push((old_row, new_row));
+        }
+        if let Some(generation) = Generation::compile(def)? {
+            for (_, new_row) in &mut changes {
+                generation.fill(def, std::slice::from_mut(new_row))?;
+            }
         }
         let set: Vec<String> = set.iter().map(|c| def.columns[*c].name.clone()).collect();
         let txn = &statement_txn.txn;

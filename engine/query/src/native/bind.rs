@@ -10,6 +10,7 @@ use rowdex_planner::{CmpOp, Predicate, ScanPlan};
 
 use crate::native::scope::Slot;
 use crate::values::exact_value;
+use crate::write::implied::implied_conditions;
 
 /// A native query with its values bound.
 #[derive(Debug)]
@@ -30,6 +31,25 @@ impl Bound {
         scan.offset = self.offset;
         scan.limit = self.limit;
         scan
+    }
+
+    /// Adds the conditions on generated columns that the bound conditions imply (see
+    /// `write::implied`); a generated column fixed to one value is a constant too.
+    pub(crate) fn add_implied(&mut self, table: &TableDef) {
+        if self.unsatisfiable {
+            return;
+        }
+        for condition in implied_conditions(table, &self.predicates) {
+            if let Predicate::Compare {
+                column,
+                op: CmpOp::Eq,
+                ..
+            } = &condition
+            {
+                self.constants.insert(*column);
+            }
+            self.predicates.push(condition);
+        }
     }
 }
 

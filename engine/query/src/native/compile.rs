@@ -143,7 +143,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
 
     let mut order = Vec::new();
     for (expr, descending) in order_items(query)? {
-        let column = order_target(&names, &columns, expr, |e| scope.column(e))?;
+        let column = order_target(&names, &columns, expr, |e| scope.operand(e))?;
         // A jsonb sorts by its own order, not its text's (`df::rules::jsonb_order`).
         if table
             .columns
@@ -365,7 +365,7 @@ impl Scope<'_> {
         }
         let ordering = matches!(op, CmpOp::Lt | CmpOp::LtEq | CmpOp::Gt | CmpOp::GtEq);
         let on_columns = |exprs: &[Expr]| -> Option<Vec<usize>> {
-            exprs.iter().map(|e| self.column(e)).collect()
+            exprs.iter().map(|e| self.operand(e)).collect()
         };
         let (columns, values, op) = match on_columns(left) {
             Some(columns) => (columns, right, op),
@@ -421,7 +421,7 @@ impl Scope<'_> {
                     return None;
                 }
                 let op = cmp_op(op)?;
-                let condition = if let Some(column) = self.column(left) {
+                let condition = if let Some(column) = self.operand(left) {
                     Predicate::Compare {
                         column,
                         op,
@@ -429,7 +429,7 @@ impl Scope<'_> {
                     }
                 } else {
                     Predicate::Compare {
-                        column: self.column(right)?,
+                        column: self.operand(right)?,
                         op: op.flipped(),
                         value: slot(left)?,
                     }
@@ -449,7 +449,7 @@ impl Scope<'_> {
                 low,
                 high,
             } => {
-                let column = self.column(expr)?;
+                let column = self.operand(expr)?;
                 out.push(Predicate::Compare {
                     column,
                     op: CmpOp::GtEq,
@@ -467,7 +467,7 @@ impl Scope<'_> {
                 list,
                 negated: false,
             } => {
-                let column = self.column(expr)?;
+                let column = self.operand(expr)?;
                 let values = list.iter().map(slot).collect::<Option<Vec<_>>>()?;
                 out.push(Predicate::InList { column, values });
                 Some(())
@@ -479,7 +479,7 @@ impl Scope<'_> {
                 pattern,
                 escape_char: None,
             } => {
-                let column = self.column(expr)?;
+                let column = self.operand(expr)?;
                 let text_column = matches!(
                     self.table.columns.get(column)?.data_type,
                     DataType::Text { .. }
@@ -499,13 +499,13 @@ impl Scope<'_> {
             }
             Expr::IsNull(inner) => {
                 out.push(Predicate::IsNull {
-                    column: self.column(inner)?,
+                    column: self.operand(inner)?,
                 });
                 Some(())
             }
             Expr::IsNotNull(inner) => {
                 out.push(Predicate::IsNotNull {
-                    column: self.column(inner)?,
+                    column: self.operand(inner)?,
                 });
                 Some(())
             }

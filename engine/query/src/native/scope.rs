@@ -3,11 +3,12 @@
 //! parameters). What `compile`, `scalar` and `aggregate` read expressions against.
 
 use datafusion::sql::sqlparser::ast::{Expr, Value};
-use rowdex_catalog::{DataType, Declared, TableDef};
+use rowdex_catalog::{ColumnDef, DataType, Declared, TableDef};
 use rowdex_codec::Datum;
 
 use crate::sql::literals::literal_exact;
 use crate::sql::names::ident_name;
+use crate::write::generated::Generation;
 
 /// A value in the query: written in the SQL, or the n-th parameter (from 0). A compiled
 /// query's conditions are the planner's predicates over slots (`Predicate<Slot>`), bound to
@@ -60,6 +61,24 @@ impl<'a> Scope<'a> {
         };
         let position = self.table.column_index(&name)?;
         (!self.table.columns.get(position)?.hidden).then_some(position)
+    }
+
+    /// The column a condition or an ORDER BY item reads: a visible column `expr` names, or the
+    /// generated column (an expression index's hidden one among them) whose stored value is
+    /// `expr`'s, read in its place: `lower(email) = 'x'` is then a condition on it.
+    pub(crate) fn operand(&self, expr: &Expr) -> Option<usize> {
+        self.column(expr).or_else(|| self.stand_in(expr))
+    }
+
+    /// The generated column whose stored value is `expr`'s (see [`Scope::operand`]).
+    fn stand_in(&self, expr: &Expr) -> Option<usize> {
+        if !self.table.columns.iter().any(ColumnDef::is_generated) {
+            return None;
+        }
+        Generation::compile(self.table)
+            .ok()
+            .flatten()?
+            .column_for_sql(expr, &self.qualifier)
     }
 }
 

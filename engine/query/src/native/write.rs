@@ -61,7 +61,7 @@ impl NativeWrite {
             let name = object_name(name).ok()?;
             let column = table.column_index(&name)?;
             let def = table.columns.get(column)?;
-            if def.hidden || def.generated_always {
+            if def.hidden || def.generated_always || def.is_generated() {
                 return None;
             }
             // An instant from anything but text or a parameter (a `TIMESTAMP '...'`, a

@@ -96,3 +96,37 @@ pub fn renamed_schema<S: AsRef<str>>(schema: &Schema, names: &[S]) -> SchemaRef 
         .collect();
     Arc::new(Schema::new(fields))
 }
+
+/// The column type that holds a query's values of Arrow type `arrow`.
+pub fn stored_type(arrow: &ArrowType) -> Option<DataType> {
+    Some(match arrow {
+        ArrowType::Boolean => DataType::Boolean,
+        ArrowType::Int8
+        | ArrowType::Int16
+        | ArrowType::Int32
+        | ArrowType::Int64
+        | ArrowType::UInt8
+        | ArrowType::UInt16
+        | ArrowType::UInt32 => DataType::Integer,
+        ArrowType::UInt64 | ArrowType::Float16 | ArrowType::Float32 | ArrowType::Float64 => {
+            DataType::Float
+        }
+        ArrowType::Decimal128(precision, scale) if *scale >= 0 && *precision <= 38 => {
+            DataType::Decimal {
+                precision: *precision,
+                scale: *scale,
+            }
+        }
+        // A column of NULLs only (`SELECT NULL AS x`) takes text, as PostgreSQL's `unknown`.
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View | ArrowType::Null => {
+            DataType::Text { max_len: None }
+        }
+        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView => {
+            DataType::Bytes { max_len: None }
+        }
+        ArrowType::Date32 | ArrowType::Date64 => DataType::Date,
+        ArrowType::Timestamp(_, None) => DataType::Timestamp,
+        ArrowType::Timestamp(_, Some(_)) => DataType::TimestampTz,
+        _ => return None,
+    })
+}

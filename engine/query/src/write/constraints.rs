@@ -40,7 +40,7 @@ static EXPRESSIONS: LazyLock<SessionContext> = LazyLock::new(|| {
 
 /// `sql` as a DataFusion logical expression over `schema` (casts to UUID made calls first, as
 /// a statement's are).
-fn logical_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr::Expr> {
+pub(crate) fn logical_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr::Expr> {
     let state_ref = EXPRESSIONS.state_ref();
     let state = state_ref.read();
     let rewritten;
@@ -62,18 +62,24 @@ fn logical_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr
     Ok(state.create_logical_expr(sql, schema)?)
 }
 
-/// Compiles `sql` over `schema`, with its types coerced and the functions of the current time
-/// (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`) fixed to this moment.
-fn compile(schema: &DFSchema, sql: &str) -> Result<Arc<dyn PhysicalExpr>> {
+/// `sql` over `schema` as DataFusion plans it: its types coerced, simplified, and the
+/// functions of the current time (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`) fixed to this
+/// moment.
+pub(crate) fn coerced_expr(schema: &DFSchema, sql: &str) -> Result<datafusion::logical_expr::Expr> {
     let expr = logical_expr(schema, sql)?;
-    let state_ref = EXPRESSIONS.state_ref();
-    let state = state_ref.read();
     let simplify = SimplifyContext::builder()
         .with_schema(Arc::new(schema.clone()))
         .with_current_time()
         .build();
     let simplifier = ExprSimplifier::new(simplify);
-    let expr = simplifier.simplify(simplifier.coerce(expr, schema)?)?;
+    Ok(simplifier.simplify(simplifier.coerce(expr, schema)?)?)
+}
+
+/// Compiles `sql` over `schema` (see [`coerced_expr`]).
+pub(crate) fn compile(schema: &DFSchema, sql: &str) -> Result<Arc<dyn PhysicalExpr>> {
+    let expr = coerced_expr(schema, sql)?;
+    let state_ref = EXPRESSIONS.state_ref();
+    let state = state_ref.read();
     Ok(state.create_physical_expr(expr, schema)?)
 }
 
@@ -100,7 +106,7 @@ fn column_reference(expr: &Expr) -> Option<String> {
 }
 
 /// Whether an expression holds a subquery, which neither a DEFAULT nor a CHECK may.
-fn has_subquery(expr: &Expr) -> bool {
+pub(crate) fn has_subquery(expr: &Expr) -> bool {
     visit_expressions(expr, |e| match e {
         Expr::Subquery(_) | Expr::InSubquery { .. } | Expr::Exists { .. } => {
             std::ops::ControlFlow::Break(())

@@ -20,6 +20,7 @@ use crate::db::DbState;
 use crate::db::txn::SessionTxn;
 use crate::error::Result;
 use crate::write::constraints::Checks;
+use crate::write::generated::{fill_generated, refuse_generated_targets};
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{OnExisting, check_unset_columns, write_rows};
 
@@ -54,9 +55,11 @@ impl EncodedRows {
 pub(crate) fn encode_new_rows(
     def: &TableDef,
     targets: &[usize],
-    rows: Vec<Vec<Datum>>,
+    mut rows: Vec<Vec<Datum>>,
     now: i64,
 ) -> Result<EncodedRows> {
+    refuse_generated_targets(def, targets, &rows)?;
+    fill_generated(def, &mut rows)?;
     check_unset_columns(def, targets, &rows)?;
     if let Some(checks) = Checks::compile(def)? {
         checks.check(def, &rows)?;

@@ -31,6 +31,7 @@ use crate::db::characteristics::Characteristics;
 use crate::db::txn::{GuardedTxn, SessionTxn, StatementTxn};
 use crate::error::{Error, Result};
 use crate::write::constraints::{CHECK_BATCH, Checks, default_now};
+use crate::write::generated::fill_generated;
 use crate::write::references::{Deferred, References, Released};
 
 /// Entries read for one UNIQUE value of an expiring table: one live holder and the expired
@@ -538,5 +539,6 @@ fn acted_on(
             return Ok(Some(new_row));
         }
     }
+    fill_generated(referencing, std::slice::from_mut(&mut new_row))?;
     Ok(Some(new_row))
 }

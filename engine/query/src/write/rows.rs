@@ -14,6 +14,7 @@ use crate::db::txn::SessionTxn;
 use crate::error::{Error, Result};
 use crate::values::assign;
 use crate::write::constraints::{is_per_row_default, per_row_defaults, sequence_of_default};
+use crate::write::generated::{Generation, refuse_generated_targets};
 use crate::write::row_writer::RowWriter;
 use crate::write::rowids::reserve_rowids;
 
@@ -42,6 +43,11 @@ pub(crate) async fn write_rows(
     let hidden = def.rowid_column();
     assign_rowids(db, def, &mut rows).await?;
     fill_row_defaults(db, txn, def, targets, &mut rows).await?;
+    refuse_generated_targets(def, targets, &rows)?;
+    let generation = Generation::compile(def)?;
+    if let Some(generation) = &generation {
+        generation.fill(def, &mut rows)?;
+    }
     // An UPSERT that updates an existing row is checked after merging instead.
     if mode != OnExisting::MergeColumns {
         check_unset_columns(def, targets, &rows)?;
@@ -120,6 +126,9 @@ pub(crate) async fn write_rows(
                 let mut merged = old.clone();
                 for &column in targets {
                     merged[column] = row[column].clone();
+                }
+                if let Some(generation) = &generation {
+                    generation.fill(def, std::slice::from_mut(&mut merged))?;
                 }
                 check_not_null(def, &merged)?;
                 writer.stage(Some(&old), Some(&merged));

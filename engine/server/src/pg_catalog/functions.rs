@@ -275,7 +275,7 @@ impl ScalarUDFImpl for PgFunction {
                         n => {
                             let position = usize::try_from(n - 1).ok()?;
                             let column = *index.columns().get(position)?;
-                            Some(quote_ident(&index.table.columns[column].name))
+                            Some(index.column_text(column))
                         }
                     }
                 }))

@@ -287,7 +287,7 @@ impl PgIndex {
             .keys
             .iter()
             .map(|&(column, desc)| {
-                let name = quote_ident(&self.table.columns[column].name);
+                let name = self.column_text(column);
                 if desc { format!("{name} DESC") } else { name }
             })
             .collect();
@@ -310,6 +310,29 @@ impl PgIndex {
             text.push_str(&format!(" WHERE ({predicate})"));
         }
         text
+    }
+
+    /// How `pg_get_indexdef` writes the table column at `column` in the index: its name, or
+    /// for an indexed expression (a hidden generated column) the expression, in parentheses
+    /// unless it is a function call, as PostgreSQL writes it.
+    pub fn column_text(&self, column: usize) -> String {
+        let def = &self.table.columns[column];
+        match (&def.generation, def.hidden) {
+            (Some(expr), true) => {
+                let call = expr.ends_with(')')
+                    && expr.find('(').is_some_and(|open| {
+                        expr[..open]
+                            .chars()
+                            .all(|c| c.is_alphanumeric() || c == '_')
+                    });
+                if call {
+                    expr.clone()
+                } else {
+                    format!("({expr})")
+                }
+            }
+            _ => quote_ident(&def.name),
+        }
     }
 
     /// The columns of the index relation: the keys, then the covered ones.

@@ -728,7 +728,7 @@ fn attributes(relations: &Relations) -> Table {
                    name: &str,
                    (type_oid, typmod): (i64, i64),
                    not_null: bool,
-                   (has_default, identity): (bool, &str)| {
+                   (has_default, identity, generated): (bool, &str, &str)| {
         let collatable = TYPES.iter().any(|t| t.oid == type_oid && t.collatable);
         let length = TYPES
             .iter()
@@ -752,7 +752,7 @@ fn attributes(relations: &Relations) -> Table {
             ("atthasdef", has_default.into()),
             ("atthasmissing", false.into()),
             ("attidentity", identity.into()),
-            ("attgenerated", "".into()),
+            ("attgenerated", generated.into()),
             ("attisdropped", false.into()),
             ("attislocal", true.into()),
             ("attinhcount", 0.into()),
@@ -783,7 +783,7 @@ fn attributes(relations: &Relations) -> Table {
                 &column.name,
                 column_type(column),
                 !column.nullable,
-                (false, ""),
+                (false, "", ""),
             );
         }
     }
@@ -795,20 +795,22 @@ fn attributes(relations: &Relations) -> Table {
                 name,
                 (*type_oid, *typmod),
                 false,
-                (false, ""),
+                (false, "", ""),
             );
         }
     }
     table
 }
 
-/// Whether a column has a `pg_attrdef` row, and its `attidentity`: a GENERATED ALWAYS identity
-/// is `a` and has none (as in PostgreSQL, psql shows the identity instead of a default).
-fn column_default(column: &ColumnDef) -> (bool, &'static str) {
+/// Whether a column has a `pg_attrdef` row, its `attidentity` and its `attgenerated`: a
+/// GENERATED ALWAYS identity is `a` and has none (as in PostgreSQL, psql shows the identity
+/// instead of a default); a generated column is `s` (stored) and its row holds the expression.
+fn column_default(column: &ColumnDef) -> (bool, &'static str, &'static str) {
     match (&column.default, column.generated_always) {
-        (_, true) => (false, "a"),
-        (Some(_), false) => (true, ""),
-        (None, false) => (false, ""),
+        _ if column.is_generated() => (true, "", "s"),
+        (_, true) => (false, "a", ""),
+        (Some(_), false) => (true, "", ""),
+        (None, false) => (false, "", ""),
     }
 }
 
@@ -822,17 +824,19 @@ fn defaults(relations: &Relations) -> Table {
     ]);
     for t in &relations.tables {
         for (num, (_, column)) in t.visible_columns().enumerate() {
-            let Some(default) = &column.default else {
-                continue;
+            let expression = match (&column.generation, &column.default) {
+                (Some(generation), _) => generation.clone(),
+                (None, Some(default)) if column_default(column).0 => {
+                    postgres_default(column, default)
+                }
+                _ => continue,
             };
-            if column_default(column).0 {
-                table.row(vec![
-                    ("oid", default_oid(t, &column.name).into()),
-                    ("adrelid", table_oid(t).into()),
-                    ("adnum", (num as i64 + 1).into()),
-                    ("adbin", postgres_default(column, default).into()),
-                ]);
-            }
+            table.row(vec![
+                ("oid", default_oid(t, &column.name).into()),
+                ("adrelid", table_oid(t).into()),
+                ("adnum", (num as i64 + 1).into()),
+                ("adbin", expression.into()),
+            ]);
         }
     }
     table
@@ -1259,6 +1263,8 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
         ("numeric_precision", Int),
         ("numeric_scale", Int),
         ("udt_name", Text),
+        ("is_generated", Text),
+        ("generation_expression", Text),
     ]);
     for t in &relations.tables {
         for (num, (_, column)) in t.visible_columns().enumerate() {
@@ -1309,7 +1315,7 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 (
                     "column_default",
                     match &column.default {
-                        Some(default) if column_default(column).0 => {
+                        Some(default) if column_default(column).0 && !column.is_generated() => {
                             postgres_default(column, default).into()
                         }
                         _ => Cell::Null,
@@ -1324,6 +1330,19 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 ("numeric_precision", optional(precision)),
                 ("numeric_scale", optional(scale)),
                 ("udt_name", udt.as_str().into()),
+                (
+                    "is_generated",
+                    if column.is_generated() {
+                        "ALWAYS"
+                    } else {
+                        "NEVER"
+                    }
+                    .into(),
+                ),
+                (
+                    "generation_expression",
+                    column.generation.as_deref().map_or(Cell::Null, Cell::from),
+                ),
             ]);
         }
     }

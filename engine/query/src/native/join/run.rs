@@ -62,7 +62,11 @@ impl NativeJoin {
         let tables = self
             .tables
             .iter()
-            .map(|joined| bind_conditions(&joined.table, &joined.conditions, params))
+            .map(|joined| {
+                let mut bound = bind_conditions(&joined.table, &joined.conditions, params)?;
+                bound.add_implied(&joined.table);
+                Some(bound)
+            })
             .collect::<Option<Vec<Bound>>>()?;
         Some(BoundJoin {
             tables,
