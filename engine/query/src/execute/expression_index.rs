@@ -87,12 +87,15 @@ pub(crate) fn is_expression(expr: &Expr) -> bool {
     !matches!(expr, Expr::Identifier(_))
 }
 
-/// The generated column of `def` that stands for `expr`, if any.
+/// The hidden generated column of `def` that stands for `expr`, if any. (A visible generated
+/// column computing the same is not reused: the index stays an index on the expression, as
+/// `pg_get_indexdef` and ORMs' reflection show it.)
 pub(crate) fn stand_in(def: &TableDef, expr: &Expr) -> Option<usize> {
     Generation::compile(def)
         .ok()
         .flatten()?
         .column_for_sql(expr, &def.name)
+        .filter(|&column| def.columns[column].hidden)
 }
 
 /// Adds a hidden generated column computing `expr` to `def`, of the expression's own type (so

@@ -119,6 +119,9 @@ impl Generation {
                 compiled.push((position, expr, reads));
             }
         }
+        // An indexed expression's hidden column first: it exists for its index, where a
+        // visible generated column computing the same may have none.
+        stand_ins.sort_by_key(|stand_in| !def.columns[stand_in.column].hidden);
         let generation = Arc::new(Generation {
             sources,
             schema,

@@ -12,6 +12,8 @@ use rowdex::arrow::datatypes::DataType as ArrowType;
 use rowdex::{Database, SchemaView, quote_ident};
 use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
+use crate::pg_catalog::defaults::{is_call, postgres_expression};
+
 /// The first OID of user objects, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
 /// Where view OIDs start (views have no catalog id; theirs is a hash of the name).
@@ -287,7 +289,14 @@ impl PgIndex {
             .keys
             .iter()
             .map(|&(column, desc)| {
-                let name = self.column_text(column);
+                // An expression other than a call goes in parentheses of its own.
+                let text = self.column_text(column);
+                let hidden = self.table.columns[column].hidden;
+                let name = if hidden && !is_call(&text) {
+                    format!("({text})")
+                } else {
+                    text
+                };
                 if desc { format!("{name} DESC") } else { name }
             })
             .collect();
@@ -312,25 +321,13 @@ impl PgIndex {
         text
     }
 
-    /// How `pg_get_indexdef` writes the table column at `column` in the index: its name, or
-    /// for an indexed expression (a hidden generated column) the expression, in parentheses
-    /// unless it is a function call, as PostgreSQL writes it.
+    /// How `pg_get_indexdef(index, n)` writes the table column at `column` in the index: its
+    /// name, or for an indexed expression (a hidden generated column) the expression as
+    /// PostgreSQL deparses it.
     pub fn column_text(&self, column: usize) -> String {
         let def = &self.table.columns[column];
         match (&def.generation, def.hidden) {
-            (Some(expr), true) => {
-                let call = expr.ends_with(')')
-                    && expr.find('(').is_some_and(|open| {
-                        expr[..open]
-                            .chars()
-                            .all(|c| c.is_alphanumeric() || c == '_')
-                    });
-                if call {
-                    expr.clone()
-                } else {
-                    format!("({expr})")
-                }
-            }
+            (Some(expr), true) => postgres_expression(expr),
             _ => quote_ident(&def.name),
         }
     }

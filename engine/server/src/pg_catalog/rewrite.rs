@@ -259,15 +259,22 @@ fn replace_function(function: &mut Function) -> Option<Expr> {
     {
         return array_subquery(query);
     }
-    // `generate_subscripts(array, dim)`: the array's subscripts 1..n, as a set-returning call
+    // `generate_subscripts(array, dim)`: the array's subscripts, as a set-returning call
     // DataFusion unnests in step with an `unnest(array)` beside it (SQLAlchemy's reflection
-    // pairs the two over pg_index.indkey and pg_constraint.conkey).
+    // pairs the two over pg_index.indkey and pg_constraint.conkey). They run 1..n, except for
+    // pg_index's int2vector and oidvector columns, whose subscripts start at 0 in PostgreSQL
+    // (SQLAlchemy asks `pg_get_indexdef(index, ord + 1)` for an expression's text).
     if name == "generate_subscripts"
         && let FunctionArguments::List(list) = &function.args
         && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(array))) = list.args.first()
     {
+        let vector = matches!(array, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+            && ["indkey", "indclass", "indoption", "indcollation"]
+                .iter()
+                .any(|column| array.to_string().to_ascii_lowercase().ends_with(column));
+        let first = if vector { 0 } else { 1 };
         return parse_expr(&format!(
-            "unnest(range(1, CAST(coalesce(array_length({array}, 1), 0) AS BIGINT) + 1))"
+            "unnest(range({first}, CAST(coalesce(array_length({array}, 1), 0) AS BIGINT) + {first}))"
         ));
     }
     if matches!(function.args, FunctionArguments::None)

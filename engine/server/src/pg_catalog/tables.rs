@@ -13,7 +13,7 @@ use rowdex::arrow::array::{Int64Builder, RecordBatch};
 use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use rowdex::arrow::error::ArrowError;
 
-use crate::pg_catalog::defaults::postgres_default;
+use crate::pg_catalog::defaults::{postgres_default, postgres_expression};
 use crate::pg_catalog::foreign_keys::foreign_keys;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{
@@ -825,7 +825,7 @@ fn defaults(relations: &Relations) -> Table {
     for t in &relations.tables {
         for (num, (_, column)) in t.visible_columns().enumerate() {
             let expression = match (&column.generation, &column.default) {
-                (Some(generation), _) => generation.clone(),
+                (Some(generation), _) => postgres_expression(generation),
                 (None, Some(default)) if column_default(column).0 => {
                     postgres_default(column, default)
                 }
@@ -1341,7 +1341,10 @@ fn information_columns(relations: &Relations, facts: &SessionFacts) -> Table {
                 ),
                 (
                     "generation_expression",
-                    column.generation.as_deref().map_or(Cell::Null, Cell::from),
+                    column
+                        .generation
+                        .as_deref()
+                        .map_or(Cell::Null, |g| Cell::from(postgres_expression(g))),
                 ),
             ]);
         }

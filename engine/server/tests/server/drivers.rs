@@ -379,6 +379,13 @@ async fn foreign_keys_as_postgresql() {
     scenario("foreign_keys_scenario.py").await;
 }
 
+/// Generated columns (one leading the key) and indexes on expressions through SQLAlchemy's
+/// models and reflection and psycopg's statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_columns_as_postgresql() {
+    scenario("generated_scenario.py").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_postgres_as_postgresql() {
     scenario("node_pg_scenario.js").await;
