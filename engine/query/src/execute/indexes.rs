@@ -327,13 +327,13 @@ pub(crate) fn show_indexes(session: &Session, table: Option<&str>) -> Result<Out
                 .iter()
                 .map(|k| {
                     let order = if k.desc { "DESC" } else { "ASC" };
-                    format!("{} {order}", table.columns[k.column].name)
+                    format!("{} {order}", table.columns[k.column].label())
                 })
                 .collect();
             let include: Vec<String> = index
                 .include
                 .iter()
-                .map(|c| table.columns[*c].name.clone())
+                .map(|c| table.columns[*c].label().to_string())
                 .collect();
             rows.push([
                 table.name.clone(),

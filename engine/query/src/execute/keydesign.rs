@@ -203,15 +203,16 @@ fn push_columns(
         let column = &def.columns[part.column];
         let size = encoded_len(&column.data_type);
         total = total.zip(size).map(|(t, s)| t + s);
+        // An indexed expression's hidden column is called by its expression.
         let generated = match &column.generation {
-            Some(expr) => format!(" GENERATED AS ({expr})"),
-            None => String::new(),
+            Some(expr) if !column.hidden => format!(" GENERATED AS ({expr})"),
+            _ => String::new(),
         };
         rows.push([
             key_name.to_string(),
             format!(
                 "{} {}{}{generated}",
-                column.name,
+                column.label(),
                 column.data_type,
                 if part.desc { " DESC" } else { "" }
             ),
