@@ -27,6 +27,6 @@ mod shrink;
 mod slt;
 mod value;
 
-pub use campaign::{Finding, Options, Summary, run};
+pub use campaign::{EXPRESSION_INDEX, Finding, Options, Summary, run};
 pub use engines::Config;
 pub use restrict::{Restriction, Restrictions};

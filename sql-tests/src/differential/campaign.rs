@@ -153,6 +153,18 @@ const PATHS: [&str; 8] = [
     "LOOKUP JOIN",
 ];
 
+/// What the paths count an index read through an indexed expression as.
+pub const EXPRESSION_INDEX: &str = "EXPRESSION INDEX";
+
+/// Whether a plan line reads an index by the value of an expression (`[lower(b) = 'x']`,
+/// `[(a % 7) > 2]`, `[SUBSTR(b, 1, 2) = 'ab']`), as EXPLAIN names an indexed expression.
+fn reads_expression_index(line: &str) -> bool {
+    line.contains(" using ")
+        && ["[lower(", "[SUBSTR(", "[(", "; lower(", "; SUBSTR(", "; ("]
+            .iter()
+            .any(|marker| line.contains(marker))
+}
+
 /// Runs `options`, calling `progress` with a line now and then.
 pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Summary, Error> {
     let started = Instant::now();
@@ -250,6 +262,12 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
                         if line.contains(path) {
                             *summary.paths.entry(path.to_string()).or_default() += 1;
                         }
+                    }
+                    if reads_expression_index(&line) {
+                        *summary
+                            .paths
+                            .entry(EXPRESSION_INDEX.to_string())
+                            .or_default() += 1;
                     }
                 }
             }

@@ -48,7 +48,7 @@ use super::query::{
 };
 use super::rng::Rng;
 use super::scenario::Scenario;
-use super::schema::{ColType, Column, Domain, Index, Table};
+use super::schema::{Applied, ColType, Column, Domain, Index, Table};
 use super::value::Value;
 
 /// Where a condition may hold subqueries.
@@ -487,7 +487,7 @@ impl Gen<'_> {
                 let mut chosen = indexes.clone();
                 self.rng.shuffle(&mut chosen);
                 for index in &chosen[..count] {
-                    out.extend(self.leading_conditions(table, &index_parts(table, index)));
+                    out.extend(self.index_conditions(table, index));
                 }
                 out
             }
@@ -495,12 +495,12 @@ impl Gen<'_> {
             6 if !indexes.is_empty() => {
                 let arms = (0..self.rng.between(2, 3))
                     .map(|_| {
-                        let parts = if !key.is_empty() && self.rng.percent(30) {
-                            key.clone()
+                        let mut conditions = if !key.is_empty() && self.rng.percent(30) {
+                            self.leading_conditions(table, &key)
                         } else {
-                            index_parts(table, self.rng.pick(&indexes))
+                            let index = self.rng.pick(&indexes).clone();
+                            self.index_conditions(table, &index)
                         };
-                        let mut conditions = self.leading_conditions(table, &parts);
                         if conditions.len() == 1 {
                             conditions.remove(0)
                         } else {
@@ -520,6 +520,38 @@ impl Gen<'_> {
         } else {
             Expr::And(conjuncts)
         }
+    }
+
+    /// Conditions an index's leading parts answer: for an index on an expression, a
+    /// comparison of the expression (`lower(b) = 'x'`, `(a % 7) > 2`), then, after an
+    /// equality, conditions on the columns after it; else see `leading_conditions`.
+    fn index_conditions(&mut self, table: &Table, index: &Index) -> Vec<Expr> {
+        let parts = index_parts(table, index);
+        let (Some(func), Some((lead, _))) = (index.expression, parts.first()) else {
+            return self.leading_conditions(table, &parts);
+        };
+        let sample = self.literal(lead);
+        let value = match func {
+            Applied::Modulo(n) if self.rng.percent(30) => {
+                Value::Int(self.rng.between(0, 2 * n as usize) as i64 - n)
+            }
+            _ => func.of(&sample),
+        };
+        let op = if self.rng.percent(60) {
+            CmpOp::Eq
+        } else {
+            *self.rng.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge])
+        };
+        let mut out = vec![Expr::Applied {
+            func,
+            col: lead.clone(),
+            op,
+            value,
+        }];
+        if op == CmpOp::Eq && parts.len() > 1 {
+            out.extend(self.prefix_conditions(table, &parts[1..]));
+        }
+        out
     }
 
     /// Conditions on a prefix of `parts` (see `prefix_conditions`), at least one: the first
@@ -723,14 +755,18 @@ impl Gen<'_> {
             Some(single) => std::slice::from_ref(single),
             None => &[],
         };
-        let constrained: Vec<&str> = conjuncts
+        // (column, the function of it compared, if any)
+        let constrained: Vec<(&str, Option<Applied>)> = conjuncts
             .iter()
             .filter_map(|conjunct| match conjunct {
                 Expr::Cmp {
                     left: Operand::Col(col),
                     op,
                     right: Operand::Lit(_),
-                } if *op != CmpOp::Ne => Some(col.name.as_str()),
+                } if *op != CmpOp::Ne => Some((col.name.as_str(), None)),
+                Expr::Applied { func, col, op, .. } if *op != CmpOp::Ne => {
+                    Some((col.name.as_str(), Some(*func)))
+                }
                 Expr::Between {
                     col,
                     negated: false,
@@ -740,7 +776,7 @@ impl Gen<'_> {
                     col,
                     negated: false,
                     ..
-                } => Some(col.name.as_str()),
+                } => Some((col.name.as_str(), None)),
                 _ => None,
             })
             .collect();
@@ -749,10 +785,9 @@ impl Gen<'_> {
             .iter()
             .filter(|index| {
                 index.table == table.name
-                    && index
-                        .columns
-                        .first()
-                        .is_some_and(|lead| constrained.contains(&lead.column.as_str()))
+                    && index.columns.first().is_some_and(|lead| {
+                        constrained.contains(&(lead.column.as_str(), index.expression))
+                    })
             })
             .map(|index| index.name.clone())
             .collect()

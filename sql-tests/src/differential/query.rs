@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::schema::{ColType, DECIMAL_SCALE, Table};
+use super::schema::{Applied, ColType, DECIMAL_SCALE, Table};
 use super::value::{OutKind, Value};
 
 /// A column of one of the scenario's tables.
@@ -135,6 +135,14 @@ pub enum Expr {
         value: Value,
         negated: bool,
     },
+    /// `f(col) op value` for a function an index may lead with (`lower(b) = 'x'`,
+    /// `(a % 7) >= 2`): an expression index's condition.
+    Applied {
+        func: Applied,
+        col: ColRef,
+        op: CmpOp,
+        value: Value,
+    },
     /// `coalesce(col, fallback) op value`: a condition only DataFusion evaluates.
     Coalesce {
         col: ColRef,
@@ -219,6 +227,17 @@ impl Expr {
                 "{} IS {}DISTINCT FROM {}",
                 col.sql(qualify),
                 not(*negated),
+                value.sql()
+            ),
+            Expr::Applied {
+                func,
+                col,
+                op,
+                value,
+            } => format!(
+                "{} {} {}",
+                func.sql(&col.sql(qualify)),
+                op.sql(),
                 value.sql()
             ),
             Expr::Coalesce {
@@ -325,7 +344,9 @@ impl Expr {
                     *v = f(c, v);
                 }
             }
-            Expr::DistinctFrom { col, value, .. } => *value = f(col, value),
+            Expr::DistinctFrom { col, value, .. } | Expr::Applied { col, value, .. } => {
+                *value = f(col, value)
+            }
             Expr::Coalesce {
                 col,
                 fallback,
@@ -369,6 +390,7 @@ impl Expr {
             | Expr::IsNull { col, .. }
             | Expr::DistinctFrom { col, .. }
             | Expr::Coalesce { col, .. }
+            | Expr::Applied { col, .. }
             | Expr::Truth(col) => add(col),
             Expr::RowCmp { cols, .. } => cols.iter().for_each(add),
             Expr::InSubquery { col, sub, .. } => {
@@ -414,6 +436,7 @@ impl Expr {
             Expr::Truth(_) => "boolean-column",
             Expr::DistinctFrom { .. } => "distinct-from",
             Expr::Coalesce { .. } => "coalesce",
+            Expr::Applied { .. } => "applied",
             Expr::RowCmp { .. } => "row-value",
             Expr::InSubquery { .. } => "in-subquery",
             Expr::Exists { .. } => "exists",

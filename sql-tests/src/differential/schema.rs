@@ -133,6 +133,51 @@ pub struct Index {
     pub salt: Option<u16>,
     /// A partial index's `WHERE` condition on one column: (the column, the condition).
     pub filter: Option<(String, String)>,
+    /// An index on an expression: its first key part is this function of the first column
+    /// (`lower(b)`, `(a % 7)`), which rowdex keeps as a hidden generated column.
+    pub expression: Option<Applied>,
+}
+
+/// A function of one column that an index may lead with and a condition may compare, written
+/// and evaluated alike by both engines over the generator's values: `lower` of text (the
+/// texts hold no upper-case letter outside ASCII, where SQLite's lower would differ), its first
+/// two characters, the remainder of an integer (negative for a negative one in both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Lower,
+    Prefix,
+    Modulo(i64),
+}
+
+impl Applied {
+    /// The expression over `column` (a column's SQL, qualified or not).
+    pub fn sql(self, column: &str) -> String {
+        match self {
+            Applied::Lower => format!("lower({column})"),
+            Applied::Prefix => format!("substr({column}, 1, 2)"),
+            Applied::Modulo(n) => format!("({column} % {n})"),
+        }
+    }
+
+    /// A function that applies to values of type `ty`, if one does.
+    pub fn random_for(rng: &mut Rng, ty: ColType) -> Option<Applied> {
+        match ty {
+            ColType::Text => Some(*rng.pick(&[Applied::Lower, Applied::Prefix])),
+            ColType::Int => Some(Applied::Modulo(*rng.pick(&[3, 7, 10]))),
+            _ => None,
+        }
+    }
+
+    /// The function's value for `value` (NULL for NULL), so that a condition's literal can be
+    /// one some row gives.
+    pub fn of(self, value: &Value) -> Value {
+        match (self, value) {
+            (Applied::Lower, Value::Text(text)) => Value::Text(text.to_ascii_lowercase()),
+            (Applied::Prefix, Value::Text(text)) => Value::Text(text.chars().take(2).collect()),
+            (Applied::Modulo(n), Value::Int(i)) => Value::Int(i % n),
+            _ => Value::Null,
+        }
+    }
 }
 
 impl Table {
@@ -247,12 +292,26 @@ impl Index {
             .as_ref()
             .map(|(_, condition)| format!(" WHERE {condition}"))
             .unwrap_or_default();
+        let mut parts = key_list(&self.columns);
+        if let (Some(applied), Some(first)) = (self.expression, self.columns.first()) {
+            let rest = key_list(&self.columns[1..]);
+            let lead = applied.sql(&first.column);
+            let lead = if first.desc {
+                format!("{lead} DESC")
+            } else {
+                lead
+            };
+            parts = if rest.is_empty() {
+                lead
+            } else {
+                format!("{lead}, {rest}")
+            };
+        }
         format!(
-            "CREATE {}INDEX {} ON {} ({}){include}{salt}{filter}",
+            "CREATE {}INDEX {} ON {} ({parts}){include}{salt}{filter}",
             if self.unique { "UNIQUE " } else { "" },
             self.name,
             self.table,
-            key_list(&self.columns)
         )
     }
 
@@ -445,8 +504,18 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
         } else {
             Vec::new()
         };
+        // Sometimes on an expression of its first column.
+        let expression = match rng.percent(25) {
+            true => order
+                .first()
+                .and_then(|lead| Applied::random_for(rng, lead.ty)),
+            false => None,
+        };
         // The same column list twice is legal but tests nothing new.
-        if indexes.iter().any(|i| i.columns == columns) {
+        if indexes
+            .iter()
+            .any(|i| i.columns == columns && i.expression == expression)
+        {
             continue;
         }
         let timing = match rng.below(3) {
@@ -474,6 +543,7 @@ pub fn random_indexes(rng: &mut Rng, table: &Table) -> Vec<Index> {
             timing,
             salt,
             filter,
+            expression,
         });
     }
     indexes
@@ -557,6 +627,45 @@ mod tests {
         assert_eq!(
             t.sqlite_ddl(),
             "CREATE TABLE t1 (a DECIMAL(12,2) NOT NULL, b DECIMAL(12,2) DEFAULT -0.05, PRIMARY KEY (a DESC))"
+        );
+    }
+
+    #[test]
+    fn an_index_on_an_expression_is_declared_alike() {
+        let index = Index {
+            name: "t1_i0".into(),
+            table: "t1".into(),
+            columns: vec![
+                KeyPart {
+                    column: "b".into(),
+                    desc: true,
+                },
+                KeyPart {
+                    column: "a".into(),
+                    desc: false,
+                },
+            ],
+            include: Vec::new(),
+            unique: false,
+            timing: IndexTiming::AfterLoad,
+            salt: None,
+            filter: None,
+            expression: Some(Applied::Lower),
+        };
+        assert_eq!(index.ddl(), "CREATE INDEX t1_i0 ON t1 (lower(b) DESC, a)");
+        let modulo = Index {
+            columns: vec![KeyPart {
+                column: "a".into(),
+                desc: false,
+            }],
+            expression: Some(Applied::Modulo(7)),
+            ..index
+        };
+        assert_eq!(modulo.ddl(), "CREATE INDEX t1_i0 ON t1 ((a % 7))");
+        assert_eq!(Applied::Modulo(7).of(&Value::Int(-9)), Value::Int(-2));
+        assert_eq!(
+            Applied::Prefix.of(&Value::Text("日本語".into())),
+            Value::Text("日本".into())
         );
     }
 

@@ -553,6 +553,11 @@ fn schema_candidates(case: &Case) -> Vec<Case> {
             c.scenario.indexes[i].unique = false;
             out.push(c);
         }
+        if index.expression.is_some() {
+            let mut c = case.clone();
+            c.scenario.indexes[i].expression = None;
+            out.push(c);
+        }
     }
     let read: BTreeSet<(String, String)> = case.query.columns(&scenario.relations());
     for table in &scenario.tables {

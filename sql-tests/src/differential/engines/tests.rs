@@ -99,6 +99,7 @@ fn scenario() -> Scenario {
         timing: IndexTiming::AfterLoad,
         salt: None,
         filter: None,
+        expression: None,
     };
     Scenario {
         tables: vec![table],
@@ -389,6 +390,7 @@ fn decimal_scenario() -> Scenario {
             timing: IndexTiming::AfterLoad,
             salt: None,
             filter: None,
+            expression: None,
         }],
         writes: Vec::new(),
         views: Vec::new(),
@@ -512,6 +514,7 @@ fn uuid_instant_scenario() -> Scenario {
             timing: IndexTiming::AfterLoad,
             salt: None,
             filter: None,
+            expression: None,
         }],
         writes: Vec::new(),
         views: Vec::new(),
