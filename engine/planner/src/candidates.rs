@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rowdex_catalog::TableDef;
 use rowdex_store::Direction;
 
-use crate::partial::answers;
+use crate::partial::{answers, guaranteed};
 use crate::path::{AccessPath, IndexInput, ScanPlan};
 use crate::predicate::Predicate;
 use crate::primary_key::{match_key, plan_scan};
@@ -82,7 +82,17 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
             continue;
         }
         let matched = match_key(&table.entry_key_columns(index), &request.predicates);
-        if matched.depth() == 0 {
+        // What a partial index's condition guarantees of its rows needs no check either: such
+        // an index answers that condition by itself (read whole, it holds just those rows).
+        let depth = matched.depth();
+        let mut used = matched.used;
+        let mut answered = false;
+        for (slot, predicate) in used.iter_mut().zip(&request.predicates) {
+            let by_filter = guaranteed(index, predicate);
+            answered |= by_filter && !*slot;
+            *slot = *slot || by_filter;
+        }
+        if depth == 0 && !answered {
             continue;
         }
         inputs.push((
@@ -91,7 +101,7 @@ pub fn candidates(request: &ScanRequest) -> Vec<ScanPlan> {
                 prefixes: matched.tuples,
                 bound: matched.bound,
             },
-            matched.used,
+            used,
         ));
     }
     if matches!(request.hint, IndexHint::Merge(_)) && inputs.len() >= 2 {
@@ -228,7 +238,8 @@ pub fn ordered_index_scan(request: &ScanRequest, position: usize) -> Option<Scan
         .get(position)
         .filter(|i| i.is_ready() && answers(i, &request.predicates))?;
     let matched = match_key(&table.entry_key_columns(index), &request.predicates);
-    let residual = matched.residual(&request.predicates);
+    let mut residual = matched.residual(&request.predicates);
+    residual.retain(|predicate| !guaranteed(index, predicate));
     let covering = table.index_covers(index, &needed_columns(request, &residual));
     Some(plan(
         request,

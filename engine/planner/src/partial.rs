@@ -21,6 +21,68 @@ pub(crate) fn answers(index: &IndexDef, predicates: &[Predicate]) -> bool {
     })
 }
 
+/// Whether every row a partial `index` holds satisfies `predicate`: the query's condition is
+/// then no check of the index's rows (`state = 'flagged'` over an index `WHERE state =
+/// 'flagged'`), which lets a count be counted in the index and a covering index cover.
+pub(crate) fn guaranteed(index: &IndexDef, predicate: &Predicate) -> bool {
+    let Some(filter) = &index.filter else {
+        return false;
+    };
+    if matches!(
+        predicate,
+        Predicate::Or { .. } | Predicate::RowCompare { .. }
+    ) {
+        return false;
+    }
+    filter
+        .conditions
+        .iter()
+        .any(|condition| condition.column == predicate.column() && ensures(condition, predicate))
+}
+
+/// Whether every value passing `condition` satisfies `predicate` (on the same column).
+fn ensures(condition: &FilterCondition, predicate: &Predicate) -> bool {
+    // The values the condition lets through, when it is a list of them.
+    let listed: Option<Vec<&[u8]>> = match &condition.test {
+        FilterTest::Compare {
+            op: FilterOp::Eq,
+            value,
+        } => Some(vec![value.as_slice()]),
+        FilterTest::InList { values } => Some(values.iter().map(Vec::as_slice).collect()),
+        _ => None,
+    };
+    match (&condition.test, predicate) {
+        (FilterTest::IsNull, Predicate::IsNull { .. }) => true,
+        (FilterTest::IsNotNull, Predicate::IsNotNull { .. }) => true,
+        // A comparison or a list keeps no NULL.
+        (FilterTest::Compare { .. } | FilterTest::InList { .. }, Predicate::IsNotNull { .. }) => {
+            true
+        }
+        (
+            FilterTest::Compare { op, value },
+            Predicate::Compare {
+                op: q, value: v, ..
+            },
+        ) if listed.is_none() => {
+            // The same test (`score > 5` over an index `WHERE score > 5`).
+            FilterOp::from(*q) == *op && filter_value(v) == *value
+        }
+        (_, Predicate::Compare { op, value, .. }) => listed.is_some_and(|values| {
+            let bound = filter_value(value);
+            values
+                .iter()
+                .all(|listed| op.holds((*listed).cmp(bound.as_slice())))
+        }),
+        (_, Predicate::InList { values, .. }) => listed.is_some_and(|listed| {
+            let kept: Vec<Vec<u8>> = values.iter().map(filter_value).collect();
+            listed
+                .iter()
+                .all(|l| kept.iter().any(|k| k.as_slice() == *l))
+        }),
+        _ => false,
+    }
+}
+
 /// Whether every row `predicate` keeps passes `condition`.
 fn implies(predicate: &Predicate, condition: &FilterCondition) -> bool {
     if let Predicate::Or { arms } = predicate {
@@ -129,6 +191,54 @@ mod tests {
             op,
             value: Datum::Int(n),
         }
+    }
+
+    #[test]
+    fn conditions_the_index_condition_guarantees() {
+        let eq7 = index(FilterTest::Compare {
+            op: FilterOp::Eq,
+            value: filter_value(&Datum::Int(7)),
+        });
+        assert!(guaranteed(&eq7, &cmp(CmpOp::Eq, 7)));
+        assert!(guaranteed(&eq7, &cmp(CmpOp::GtEq, 7)));
+        assert!(guaranteed(&eq7, &cmp(CmpOp::Lt, 9)));
+        assert!(!guaranteed(&eq7, &cmp(CmpOp::Lt, 7)));
+        assert!(guaranteed(&eq7, &Predicate::IsNotNull { column: 1 }));
+        assert!(!guaranteed(&eq7, &Predicate::IsNull { column: 1 }));
+        let list = |ns: &[i64]| Predicate::InList {
+            column: 1,
+            values: ns.iter().map(|n| Datum::Int(*n)).collect(),
+        };
+        assert!(guaranteed(&eq7, &list(&[1, 7])));
+        assert!(!guaranteed(&eq7, &list(&[1, 8])));
+        // Of another column, nothing.
+        assert!(!guaranteed(
+            &eq7,
+            &Predicate::Compare {
+                column: 0,
+                op: CmpOp::Eq,
+                value: Datum::Int(7)
+            }
+        ));
+        let in_list = index(FilterTest::InList {
+            values: vec![filter_value(&Datum::Int(2)), filter_value(&Datum::Int(5))],
+        });
+        assert!(guaranteed(&in_list, &list(&[5, 2, 9])));
+        assert!(!guaranteed(&in_list, &list(&[5])));
+        assert!(guaranteed(&in_list, &cmp(CmpOp::Gt, 1)));
+        assert!(!guaranteed(&in_list, &cmp(CmpOp::Gt, 2)));
+        // A range guarantees the same test only.
+        let gt3 = index(FilterTest::Compare {
+            op: FilterOp::Gt,
+            value: filter_value(&Datum::Int(3)),
+        });
+        assert!(guaranteed(&gt3, &cmp(CmpOp::Gt, 3)));
+        assert!(!guaranteed(&gt3, &cmp(CmpOp::Gt, 4)));
+        assert!(!guaranteed(&index(FilterTest::IsNull), &cmp(CmpOp::Eq, 1)));
+        assert!(guaranteed(
+            &index(FilterTest::IsNull),
+            &Predicate::IsNull { column: 1 }
+        ));
     }
 
     #[test]

@@ -13,10 +13,16 @@
 //! 40 bytes. Indexes: `ia(a)`, `ib(b) INCLUDE (a)` (SQLite: `(b, a)`), `isx(s)`, `ic(c)`,
 //! `idd(d)`.
 //!
+//! A second table, `u` (`users`), holds the cases of indexes not on plain columns: a key led by
+//! a generated `reverse(uid)`, an index on `lower(email)`, a partial index. PostgreSQL 15 runs
+//! every case too, in a server of the bench's own (see `postgres`; `--no-postgres` leaves it
+//! out); its figures include a loopback round trip, measured and printed beside them.
+//!
 //! Run: `cargo bench -p rowdex --bench scale [-- --quick] [--rows N] [--dir D]
-//! [--cases eq,...] [--cache-mib N]` (`--cache-mib`: fjall's block cache and SQLite's page
-//! cache, 512 MiB by default). With `--dir`, the loaded databases are kept there and reused by later runs
-//! with the same row count.
+//! [--cases eq,...] [--cache-mib N] [--no-postgres]` (`--cache-mib`: fjall's block cache and
+//! SQLite's page cache, 512 MiB by default; PostgreSQL's shared_buffers are 512 MiB). With
+//! `--dir`, the loaded databases (and the CSV files PostgreSQL loads) are kept there and
+//! reused by later runs with the same row count.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -25,7 +31,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod pg_server;
+mod postgres;
 mod raw;
+mod users;
 
 use rowdex::Database;
 use rowdex_store::{Durability, FjallStore, KvStore};
@@ -54,38 +63,46 @@ struct Case {
     /// The hint comment placed after `SELECT` for the best plan (`""`: the plan as chosen is
     /// the only sensible one).
     best: &'static str,
+    /// The query as SQLite and PostgreSQL are given it, when it differs: what a user of
+    /// theirs writes for the same answer (a key computed by hand where rowdex computes it).
+    peer_sql: Option<fn(u64) -> String>,
 }
 
-const CASES: [Case; 9] = [
+const CASES: [Case; 12] = [
     Case {
         name: "eq",
         label: "a = 7 (0.5 %), count and max(pad)",
         sql: |_| "SELECT count(*), max(pad) FROM t WHERE a = 7".into(),
         best: "/*+ INDEX(t ia) */",
+        peer_sql: None,
     },
     Case {
         name: "covering_range",
         label: "a = 5 AND b >= 0, ib (b) INCLUDE (a)",
         sql: |_| "SELECT max(b) FROM t WHERE a = 5 AND b >= 0".into(),
         best: "/*+ INDEX(t ia) */",
+        peer_sql: None,
     },
     Case {
         name: "order_limit",
         label: "s = 5 (2 000 rows) ORDER BY b LIMIT 10",
         sql: |_| "SELECT id, pad FROM t WHERE s = 5 ORDER BY b, id LIMIT 10".into(),
         best: "/*+ INDEX(t isx) */",
+        peer_sql: None,
     },
     Case {
         name: "dense_limit",
         label: "c = 1 AND d = 2 (6 %) ORDER BY id LIMIT 1",
         sql: |_| "SELECT id FROM t WHERE c = 1 AND d = 2 ORDER BY id LIMIT 1".into(),
         best: "/*+ NO_INDEX */",
+        peer_sql: None,
     },
     Case {
         name: "topk",
         label: "ORDER BY v LIMIT 10, no index on v",
         sql: |_| "SELECT id, v FROM t ORDER BY v, id LIMIT 10".into(),
         best: "",
+        peer_sql: None,
     },
     Case {
         name: "intersect_range",
@@ -99,29 +116,74 @@ const CASES: [Case; 9] = [
             )
         },
         best: "",
+        peer_sql: None,
     },
     Case {
         name: "or",
         label: "a = 7 OR s = 5 (0.5 % and 2 000 rows), count and max(pad)",
         sql: |_| "SELECT count(*), max(pad) FROM t WHERE a = 7 OR s = 5".into(),
         best: "/*+ INDEX_MERGE(t ia isx) */",
+        peer_sql: None,
     },
     Case {
         name: "count_range",
         label: "count(*) WHERE a BETWEEN 10 AND 19 (5 %), counted in the index",
         sql: |_| "SELECT count(*) FROM t WHERE a BETWEEN 10 AND 19".into(),
         best: "",
+        peer_sql: None,
     },
     Case {
         name: "max_indexed",
         label: "max(b): the last entry of ib",
         sql: |_| "SELECT max(b) FROM t".into(),
         best: "",
+        peer_sql: None,
+    },
+    Case {
+        name: "expr_eq",
+        label: "u: lower(email) = ? (1 row), index on lower(email)",
+        sql: |rows| {
+            format!(
+                "SELECT id, email FROM u WHERE lower(email) = 'user{}@example.com'",
+                rows / 3
+            )
+        },
+        best: "",
+        peer_sql: None,
+    },
+    Case {
+        name: "partial",
+        label: "u: state = 'flagged' AND score < 50000 (0.05 %), partial index over 0.1 %",
+        sql: |_| {
+            "SELECT count(*), max(score) FROM u WHERE state = 'flagged' AND score < 50000".into()
+        },
+        best: "",
+        peer_sql: None,
+    },
+    Case {
+        name: "reversed_get",
+        label: "u: uid = ? on a key led by reverse(uid) (peers: rid = the id reversed by hand)",
+        sql: |rows| {
+            format!(
+                "SELECT id, email FROM u WHERE uid = '{}'",
+                users::uid(rows / 7)
+            )
+        },
+        best: "",
+        peer_sql: Some(|rows| {
+            format!(
+                "SELECT id, email FROM u WHERE rid = '{}'",
+                users::reversed(&users::uid(rows / 7))
+            )
+        }),
     },
 ];
 
-/// The SQL of `case` for `variant` (`plain`, `hinted` or `sqlite`).
+/// The SQL of `case` for `variant` (`plain`, `hinted`, `sqlite` or `postgres`).
 fn case_sql(case: &Case, variant: &str, rows: u64) -> String {
+    if let ("sqlite" | "postgres", Some(peer_sql)) = (variant, case.peer_sql) {
+        return peer_sql(rows);
+    }
     let sql = (case.sql)(rows);
     match variant {
         "hinted" if !case.best.is_empty() => {
@@ -206,6 +268,13 @@ async fn load_rowdex(dir: &Path, csv: &Path) -> BenchResult<()> {
     .await?;
     s.execute(&format!("COPY t FROM '{}'", csv.display()))
         .await?;
+    s.execute(users::ROWDEX_TABLE).await?;
+    s.execute(&format!(
+        "COPY u ({}) FROM '{}'",
+        users::COPY_COLUMNS,
+        dir.join(users::CSV).display()
+    ))
+    .await?;
     println!("RESULT load_s {}", started.elapsed().as_secs_f64());
     let started = Instant::now();
     s.execute(
@@ -213,6 +282,7 @@ async fn load_rowdex(dir: &Path, csv: &Path) -> BenchResult<()> {
          CREATE INDEX isx ON t (s); CREATE INDEX ic ON t (c); CREATE INDEX idd ON t (d);",
     )
     .await?;
+    s.execute(users::ROWDEX_INDEXES).await?;
     println!("RESULT index_s {}", started.elapsed().as_secs_f64());
     db.flush().await?;
     Ok(())
@@ -254,8 +324,10 @@ fn load_sqlite(dir: &Path, csv: &Path) -> BenchResult<()> {
     let started = Instant::now();
     conn.execute_batch(
         "CREATE INDEX ia ON t (a); CREATE INDEX ib ON t (b, a); CREATE INDEX isx ON t (s);
-         CREATE INDEX ic ON t (c); CREATE INDEX idd ON t (d); ANALYZE;",
+         CREATE INDEX ic ON t (c); CREATE INDEX idd ON t (d);",
     )?;
+    users::load_sqlite(&mut conn, dir)?;
+    conn.execute_batch("ANALYZE;")?;
     println!("RESULT index_s {}", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -486,10 +558,16 @@ fn main() -> BenchResult<()> {
     let wanted: Option<Vec<String>> =
         value_of("--cases").map(|list| list.split(',').map(str::to_string).collect());
     let mut load = BTreeMap::new();
-    if !dir.join("loaded").exists() {
+    // `loaded-u`: the directory holds both tables and keeps their CSV files (PostgreSQL loads
+    // them anew on every run).
+    if !dir.join("loaded-u").exists() {
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
         std::fs::create_dir_all(&dir)?;
         eprintln!("writing {rows} rows of CSV...");
         write_csv(rows, &dir.join("t.csv"))?;
+        users::write_csv(rows, &dir)?;
         for engine in ["rowdex", "sqlite"] {
             eprintln!("loading {engine}...");
             let report = run_child(&[
@@ -500,8 +578,7 @@ fn main() -> BenchResult<()> {
             ])?;
             load.insert(engine, report.results);
         }
-        std::fs::remove_file(dir.join("t.csv"))?;
-        std::fs::write(dir.join("loaded"), b"")?;
+        std::fs::write(dir.join("loaded-u"), b"")?;
     }
 
     println!(
@@ -515,10 +592,23 @@ fn main() -> BenchResult<()> {
             results.get("index_s").copied().unwrap_or(f64::NAN)
         );
     }
+    // PostgreSQL, unless left out: one server for every case, loaded from the same CSV files.
+    let peer = if args.iter().any(|a| a == "--no-postgres") {
+        None
+    } else {
+        eprintln!("loading postgres...");
+        let peer = runtime.block_on(postgres::Peer::load(&dir))?;
+        println!(
+            "PostgreSQL 15 through tokio-postgres over loopback: each of its figures includes a \
+             round trip (SELECT 1: {} ms median)",
+            fmt_ms(Some(peer.round_trip_ms))
+        );
+        Some(peer)
+    };
     println!(
-        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | raw store ms | rowdex / hinted | rowdex / SQLite | raw store / SQLite | rowdex peak MiB (query's own) | SQLite peak MiB (query's own) |"
+        "| case | rowdex ms (first) | hinted ms | DataFusion executor ms | SQLite ms | PostgreSQL ms | raw store ms | rowdex / hinted | rowdex / SQLite | rowdex / PostgreSQL | raw store / SQLite | rowdex peak MiB (query's own) | SQLite peak MiB (query's own) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut plans = Vec::new();
     for case in &CASES {
         if let Some(wanted) = &wanted
@@ -548,6 +638,20 @@ fn main() -> BenchResult<()> {
             ])?;
             reports.insert(variant, report);
         }
+        if let Some(peer) = &peer {
+            eprintln!("{} (postgres)...", case.name);
+            let run = runtime.block_on(peer.run(&case_sql(case, "postgres", rows)))?;
+            let mut rest = run.times[1..].to_vec();
+            rest.sort_by(f64::total_cmp);
+            let mut report = ChildReport {
+                plan: run.plan,
+                answer: run.answer,
+                ..ChildReport::default()
+            };
+            report.results.insert("first_ms".into(), run.times[0]);
+            report.results.insert("ms".into(), rest[rest.len() / 2]);
+            reports.insert("postgres", report);
+        }
         let get = |variant: &str, what: &str| {
             reports
                 .get(variant)
@@ -563,16 +667,18 @@ fn main() -> BenchResult<()> {
             _ => String::new(),
         };
         println!(
-            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.label,
             fmt_ms(get("plain", "ms")),
             fmt_ms(get("plain", "first_ms")),
             fmt_ms(get("hinted", "ms")),
             fmt_ms(get("datafusion", "ms")),
             fmt_ms(get("sqlite", "ms")),
+            fmt_ms(get("postgres", "ms")),
             fmt_ms(get("raw", "ms")),
             ratio(get("plain", "ms"), get("hinted", "ms")),
             ratio(get("plain", "ms"), get("sqlite", "ms")),
+            ratio(get("plain", "ms"), get("postgres", "ms")),
             ratio(get("raw", "ms"), get("sqlite", "ms")),
             memory(get("plain", "peak_mib"), get("plain", "base_mib")),
             memory(get("sqlite", "peak_mib"), get("sqlite", "base_mib")),

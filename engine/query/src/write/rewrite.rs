@@ -24,6 +24,22 @@ pub(crate) async fn rewrite_rows(
     now: i64,
     mut rewrite: impl FnMut(&[Datum]) -> Result<Option<Vec<Datum>>>,
 ) -> Result<()> {
+    rewrite_pages(tx, before, after, now, |rows| {
+        rows.iter().map(|row| rewrite(row)).collect()
+    })
+    .await
+}
+
+/// [`rewrite_rows`] a page of rows at a time: `rewrite` answers each row of the page (None:
+/// the row stays), so that work done per call (an expression evaluated over a batch) is done
+/// once per page.
+pub(crate) async fn rewrite_pages(
+    tx: &mut dyn Transaction,
+    before: &TableDef,
+    after: &TableDef,
+    now: i64,
+    mut rewrite: impl FnMut(&[Vec<Datum>]) -> Result<Vec<Option<Vec<Datum>>>>,
+) -> Result<()> {
     let others: Vec<u8> = before.family_numbers().filter(|&f| f != 0).collect();
     let mut puts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let mut range = KeyRange::prefix(&before.prefix());
@@ -32,8 +48,9 @@ pub(crate) async fn rewrite_rows(
             .scan_page(&range, Direction::Forward, REWRITE_BATCH)
             .await?;
         let rows = rowdex_indexer::rows::decode_rows(&*tx, before, &page.entries, &others).await?;
-        for row in rows {
-            let Some(rewritten) = rewrite(&row)? else {
+        let rewritten_rows = rewrite(&rows)?;
+        for (row, rewritten) in rows.into_iter().zip(rewritten_rows) {
+            let Some(rewritten) = rewritten else {
                 continue;
             };
             let gone = rowdex_indexer::mutations::row_change(before, Some(&row), None, now, None);
