@@ -122,11 +122,12 @@ EXPLAIN SELECT ts, cpu FROM metrics
 WHERE bucket BETWEEN 0 AND 3 AND host = 'web1' AND ts >= 1767229200 AND ts < 1767230400;
 -- expect: RANGE SCAN metrics range [bucket >= 0 AND bucket <= 3] residual=(host = 'web1' AND ts >= 1767229200 AND ts < 1767230400)
 
---    The latest sample of web1: 4 ranges read whole, then the top row kept. Nothing stops
---    each bucket's scan early (compare 5 on the salted table).
+--    The latest sample of web1: each bucket's range holds web1's samples in ts order, so the
+--    4 ranges are read newest first and merged by ts, and the merge stops after one row (as
+--    on the salted table, 5).
 EXPLAIN SELECT ts, cpu FROM metrics
 WHERE bucket IN (0, 1, 2, 3) AND host = 'web1' ORDER BY ts DESC LIMIT 1;
--- expect: RANGE SCAN metrics range [bucket = 0, host = 'web1'; bucket = 1, host = 'web1'; bucket = 2, host = 'web1'; bucket = 3, host = 'web1'] then sorted by ts DESC limit=1
+-- expect: RANGE SCAN metrics range [bucket = 0, host = 'web1'; bucket = 1, host = 'web1'; bucket = 2, host = 'web1'; bucket = 3, host = 'web1'] merged reverse limit=1
 SELECT ts, cpu FROM metrics
 WHERE bucket IN (0, 1, 2, 3) AND host = 'web1' ORDER BY ts DESC LIMIT 1;
 

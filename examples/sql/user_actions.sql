@@ -141,9 +141,10 @@ EXPLAIN SELECT ts, action_id, item FROM user_actions
 WHERE user_id = 42 AND action = 'purchase' ORDER BY ts DESC LIMIT 3;
 -- expect: RANGE SCAN user_actions range [user_id = 42] limit=3 residual=(action = 'purchase')
 
--- 8. A few users at once: one range per user, then a top-5 sort of their rows.
+-- 8. A few users at once: one range per user, each newest first, merged by ts: the merge
+--    stops after 5 rows.
 EXPLAIN SELECT user_id, ts, action FROM user_actions
 WHERE user_id IN (1, 2, 3) ORDER BY ts DESC LIMIT 5;
--- expect: RANGE SCAN user_actions range [user_id = 1; user_id = 2; user_id = 3] then sorted by ts DESC limit=5
+-- expect: RANGE SCAN user_actions range [user_id = 1; user_id = 2; user_id = 3] merged limit=5
 SELECT user_id, to_timestamp_millis(ts) AS at, action_id, action FROM user_actions
 WHERE user_id IN (1, 2, 3) ORDER BY ts DESC, action_id DESC LIMIT 5;

@@ -266,6 +266,7 @@ fn plan(request: &ScanRequest, path: AccessPath, residual: Vec<Predicate>) -> Sc
         estimate: None,
         resume_after: None,
         partition: None,
+        merged: false,
         needed: request.needed.clone(),
     }
 }

@@ -125,6 +125,9 @@ impl fmt::Display for ScanPlan {
             AccessPath::RangeScan { prefixes, bound } => {
                 f.write_str(" range ")?;
                 write_ranges(f, table, &table.key, prefixes, bound)?;
+                if self.merged {
+                    f.write_str(" merged")?;
+                }
             }
             AccessPath::IndexScan { input, covering } => {
                 f.write_str(" using ")?;

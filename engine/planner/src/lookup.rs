@@ -261,6 +261,7 @@ impl LookupTemplate {
             resume_after: None,
             needed: self.needed.clone(),
             partition: None,
+            merged: false,
         })
     }
 

@@ -204,6 +204,11 @@ pub struct ScanPlan {
     /// One partition of a read by key ranges: only the rows whose encoded primary key lies in
     /// this span are read (see [`KeySpan`]). None reads every row the path selects.
     pub partition: Option<KeySpan>,
+    /// A range scan of several prefix tuples read merged: each tuple's range is in the order of
+    /// the key columns after the tuple, and a k-way merge over those columns yields them in
+    /// that order across tuples (`bucket IN (0, 1, 2, 3) ... ORDER BY ts`, the bucket a
+    /// generated `ts % 4`), as a salted table's buckets are merged. See [`ScanPlan::merged`].
+    pub merged: bool,
 }
 
 /// A span of encoded primary keys (without the table's header), `from` included and `to`
@@ -331,6 +336,65 @@ impl ScanPlan {
         }
     }
 
+    /// How many leading [`ScanPlan::order_columns`] come before the output's order: the
+    /// columns the path fixes, or a merged range scan's prefix columns (several values each,
+    /// merged away).
+    pub fn ordered_from(&self) -> usize {
+        match &self.path {
+            AccessPath::RangeScan { prefixes, .. } if self.merged => {
+                prefixes.first().map_or(0, Vec::len)
+            }
+            _ => self.fixed_columns(),
+        }
+    }
+
+    /// This range scan read merged (see [`ScanPlan::merged`]), when that gives an order the
+    /// plain read does not: several prefix tuples of one length, a table that is not salted
+    /// (whose buckets merge by the whole key), no paging position, no partition.
+    pub fn merged(mut self) -> Option<ScanPlan> {
+        let AccessPath::RangeScan { prefixes, .. } = &self.path else {
+            return None;
+        };
+        let length = prefixes.first()?.len();
+        let mergeable = prefixes.len() > 1
+            && length > 0
+            && length < self.table.key.len()
+            && prefixes.iter().all(|tuple| tuple.len() == length)
+            && !self.table.is_salted()
+            && self.resume_after.is_none()
+            && self.partition.is_none();
+        if !mergeable {
+            return None;
+        }
+        self.merged = true;
+        Some(self)
+    }
+
+    /// A merged range scan's ranges of column family `family`, per prefix tuple: the length of
+    /// the key part the tuple fixes (the family's header and the tuple), which the merge skips,
+    /// and the tuple's ranges in key order.
+    pub fn merged_ranges(&self, family: u8) -> Vec<(usize, Vec<KeyRange>)> {
+        let AccessPath::RangeScan { prefixes, bound } = &self.path else {
+            return Vec::new();
+        };
+        let header = self.table.family_bucket_prefix(family, 0);
+        let next_column = prefixes.first().map_or(0, Vec::len);
+        let next_columns = self.table.key.get(next_column..).unwrap_or_default();
+        let mut fixed: Vec<Vec<u8>> = prefixes
+            .iter()
+            .map(|tuple| {
+                let values: Vec<&Datum> = tuple.iter().collect();
+                [header.as_slice(), &self.table.encode_key_values(&values)].concat()
+            })
+            .collect();
+        fixed.sort();
+        fixed.dedup();
+        fixed
+            .into_iter()
+            .map(|part| (part.len(), bounded_ranges(&part, bound, next_columns)))
+            .collect()
+    }
+
     /// How many leading [`ScanPlan::order_columns`] the path fixes to a single value: those are
     /// constant in the output, and the order is carried by the columns after them.
     pub fn fixed_columns(&self) -> usize {
@@ -424,6 +488,7 @@ impl ScanPlan {
             resume_after: None,
             needed: self.needed.clone(),
             partition: None,
+            merged: false,
         })
     }
 

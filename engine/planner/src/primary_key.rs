@@ -65,6 +65,7 @@ pub fn plan_scan(
         estimate: None,
         resume_after: None,
         partition: None,
+        merged: false,
         needed: None,
     }
 }

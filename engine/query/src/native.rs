@@ -267,6 +267,12 @@ impl NativeQuery {
     /// yields its index's order).
     fn ordered_candidates(&self, request: &ScanRequest) -> Vec<ScanPlan> {
         let mut plans = candidates(request);
+        // A range scan over several prefix tuples, read merged by the key after them.
+        let merged: Vec<ScanPlan> = plans
+            .iter()
+            .filter_map(|plan| plan.clone().merged())
+            .collect();
+        plans.extend(merged);
         plans.extend(
             self.table
                 .ready_indexes()

@@ -240,6 +240,13 @@ async fn query_page(
             ));
         }
         AccessPath::IndexScan { input, .. } => table.indexes.get(input.index).cloned(),
+        // Its position is no key of the table: its order merges several prefixes.
+        AccessPath::RangeScan { .. } if scan.merged => {
+            return Err(not_pageable(
+                "a range scan merged across its key prefixes (an IN list before the ORDER BY \
+                 columns) cannot be paged; order by the key",
+            ));
+        }
         _ => None,
     };
     if let Some(cursor) = &cursor {

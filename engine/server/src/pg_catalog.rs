@@ -9,6 +9,7 @@
 //! `introspection` (asyncpg's type lookup), `rewrite`.
 
 pub mod defaults;
+pub mod expressions;
 pub mod foreign_keys;
 pub mod functions;
 pub mod introspection;

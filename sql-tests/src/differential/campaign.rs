@@ -153,6 +153,9 @@ const PATHS: [&str; 8] = [
     "LOOKUP JOIN",
 ];
 
+/// What the paths count a range scan read merged across its key prefixes as.
+pub const MERGED_RANGES: &str = "MERGED RANGES";
+
 /// What the paths count an index read through an indexed expression as.
 pub const EXPRESSION_INDEX: &str = "EXPRESSION INDEX";
 
@@ -268,6 +271,9 @@ pub async fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Su
                             .paths
                             .entry(EXPRESSION_INDEX.to_string())
                             .or_default() += 1;
+                    }
+                    if line.contains("] merged") {
+                        *summary.paths.entry(MERGED_RANGES.to_string()).or_default() += 1;
                     }
                 }
             }

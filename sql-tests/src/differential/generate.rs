@@ -656,7 +656,18 @@ impl Gen<'_> {
             .iter()
             .filter_map(|k| table.column(&k.column).map(|c| (colref(table, c), k.desc)))
             .collect();
+        let mut after_first = false;
         let order_by: Vec<OrderItem> = match self.rng.below(10) {
+            // By the key columns after the first: with an IN list on the first, the ranges of
+            // its values read merged by the rest (a merged range scan).
+            7 if key.len() >= 2 && !distinct => {
+                after_first = true;
+                let reverse = self.rng.percent(50);
+                key[1..]
+                    .iter()
+                    .map(|(col, desc)| OrderItem::new(col.clone(), *desc != reverse))
+                    .collect()
+            }
             // Along the key, or exactly against it: the orders a scan gives for free.
             0..=2 if !key.is_empty() && !distinct => {
                 let reverse = self.rng.percent(50);
@@ -707,6 +718,11 @@ impl Gen<'_> {
         };
         self.decorate_order(&mut select);
         self.maybe_limit(&mut select);
+        // Mostly under a LIMIT, which a merge stops at (the order may tie across the first
+        // column's values: any rows of the right number and order are right).
+        if after_first && select.limit.is_none() && self.rng.percent(70) {
+            select.limit = Some((self.rng.between(1, 12) as u64, 0));
+        }
         select.hint = self.hint(table, select.filter.as_ref());
         select
     }

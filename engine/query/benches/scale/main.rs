@@ -34,25 +34,16 @@ use std::time::Instant;
 mod pg_server;
 mod postgres;
 mod raw;
+mod shared;
 mod users;
 
 use rowdex::Database;
 use rowdex_store::{Durability, FjallStore, KvStore};
 
-type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+use crate::shared::{BenchResult, REPS, mix};
 
 /// Rows per value of `s`.
 const S_ROWS: u64 = 2_000;
-/// Timed runs of each case after the first.
-const REPS: usize = 4;
-
-/// splitmix64: deterministic pseudo-random values from a row number.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// One measured query: the SQL as a user writes it, the hint that forces the best plan, and
 /// what the case shows.

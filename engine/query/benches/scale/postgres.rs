@@ -14,7 +14,8 @@ use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
 use crate::pg_server::{Server, copy_csv};
-use crate::{BenchResult, REPS, users};
+use crate::shared::{BenchResult, REPS};
+use crate::users;
 
 pub struct Peer {
     /// Kept for its lifetime: dropping it stops the server.

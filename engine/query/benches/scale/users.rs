@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::{BenchResult, mix};
+use crate::shared::{BenchResult, mix};
 
 /// The CSV file of `u`, in the scale bench's directory.
 pub const CSV: &str = "u.csv";

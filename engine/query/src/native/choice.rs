@@ -12,7 +12,10 @@ use rowdex_planner::{AccessPath, IndexHint, IndexInput, KeyBound, ScanPlan, Unio
 pub(crate) enum PathShape {
     PointGet,
     MultiGet,
-    RangeScan,
+    /// A range scan, read merged across its prefix tuples or not.
+    RangeScan {
+        merged: bool,
+    },
     FullScan,
     /// An index scan of the index at this position, narrowed by a condition or walked whole
     /// (an index read only for its order).
@@ -38,7 +41,9 @@ impl PathShape {
         match &plan.path {
             AccessPath::PointGet { .. } => PathShape::PointGet,
             AccessPath::MultiGet { .. } => PathShape::MultiGet,
-            AccessPath::RangeScan { .. } => PathShape::RangeScan,
+            AccessPath::RangeScan { .. } => PathShape::RangeScan {
+                merged: plan.merged,
+            },
             AccessPath::FullScan => PathShape::FullScan,
             AccessPath::IndexScan { input, .. } => PathShape::Index {
                 index: input.index,

@@ -24,7 +24,8 @@ pub(crate) fn in_order(
     let mut settled: HashSet<usize> = constants.clone();
     settled.extend(layout[..fixed.min(layout.len())].iter().map(|k| k.column));
     let key: Vec<usize> = plan.table.key.iter().map(|k| k.column).collect();
-    let mut position = fixed;
+    // A merged range scan's order starts after its prefix columns (several values each).
+    let mut position = plan.ordered_from();
     let mut reverse: Option<bool> = None;
     for item in order {
         if key.iter().all(|c| settled.contains(c)) {

@@ -1,6 +1,7 @@
 //! The k-way merge of the bucket streams of a salted table or index, each already in key order,
 //! into one stream in key order across buckets: a heap of the buckets' next entries, so each
-//! entry costs a logarithm of the bucket count, not a look at every bucket's head.
+//! entry costs a logarithm of the bucket count, not a look at every bucket's head. A merged
+//! range scan's streams (one per prefix tuple) merge the same way, by the key after the tuple.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -59,31 +60,40 @@ impl Eq for Head {}
 /// Merges `buckets`, comparing keys without their first `header` bytes (the table or index
 /// prefix and the salt byte).
 pub fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Direction) -> EntryStream {
+    merge_sorted_past(
+        buckets.into_iter().map(|bucket| (bucket, header)).collect(),
+        direction,
+    )
+}
+
+/// Merges `streams`, each with the length of the key part it skips when comparing (a merged
+/// range scan's streams each skip their own prefix tuple, of its own encoded length).
+pub fn merge_sorted_past(streams: Vec<(EntryStream, usize)>, direction: Direction) -> EntryStream {
     struct Merge {
-        streams: Vec<EntryStream>,
+        streams: Vec<(EntryStream, usize)>,
         heads: BinaryHeap<Head>,
         started: bool,
     }
-    if buckets.len() == 1 {
-        return buckets
+    if streams.len() == 1 {
+        return streams
             .into_iter()
             .next()
-            .unwrap_or_else(|| stream::empty().boxed());
+            .map_or_else(|| stream::empty().boxed(), |(stream, _)| stream);
     }
     let forward = direction == Direction::Forward;
     let state = Merge {
-        heads: BinaryHeap::with_capacity(buckets.len()),
-        streams: buckets,
+        heads: BinaryHeap::with_capacity(streams.len()),
+        streams,
         started: false,
     };
     stream::try_unfold(state, move |mut state| async move {
         if !state.started {
-            for (bucket, stream) in state.streams.iter_mut().enumerate() {
+            for (bucket, (stream, header)) in state.streams.iter_mut().enumerate() {
                 if let Some(entry) = stream.next().await.transpose()? {
                     state.heads.push(Head {
                         entry,
                         bucket,
-                        header,
+                        header: *header,
                         forward,
                     });
                 }
@@ -93,11 +103,12 @@ pub fn merge_sorted(buckets: Vec<EntryStream>, header: usize, direction: Directi
         let Some(Head { entry, bucket, .. }) = state.heads.pop() else {
             return Ok(None);
         };
-        if let Some(next) = state.streams[bucket].next().await.transpose()? {
+        let (stream, header) = &mut state.streams[bucket];
+        if let Some(next) = stream.next().await.transpose()? {
             state.heads.push(Head {
                 entry: next,
                 bucket,
-                header,
+                header: *header,
                 forward,
             });
         }

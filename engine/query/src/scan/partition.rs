@@ -43,10 +43,11 @@ pub(crate) fn partition_spans(
     facts: Option<&PlanningFacts>,
     parallelism: usize,
 ) -> Vec<KeySpan> {
+    // A merged range scan's order is its merge's: one reader.
     let by_ranges = matches!(
         plan.path,
         AccessPath::FullScan | AccessPath::RangeScan { .. }
-    );
+    ) && !plan.merged;
     let whole = reads_whole(plan);
     let Some(facts) = facts.filter(|_| by_ranges && whole && parallelism > 1) else {
         return Vec::new();

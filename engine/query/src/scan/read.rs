@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::scan::intersection::{IntersectionSource, PkStream, pk_source};
 
 pub use crate::scan::merge::EntryStream;
-use crate::scan::merge::{Entry, merge_sorted};
+use crate::scan::merge::{Entry, merge_sorted, merge_sorted_past};
 
 pub type RowStream = BoxStream<'static, Result<Vec<Datum>>>;
 
@@ -117,6 +117,9 @@ fn intersection_looks_up(path: &AccessPath, cutoff: Option<i64>) -> bool {
 /// [`row_entries`]), when they can be read page by page in place: the plan reads ranges (not
 /// point keys) of one bucket. In ascending key order.
 pub fn lendable_ranges(plan: &ScanPlan) -> Option<Vec<KeyRange>> {
+    if plan.merged {
+        return None;
+    }
     let family = row_family(plan)?;
     if plan.family_point_keys(family).is_some() {
         return None;
@@ -529,7 +532,32 @@ fn point_entries(keys: Vec<Vec<u8>>, reader: Arc<dyn KvRead>) -> EntryStream {
         .boxed()
 }
 
+/// The entries of a merged range scan (see `ScanPlan::merged`): one stream per prefix tuple,
+/// merged by the key after the tuple, so that they come out in the order of the key columns
+/// after it. Under a LIMIT each stream reads small pages, as a salted table's buckets do.
+fn merged_range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {
+    let tuples = plan.merged_ranges(family);
+    let mut page = page_size(plan);
+    if let Some(wanted) = rows_wanted(plan) {
+        page = (wanted / (8 * tuples.len().max(1))).clamp(16, MAX_PAGE);
+    }
+    let direction = plan.direction;
+    let streams: Vec<(EntryStream, usize)> = tuples
+        .into_iter()
+        .map(|(fixed, ranges)| {
+            (
+                ranges_in_order(reader.clone(), ranges, direction, page),
+                fixed,
+            )
+        })
+        .collect();
+    merge_sorted_past(streams, direction)
+}
+
 fn range_entries(plan: &ScanPlan, reader: Arc<dyn KvRead>, family: u8) -> EntryStream {
+    if plan.merged {
+        return merged_range_entries(plan, reader, family);
+    }
     let bucket_ranges = plan.family_bucket_ranges(family);
     let mut page = page_size(plan);
     if let Some(wanted) = rows_wanted(plan).filter(|_| bucket_ranges.len() > 1) {

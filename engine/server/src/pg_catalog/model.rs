@@ -12,7 +12,7 @@ use rowdex::arrow::datatypes::DataType as ArrowType;
 use rowdex::{Database, SchemaView, quote_ident};
 use rowdex_catalog::{ColumnDef, DataType, Declared, IndexDef, RoleDef, TableDef};
 
-use crate::pg_catalog::defaults::{is_call, postgres_expression};
+use crate::pg_catalog::expressions::{is_call, postgres_expression};
 
 /// The first OID of user objects, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;

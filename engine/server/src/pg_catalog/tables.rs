@@ -13,7 +13,8 @@ use rowdex::arrow::array::{Int64Builder, RecordBatch};
 use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use rowdex::arrow::error::ArrowError;
 
-use crate::pg_catalog::defaults::{postgres_default, postgres_expression};
+use crate::pg_catalog::defaults::postgres_default;
+use crate::pg_catalog::expressions::postgres_expression;
 use crate::pg_catalog::foreign_keys::foreign_keys;
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::model::{

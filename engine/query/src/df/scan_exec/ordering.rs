@@ -17,7 +17,7 @@ pub(crate) fn key_ordering(
     schema: &SchemaRef,
 ) -> Vec<PhysicalSortExpr> {
     let mut ordering = Vec::new();
-    for key_column in plan.order_columns().iter().skip(plan.fixed_columns()) {
+    for key_column in plan.order_columns().iter().skip(plan.ordered_from()) {
         let Some(output) = projection.iter().position(|c| *c == key_column.column) else {
             break;
         };
