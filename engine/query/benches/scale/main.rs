@@ -22,7 +22,9 @@
 //! [--cases eq,...] [--cache-mib N] [--no-postgres]` (`--cache-mib`: fjall's block cache and
 //! SQLite's page cache, 512 MiB by default; PostgreSQL's shared_buffers are 512 MiB). With
 //! `--dir`, the loaded databases (and the CSV files PostgreSQL loads) are kept there and
-//! reused by later runs with the same row count.
+//! reused by later runs with the same row count. To profile one case, run its child alone with
+//! more runs: `scale --case NAME --variant plain --dir D/rows-N --rows N --repeat 20000`
+//! (under `perf record`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -323,7 +325,7 @@ fn load_sqlite(dir: &Path, csv: &Path) -> BenchResult<()> {
     Ok(())
 }
 
-/// One case in this process: open, run the query `1 + REPS` times, print the first and the
+/// One case in this process: open, run the query `1 + reps` times, print the first and the
 /// median of the rest, the peak RSS, the answer and (rowdex) the plan.
 /// Runs one case; `cache_mib` sizes fjall's block cache and SQLite's page cache alike.
 async fn run_case(
@@ -331,6 +333,7 @@ async fn run_case(
     case: &Case,
     variant: &str,
     (rows, cache_mib): (u64, u64),
+    reps: usize,
 ) -> BenchResult<()> {
     let sql = case_sql(case, variant, rows);
     let mut times = Vec::new();
@@ -347,7 +350,7 @@ async fn run_case(
         reset_peak_rss();
         println!("RESULT base_mib {}", status_mib("VmRSS:"));
         let mut answer = String::new();
-        for _ in 0..=REPS {
+        for _ in 0..=reps {
             let started = Instant::now();
             let mut statement = conn.prepare(&sql)?;
             let width = statement.column_count();
@@ -382,7 +385,7 @@ async fn run_case(
         reset_peak_rss();
         println!("RESULT base_mib {}", status_mib("VmRSS:"));
         let mut answer = String::new();
-        for _ in 0..=REPS {
+        for _ in 0..=reps {
             let started = Instant::now();
             let reader = store.snapshot();
             answer = raw::answer(reader.as_ref(), &layout, case.name)
@@ -418,7 +421,7 @@ async fn run_case(
         reset_peak_rss();
         println!("RESULT base_mib {}", status_mib("VmRSS:"));
         let mut answer = String::new();
-        for _ in 0..=REPS {
+        for _ in 0..=reps {
             let started = Instant::now();
             let batches = session.query(&sql).await?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -536,7 +539,17 @@ fn main() -> BenchResult<()> {
             .iter()
             .find(|c| c.name == name)
             .ok_or_else(|| format!("unknown case {name}"))?;
-        return runtime.block_on(run_case(Path::new(&dir), case, &variant, (rows, cache_mib)));
+        let reps = match value_of("--repeat") {
+            Some(n) => n.parse()?,
+            None => REPS,
+        };
+        return runtime.block_on(run_case(
+            Path::new(&dir),
+            case,
+            &variant,
+            (rows, cache_mib),
+            reps,
+        ));
     }
 
     let kept = value_of("--dir").map(PathBuf::from);
