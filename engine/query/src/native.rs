@@ -84,7 +84,7 @@ impl NativeQuery {
     /// column instead), or a parameter is missing.
     pub(crate) fn bind(&self, params: &[Datum]) -> Option<Bound> {
         let mut bound = bind_conditions(&self.table, &self.conditions, params)?;
-        bound.add_implied(&self.table);
+        bound.add_implied(&self.table, self.generation.as_deref());
         bound.limit = bind_count(self.limit.as_ref(), params)?;
         bound.offset = bind_count(self.offset.as_ref(), params)?.unwrap_or(0);
         Some(bound)

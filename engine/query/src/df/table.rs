@@ -27,6 +27,7 @@ use crate::scan::choose::{PlanningFacts, choose_plan};
 use crate::sql::hints::QueryHints;
 use crate::values::table_schema;
 use crate::write::constraints::default_logical_expr;
+use crate::write::generated::Generation;
 use crate::write::implied::implied_conditions;
 
 #[derive(Debug)]
@@ -153,7 +154,8 @@ impl TableProvider for RowdexTable {
             })?;
             predicates.extend(translated);
         }
-        let implied = implied_conditions(&self.def, &predicates);
+        let generation = Generation::compile(&self.def).ok().flatten();
+        let implied = implied_conditions(&self.def, generation.as_deref(), &predicates);
         predicates.extend(implied);
         let projected: Vec<usize> = match projection {
             Some(indices) => indices

@@ -10,6 +10,7 @@ use rowdex_planner::{CmpOp, Predicate, ScanPlan};
 
 use crate::native::scope::Slot;
 use crate::values::exact_value;
+use crate::write::generated::Generation;
 use crate::write::implied::implied_conditions;
 
 /// A native query with its values bound.
@@ -35,11 +36,11 @@ impl Bound {
 
     /// Adds the conditions on generated columns that the bound conditions imply (see
     /// `write::implied`); a generated column fixed to one value is a constant too.
-    pub(crate) fn add_implied(&mut self, table: &TableDef) {
-        if self.unsatisfiable {
+    pub(crate) fn add_implied(&mut self, table: &TableDef, generation: Option<&Generation>) {
+        if self.unsatisfiable || generation.is_none() {
             return;
         }
-        for condition in implied_conditions(table, &self.predicates) {
+        for condition in implied_conditions(table, generation, &self.predicates) {
             if let Predicate::Compare {
                 column,
                 op: CmpOp::Eq,

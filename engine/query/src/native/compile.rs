@@ -27,6 +27,7 @@ use crate::native::choice::PlanChoice;
 use crate::native::scope::{Scope, Slot, slot};
 use crate::sql::names::ident_name;
 use crate::values::{renamed_schema, table_schema};
+use crate::write::generated::Generation;
 
 /// One ORDER BY item, as a table column.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +63,9 @@ pub(crate) struct NativeQuery {
     /// The plan choice of the last run, shared by the clones of this query (a prepared
     /// statement's runs, a cached compiled query's sessions).
     pub choice: Arc<Mutex<Option<PlanChoice>>>,
+    /// The table's generated columns, compiled with the query (each run works out the
+    /// conditions on them its values imply: `write::implied`).
+    pub generation: Option<Arc<Generation>>,
 }
 
 /// Compiles `query` if the native executor can run it.
@@ -207,6 +211,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
         }
         (true, false) => return None,
     };
+    let generation = Generation::compile(&table).ok().flatten();
     Some(NativeQuery {
         shape,
         schema,
@@ -218,6 +223,7 @@ pub(crate) fn compile(schema: &SchemaView, query: &Query) -> Option<NativeQuery>
         limit,
         offset,
         choice: Arc::default(),
+        generation,
     })
 }
 

@@ -33,6 +33,7 @@ use crate::write::constraints::{
 };
 
 /// A table's generated columns, compiled.
+#[derive(Debug)]
 pub(crate) struct Generation {
     /// The columns the expressions read, in the batch's order, and the batch's schema.
     sources: Vec<usize>,
@@ -49,6 +50,7 @@ pub(crate) struct Generation {
 /// conditions and ORDER BY then use the key or an index that holds the column (an expression
 /// index is an index on a hidden one). The expression as each executor sees it: the native
 /// compiler's SQL text and DataFusion's logical expression, both with columns unqualified.
+#[derive(Debug)]
 struct StandIn {
     column: usize,
     sql: Option<String>,

@@ -21,10 +21,14 @@ use crate::write::generated::Generation;
 const MAX_BUCKET_MODULUS: i64 = 64;
 
 /// The conditions on generated columns that `predicates` (a conjunction over `def`'s columns)
-/// imply. Nothing when the table has no generated column, or working one out fails (the
-/// query is then answered without them).
-pub(crate) fn implied_conditions(def: &TableDef, predicates: &[Predicate]) -> Vec<Predicate> {
-    let Ok(Some(generation)) = Generation::compile(def) else {
+/// imply, given the table's compiled generated columns (None: it has none). Nothing where
+/// working one out fails (the query is then answered without it).
+pub(crate) fn implied_conditions(
+    def: &TableDef,
+    generation: Option<&Generation>,
+    predicates: &[Predicate],
+) -> Vec<Predicate> {
+    let Some(generation) = generation else {
         return Vec::new();
     };
     let mut implied = Vec::new();
@@ -46,7 +50,7 @@ pub(crate) fn implied_conditions(def: &TableDef, predicates: &[Predicate]) -> Ve
             _ => None,
         });
         if let Some(values) = fixed {
-            if let Some(condition) = computed_condition(def, &generation, position, *source, values)
+            if let Some(condition) = computed_condition(def, generation, position, *source, values)
             {
                 implied.push(condition);
             }

@@ -14,6 +14,7 @@ use crate::native::join::{JoinedAs, NativeJoin};
 use crate::native::{Bound, bind_conditions, bind_count};
 use crate::output::Output;
 use crate::sql::hints::QueryHints;
+use crate::write::generated::Generation;
 
 /// A join with its values bound.
 #[derive(Debug)]
@@ -64,7 +65,8 @@ impl NativeJoin {
             .iter()
             .map(|joined| {
                 let mut bound = bind_conditions(&joined.table, &joined.conditions, params)?;
-                bound.add_implied(&joined.table);
+                let generation = Generation::compile(&joined.table).ok().flatten();
+                bound.add_implied(&joined.table, generation.as_deref());
                 Some(bound)
             })
             .collect::<Option<Vec<Bound>>>()?;
