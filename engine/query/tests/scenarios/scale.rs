@@ -29,6 +29,32 @@ async fn cell(session: &rowdex::Session, sql: &str) -> Result<String, Box<dyn st
         .ok_or("no row")?)
 }
 
+/// Checks that `sql`'s plan says `plan`, that its answer's first cell is `first` (unless empty),
+/// and that it reads at most `max_entries` entries (dives included).
+async fn check_case(
+    s: &rowdex::Session,
+    meter: &ReadMeter,
+    sql: &str,
+    plan: &str,
+    first: &str,
+    max_entries: u64,
+) -> TestResult {
+    let explained = rows(s, &format!("EXPLAIN {sql}")).await?;
+    let text = format!("{explained:?}");
+    assert!(text.contains(plan), "{sql}: expected {plan}, got {text}");
+    meter.reset();
+    let answer = cell(s, sql).await?;
+    let read = meter.counts().keys();
+    if !first.is_empty() {
+        assert_eq!(answer, first, "{sql}");
+    }
+    assert!(
+        read <= max_entries,
+        "{sql} read {read} entries, the best plan needs under {max_entries}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> TestResult {
     let dir = tempfile::tempdir()?;
@@ -111,19 +137,7 @@ async fn plans_on_a_large_table_after_reopen_read_what_the_best_plan_reads() -> 
         ),
     ];
     for (sql, plan, first, max_entries) in cases {
-        let explained = rows(&s, &format!("EXPLAIN {sql}")).await?;
-        let text = format!("{explained:?}");
-        assert!(text.contains(plan), "{sql}: expected {plan}, got {text}");
-        meter.reset();
-        let answer = cell(&s, sql).await?;
-        let read = meter.counts().keys();
-        if !first.is_empty() {
-            assert_eq!(answer, first, "{sql}");
-        }
-        assert!(
-            read <= max_entries,
-            "{sql} read {read} entries, the best plan needs under {max_entries}"
-        );
+        check_case(&s, &meter, sql, plan, first, max_entries).await?;
     }
 
     // The answers agree with the plans forced by hints.
@@ -262,17 +276,7 @@ async fn generated_keys_expression_and_partial_indexes_after_reopen() -> TestRes
         ),
     ];
     for (sql, plan, first, max_entries) in cases {
-        let explained = rows(&s, &format!("EXPLAIN {sql}")).await?;
-        let text = format!("{explained:?}");
-        assert!(text.contains(plan), "{sql}: expected {plan}, got {text}");
-        meter.reset();
-        let answer = cell(&s, sql).await?;
-        let read = meter.counts().keys();
-        assert_eq!(answer, first, "{sql}");
-        assert!(
-            read <= max_entries,
-            "{sql} read {read} entries, the best plan needs under {max_entries}"
-        );
+        check_case(&s, &meter, sql, plan, &first, max_entries).await?;
     }
     let check = rows(&s, "CHECK TABLE u").await?;
     let rows_text = ROWS.to_string();
