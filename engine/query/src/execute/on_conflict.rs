@@ -29,7 +29,7 @@ use crate::output::Output;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::values::{assign, datum_from_array, rows_to_batch, table_schema};
 use crate::write::constraints::Checks;
-use crate::write::generated::{fill_generated, refuse_generated_targets};
+use crate::write::generated::{fill_generated, fill_generated_in, refuse_generated_targets};
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::{assign_rowids, check_unset_columns, fill_row_defaults, key_text};
 
@@ -394,9 +394,9 @@ async fn evaluate(
                 let value = datum_from_array(batch.column(i).as_ref(), row)?;
                 new_row[*column] = assign(def, &def.columns[*column], value)?;
             }
-            fill_generated(def, std::slice::from_mut(&mut new_row))?;
             results.push(Some(new_row));
         }
     }
+    fill_generated_in(def, results.iter_mut().flatten())?;
     Ok(results)
 }

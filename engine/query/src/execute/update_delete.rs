@@ -35,7 +35,7 @@ use crate::sql::hints::QueryHints;
 use crate::sql::names::{ident_name, object_name, statement_kind, visible_column};
 use crate::sql::parse::{ParsedStatement, split_statements};
 use crate::values::assign;
-use crate::write::generated::Generation;
+use crate::write::generated::fill_generated_in;
 use crate::write::row_writer::RowWriter;
 use crate::write::rows::key_text;
 
@@ -212,11 +212,7 @@ impl Changed<'_> {
             }
             changes.push((old_row, new_row));
         }
-        if let Some(generation) = Generation::compile(def)? {
-            for (_, new_row) in &mut changes {
-                generation.fill(def, std::slice::from_mut(new_row))?;
-            }
-        }
+        fill_generated_in(def, changes.iter_mut().map(|(_, new_row)| new_row))?;
         let set: Vec<String> = set.iter().map(|c| def.columns[*c].name.clone()).collect();
         let txn = &statement_txn.txn;
         fire_updates(session, txn, def, TriggerTiming::Before, &set, &changes).await?;

@@ -194,6 +194,25 @@ pub(crate) fn fill_generated(def: &TableDef, rows: &mut [Vec<Datum>]) -> Result<
     }
 }
 
+/// Fills the generated columns of the rows `rows` yields (rows kept inside other structures:
+/// an UPDATE's (old, new) pairs, ON CONFLICT's updated rows, a foreign key action's new rows)
+/// in one batch, as [`fill_generated`] does.
+pub(crate) fn fill_generated_in<'a>(
+    def: &TableDef,
+    rows: impl IntoIterator<Item = &'a mut Vec<Datum>>,
+) -> Result<()> {
+    let Some(generation) = Generation::compile(def)? else {
+        return Ok(());
+    };
+    let mut slots: Vec<&mut Vec<Datum>> = rows.into_iter().collect();
+    let mut batch: Vec<Vec<Datum>> = slots.iter_mut().map(|row| std::mem::take(*row)).collect();
+    generation.fill(def, &mut batch)?;
+    for (slot, row) in slots.into_iter().zip(batch) {
+        *slot = row;
+    }
+    Ok(())
+}
+
 /// Refuses a write that gives a generated column among `targets` a value of its own: only
 /// NULL (what the DEFAULT keyword gives it) may reach one.
 pub(crate) fn refuse_generated_targets(
@@ -333,7 +352,7 @@ fn sql_key(expr: &Expr, qualifier: Option<&str>) -> Option<String> {
 }
 
 /// `expr` without the parentheses around it.
-fn unnested(mut expr: &Expr) -> &Expr {
+pub(crate) fn unnested(mut expr: &Expr) -> &Expr {
     while let Expr::Nested(inner) = expr {
         expr = inner;
     }

@@ -14,7 +14,7 @@ use rowdex_codec::Datum;
 use rowdex_planner::{CmpOp, Predicate};
 
 use crate::write::constraints::parse_expression;
-use crate::write::generated::Generation;
+use crate::write::generated::{Generation, unnested};
 
 /// The most values a generated column of the form `c % n` takes for implied bucket lists:
 /// `n` from 2 to this (the values run from `-(n - 1)` to `n - 1`).
@@ -162,12 +162,4 @@ fn bucket_values(def: &TableDef, column: usize) -> Option<Vec<Datum>> {
         return None;
     }
     Some((1 - modulus..modulus).map(Datum::Int).collect())
-}
-
-/// `expr` without the parentheses around it.
-fn unnested(mut expr: &Expr) -> &Expr {
-    while let Expr::Nested(inner) = expr {
-        expr = inner;
-    }
-    expr
 }

@@ -31,7 +31,7 @@ use crate::db::characteristics::Characteristics;
 use crate::db::txn::{GuardedTxn, SessionTxn, StatementTxn};
 use crate::error::{Error, Result};
 use crate::write::constraints::{CHECK_BATCH, Checks, default_now};
-use crate::write::generated::fill_generated;
+use crate::write::generated::fill_generated_in;
 use crate::write::references::{Deferred, References, Released};
 
 /// Entries read for one UNIQUE value of an expiring table: one live holder and the expired
@@ -432,9 +432,13 @@ impl<'a> RowWriter<'a> {
                         .incoming
                         .referencing_rows(writer.tx(), &released.old, usize::MAX)
                         .await?;
-                    for row in rows {
-                        let new = acted_on(&referencing, released, &row)?;
-                        writer.stage(Some(&row), new.as_deref());
+                    let mut news = rows
+                        .iter()
+                        .map(|row| acted_on(&referencing, released, row))
+                        .collect::<Result<Vec<_>>>()?;
+                    fill_generated_in(&referencing, news.iter_mut().flatten())?;
+                    for (row, new) in rows.iter().zip(&news) {
+                        writer.stage(Some(row), new.as_deref());
                     }
                 }
                 let (more, left) = writer.finish_joined().await?;
@@ -495,7 +499,8 @@ impl<'a> RowWriter<'a> {
 }
 
 /// The row `row` of the referencing table becomes under the action for `released`: None
-/// (deleted), or with its referencing columns given the new values, NULL or their DEFAULTs.
+/// (deleted), or with its referencing columns given the new values, NULL or their DEFAULTs
+/// (its generated columns are computed by the caller, for all of an action's rows at once).
 fn acted_on(
     referencing: &TableDef,
     released: &Released,
@@ -539,6 +544,5 @@ fn acted_on(
             return Ok(Some(new_row));
         }
     }
-    fill_generated(referencing, std::slice::from_mut(&mut new_row))?;
     Ok(Some(new_row))
 }
