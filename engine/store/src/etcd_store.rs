@@ -154,6 +154,7 @@ impl EtcdStore {
             compaction: Mutex::new(Compaction::default()),
             marker_prefix,
             marker_lease: tokio::sync::Mutex::new(None),
+            settled: Default::default(),
         });
         let status: wire::StatusResponse = shared
             .client
@@ -175,6 +176,18 @@ impl EtcdStore {
     /// Where the store lives.
     pub fn address(&self) -> &EtcdAddress {
         &self.address
+    }
+
+    /// The commits of this store whose answer was lost and that a fence settled: (found
+    /// applied, stopped before it applied).
+    pub fn settled_commits(&self) -> (u64, u64) {
+        let settled = &self.shared.settled;
+        (
+            settled.applied.load(std::sync::atomic::Ordering::Relaxed),
+            settled
+                .interrupted
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// Compacts now (as [`KvStore::compact`] does); returns the revision compacted to, or

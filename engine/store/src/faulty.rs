@@ -15,8 +15,9 @@
 //!
 //! Reads fail too, where planned ([`FaultyStore::fail_read`], [`FaultyStore::fail_reads_in`]):
 //! the n-th read from now (of one kind, or of any), or every read that touches a key range, with
-//! an I/O error; through the store, its transactions (their guarded reads included) and its
-//! snapshots alike. Reads are counted ([`FaultyStore::reads`]) so that a test can aim at each.
+//! an I/O error, at once or after a delay ([`FaultyStore::delay_read_faults`], as a read that
+//! times out: the statement waits on it); through the store, its transactions (their guarded
+//! reads included) and its snapshots alike. Reads are counted ([`FaultyStore::reads`]) so that a test can aim at each.
 //!
 //! Every applied commit also records what its keys held before it, so that
 //! [`FaultyStore::crash`] can drop the last ones, as a power failure drops the writes a
@@ -26,6 +27,7 @@
 //! use it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::{
     Capabilities, CountPage, Direction, EntryVisitor, KeyRange, KvRead, KvStore, Result, Savepoint,
@@ -95,6 +97,8 @@ struct State {
     /// Reads a fault failed.
     failed_reads: u64,
     read_plan: ReadPlan,
+    /// How long a read a fault strikes waits before it fails (a read that times out).
+    read_fault_delay: Duration,
     /// Before-images of the applied commits, oldest first.
     applied: Vec<BeforeImage>,
 }
@@ -117,6 +121,7 @@ impl FaultyStore {
                 range_reads: 0,
                 failed_reads: 0,
                 read_plan: ReadPlan::None,
+                read_fault_delay: Duration::ZERO,
                 applied: Vec::new(),
             })),
         }
@@ -189,11 +194,19 @@ impl FaultyStore {
         Ok(())
     }
 
-    /// Cancels the planned faults, of commits and of reads.
+    /// Makes each read a fault strikes wait `delay` before it fails, as a read that times out
+    /// does (the statement waits on it, holding what it holds), until [`FaultyStore::heal`].
+    pub fn delay_read_faults(&self, delay: Duration) -> Result<()> {
+        self.state()?.read_fault_delay = delay;
+        Ok(())
+    }
+
+    /// Cancels the planned faults, of commits and of reads, and any delay of read faults.
     pub fn heal(&self) -> Result<()> {
         let mut state = self.state()?;
         state.plan = Plan::None;
         state.read_plan = ReadPlan::None;
+        state.read_fault_delay = Duration::ZERO;
         Ok(())
     }
 
@@ -254,8 +267,13 @@ impl Touched<'_> {
     }
 }
 
-/// Counts a read of `kind` touching `touched`, and fails it if a read fault strikes it.
-fn check_read(state: &Mutex<State>, kind: ReadKind, touched: Touched<'_>) -> Result<()> {
+/// Counts a read of `kind` touching `touched`; `Some(delay)` when a read fault strikes it (it is
+/// to fail after `delay`).
+fn check_read(
+    state: &Mutex<State>,
+    kind: ReadKind,
+    touched: Touched<'_>,
+) -> Result<Option<Duration>> {
     let mut state = lock(state)?;
     state.reads += 1;
     let of_kind = match kind {
@@ -277,16 +295,28 @@ fn check_read(state: &Mutex<State>, kind: ReadKind, touched: Touched<'_>) -> Res
         } => *planned == kind && of_kind == *at,
         ReadPlan::Within(range) => touched.meets(range),
     };
-    if strikes {
-        state.failed_reads += 1;
-        if matches!(state.read_plan, ReadPlan::Once { .. }) {
-            state.read_plan = ReadPlan::None;
-        }
-        return Err(StoreError::Io {
-            source: std::io::Error::other("injected fault: the read failed"),
-        });
+    if !strikes {
+        return Ok(None);
     }
-    Ok(())
+    state.failed_reads += 1;
+    if matches!(state.read_plan, ReadPlan::Once { .. }) {
+        state.read_plan = ReadPlan::None;
+    }
+    Ok(Some(state.read_fault_delay))
+}
+
+/// Lets a read of `kind` touching `touched` through, or fails it (after the planned delay) if a
+/// read fault strikes it.
+async fn pass_read(state: &Mutex<State>, kind: ReadKind, touched: Touched<'_>) -> Result<()> {
+    let Some(delay) = check_read(state, kind, touched)? else {
+        return Ok(());
+    };
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    Err(StoreError::Io {
+        source: std::io::Error::other("injected fault: the read failed"),
+    })
 }
 
 /// `impl KvRead for` a reader whose `inner` reads and whose `state` plans the faults (the
@@ -298,12 +328,12 @@ macro_rules! faulty_reads {
         $($header)* {
         async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
             let keys = [key.to_vec()];
-            check_read(&self.state, ReadKind::Lookup, Touched::Keys(&keys))?;
+            pass_read(&self.state, ReadKind::Lookup, Touched::Keys(&keys)).await?;
             self.inner.get(key).await
         }
 
         async fn multi_get(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-            check_read(&self.state, ReadKind::Lookup, Touched::Keys(keys))?;
+            pass_read(&self.state, ReadKind::Lookup, Touched::Keys(keys)).await?;
             self.inner.multi_get(keys).await
         }
 
@@ -314,7 +344,7 @@ macro_rules! faulty_reads {
             limit: usize,
         ) -> Result<ScanPage> {
             let ranges = std::slice::from_ref(range);
-            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            pass_read(&self.state, ReadKind::Range, Touched::Ranges(ranges)).await?;
             self.inner.scan_page(range, direction, limit).await
         }
 
@@ -326,13 +356,13 @@ macro_rules! faulty_reads {
             visit: &mut EntryVisitor<'_>,
         ) -> Result<Option<KeyRange>> {
             let ranges = std::slice::from_ref(range);
-            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            pass_read(&self.state, ReadKind::Range, Touched::Ranges(ranges)).await?;
             self.inner.visit_page(range, direction, limit, visit).await
         }
 
         async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
             let ranges = std::slice::from_ref(range);
-            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            pass_read(&self.state, ReadKind::Range, Touched::Ranges(ranges)).await?;
             self.inner.count_page(range, cap).await
         }
 
@@ -342,7 +372,7 @@ macro_rules! faulty_reads {
             direction: Direction,
             limit: usize,
         ) -> Result<Vec<ScanPage>> {
-            check_read(&self.state, ReadKind::Range, Touched::Ranges(ranges))?;
+            pass_read(&self.state, ReadKind::Range, Touched::Ranges(ranges)).await?;
             self.inner.scan_pages(ranges, direction, limit).await
         }
 
@@ -351,7 +381,7 @@ macro_rules! faulty_reads {
         }
 
         async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {
-            check_read(&self.state, ReadKind::Lookup, Touched::Keys(keys))?;
+            pass_read(&self.state, ReadKind::Lookup, Touched::Keys(keys)).await?;
             self.inner.contains(keys).await
         }
         }
@@ -667,6 +697,18 @@ mod tests {
         store.heal()?;
         assert_eq!(store.count_page(&KeyRange::all(), 10).await?.entries, 2);
         assert!(store.reads(None)? >= 10);
+
+        // A delayed fault: the read waits, then fails; healing takes the delay away too.
+        store.delay_read_faults(std::time::Duration::from_millis(200))?;
+        store.fail_read(1, Some(ReadKind::Lookup))?;
+        let started = std::time::Instant::now();
+        assert!(is_io(&store.get(b"a").await));
+        assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+        store.heal()?;
+        store.fail_read(1, None)?;
+        let started = std::time::Instant::now();
+        assert!(is_io(&store.get(b"a").await));
+        assert!(started.elapsed() < std::time::Duration::from_millis(200));
         Ok(())
     }
 }

@@ -7,10 +7,11 @@
 //! failure, and the retry loop gives up after its bound.
 //!
 //! Reads fail too (`read_faults_*`): a SELECT through an index, a join, UPDATE ... RETURNING,
-//! INSERT ... SELECT, CREATE INDEX's backfill and COPY TO, each with its first, second, middle
-//! and last read failing, report the injected I/O error and leave the store as before (or, for
+//! INSERT ... SELECT, CREATE INDEX's backfill, COPY TO and an INSERT whose trigger reads and
+//! writes another table, each with its first, second, middle and last read failing, report the injected I/O error and leave the store as before (or, for
 //! CREATE INDEX, whose backfill commits pages between its reads, as before or after), CHECK
-//! TABLE clean, and so again after the database is opened again.
+//! TABLE clean, and so again after the database is opened again. A read that fails only after
+//! a delay holds up its own statement, not another session's reads and writes beside it.
 //!
 //! "Exactly" is a comparison of every key and value in the store, with one normalisation: the
 //! row-count deltas each write appends (keyed by the writing process) are summed per table
@@ -475,9 +476,11 @@ fn with_statistics_of(after: &Dump, before: &Dump) -> Dump {
     out
 }
 
-/// A statement that reads, with whether it writes (a reader must leave the store as it was).
+/// A statement that reads, with whether it writes (a reader must leave the store as it was),
+/// and what is set up before it (not under faults).
 struct ReadCase {
     name: &'static str,
+    setup: &'static str,
     sql: &'static str,
     writes: bool,
 }
@@ -485,41 +488,62 @@ struct ReadCase {
 const READ_CASES: &[ReadCase] = &[
     ReadCase {
         name: "SELECT through an index",
+        setup: "",
         sql: "SELECT count(*), sum(c) FROM t WHERE a = 5",
         writes: false,
     },
     ReadCase {
         name: "join",
+        setup: "",
         sql: "SELECT count(*) FROM t JOIN s ON s.k = t.c WHERE t.k <= 100",
         writes: false,
     },
     ReadCase {
         name: "UPDATE ... RETURNING",
+        setup: "",
         sql: "UPDATE t SET c = c + 1 WHERE a = 3 RETURNING k, c",
         writes: true,
     },
     ReadCase {
         name: "INSERT ... SELECT",
+        setup: "",
         sql: "INSERT INTO t SELECT k + 3000, a, b || 'x', c FROM t WHERE k <= 50",
         writes: true,
     },
     ReadCase {
         name: "CREATE INDEX (backfill pages)",
+        setup: "",
         sql: "CREATE INDEX t_c ON t (c)",
         writes: true,
     },
     ReadCase {
         name: "COPY TO",
+        setup: "",
         sql: "COPY t TO '{out}' WITH (FORMAT csv)",
         writes: false,
     },
+    ReadCase {
+        name: "INSERT firing a trigger that reads and writes",
+        setup: "CREATE TRIGGER s_touch AFTER INSERT ON s BEGIN \
+                UPDATE t SET c = c + 1 WHERE a = NEW.k % 40; END",
+        sql: "INSERT INTO s VALUES (10, 'q'), (11, 'r'), (12, 'q')",
+        writes: true,
+    },
 ];
+
+async fn setup(fixture: &Fixture, case: &ReadCase) -> TestResult {
+    if !case.setup.is_empty() {
+        fixture.db.session().execute(case.setup).await?;
+    }
+    Ok(())
+}
 
 /// One read case on one backend: the healthy run counts its reads; then its first, second,
 /// middle and last read fail, each in a fresh database.
 async fn read_case_under_faults(backend: Backend, case: &ReadCase, out: &Path) -> TestResult {
     let sql = case.sql.replace("{out}", &out.display().to_string());
     let healthy = Fixture::new(backend).await?;
+    setup(&healthy, case).await?;
     let before = state(&healthy).await?;
     let first = healthy.store.reads(None)?;
     healthy.db.session().execute(&sql).await?;
@@ -538,6 +562,7 @@ async fn read_case_under_faults(backend: Backend, case: &ReadCase, out: &Path) -
     for point in points {
         let context = format!("{backend:?}, {}, read {point} of {reads} fails", case.name);
         let mut run = Fixture::new(backend).await?;
+        setup(&run, case).await?;
         run.store.fail_read(point, None)?;
         let result = run.db.session().execute(&sql).await;
         run.store.heal()?;
@@ -609,17 +634,7 @@ async fn reads_in_a_failing_key_range_fail_and_others_go_on() -> TestResult {
     let lookups = fixture.store.reads(Some(ReadKind::Lookup))?;
     assert_eq!(cell(&s, "SELECT b FROM t WHERE k = 7").await?, "b7");
     assert!(fixture.store.reads(Some(ReadKind::Lookup))? > lookups);
-    // t's row 7: the key holding the integer 7 (sign bit flipped, big-endian) whose value
-    // holds its text 'b7'.
-    let seven = [0x80, 0, 0, 0, 0, 0, 0, 7];
-    let row7 = dump(&fixture.store)
-        .await?
-        .into_iter()
-        .find(|(key, value)| {
-            key.windows(8).any(|w| w == seven) && value.windows(2).any(|w| w == b"b7")
-        })
-        .map(|(key, _)| key)
-        .ok_or("no key for row 7")?;
+    let row7 = row_key(&fixture.store, 7).await?;
     let mut after_row7 = row7.clone();
     after_row7.push(0);
     fixture
@@ -640,6 +655,91 @@ async fn reads_in_a_failing_key_range_fail_and_others_go_on() -> TestResult {
     );
     fixture.store.heal()?;
     assert_eq!(cell(&s, "SELECT b FROM t WHERE k = 7").await?, "b7");
+    Ok(())
+}
+
+/// The key of t's row `k` (`k` < 256): the key holding the integer (sign bit flipped,
+/// big-endian) whose value holds its text 'b<k>'.
+async fn row_key(store: &FaultyStore, k: u8) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let integer = [0x80, 0, 0, 0, 0, 0, 0, k];
+    let text = format!("b{k}");
+    Ok(dump(store)
+        .await?
+        .into_iter()
+        .find(|(key, value)| {
+            key.windows(8).any(|w| w == integer)
+                && value.windows(text.len()).any(|w| w == text.as_bytes())
+        })
+        .map(|(key, _)| key)
+        .ok_or_else(|| format!("no key for row {k}"))?)
+}
+
+/// A read that fails only after a delay (as a read that times out does) holds up its own
+/// statement and no other: while an UPDATE waits on its failing read of row 43, another session
+/// reads and updates rows beside it; the UPDATE then reports the fault and leaves nothing of
+/// itself behind, on both stores and after reopening.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_failing_after_a_delay_holds_up_only_its_statement() -> TestResult {
+    let delay = Duration::from_millis(1500);
+    for backend in [Backend::Memory, Backend::Fjall] {
+        let mut fixture = Fixture::new(backend).await?;
+        let s = fixture.db.session();
+        let sum_before = cell(&s, "SELECT sum(c) FROM t WHERE a = 3").await?;
+        let row43 = row_key(&fixture.store, 43).await?;
+        let mut after_row43 = row43.clone();
+        after_row43.push(0);
+        fixture.store.delay_read_faults(delay)?;
+        fixture
+            .store
+            .fail_reads_in(KeyRange::new(row43, Some(after_row43)))?;
+        let slow = {
+            let s = fixture.db.session();
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let result = s
+                    .execute("UPDATE t SET c = c + 1 WHERE a = 3 RETURNING k, c")
+                    .await;
+                (result.map(|_| ()), started.elapsed())
+            })
+        };
+        let waiting_since = std::time::Instant::now();
+        while fixture.store.failed_reads()? == 0 {
+            assert!(
+                waiting_since.elapsed() < Duration::from_secs(30),
+                "{backend:?}: the UPDATE never read row 43"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The UPDATE is now waiting on its failing read; another session goes on beside it.
+        let other = fixture.db.session();
+        assert_eq!(cell(&other, "SELECT b FROM t WHERE k = 8").await?, "b8");
+        other.execute("UPDATE t SET c = 99 WHERE k = 500").await?;
+        assert!(
+            !slow.is_finished(),
+            "{backend:?}: the other session waited for the failing read"
+        );
+        let (result, elapsed) = slow.await?;
+        assert!(elapsed >= delay, "{backend:?}: failed after {elapsed:?}");
+        assert!(
+            result
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("injected fault")),
+            "{backend:?}: {result:?}"
+        );
+        fixture.store.heal()?;
+        for round in ["", ", reopened"] {
+            let s = fixture.db.session();
+            let context = format!("{backend:?}{round}");
+            assert_eq!(
+                cell(&s, "SELECT sum(c) FROM t WHERE a = 3").await?,
+                sum_before,
+                "{context}: the failed UPDATE left rows behind"
+            );
+            assert_eq!(cell(&s, "SELECT c FROM t WHERE k = 500").await?, "99");
+            assert_check_clean(&s, &context).await?;
+            fixture.reopen().await?;
+        }
+    }
     Ok(())
 }
 

@@ -137,11 +137,29 @@ async fn resolve(
             ..RangeRequest::default()
         })],
     };
+    let settled = fence_until_settled(shared, &fence, sent, deadline, reason).await;
+    let counter = match &settled {
+        Ok(_) => Some(&shared.settled.applied),
+        Err(StoreError::Interrupted { .. }) => Some(&shared.settled.interrupted),
+        Err(_) => None,
+    };
+    if let Some(counter) = counter {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    settled
+}
+
+/// Sends `fence` until it gets an answer or `deadline` has passed since the commit was `sent`.
+async fn fence_until_settled(
+    shared: &Shared,
+    fence: &TxnRequest,
+    sent: Instant,
+    deadline: Duration,
+    reason: String,
+) -> Result<i64> {
     loop {
-        let outcome: Result<TxnResponse> = shared
-            .client
-            .call("/v3/kv/txn", &fence, Effect::Write)
-            .await;
+        let outcome: Result<TxnResponse> =
+            shared.client.call("/v3/kv/txn", fence, Effect::Write).await;
         match outcome {
             Ok(response) if response.succeeded => {
                 shared.pins.saw(response.header.revision);

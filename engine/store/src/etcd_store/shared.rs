@@ -35,6 +35,16 @@ pub(crate) struct Shared {
     pub(super) marker_prefix: Vec<u8>,
     /// The lease new markers are put under, and when it was granted.
     pub(super) marker_lease: tokio::sync::Mutex<Option<(i64, Instant)>>,
+    /// Commits whose answer was lost and that a fence settled, by outcome.
+    pub(super) settled: SettledCounts,
+}
+
+/// How many commits whose answer was lost a fence settled, by outcome (what a test asserts to
+/// show the fence ran, and what an operator reads to see answers getting lost).
+#[derive(Debug, Default)]
+pub(super) struct SettledCounts {
+    pub(super) applied: std::sync::atomic::AtomicU64,
+    pub(super) interrupted: std::sync::atomic::AtomicU64,
 }
 
 /// When this process last compacted, and revisions it saw with when it saw them.

@@ -118,10 +118,19 @@ async fn compaction_stays_below_the_oldest_live_snapshot() {
     );
 }
 
+/// When each batch of a workload was sent and when its answer came, by batch number.
+type Spans = std::sync::Mutex<Vec<(u32, std::time::Instant, std::time::Instant)>>;
+
 /// Writes `count` numbered batches of two keys each, tolerating failures; returns which
-/// were acknowledged and which had an unknown outcome. A batch whose commit was interrupted
-/// (its answer lost, and proved not applied) must not be there.
-async fn write_workload(store: &EtcdStore, from: u32, count: u32) -> (Vec<u32>, Vec<u32>) {
+/// were acknowledged and which had an unknown outcome, and records each batch's span in
+/// `spans`. A batch whose commit was interrupted (its answer lost, and proved not applied)
+/// must not be there.
+async fn write_workload(
+    store: &EtcdStore,
+    from: u32,
+    count: u32,
+    spans: &Spans,
+) -> (Vec<u32>, Vec<u32>) {
     let mut acknowledged = Vec::new();
     let mut unknown = Vec::new();
     let mut interrupted = Vec::new();
@@ -132,7 +141,13 @@ async fn write_workload(store: &EtcdStore, from: u32, count: u32) -> (Vec<u32>, 
             n.to_string().into_bytes(),
         );
         batch.put(format!("idx{n:05}").into_bytes(), Vec::new());
-        match store.write(batch).await {
+        let sent = std::time::Instant::now();
+        let outcome = store.write(batch).await;
+        spans
+            .lock()
+            .expect("spans")
+            .push((n, sent, std::time::Instant::now()));
+        match outcome {
             Ok(()) => acknowledged.push(n),
             Err(StoreError::CommitOutcomeUnknown { .. }) => unknown.push(n),
             Err(StoreError::Interrupted { .. }) => interrupted.push(n),
@@ -175,17 +190,48 @@ async fn check_whole(store: &EtcdStore, acknowledged: &[u32]) -> usize {
 async fn losing_the_leader_loses_no_acknowledged_write() {
     let mut cluster = LocalEtcdCluster::start(3).await.expect("start a cluster");
     let store = Arc::new(connect(&cluster, "faults", EtcdOptions::default()).await);
-    let (mut acknowledged, _) = write_workload(&store, 0, 50).await;
+    let spans = Arc::new(Spans::default());
+    let (mut acknowledged, _) = write_workload(&store, 0, 50, &spans).await;
 
-    // Kill the leader while a writer is busy.
-    let writer = {
-        let store = Arc::clone(&store);
-        tokio::spawn(async move { write_workload(&store, 50, 200).await })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Kill the leader while a writer is busy: once it has written a few batches of its own
+    // (the leader is found first: asking the members takes longer than the writer's batches).
     let leader = cluster.leader().await.expect("a leader");
+    let writer = {
+        let (store, spans) = (Arc::clone(&store), Arc::clone(&spans));
+        tokio::spawn(async move { write_workload(&store, 50, 200, &spans).await })
+    };
+    let waiting = std::time::Instant::now();
+    while spans.lock().expect("spans").len() < 55 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "the writer made no progress"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     cluster.kill(leader).expect("kill the leader");
+    let killed = std::time::Instant::now();
     let (during, unknown) = writer.await.expect("writer");
+    // A batch was in flight at the kill, and the kill held it up: sent before the leader was
+    // surely dead, answered well after (a batch takes about a millisecond here; one caught by
+    // the loss waits for the election, 500 ms, or for its call's timeout and a fence).
+    let in_flight: Vec<u32> = spans
+        .lock()
+        .expect("spans")
+        .iter()
+        .filter(|(_, sent, answered)| {
+            *sent <= killed
+                && answered.saturating_duration_since(killed) >= Duration::from_millis(250)
+        })
+        .map(|(n, _, _)| *n)
+        .collect();
+    assert!(
+        !in_flight.is_empty(),
+        "no write was in flight (and held up) when the leader was killed"
+    );
+    assert!(
+        during.iter().any(|n| *n > in_flight[0]),
+        "no write was acknowledged after the leader was killed"
+    );
     acknowledged.extend(during);
     let present = check_whole(&store, &acknowledged).await;
     assert!(present >= acknowledged.len());
@@ -195,7 +241,7 @@ async fn losing_the_leader_loses_no_acknowledged_write() {
 
     // The member comes back and catches up; the store goes on without reconnecting.
     cluster.restart(leader).await.expect("restart");
-    let (after, _) = write_workload(&store, 250, 20).await;
+    let (after, _) = write_workload(&store, 250, 20, &spans).await;
     acknowledged.extend(after);
     check_whole(&store, &acknowledged).await;
 }
@@ -209,7 +255,8 @@ async fn without_quorum_writes_fail_clearly_and_the_store_recovers() {
         ..EtcdOptions::default()
     };
     let store = connect(&cluster, "quorum", options).await;
-    let (mut acknowledged, _) = write_workload(&store, 0, 10).await;
+    let spans = Spans::default();
+    let (mut acknowledged, _) = write_workload(&store, 0, 10, &spans).await;
     cluster.kill(0).expect("kill");
     cluster.kill(1).expect("kill");
     let mut batch = WriteBatch::new();
@@ -230,7 +277,7 @@ async fn without_quorum_writes_fail_clearly_and_the_store_recovers() {
 
     cluster.restart(0).await.expect("restart");
     cluster.restart(1).await.expect("restart");
-    let (after, _) = write_workload(&store, 10, 10).await;
+    let (after, _) = write_workload(&store, 10, 10, &spans).await;
     acknowledged.extend(after);
     let present = check_whole(&store, &acknowledged).await;
     // The refused batch may or may not have been applied, but never in part.
@@ -247,13 +294,31 @@ enum Loss {
     Answer,
 }
 
+/// What a [`LossyProxy`] counts: the read requests it relayed (ranges and transactions), and
+/// the requests and answers it lost (a test's proof that its loss happened).
+#[derive(Default)]
+struct ProxyCounts {
+    reads: std::sync::atomic::AtomicU64,
+    lost_requests: std::sync::atomic::AtomicU64,
+    lost_answers: std::sync::atomic::AtomicU64,
+}
+
+impl ProxyCounts {
+    fn bump(counter: &std::sync::atomic::AtomicU64) {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn read(counter: &std::sync::atomic::AtomicU64) -> u64 {
+        counter.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// A TCP proxy in front of one etcd member that can lose the next transaction's request or
-/// its answer, as a dying member or a broken network would, and counts the read requests
-/// (ranges and transactions) it relays.
+/// its answer, as a dying member or a broken network would, and counts what it relays and loses.
 struct LossyProxy {
     address: String,
     next: Arc<std::sync::Mutex<Loss>>,
-    reads: Arc<std::sync::atomic::AtomicU64>,
+    counts: Arc<ProxyCounts>,
 }
 
 impl LossyProxy {
@@ -263,25 +328,33 @@ impl LossyProxy {
             .expect("bind");
         let address = listener.local_addr().expect("address").to_string();
         let next = Arc::new(std::sync::Mutex::new(Loss::None));
-        let reads = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (armed, counted) = (Arc::clone(&next), Arc::clone(&reads));
+        let counts = Arc::new(ProxyCounts::default());
+        let (armed, counting) = (Arc::clone(&next), Arc::clone(&counts));
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let upstream = upstream.clone();
-                let (armed, counted) = (Arc::clone(&armed), Arc::clone(&counted));
-                tokio::spawn(async move { relay(client, upstream, armed, counted).await });
+                let (armed, counting) = (Arc::clone(&armed), Arc::clone(&counting));
+                tokio::spawn(async move { relay(client, upstream, armed, counting).await });
             }
         });
         LossyProxy {
             address,
             next,
-            reads,
+            counts,
         }
     }
 
     /// Range and transaction requests relayed so far.
     fn reads(&self) -> u64 {
-        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+        ProxyCounts::read(&self.counts.reads)
+    }
+
+    /// Transaction requests dropped before they reached etcd, and answers dropped after.
+    fn lost(&self) -> (u64, u64) {
+        (
+            ProxyCounts::read(&self.counts.lost_requests),
+            ProxyCounts::read(&self.counts.lost_answers),
+        )
     }
 
     fn lose_next(&self, loss: Loss) {
@@ -294,7 +367,7 @@ async fn relay(
     client: tokio::net::TcpStream,
     upstream: String,
     armed: Arc<std::sync::Mutex<Loss>>,
-    reads: Arc<std::sync::atomic::AtomicU64>,
+    counts: Arc<ProxyCounts>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
@@ -304,13 +377,18 @@ async fn relay(
     let (mut from_server, mut to_server) = server.into_split();
     let drop_answer = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let dropping = Arc::clone(&drop_answer);
+    let answer_counts = Arc::clone(&counts);
     let answers = tokio::spawn(async move {
         let mut buffer = vec![0u8; 1 << 16];
         loop {
             let Ok(read) = from_server.read(&mut buffer).await else {
                 return;
             };
-            if read == 0 || dropping.load(std::sync::atomic::Ordering::SeqCst) {
+            if read == 0 {
+                return;
+            }
+            if dropping.load(std::sync::atomic::Ordering::SeqCst) {
+                ProxyCounts::bump(&answer_counts.lost_answers);
                 return;
             }
             if to_client.write_all(&buffer[..read]).await.is_err() {
@@ -325,7 +403,7 @@ async fn relay(
         }
         let is_txn = buffer[..read].starts_with(b"POST /v3/kv/txn");
         if is_txn || buffer[..read].starts_with(b"POST /v3/kv/range") {
-            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            ProxyCounts::bump(&counts.reads);
         }
         let loss = if is_txn {
             std::mem::replace(&mut *armed.lock().expect("proxy state"), Loss::None)
@@ -333,7 +411,10 @@ async fn relay(
             Loss::None
         };
         match loss {
-            Loss::Request => break,
+            Loss::Request => {
+                ProxyCounts::bump(&counts.lost_requests);
+                break;
+            }
             Loss::Answer => drop_answer.store(true, std::sync::atomic::Ordering::SeqCst),
             Loss::None => {}
         }
@@ -355,12 +436,21 @@ async fn a_commit_whose_answer_is_lost_is_settled_by_a_fence() {
         .await
         .expect("connect through the proxy");
 
+    // Nothing lost yet, nothing settled.
+    let mut batch = WriteBatch::new();
+    batch.put(b"z".to_vec(), b"0".to_vec());
+    store.write(batch).await.expect("write");
+    assert_eq!(proxy.lost(), (0, 0));
+    assert_eq!(store.settled_commits(), (0, 0));
+
     // Applied, answer lost: the fence finds the marker, and the write succeeds, once.
     proxy.lose_next(Loss::Answer);
     let mut batch = WriteBatch::new();
     batch.put(b"a".to_vec(), b"1".to_vec());
     store.write(batch).await.expect("settled as applied");
     assert_eq!(store.get(b"a").await.expect("read"), Some(b"1".to_vec()));
+    assert_eq!(proxy.lost(), (0, 1), "the proxy dropped no answer");
+    assert_eq!(store.settled_commits(), (1, 0), "no fence settled it");
 
     // The same for a transaction's commit.
     let mut tx = store.begin().await.expect("begin");
@@ -369,6 +459,8 @@ async fn a_commit_whose_answer_is_lost_is_settled_by_a_fence() {
     proxy.lose_next(Loss::Answer);
     tx.commit().await.expect("settled as applied");
     assert_eq!(store.get(b"b").await.expect("read"), Some(b"2".to_vec()));
+    assert_eq!(proxy.lost(), (0, 2), "the proxy dropped no answer");
+    assert_eq!(store.settled_commits(), (2, 0), "no fence settled it");
 
     // Lost on the way: the fence proves it was not applied, and it never will be.
     proxy.lose_next(Loss::Request);
@@ -377,6 +469,8 @@ async fn a_commit_whose_answer_is_lost_is_settled_by_a_fence() {
     let error = store.write(batch).await.expect_err("not applied");
     assert!(matches!(error, StoreError::Interrupted { .. }), "{error}");
     assert_eq!(store.get(b"c").await.expect("read"), None);
+    assert_eq!(proxy.lost(), (1, 2), "the proxy dropped no request");
+    assert_eq!(store.settled_commits(), (2, 1), "no fence stopped it");
 }
 
 /// The ranges a lookup join probes go to etcd in batches: 250 small ranges read through
