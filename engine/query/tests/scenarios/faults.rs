@@ -8,7 +8,8 @@
 //!
 //! Reads fail too (`read_faults_*`): a SELECT through an index, a join, UPDATE ... RETURNING,
 //! INSERT ... SELECT, CREATE INDEX's backfill, COPY TO and an INSERT whose trigger reads and
-//! writes another table, each with its first, second, middle and last read failing, report the injected I/O error and leave the store as before (or, for
+//! writes another table, each with its first, second, middle and last read failing (and its
+//! last lookup and last range read), report the injected I/O error and leave the store as before (or, for
 //! CREATE INDEX, whose backfill commits pages between its reads, as before or after), CHECK
 //! TABLE clean, and so again after the database is opened again. A read that fails only after
 //! a delay holds up its own statement, not another session's reads and writes beside it.
@@ -539,15 +540,23 @@ async fn setup(fixture: &Fixture, case: &ReadCase) -> TestResult {
 }
 
 /// One read case on one backend: the healthy run counts its reads; then its first, second,
-/// middle and last read fail, each in a fresh database.
+/// middle and last read fail, and its last lookup and last range read, each in a fresh
+/// database.
 async fn read_case_under_faults(backend: Backend, case: &ReadCase, out: &Path) -> TestResult {
     let sql = case.sql.replace("{out}", &out.display().to_string());
     let healthy = Fixture::new(backend).await?;
     setup(&healthy, case).await?;
     let before = state(&healthy).await?;
-    let first = healthy.store.reads(None)?;
+    let count = |kind| healthy.store.reads(kind);
+    let first = [
+        count(None)?,
+        count(Some(ReadKind::Lookup))?,
+        count(Some(ReadKind::Range))?,
+    ];
     healthy.db.session().execute(&sql).await?;
-    let reads = healthy.store.reads(None)? - first;
+    let reads = count(None)? - first[0];
+    let lookups = count(Some(ReadKind::Lookup))? - first[1];
+    let range_reads = count(Some(ReadKind::Range))? - first[2];
     let after = state(&healthy).await?;
     assert!(reads >= 1, "{}: no read", case.name);
     assert_eq!(
@@ -556,14 +565,27 @@ async fn read_case_under_faults(backend: Backend, case: &ReadCase, out: &Path) -
         "{}: writes or not",
         case.name
     );
-    let mut points = vec![1, 2, reads.div_ceil(2), reads];
-    points.retain(|point| *point <= reads);
+    let mut points: Vec<(u64, Option<ReadKind>)> = [1, 2, reads.div_ceil(2), reads]
+        .into_iter()
+        .filter(|point| *point <= reads)
+        .map(|point| (point, None))
+        .collect();
     points.dedup();
-    for point in points {
-        let context = format!("{backend:?}, {}, read {point} of {reads} fails", case.name);
+    points.extend(
+        [(lookups, ReadKind::Lookup), (range_reads, ReadKind::Range)]
+            .into_iter()
+            .filter(|(last, _)| *last > 0)
+            .map(|(last, kind)| (last, Some(kind))),
+    );
+    for (point, kind) in points {
+        let of = match kind {
+            None => format!("read {point} of {reads}"),
+            Some(kind) => format!("{kind:?} read {point}, the last of its kind"),
+        };
+        let context = format!("{backend:?}, {}, {of} fails", case.name);
         let mut run = Fixture::new(backend).await?;
         setup(&run, case).await?;
-        run.store.fail_read(point, None)?;
+        run.store.fail_read(point, kind)?;
         let result = run.db.session().execute(&sql).await;
         run.store.heal()?;
         assert_eq!(
