@@ -9,9 +9,9 @@
 //! Reads fail too (`read_faults_*`): a SELECT through an index, a join, UPDATE ... RETURNING,
 //! INSERT ... SELECT, CREATE INDEX's backfill, COPY TO and an INSERT whose trigger reads and
 //! writes another table, each with its first, second, middle and last read failing (and its
-//! last lookup and last range read), report the injected I/O error and leave the store as before (or, for
-//! CREATE INDEX, whose backfill commits pages between its reads, as before or after), CHECK
-//! TABLE clean, and so again after the database is opened again. A read that fails only after
+//! last lookup and last range read), report the injected I/O error and leave the store as
+//! before (or, for CREATE INDEX, whose backfill commits pages between its reads, as before or
+//! after), CHECK TABLE clean, and so again after the database is opened again. A read that fails only after
 //! a delay holds up its own statement, not another session's reads and writes beside it.
 //!
 //! "Exactly" is a comparison of every key and value in the store, with one normalisation: the
