@@ -55,6 +55,15 @@ pub trait Engine {
     async fn settle(&mut self) -> BenchResult<()> {
         Ok(())
     }
+    /// Whether each call crosses a network to a server (PostgreSQL), so that what a round trip
+    /// costs is measured beside the cases (`round_trip_us`).
+    fn has_round_trip(&self) -> bool {
+        false
+    }
+    /// A prepared `SELECT 1` through the same client as the cases: the round trip alone.
+    async fn round_trip(&mut self) -> BenchResult<usize> {
+        Err("no round trip: the engine runs in this process".into())
+    }
     async fn point_get(&mut self, id: u64) -> BenchResult<usize>;
     /// The point get as SQL text with the id written in it, through the engine's statement cache.
     async fn point_get_adhoc(&mut self, id: u64) -> BenchResult<usize>;
@@ -177,6 +186,17 @@ async fn load(engine: &mut impl Engine, data: Data, dir: &Path) -> BenchResult<(
 async fn point_cases(engine: &mut impl Engine, data: Data, reps: &Reps) -> BenchResult<()> {
     let rows = data.rows;
     let calls = reps.point;
+    if engine.has_round_trip() {
+        time_each(
+            engine,
+            reps,
+            "round_trip_us",
+            calls,
+            async |e, _| e.round_trip().await,
+            |_| Some(1),
+        )
+        .await?;
+    }
     time_each(
         engine,
         reps,

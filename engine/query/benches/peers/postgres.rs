@@ -1,7 +1,8 @@
 //! PostgreSQL 15 as a server of its own, started by the child for the run and stopped at its
 //! end: a fresh cluster in a temporary directory owned by `postgres`, reached over loopback TCP
 //! through tokio-postgres. Loaded with COPY, then ANALYZE, VACUUM and a CHECKPOINT; the cases
-//! run as statements prepared once, the ad-hoc ones as text.
+//! run as statements prepared once, the ad-hoc ones as text. A prepared `SELECT 1` measures what
+//! the round trip alone costs (`round_trip_us`), which every case's figure includes.
 
 use std::path::Path;
 
@@ -24,6 +25,7 @@ async fn load_table(client: &Client, table: &str, csv: &Path, rows: u64) -> Benc
 
 /// The statements of the parameterized cases and the aggregate, prepared once.
 struct Statements {
+    round_trip: Statement,
     point_get: Statement,
     index_lookup: Statement,
     intersect_a_b: Statement,
@@ -37,6 +39,7 @@ struct Statements {
 impl Statements {
     async fn prepare(client: &Client) -> BenchResult<Statements> {
         Ok(Statements {
+            round_trip: client.prepare("SELECT 1").await?,
             point_get: client.prepare(queries::POINT_GET).await?,
             index_lookup: client.prepare(queries::INDEX_LOOKUP).await?,
             intersect_a_b: client.prepare(queries::INTERSECT_A_B).await?,
@@ -140,6 +143,14 @@ impl Engine for Postgres {
         self.client.batch_execute("CHECKPOINT").await?;
         self.statements = Some(Statements::prepare(&self.client).await?);
         Ok(())
+    }
+
+    fn has_round_trip(&self) -> bool {
+        true
+    }
+
+    async fn round_trip(&mut self) -> BenchResult<usize> {
+        self.run(&self.statements()?.round_trip, &[]).await
     }
 
     async fn point_get(&mut self, id: u64) -> BenchResult<usize> {
