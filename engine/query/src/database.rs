@@ -17,6 +17,7 @@ use crate::db::DbState;
 use crate::db::clock::Clock;
 use crate::db::planning::Planning;
 use crate::db::schema_view::{SchemaView, TxnSlot};
+use crate::db::sizes::{TableSizes, table_sizes};
 use crate::df::context::{RowdexSchema, new_context};
 use crate::df::rules::OptimizerRules;
 use crate::df::table::RowdexTable;
@@ -176,6 +177,18 @@ impl Database {
     /// verifier), read from the store.
     pub async fn role(&self, name: &str) -> Result<Option<RoleDef>> {
         Ok(self.inner.catalog.role(name).await?)
+    }
+
+    /// What `table` and its indexes take in the store (see [`crate::db::sizes`]), or `None`
+    /// when the store cannot tell (etcd).
+    pub fn table_sizes(&self, table: &TableDef) -> Result<Option<TableSizes>> {
+        table_sizes(self.inner.store.as_ref(), table)
+    }
+
+    /// What the whole database takes (on disk, or in memory), or `None` when the store cannot
+    /// tell (etcd).
+    pub fn database_size(&self) -> Result<Option<u64>> {
+        Ok(self.inner.store.total_size()?)
     }
 
     /// Every role, by name.

@@ -1,7 +1,8 @@
 //! The state every session of one database shares ([`DbState`]): the store, the catalog, the
 //! row-count estimates ([`stats`]), the next hidden row ids, and the clock TTLs are measured on
 //! ([`clock`]); the transactions sessions and statements read and write through ([`txn`]), and
-//! the catalog as a session sees it, its own uncommitted schema changes included ([`schema_view`]).
+//! the catalog as a session sees it, its own uncommitted schema changes included ([`schema_view`]);
+//! what tables and indexes take in the store ([`sizes`]).
 
 pub(crate) mod analyze;
 pub(crate) mod block_sequences;
@@ -12,6 +13,7 @@ pub(crate) mod planning;
 pub(crate) mod row_locks;
 pub(crate) mod schema_view;
 pub(crate) mod sequences;
+pub(crate) mod sizes;
 pub(crate) mod statement_stop;
 pub(crate) mod stats;
 pub(crate) mod txn;

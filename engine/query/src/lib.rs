@@ -64,6 +64,7 @@ pub use db::characteristics::{Characteristics, IsolationLevel};
 pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use db::planning::Planning;
 pub use db::schema_view::SchemaView;
+pub use db::sizes::TableSizes;
 pub use df::context::RowdexSchema;
 pub use df::rules::filter_projection::SplitFilterProjection;
 pub use df::rules::predicate_subquery::GuardedPredicateSubquery;
@@ -80,6 +81,7 @@ pub use rowdex_codec::Datum;
 pub use session::{Executor, ProgressFn, Session};
 pub use sql::command::Command;
 pub use sql::hints::QueryHints;
+pub use sql::normalize::{NormalizedStatement, normalize_statement};
 pub use sql::parse::{
     ParsedStatement, ScriptStatement, parse_script, script_statements, split_statements,
     statement_ends,

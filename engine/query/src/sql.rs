@@ -5,7 +5,8 @@
 //! ([`storage`]), whose rules a session follows where SQLite and PostgreSQL differ
 //! ([`semantics`]), the result column names PostgreSQL gives ([`output_names`]) and the integer
 //! widths it keeps in arithmetic ([`integer_types`]), and parameter
-//! types from casts ([`parameter_casts`]) and the rewrites applied before
+//! types from casts ([`parameter_casts`]), statements normalized as `pg_stat_statements` shows
+//! them ([`normalize`]), and the rewrites applied before
 //! DataFusion plans a statement ([`rewrite`], and [`sqlite_types`] for SQLite's typing).
 
 pub(crate) mod array_lists;
@@ -19,6 +20,7 @@ pub(crate) mod interval_products;
 pub(crate) mod literals;
 pub(crate) mod locking;
 pub(crate) mod names;
+pub(crate) mod normalize;
 pub(crate) mod output_names;
 pub(crate) mod parameter_casts;
 pub(crate) mod parse;

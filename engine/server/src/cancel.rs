@@ -45,6 +45,13 @@ impl CancelRegistry {
     }
 }
 
+impl CancelRegistry {
+    /// Cancels what connection `pid` runs, if `secret` is its key (`pg_cancel_backend`).
+    pub async fn cancel(&self, pid: i32, secret: &SecretKey) {
+        self.connections.cancel(pid, secret).await;
+    }
+}
+
 impl CancelKey {
     /// Arms the key for the statement about to run: the receiver completes if a cancel
     /// request for this connection arrives while it runs (a request between statements

@@ -136,20 +136,46 @@ impl Connection {
         Ok((Output::Done, Tag::new("DEALLOCATE")))
     }
 
-    /// Runs one statement under the transaction-block rules: in a failed block only ROLLBACK
+    /// Runs one statement (`sql`, what rowdex runs; `texts`, how the activity shows it and the
+    /// statistics count it) under the
+    /// transaction-block rules, shown in the server's activity while it runs and counted in its
+    /// statement statistics when it succeeds: in a failed block only ROLLBACK
     /// (or COMMIT, which rolls back) and ROLLBACK TO run; BEGIN in a block and COMMIT or
     /// ROLLBACK outside one are warnings, as in PostgreSQL; SET and SHOW of a parameter are
     /// answered here; everything else is `run`. An error inside a block fails the block.
-    async fn run_statement<C, F>(&self, client: &mut C, kind: &Kind, sql: &str, run: F) -> Ran
+    async fn run_statement<C, F>(
+        &self,
+        client: &mut C,
+        kind: &Kind,
+        sql: &str,
+        texts: Texts<'_>,
+        run: F,
+    ) -> Ran
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send,
         C::PortalStore: PortalStore,
         F: Future<Output = rowdex::Result<Output>>,
     {
+        let backend = self.state.backend();
+        if let Some(backend) = backend {
+            backend.statement_started(texts.shown, self.state.session.in_transaction());
+        }
+        let started = std::time::Instant::now();
         let ran = self.run_in_block(client, kind, sql, run).await;
+        if let Ok((output, _)) = &ran {
+            let rows = match output {
+                Output::Affected { rows } => *rows,
+                output => output.row_count() as u64,
+            };
+            self.state
+                .record_statement(texts.counted, started.elapsed(), rows);
+        }
         // The cursors of a transaction that ended (or of a statement outside one) go with it.
         if !self.state.session.in_transaction() {
             self.state.cursors().end_transaction();
+        }
+        if let Some(backend) = backend {
+            backend.statement_ended(self.state.standing());
         }
         ran
     }
@@ -365,6 +391,11 @@ impl Connection {
             value
         };
         let name = self.state.settings().assign(&name, &value);
+        if name == "application_name"
+            && let Some(backend) = self.state.backend()
+        {
+            backend.set_application_name(&value);
+        }
         if REPORTED_PARAMETERS.contains(&name.as_str()) {
             let status = ParameterStatus::new(name, value);
             // A client gone mid-statement is noticed by the next write of its connection.
@@ -469,6 +500,13 @@ fn response(
     }
 }
 
+/// How a statement is shown in the server's activity (the query string as the client sent it)
+/// and counted in its statement statistics (the statement's own text).
+struct Texts<'a> {
+    shown: &'a str,
+    counted: &'a str,
+}
+
 impl Connection {
     /// Runs each statement of a simple query in turn, sending each one's response as soon as
     /// it has one (a COPY's data cannot wait for the statements after it), and stops at the
@@ -480,7 +518,9 @@ impl Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        // A catalog query in PostgreSQL's dialect runs as rowdex's SQL.
+        // A catalog query in PostgreSQL's dialect runs as rowdex's SQL (shown in the activity
+        // and counted in the statement statistics as the client sent it).
+        let sent = query;
         let rewritten = rewrite(query);
         let query = rewritten.as_deref().unwrap_or(query);
         let statements = match script_statements(query) {
@@ -536,7 +576,19 @@ impl Connection {
                 | Kind::Execute => text.as_str(),
                 _ => query,
             };
-            let (output, tag) = match self.run_statement(client, &kind, sql, run).await {
+            // A rewritten query string is shown as sent; its statements as they ran.
+            let shown = if rewritten.is_some() && sql == query {
+                sent
+            } else {
+                sql
+            };
+            let counted = if rewritten.is_some() && statements.len() == 1 {
+                sent
+            } else {
+                text.as_str()
+            };
+            let texts = Texts { shown, counted };
+            let (output, tag) = match self.run_statement(client, &kind, sql, texts, run).await {
                 Ok(ran) => ran,
                 Err(info) => {
                     send_error(client, *info).await?;
@@ -925,8 +977,12 @@ impl ExtendedQueryHandler for Connection {
                 None => Ok(Output::Done),
             }
         };
+        let texts = Texts {
+            shown: &statement.sql,
+            counted: &statement.sql,
+        };
         let ran = self
-            .run_statement(client, &statement.kind, &statement.sql, run)
+            .run_statement(client, &statement.kind, &statement.sql, texts, run)
             .await;
         // An error leaves the connection's state for pgwire to report at Sync.
         client.set_transaction_status(self.state.status());

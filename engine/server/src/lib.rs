@@ -4,7 +4,9 @@
 //!
 //! Files, each importing only from those listed before it:
 //! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
-//!    `cancel` (process ids, cancel keys and cancel requests), `scram` (the SCRAM-SHA-256
+//!    `cancel` (process ids, cancel keys and cancel requests), `activity` (what each
+//!    connection is doing: `pg_stat_activity`, cancel and terminate by pid),
+//!    `statement_stats` (what `pg_stat_statements` counts), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
 //!    (result columns typed as declared), `arrays` (array parameters as lists), `types` (Arrow results and parameters on the wire),
@@ -17,6 +19,7 @@
 //! 6. `connection` (the query handlers), `startup` (connection start);
 //! 7. `listener` (accepting connections).
 
+mod activity;
 mod arrays;
 mod batched;
 mod cancel;
@@ -39,6 +42,7 @@ mod sqlstate;
 mod startup;
 mod state;
 mod statement;
+mod statement_stats;
 mod timestamps;
 mod tls;
 mod types;

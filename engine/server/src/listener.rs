@@ -19,11 +19,13 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::activity::Activities;
 use crate::cancel::CancelRegistry;
 use crate::connection::Connection;
 use crate::error::{Result, ServerError};
 use crate::startup::{AuthMethod, Authenticator, Startup, TooManyConnections};
 use crate::state::SessionState;
+use crate::statement_stats::StatementStats;
 use crate::tls::{TlsFiles, acceptor};
 
 /// How the server listens.
@@ -142,6 +144,8 @@ impl Server {
     pub async fn run(self, db: &Database, shutdown: impl Future<Output = ()>) -> Result<()> {
         let permits = Arc::new(Semaphore::new(self.options.max_connections));
         let cancels = Arc::new(CancelRegistry::default());
+        let activities = Arc::new(Activities::new(cancels.clone()));
+        let statements = Arc::new(StatementStats::default());
         let auth = Arc::new(Authenticator::new(self.options.auth, db, cancels.clone()));
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
@@ -155,7 +159,12 @@ impl Server {
                     let _ = socket.set_nodelay(true);
                     match permits.clone().try_acquire_owned() {
                         Ok(permit) => {
-                            let state = Arc::new(SessionState::new(db));
+                            let state = Arc::new(SessionState::new(
+                                db,
+                                activities.clone(),
+                                statements.clone(),
+                            ));
+                            let terminated = state.terminated();
                             let handlers = ConnectionHandlers {
                                 startup: Arc::new(Startup::new(auth.clone(), state.clone())),
                                 connection: Arc::new(Connection::new(state)),
@@ -163,8 +172,13 @@ impl Server {
                             };
                             let tls = self.tls.clone();
                             connections.spawn(async move {
-                                // An I/O error ends this connection only.
-                                let _ = process_socket(socket, tls, handlers).await;
+                                // An I/O error ends this connection only. Terminated, the
+                                // connection closes where it is: its open transaction rolls
+                                // back, as at shutdown.
+                                tokio::select! {
+                                    _ = process_socket(socket, tls, handlers) => {}
+                                    () = terminated => {}
+                                }
                                 drop(permit);
                             });
                         }

@@ -132,6 +132,8 @@ impl Startup {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let (pid, secret_key, cancel_key) = self.auth.cancels.register(&*client);
+        self.state
+            .register_backend(pid, secret_key.clone(), &*client);
         client.set_pid_and_secret_key(pid, secret_key);
         self.state.set_cancel_key(cancel_key);
         finish_authentication(client, &ReportedParameters).await

@@ -3,20 +3,26 @@
 //! transaction, PostgreSQL refuses every statement but ROLLBACK; rowdex's server does the same,
 //! so that a client sees the rules its driver was written for).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
 use rowdex::time_zone::TimeZone;
-use rowdex::{Database, IsolationLevel, Semantics, Session};
+use rowdex::{
+    Database, IsolationLevel, NormalizedStatement, Semantics, Session, normalize_statement,
+};
 
+use crate::activity::{Activities, Backend, Registered, Standing, Startup};
 use crate::cancel::CancelKey;
 use crate::cursors::Cursors;
 use crate::pg_catalog::functions::SessionFacts;
+use crate::pg_catalog::monitoring::role_oid;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::prepared_statements::SqlStatements;
 use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting, startup_parameters};
+use crate::statement_stats::{RunReport, StatementStats};
 
 pub struct SessionState {
     pub session: Session,
@@ -37,10 +43,26 @@ pub struct SessionState {
     cursors: Mutex<Cursors>,
     /// The statements SQL's PREPARE kept.
     sql_statements: Mutex<SqlStatements>,
+    /// The server's backends, and this connection's entry among them (from its startup on).
+    activities: Arc<Activities>,
+    backend: OnceLock<Registered>,
+    /// Notified to close this connection (`pg_terminate_backend`).
+    terminate: Arc<tokio::sync::Notify>,
+    /// The server's statement statistics, and the texts this connection normalized for them.
+    statements: Arc<StatementStats>,
+    normalized: Mutex<HashMap<String, NormalizedStatement>>,
 }
 
+/// Statement texts a connection keeps normalized (a prepared statement's, a repeated query's);
+/// past this many the cache starts over.
+const NORMALIZED_TEXTS: usize = 512;
+
 impl SessionState {
-    pub fn new(db: &Database) -> Self {
+    pub fn new(
+        db: &Database,
+        activities: Arc<Activities>,
+        statements: Arc<StatementStats>,
+    ) -> Self {
         // A client of the PostgreSQL protocol expects PostgreSQL's rules (division by zero
         // is an error, ...), not the SQLite corpus's.
         let mut session = db.session();
@@ -55,6 +77,88 @@ impl SessionState {
             cancel_key: OnceLock::new(),
             cursors: Mutex::new(Cursors::default()),
             sql_statements: Mutex::new(SqlStatements::default()),
+            activities,
+            backend: OnceLock::new(),
+            terminate: Arc::new(tokio::sync::Notify::new()),
+            statements,
+            normalized: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts a statement that ran, `text` as the client sent it, in the server's statement
+    /// statistics.
+    pub fn record_statement(&self, text: &str, elapsed: std::time::Duration, rows: u64) {
+        let normalized = {
+            let mut cache = self
+                .normalized
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match cache.get(text) {
+                Some(normalized) => normalized.clone(),
+                None => {
+                    if cache.len() >= NORMALIZED_TEXTS {
+                        cache.clear();
+                    }
+                    let normalized = normalize_statement(text);
+                    cache.insert(text.to_string(), normalized.clone());
+                    normalized
+                }
+            }
+        };
+        let user = self.backend().map(|b| b.user.clone()).unwrap_or_default();
+        self.statements.record(
+            role_oid(&user),
+            &normalized,
+            elapsed,
+            rows,
+            RunReport::default(),
+        );
+    }
+
+    /// Completes when `pg_terminate_backend` names this connection.
+    pub fn terminated(&self) -> impl Future<Output = ()> + Send + 'static {
+        let terminate = self.terminate.clone();
+        async move { terminate.notified().await }
+    }
+
+    /// Enters the connection in the server's activity (once, at startup), as `pid`.
+    pub fn register_backend(
+        &self,
+        pid: i32,
+        secret: pgwire::messages::startup::SecretKey,
+        client: &impl ClientInfo,
+    ) {
+        let metadata = client.metadata();
+        let user = metadata.get(METADATA_USER).cloned().unwrap_or_default();
+        let registered = self.activities.register(Startup {
+            pid,
+            secret,
+            database: metadata
+                .get(METADATA_DATABASE)
+                .cloned()
+                .unwrap_or_else(|| user.clone()),
+            user,
+            client: Some(client.socket_addr()),
+            application_name: metadata
+                .get(pgwire::api::METADATA_APPLICATION_NAME)
+                .cloned()
+                .unwrap_or_default(),
+            terminate: self.terminate.clone(),
+        });
+        let _ = self.backend.set(registered);
+    }
+
+    /// This connection's entry in the server's activity, once started.
+    pub fn backend(&self) -> Option<&Backend> {
+        self.backend.get().map(Registered::backend)
+    }
+
+    /// Where the transaction stands between statements, for the activity.
+    pub fn standing(&self) -> Standing {
+        match self.status() {
+            TransactionStatus::Error => Standing::Aborted,
+            TransactionStatus::Transaction => Standing::InTransaction,
+            TransactionStatus::Idle => Standing::Idle,
         }
     }
 
@@ -99,6 +203,9 @@ impl SessionState {
             pid: client.pid_and_secret_key().0,
             server_version: format!("PostgreSQL {SERVER_VERSION}"),
             settings: self.settings.clone(),
+            activities: self.activities.clone(),
+            db: self.db.clone(),
+            statements: self.statements.clone(),
         };
         // Its transactions' row locks show this backend's pid in pg_locks.
         self.session.set_lock_tag(i64::from(facts.pid));

@@ -189,6 +189,19 @@ pub trait KvStore: KvRead {
         Ok(())
     }
 
+    /// About how many bytes the entries of `range` take in the store (see each backend for how
+    /// exact), or `None` when the backend cannot tell without reading them all (etcd).
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        let _ = range;
+        Ok(None)
+    }
+
+    /// About how many bytes the whole store takes (its files, or its memory), or `None` when
+    /// the backend cannot tell.
+    fn total_size(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// The row locks this process shares with the other processes of the database, for a
     /// store several processes share (etcd); `None` when the process is the only one (its
     /// own lock table is then all there is).

@@ -502,6 +502,14 @@ impl KvStore for FaultyStore {
         self.inner.compact().await
     }
 
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        self.inner.approximate_size(range)
+    }
+
+    fn total_size(&self) -> Result<Option<u64>> {
+        self.inner.total_size()
+    }
+
     fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
         self.inner.cluster_locks()
     }

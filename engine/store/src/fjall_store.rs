@@ -6,9 +6,11 @@
 //! never observes half of a batch.
 //!
 //! A [`checkpoint`](crate::KvStore::checkpoint), and the drop of the last handle, flush the
-//! memtable and keep the journal short (`journal`), so that the next open is quick.
+//! memtable and keep the journal short (`journal`), so that the next open is quick. `size`
+//! estimates how many bytes a key range takes.
 
 mod journal;
+mod size;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -359,6 +361,16 @@ impl Backend for FjallBackend {
     fn compact(&self) -> Result<()> {
         self.data.major_compact()?;
         Ok(())
+    }
+
+    /// From the LSM tree's tables and memtable (see `size`).
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        size::range_size(&self.data, range).map(Some)
+    }
+
+    /// The database's files: tables, journals and fjall's own (fjall's `disk_space`).
+    fn total_size(&self) -> Result<Option<u64>> {
+        Ok(Some(self.db.disk_space()?))
     }
 
     fn apply(&self, batch: WriteBatch) -> Result<()> {

@@ -124,6 +124,14 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     async fn compact(&self) -> Result<()> {
         self.inner.compact().await
     }
+
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        self.inner.approximate_size(range)
+    }
+
+    fn total_size(&self) -> Result<Option<u64>> {
+        self.inner.total_size()
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

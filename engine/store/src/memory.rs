@@ -211,6 +211,18 @@ impl Backend for MemoryBackend {
         state.apply(batch);
         Ok(())
     }
+
+    /// Exact: the bytes of the keys and values the latest state holds in `range`.
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        let state = read(&self.state)?;
+        Ok(Some(state.size(Some(range), state.committed())))
+    }
+
+    /// The bytes of every key and value kept, older versions included.
+    fn total_size(&self) -> Result<Option<u64>> {
+        let state = read(&self.state)?;
+        Ok(Some(state.size(None, state.committed())))
+    }
 }
 
 #[async_trait::async_trait]

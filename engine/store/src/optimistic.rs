@@ -69,6 +69,12 @@ pub trait Backend: KvRead + 'static {
     fn compact(&self) -> Result<()> {
         Ok(())
     }
+
+    /// See [`KvStore::approximate_size`].
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>>;
+
+    /// See [`KvStore::total_size`].
+    fn total_size(&self) -> Result<Option<u64>>;
 }
 
 /// A store over one backend: [`crate::FjallStore`] and [`crate::MemoryStore`] are this.
@@ -184,6 +190,14 @@ impl<B: Backend> KvStore for Store<B> {
 
     async fn compact(&self) -> Result<()> {
         self.backend().compact()
+    }
+
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        self.backend().approximate_size(range)
+    }
+
+    fn total_size(&self) -> Result<Option<u64>> {
+        self.backend().total_size()
     }
 }
 

@@ -21,14 +21,17 @@ use rowdex::datafusion::logical_expr::{
     Volatility,
 };
 use rowdex::datafusion::prelude::SessionContext;
-use rowdex::{SchemaView, quote_ident, quote_literal};
+use rowdex::{Database, SchemaView, quote_ident, quote_literal};
 
+use crate::activity::Activities;
 use crate::pg_catalog::foreign_keys::foreign_keys;
 use crate::pg_catalog::model::{
     NAMESPACES, OWNER_NAME, OWNER_ROLE, Relations, check_oid, constraint_oid, format_type,
     type_oid_by_name,
 };
+use crate::pg_catalog::sizes::{SizeOf, relation_size};
 use crate::settings::{Settings, defaults};
+use crate::statement_stats::StatementStats;
 
 /// What the functions answer that is not in the catalog: who is connected, to what.
 #[derive(Debug, Clone)]
@@ -40,6 +43,12 @@ pub struct SessionFacts {
     /// The session's parameters as SET left them: `current_setting` reads them and
     /// `set_config` writes them.
     pub settings: Arc<Mutex<Settings>>,
+    /// The server's connections (`pg_stat_activity`, `pg_cancel_backend`).
+    pub activities: Arc<Activities>,
+    /// The database, for what its store holds (the size functions).
+    pub db: Database,
+    /// The server's statement statistics (`pg_stat_statements`).
+    pub statements: Arc<StatementStats>,
 }
 
 /// Which function, with its arity.
@@ -55,8 +64,10 @@ enum Function {
     EncodingToChar,
     Never,
     NullText,
-    /// A relation's size on disk: not known per relation in rowdex's store (NULL).
-    UnknownSize,
+    /// A relation's size in the store (`sizes`).
+    Size(SizeOf),
+    /// `pg_database_size(name)`: the whole store's.
+    DatabaseSize,
     SizePretty,
     ArrayUpper,
     Version,
@@ -87,6 +98,25 @@ enum Function {
     QuoteLiteral,
     /// `oid::regnamespace`: a namespace's name.
     NamespaceName,
+    /// `pg_cancel_backend(pid)`: cancels what that connection runs (false: no such backend).
+    CancelBackend,
+    /// `pg_terminate_backend(pid)`: closes that connection (false: no such backend).
+    TerminateBackend,
+    /// `pg_stat_statements_reset()`: forgets the statement statistics (NULL, as `void`).
+    StatementsReset,
+}
+
+impl Function {
+    /// Whether it acts (runs when its query runs, never folded in planning).
+    fn acts(self) -> bool {
+        matches!(
+            self,
+            Function::SetConfig
+                | Function::CancelBackend
+                | Function::TerminateBackend
+                | Function::StatementsReset
+        )
+    }
 }
 
 /// The functions, by name: (name, function, return type).
@@ -115,10 +145,15 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("col_description", Function::NullText, Utf8),
         ("obj_description", Function::NullText, Utf8),
         ("shobj_description", Function::NullText, Utf8),
-        ("pg_table_size", Function::UnknownSize, Int64),
-        ("pg_relation_size", Function::UnknownSize, Int64),
-        ("pg_total_relation_size", Function::UnknownSize, Int64),
-        ("pg_indexes_size", Function::UnknownSize, Int64),
+        ("pg_table_size", Function::Size(SizeOf::Table), Int64),
+        ("pg_relation_size", Function::Size(SizeOf::Relation), Int64),
+        (
+            "pg_total_relation_size",
+            Function::Size(SizeOf::Total),
+            Int64,
+        ),
+        ("pg_indexes_size", Function::Size(SizeOf::Indexes), Int64),
+        ("pg_database_size", Function::DatabaseSize, Int64),
         ("pg_size_pretty", Function::SizePretty, Utf8),
         ("array_upper", Function::ArrayUpper, Int64),
         ("version", Function::Version, Utf8),
@@ -146,6 +181,9 @@ fn functions() -> Vec<(&'static str, Function, DataType)> {
         ("set_config", Function::SetConfig, Utf8),
         ("quote_literal", Function::QuoteLiteral, Utf8),
         ("pg_rowdex_namespace_name", Function::NamespaceName, Utf8),
+        ("pg_cancel_backend", Function::CancelBackend, Boolean),
+        ("pg_terminate_backend", Function::TerminateBackend, Boolean),
+        ("pg_stat_statements_reset", Function::StatementsReset, Utf8),
     ]
 }
 
@@ -158,8 +196,9 @@ pub fn register_functions(ctx: &SessionContext, schema: &SchemaView, facts: &Ses
             returns,
             signature: Signature::one_of(
                 vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
-                // set_config changes a setting: it runs when its query does, never folded.
-                if function == Function::SetConfig {
+                // set_config changes a setting, pg_cancel_backend cancels: each runs when its
+                // query does, never folded.
+                if function.acts() {
                     Volatility::Volatile
                 } else {
                     Volatility::Stable
@@ -245,7 +284,20 @@ impl ScalarUDFImpl for PgFunction {
             }
             Function::Never => Arc::new(BooleanArray::from(vec![false; rows])),
             Function::NullText => new_null_array(&DataType::Utf8, rows),
-            Function::UnknownSize => new_null_array(&DataType::Int64, rows),
+            Function::Size(of) => {
+                let relations = Relations::read(&self.schema);
+                let db = &self.facts.db;
+                Arc::new(Int64Array::from_iter(
+                    texts(0)?
+                        .into_iter()
+                        .map(|relation| relation_size(db, &relations, &relation?, of)),
+                ))
+            }
+            Function::DatabaseSize => {
+                let size = self.facts.db.database_size().ok().flatten();
+                let size = size.and_then(|bytes| i64::try_from(bytes).ok());
+                Arc::new(Int64Array::from(vec![size; rows]))
+            }
             Function::SizePretty => text_array(ints(0)?.into_iter().map(|n| n.map(size_pretty))),
             Function::FormatType => {
                 let typmods = if arrays.len() > 1 {
@@ -326,6 +378,21 @@ impl ScalarUDFImpl for PgFunction {
                 }))
             }
             Function::EncodingToChar => constant_text("UTF8"),
+            Function::StatementsReset => {
+                self.facts.statements.reset();
+                new_null_array(&DataType::Utf8, rows)
+            }
+            Function::CancelBackend | Function::TerminateBackend => {
+                let activities = &self.facts.activities;
+                Arc::new(BooleanArray::from_iter(ints(0)?.into_iter().map(|pid| {
+                    let pid = i32::try_from(pid?).ok()?;
+                    Some(if self.function == Function::CancelBackend {
+                        activities.cancel(pid)
+                    } else {
+                        activities.terminate(pid)
+                    })
+                })))
+            }
             Function::ArrayUpper => {
                 let lists = arrays
                     .first()

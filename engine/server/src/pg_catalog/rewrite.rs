@@ -32,6 +32,7 @@ use rowdex::datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use rowdex::datafusion::sql::sqlparser::parser::Parser;
 
 use crate::pg_catalog::introspection::type_lookup;
+use crate::pg_catalog::monitoring::MONITORING_VIEWS;
 use crate::pg_catalog::tables::PG_CATALOG_TABLES;
 
 /// Words that make a statement worth parsing as PostgreSQL (matched lower-cased).
@@ -72,6 +73,12 @@ pub fn rewrite(sql: &str) -> Option<String> {
     Some(texts.join(";\n"))
 }
 
+/// Whether `table` names a table or view of `pg_catalog`.
+fn in_pg_catalog(table: &str) -> bool {
+    let table = table.to_ascii_lowercase();
+    PG_CATALOG_TABLES.contains(&table.as_str()) || MONITORING_VIEWS.contains(&table.as_str())
+}
+
 struct Rewriter {
     changed: bool,
 }
@@ -82,14 +89,13 @@ impl VisitorMut for Rewriter {
     fn post_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
         let parts = idents(name);
         match parts.as_slice() {
-            [table] if PG_CATALOG_TABLES.contains(&table.to_ascii_lowercase().as_str()) => {
+            [table] if in_pg_catalog(table) => {
                 *name = object_name(&["pg_catalog", table]);
                 self.changed = true;
             }
             // A table function (`pg_catalog.generate_series`, `pg_catalog.unnest`).
             [schema, function]
-                if schema.eq_ignore_ascii_case("pg_catalog")
-                    && !PG_CATALOG_TABLES.contains(&function.to_ascii_lowercase().as_str()) =>
+                if schema.eq_ignore_ascii_case("pg_catalog") && !in_pg_catalog(function) =>
             {
                 *name = object_name(&[function]);
                 self.changed = true;

@@ -15,6 +15,9 @@ use rowdex::{Database, SchemaView};
 
 use crate::pg_catalog::functions::{SessionFacts, register_functions};
 use crate::pg_catalog::model::Relations;
+use crate::pg_catalog::monitoring::{
+    MONITORING_VIEWS, pg_stat_activity, pg_stat_statements, pg_stat_statements_info,
+};
 use crate::pg_catalog::tables::{
     INFORMATION_SCHEMA_TABLES, PG_CATALOG_TABLES, information_schema_table, pg_catalog_table,
     pg_locks,
@@ -77,6 +80,15 @@ struct CatalogSchema {
 }
 
 impl CatalogSchema {
+    /// The schema's tables: `pg_catalog`'s include the statistics views.
+    fn names(&self) -> impl Iterator<Item = &'static str> {
+        let views: &[&str] = match self.which {
+            Which::PgCatalog => &MONITORING_VIEWS,
+            Which::InformationSchema => &[],
+        };
+        self.which.tables().iter().chain(views).copied()
+    }
+
     async fn build(&self, name: &str) -> Option<Result<RecordBatch, ArrowError>> {
         let mut relations = Relations::read(&self.schema);
         if matches!(name, "pg_attribute" | "pg_class") {
@@ -89,6 +101,16 @@ impl CatalogSchema {
             Which::PgCatalog if name == "pg_locks" => {
                 Some(pg_locks(&self.db.row_locks(), &relations))
             }
+            Which::PgCatalog if name == "pg_stat_activity" => Some(pg_stat_activity(
+                &self.facts.activities,
+                &self.db.row_locks(),
+            )),
+            Which::PgCatalog if name == "pg_stat_statements" => {
+                Some(pg_stat_statements(&self.facts.statements))
+            }
+            Which::PgCatalog if name == "pg_stat_statements_info" => {
+                Some(pg_stat_statements_info(&self.facts.statements))
+            }
             Which::PgCatalog => pg_catalog_table(name, &relations, &self.facts),
             Which::InformationSchema => information_schema_table(name, &relations, &self.facts),
         }
@@ -98,7 +120,7 @@ impl CatalogSchema {
 #[async_trait]
 impl SchemaProvider for CatalogSchema {
     fn table_names(&self) -> Vec<String> {
-        self.which.tables().iter().map(|t| t.to_string()).collect()
+        self.names().map(str::to_string).collect()
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
@@ -111,6 +133,6 @@ impl SchemaProvider for CatalogSchema {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.which.tables().contains(&name)
+        self.names().any(|table| table == name)
     }
 }

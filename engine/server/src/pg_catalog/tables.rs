@@ -4,13 +4,7 @@
 //! publications, inheritance, extended statistics) exist with no rows, as in a PostgreSQL
 //! database that uses none of them.
 
-use std::sync::Arc;
-
-use rowdex::arrow::array::{
-    ArrayRef, BooleanArray, Float64Array, Int64Array, ListBuilder, StringArray, StringBuilder,
-};
-use rowdex::arrow::array::{Int64Builder, RecordBatch};
-use rowdex::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use rowdex::arrow::array::RecordBatch;
 use rowdex::arrow::error::ArrowError;
 
 use crate::pg_catalog::defaults::postgres_default;
@@ -22,155 +16,9 @@ use crate::pg_catalog::model::{
     OWNER_ROLE, PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, RelKind, Relations, TYPES, array_of,
     check_oid, column_type, constraint_oid, default_oid, format_type, table_oid, view_oid,
 };
+use crate::pg_catalog::rows::{Bool, Cell, Float, Int, IntList, Table, Text, TextList};
 use rowdex::RowLock;
 use rowdex_catalog::ColumnDef;
-
-/// The type of a catalog column.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Int,
-    Text,
-    Bool,
-    Float,
-    IntList,
-    TextList,
-}
-
-/// One value of a catalog row.
-#[derive(Debug, Clone)]
-enum Cell {
-    Null,
-    Int(i64),
-    Text(String),
-    Bool(bool),
-    Float(f64),
-    IntList(Vec<i64>),
-}
-
-impl From<i64> for Cell {
-    fn from(v: i64) -> Cell {
-        Cell::Int(v)
-    }
-}
-
-impl From<&str> for Cell {
-    fn from(v: &str) -> Cell {
-        Cell::Text(v.to_string())
-    }
-}
-
-impl From<String> for Cell {
-    fn from(v: String) -> Cell {
-        Cell::Text(v)
-    }
-}
-
-impl From<bool> for Cell {
-    fn from(v: bool) -> Cell {
-        Cell::Bool(v)
-    }
-}
-
-/// A catalog table's columns and rows.
-struct Table {
-    columns: Vec<(&'static str, Kind)>,
-    rows: Vec<Vec<Cell>>,
-}
-
-impl Table {
-    fn new(columns: &[(&'static str, Kind)]) -> Table {
-        Table {
-            columns: columns.to_vec(),
-            rows: Vec::new(),
-        }
-    }
-
-    /// Adds a row: the named cells, NULL for every other column.
-    fn row(&mut self, cells: Vec<(&str, Cell)>) {
-        let mut row = vec![Cell::Null; self.columns.len()];
-        for (name, cell) in cells {
-            if let Some(i) = self.columns.iter().position(|(c, _)| *c == name) {
-                row[i] = cell;
-            }
-        }
-        self.rows.push(row);
-    }
-
-    fn schema(&self) -> SchemaRef {
-        Arc::new(Schema::new(
-            self.columns
-                .iter()
-                .map(|(name, kind)| Field::new(*name, data_type(*kind), true))
-                .collect::<Vec<_>>(),
-        ))
-    }
-
-    fn batch(self) -> Result<RecordBatch, ArrowError> {
-        let schema = self.schema();
-        let columns: Vec<ArrayRef> = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (_, kind))| column(*kind, self.rows.iter().map(|r| &r[i])))
-            .collect();
-        RecordBatch::try_new(schema, columns)
-    }
-}
-
-fn data_type(kind: Kind) -> DataType {
-    let item = |t| DataType::List(Arc::new(Field::new("item", t, true)));
-    match kind {
-        Kind::Int => DataType::Int64,
-        Kind::Text => DataType::Utf8,
-        Kind::Bool => DataType::Boolean,
-        Kind::Float => DataType::Float64,
-        Kind::IntList => item(DataType::Int64),
-        Kind::TextList => item(DataType::Utf8),
-    }
-}
-
-fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
-    match kind {
-        Kind::Int => Arc::new(Int64Array::from_iter(cells.map(|c| match c {
-            Cell::Int(v) => Some(*v),
-            _ => None,
-        }))),
-        Kind::Text => Arc::new(StringArray::from_iter(cells.map(|c| match c {
-            Cell::Text(v) => Some(v.clone()),
-            _ => None,
-        }))),
-        Kind::Bool => Arc::new(BooleanArray::from_iter(cells.map(|c| match c {
-            Cell::Bool(v) => Some(*v),
-            _ => None,
-        }))),
-        Kind::Float => Arc::new(Float64Array::from_iter(cells.map(|c| match c {
-            Cell::Float(v) => Some(*v),
-            _ => None,
-        }))),
-        Kind::IntList => {
-            let mut builder = ListBuilder::new(Int64Builder::new());
-            for cell in cells {
-                match cell {
-                    Cell::IntList(values) => {
-                        builder.values().append_slice(values);
-                        builder.append(true);
-                    }
-                    _ => builder.append(false),
-                }
-            }
-            Arc::new(builder.finish())
-        }
-        Kind::TextList => {
-            let mut builder = ListBuilder::new(StringBuilder::new());
-            for _ in cells {
-                builder.append(false);
-            }
-            Arc::new(builder.finish())
-        }
-    }
-}
-
-use Kind::{Bool, Float, Int, IntList, Text, TextList};
 
 /// The names of the `pg_catalog` tables.
 pub const PG_CATALOG_TABLES: [&str; 29] = [

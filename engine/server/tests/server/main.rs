@@ -10,6 +10,7 @@ mod cursors;
 mod deep;
 mod drivers;
 mod harness;
+mod monitoring;
 mod pgbench;
 mod postgres;
 mod psql;

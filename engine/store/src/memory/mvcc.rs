@@ -66,6 +66,28 @@ impl MvccState {
         count_keys(keys, range, cap)
     }
 
+    /// The bytes of the keys and values of `range`'s entries as of sequence `at`, and of the
+    /// whole map with the older versions it keeps.
+    pub(super) fn size(&self, range: Option<&KeyRange>, at: u64) -> u64 {
+        let entry_bytes = |(key, versions): (&Vec<u8>, &Vec<Version>)| match range {
+            Some(_) => visible(versions, at).map_or(0, |value| key.len() + value.len()),
+            None => versions
+                .iter()
+                .map(|version| key.len() + version.value.as_ref().map_or(0, Vec::len))
+                .sum(),
+        };
+        let total: usize = match range {
+            Some(range) if range.is_empty() => 0,
+            Some(range) => self
+                .versions
+                .range::<[u8], _>(range.bounds())
+                .map(entry_bytes)
+                .sum(),
+            None => self.versions.iter().map(entry_bytes).sum(),
+        };
+        total as u64
+    }
+
     /// One page of `range` as of sequence `at`.
     pub(super) fn scan(
         &self,

@@ -57,6 +57,14 @@ impl Backend for Counting {
     fn persist(&self) -> Result<()> {
         self.inner.persist()
     }
+
+    fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
+        self.inner.approximate_size(range)
+    }
+
+    fn total_size(&self) -> Result<Option<u64>> {
+        self.inner.total_size()
+    }
 }
 
 fn counting_store() -> (Store<Counting>, Arc<AtomicUsize>) {

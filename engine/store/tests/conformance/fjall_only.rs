@@ -312,3 +312,66 @@ async fn compaction_merges_ingested_runs_and_keeps_every_entry() -> Result<()> {
     }
     Ok(())
 }
+
+/// The bytes `prefix`'s keys take, as the store estimates them.
+fn size_of(store: &FjallStore, prefix: &[u8]) -> u64 {
+    store
+        .approximate_size(&KeyRange::prefix(prefix))
+        .expect("size")
+        .expect("fjall can tell")
+}
+
+/// A key range's size follows what it holds, in the memtable, in a bulk-loaded table holding
+/// two ranges at once (cut by bytes, not by entries), after compaction, and after a delete
+/// that compaction carried out.
+#[tokio::test]
+async fn range_sizes_follow_the_data_in_memory_and_on_disk() -> Result<()> {
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let store = FjallStore::open(dir.path(), Durability::default())?;
+    assert_eq!(size_of(&store, b"w"), 0);
+    // Wide entries under `w`, narrow ones under `x`, as many of each, of bytes that do not
+    // compress: in the memtable.
+    let noise = |i: usize, len: usize| -> Vec<u8> {
+        let mut state = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    };
+    let write = |from: usize, to: usize| {
+        let mut batch = WriteBatch::new();
+        for i in from..to {
+            batch.put(format!("w{i:06}").into_bytes(), noise(i, 300));
+            batch.put(format!("x{i:06}").into_bytes(), noise(i + 1, 10));
+        }
+        batch
+    };
+    store.write(write(0, 100)).await?;
+    let (wide, narrow) = (size_of(&store, b"w"), size_of(&store, b"x"));
+    assert_eq!(wide, 100 * (7 + 300), "memtable bytes are exact");
+    assert_eq!(narrow, 100 * (7 + 10));
+    // A bulk load past the ingestion threshold: one table holding both prefixes.
+    store.write(write(100, 100 + INGEST_MIN_MUTATIONS)).await?;
+    let (wide, narrow) = (size_of(&store, b"w"), size_of(&store, b"x"));
+    assert!(wide > 5 * narrow, "cut by bytes: {wide} against {narrow}");
+    store.compact().await?;
+    let (wide, narrow) = (size_of(&store, b"w"), size_of(&store, b"x"));
+    assert!(wide > 5 * narrow && narrow > 0, "compacted: {wide} against {narrow}");
+    let total = store.total_size()?.expect("fjall can tell");
+    assert!(total >= wide + narrow, "{total}");
+    // Every wide entry deleted and compacted away: that range shrinks, the other stays.
+    let mut batch = WriteBatch::new();
+    for i in 0..100 + INGEST_MIN_MUTATIONS {
+        batch.delete(format!("w{i:06}").into_bytes());
+    }
+    store.write(batch).await?;
+    store.compact().await?;
+    assert!(size_of(&store, b"w") < wide / 20, "{}", size_of(&store, b"w"));
+    let kept = size_of(&store, b"x");
+    assert!(kept * 2 > narrow && kept < narrow * 2, "{kept} against {narrow}");
+    Ok(())
+}

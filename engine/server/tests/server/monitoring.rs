@@ -1,0 +1,331 @@
+//! Seeing inside a running server: `pg_stat_activity` (who is connected, what runs, what waits
+//! for a row lock), `pg_cancel_backend` and `pg_terminate_backend` acting on what it lists,
+//! `pg_stat_statements` counting normalized statements, and the size functions following the
+//! data.
+
+use std::time::Duration;
+
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+use crate::harness::{TestServer, sqlstate};
+
+/// A client whose connection says `application_name`.
+async fn named_client(server: &TestServer, application_name: &str) -> Client {
+    let config = format!(
+        "{} application_name={application_name}",
+        server.connection_string()
+    );
+    let (client, connection) = tokio_postgres::connect(&config, NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// `pg_stat_activity`'s row of the backend named `application_name`, as text by column, once
+/// `ready` accepts it; panics after 30 s.
+async fn activity_of(
+    monitor: &Client,
+    application_name: &str,
+    ready: impl Fn(&[(String, Option<String>)]) -> bool,
+) -> Vec<(String, Option<String>)> {
+    let sql = format!(
+        "SELECT pid, usename, datname, state, wait_event_type, wait_event, query, \
+         xact_start IS NOT NULL AS in_transaction, query_start IS NOT NULL AS started, \
+         backend_type, client_addr FROM pg_stat_activity \
+         WHERE application_name = '{application_name}'"
+    );
+    let waited = std::time::Instant::now();
+    loop {
+        let messages = monitor.simple_query(&sql).await.expect("pg_stat_activity");
+        let row = messages.iter().find_map(|m| match m {
+            SimpleQueryMessage::Row(row) => Some(
+                row.columns()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name().to_string(), row.get(i).map(str::to_string)))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        });
+        if let Some(row) = row
+            && ready(&row)
+        {
+            return row;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "{application_name} never showed as expected in pg_stat_activity"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn column<'a>(row: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
+    row.iter()
+        .find(|(column, _)| column == name)
+        .and_then(|(_, value)| value.as_deref())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_stat_activity_shows_sessions_and_lock_waits_and_backends_can_be_stopped() {
+    let server = TestServer::start().await;
+    let monitor = named_client(&server, "monitor").await;
+    monitor
+        .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)")
+        .await
+        .expect("setup");
+
+    // The holder keeps row 1 locked in an open transaction.
+    let holder = named_client(&server, "holder").await;
+    holder
+        .batch_execute("BEGIN; UPDATE t SET v = 1 WHERE k = 1")
+        .await
+        .expect("lock row 1");
+    let held = activity_of(&monitor, "holder", |_| true).await;
+    assert_eq!(column(&held, "state"), Some("idle in transaction"));
+    assert_eq!(
+        column(&held, "query"),
+        Some("BEGIN; UPDATE t SET v = 1 WHERE k = 1")
+    );
+    assert_eq!(column(&held, "in_transaction"), Some("t"));
+    assert_eq!(column(&held, "wait_event"), Some("ClientRead"));
+    assert_eq!(column(&held, "usename"), Some("rowdex"));
+    assert_eq!(column(&held, "datname"), Some("rowdex"));
+    assert_eq!(column(&held, "backend_type"), Some("client backend"));
+    assert_eq!(column(&held, "client_addr"), Some("127.0.0.1"));
+
+    // The waiter's UPDATE waits for the holder's lock: active, waiting on a Lock.
+    let waiter = named_client(&server, "waiter").await;
+    let waiting = tokio::spawn(async move {
+        let result = waiter.simple_query("UPDATE t SET v = 2 WHERE k = 1").await;
+        (waiter, result)
+    });
+    let waits = activity_of(&monitor, "waiter", |row| {
+        column(row, "wait_event_type") == Some("Lock")
+    })
+    .await;
+    assert_eq!(column(&waits, "state"), Some("active"));
+    assert_eq!(column(&waits, "wait_event"), Some("transactionid"));
+    assert_eq!(
+        column(&waits, "query"),
+        Some("UPDATE t SET v = 2 WHERE k = 1")
+    );
+
+    // pg_cancel_backend stops the waiting statement (57014); the connection goes on.
+    let pid = column(&waits, "pid").expect("pid").to_string();
+    let cancelled = monitor
+        .query_one(&format!("SELECT pg_cancel_backend({pid})"), &[])
+        .await
+        .expect("pg_cancel_backend");
+    assert!(cancelled.get::<_, bool>(0));
+    let (waiter, result) = tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the cancelled statement ended")
+        .expect("waiter task");
+    let error = result.expect_err("cancelled");
+    assert_eq!(sqlstate(&error), "57014");
+    let idle = activity_of(&monitor, "waiter", |row| {
+        column(row, "state") == Some("idle")
+    })
+    .await;
+    assert_eq!(column(&idle, "in_transaction"), Some("f"));
+    waiter.simple_query("SELECT 1").await.expect("goes on");
+
+    // pg_terminate_backend closes the holder's connection: its transaction rolls back, and it
+    // leaves the activity.
+    let pid = column(&held, "pid").expect("pid").to_string();
+    let terminated = monitor
+        .query_one(&format!("SELECT pg_terminate_backend({pid})"), &[])
+        .await
+        .expect("pg_terminate_backend");
+    assert!(terminated.get::<_, bool>(0));
+    let waited = std::time::Instant::now();
+    while holder.simple_query("SELECT 1").await.is_ok() {
+        assert!(waited.elapsed() < Duration::from_secs(30), "never closed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left = monitor
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'holder'",
+            &[],
+        )
+        .await
+        .expect("count");
+    assert_eq!(left.get::<_, i64>(0), 0);
+    let v = monitor
+        .query_one("SELECT v FROM t WHERE k = 1", &[])
+        .await
+        .expect("row 1");
+    assert_eq!(
+        v.get::<_, i32>(0),
+        0,
+        "the terminated transaction committed"
+    );
+    // The row is free: another write takes it at once.
+    waiter
+        .simple_query("UPDATE t SET v = 3 WHERE k = 1")
+        .await
+        .expect("row 1 unlocked");
+    let none = monitor
+        .query_one("SELECT pg_cancel_backend(1), pg_terminate_backend(1)", &[])
+        .await
+        .expect("no such backend");
+    assert!(!none.get::<_, bool>(0) && !none.get::<_, bool>(1));
+    server.stop().await;
+}
+
+/// `(query, calls, rows)` of every `pg_stat_statements` entry whose text mentions `t`.
+async fn statements_on_t(client: &Client) -> Vec<(String, i64, i64)> {
+    client
+        .query(
+            "SELECT query, calls, rows, total_exec_time, min_exec_time, max_exec_time, \
+             mean_exec_time, queryid FROM pg_stat_statements \
+             WHERE query LIKE '% t %' OR query LIKE '% t' ORDER BY query",
+            &[],
+        )
+        .await
+        .expect("pg_stat_statements")
+        .iter()
+        .map(|row| {
+            let (total, min, max, mean): (f64, f64, f64, f64) =
+                (row.get(3), row.get(4), row.get(5), row.get(6));
+            assert!(
+                total > 0.0 && min <= mean && mean <= max,
+                "{total} {min} {mean} {max}"
+            );
+            (row.get(0), row.get(1), row.get(2))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_stat_statements_counts_each_statement_with_its_constants_lifted() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+        .await
+        .expect("create");
+    client
+        .query_one("SELECT pg_stat_statements_reset()", &[])
+        .await
+        .expect("reset");
+    for k in 1..=3 {
+        client
+            .simple_query(&format!("INSERT INTO t VALUES ({k}, 'v{k}')"))
+            .await
+            .expect("insert");
+    }
+    // The same query as text with constants, and prepared with a parameter: one statement.
+    client
+        .simple_query("SELECT v FROM t WHERE k = 1")
+        .await
+        .expect("text");
+    let prepared = client
+        .prepare("SELECT v FROM t WHERE k = $1")
+        .await
+        .expect("prepare");
+    for k in [2, 3, 4] {
+        client.query(&prepared, &[&k]).await.expect("prepared");
+    }
+    client
+        .simple_query("UPDATE t SET v = 'w' WHERE k >= 2")
+        .await
+        .expect("update");
+    assert_eq!(
+        statements_on_t(&client).await,
+        vec![
+            ("INSERT INTO t VALUES ($1, $2)".to_string(), 3, 3),
+            ("SELECT v FROM t WHERE k = $1".to_string(), 4, 3),
+            ("UPDATE t SET v = $1 WHERE k >= $2".to_string(), 1, 2),
+        ]
+    );
+    // A failed statement is not counted.
+    client
+        .simple_query("SELECT v FROM t WHERE k = 1 / 0")
+        .await
+        .expect_err("division by zero");
+    assert_eq!(statements_on_t(&client).await.len(), 3);
+    let info = client
+        .query_one(
+            "SELECT dealloc, stats_reset <= now() FROM pg_stat_statements_info",
+            &[],
+        )
+        .await
+        .expect("info");
+    assert_eq!(info.get::<_, i64>(0), 0);
+    assert!(info.get::<_, bool>(1));
+    client
+        .query_one("SELECT pg_stat_statements_reset()", &[])
+        .await
+        .expect("reset");
+    assert!(statements_on_t(&client).await.is_empty());
+    server.stop().await;
+}
+
+/// `pg_relation_size`, `pg_table_size`, `pg_indexes_size`, `pg_total_relation_size` of `t`, and
+/// `pg_relation_size` of its index and of its primary key.
+async fn sizes(client: &Client) -> [i64; 6] {
+    let row = client
+        .query_one(
+            "SELECT pg_relation_size('t'), pg_table_size('t'), pg_indexes_size('t'), \
+             pg_total_relation_size('t'), pg_relation_size('t_v'), pg_relation_size('t_pkey')",
+            &[],
+        )
+        .await
+        .expect("sizes");
+    std::array::from_fn(|i| row.get(i))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sizes_grow_and_shrink_with_the_data() {
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    client
+        .batch_execute(
+            "CREATE TABLE t (k INT PRIMARY KEY, v TEXT, pad TEXT); CREATE INDEX t_v ON t (v)",
+        )
+        .await
+        .expect("create");
+    assert_eq!(sizes(&client).await, [0; 6]);
+    client
+        .batch_execute(
+            "INSERT INTO t SELECT n, 'v' || n, repeat('x', 100) FROM generate_series(1, 2000) AS g(n)",
+        )
+        .await
+        .expect("fill");
+    let [rows, table, indexes, total, index, primary] = sizes(&client).await;
+    // The in-memory store counts the bytes of the keys and values exactly: each row holds
+    // its 100-byte pad.
+    assert!(rows > 2000 * 100, "{rows}");
+    assert_eq!(table, rows, "no older versions kept");
+    assert!(indexes > 2000 * 5 && indexes < rows, "{indexes}");
+    assert_eq!((total, index, primary), (rows + indexes, indexes, 0));
+    client
+        .batch_execute("DELETE FROM t WHERE k > 1000")
+        .await
+        .expect("delete half");
+    let [half, _, half_indexes, ..] = sizes(&client).await;
+    assert!(
+        half < rows * 6 / 10 && half > rows * 4 / 10,
+        "{half} of {rows}"
+    );
+    assert!(
+        half_indexes < indexes * 6 / 10,
+        "{half_indexes} of {indexes}"
+    );
+    let database = client
+        .query_one("SELECT pg_database_size(current_database())", &[])
+        .await
+        .expect("database size");
+    assert!(database.get::<_, i64>(0) >= half + half_indexes);
+    let nothing = client
+        .query_one("SELECT pg_relation_size('no_such_table')", &[])
+        .await
+        .expect("unknown relation");
+    assert_eq!(nothing.get::<_, Option<i64>>(0), None);
+    server.stop().await;
+}
