@@ -2,7 +2,8 @@
 //! row-count estimates ([`stats`]), the next hidden row ids, and the clock TTLs are measured on
 //! ([`clock`]); the transactions sessions and statements read and write through ([`txn`]), and
 //! the catalog as a session sees it, its own uncommitted schema changes included ([`schema_view`]);
-//! what tables and indexes take in the store ([`sizes`]).
+//! what tables and indexes take in the store ([`sizes`]); what a statement did beyond its result
+//! ([`statement_report`]).
 
 pub(crate) mod analyze;
 pub(crate) mod block_sequences;
@@ -14,6 +15,7 @@ pub(crate) mod row_locks;
 pub(crate) mod schema_view;
 pub(crate) mod sequences;
 pub(crate) mod sizes;
+pub(crate) mod statement_report;
 pub(crate) mod statement_stop;
 pub(crate) mod stats;
 pub(crate) mod txn;

@@ -336,6 +336,12 @@ impl Error {
         }
     }
 
+    /// Whether it is a write conflict: another transaction changed what this one read or
+    /// wrote.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::WriteConflict | Error::TransactionConflict)
+    }
+
     /// Whether running the same statement again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(

@@ -82,7 +82,8 @@ impl Session {
     /// error; statements before it stay applied, the failing one changes nothing.
     pub async fn execute(&self, sql: &str) -> Result<Vec<Output>> {
         // Walking, copying and planning a statement recurse through it: see `stack_depth`.
-        OnAmpleStack::new(DATAFUSION_STACK_BYTES, self.execute_here(sql)).await
+        let run = self.reported(self.execute_here(sql));
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, run).await
     }
 
     /// [`Session::execute`] on the stack it is polled on.
@@ -101,7 +102,7 @@ impl Session {
     /// compiled-query cache when it is a native query, as [`Session::execute`] runs a single
     /// statement, and otherwise parsed and run by [`Session::run`].
     pub async fn run_script_statement(&self, statement: &ScriptStatement) -> Result<Output> {
-        let run = self.run_script_statement_here(statement);
+        let run = self.reported(self.run_script_statement_here(statement));
         OnAmpleStack::new(DATAFUSION_STACK_BYTES, run).await
     }
 
@@ -390,6 +391,7 @@ impl Session {
             match run_once(self, parsed, compiled).await {
                 Err(error) if is_write && error.is_retryable() && attempt < WRITE_ATTEMPTS => {
                     attempt += 1;
+                    self.report.retried(error.is_conflict());
                     tokio::task::yield_now().await;
                 }
                 result => {

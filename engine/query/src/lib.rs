@@ -65,6 +65,7 @@ pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use db::planning::Planning;
 pub use db::schema_view::SchemaView;
 pub use db::sizes::TableSizes;
+pub use db::statement_report::StatementFigures;
 pub use df::context::RowdexSchema;
 pub use df::rules::filter_projection::SplitFilterProjection;
 pub use df::rules::predicate_subquery::GuardedPredicateSubquery;

@@ -38,6 +38,7 @@ use rowdex_store::{KeyRange, KvRead};
 
 use crate::db::DbState;
 use crate::db::schema_view::SchemaView;
+use crate::db::statement_report::{metered_view, note_scan};
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::aggregate::{Aggregate, AggregateKind, aggregate_batch, aggregate_row};
@@ -486,5 +487,6 @@ pub(crate) async fn run(
     let Some(plan) = query.plan(db, &bound, hint).await? else {
         return Ok(None);
     };
-    query.execute(read_view(db, txn), plan).await
+    note_scan(&plan.scan);
+    query.execute(metered_view(read_view(db, txn)), plan).await
 }

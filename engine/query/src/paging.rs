@@ -15,6 +15,7 @@ use rowdex_codec::Datum;
 use rowdex_indexer::layout;
 use rowdex_planner::{AccessPath, Direction, IndexHint};
 
+use crate::db::statement_report::metered_view;
 use crate::db::txn::read_view;
 use crate::error::{Error, Result};
 use crate::native::compile::{NativeQuery, Shape};
@@ -260,7 +261,7 @@ async fn query_page(
     if let Some(txn) = &txn {
         txn.query_start().await?;
     }
-    let snapshot = read_view(&session.db, txn.as_ref());
+    let snapshot = metered_view(read_view(&session.db, txn.as_ref()));
     let schema = native.schema();
     let (batch, last) = match row_entries(&scan, snapshot.clone(), cutoff, plan_budget) {
         Some(entries) => {

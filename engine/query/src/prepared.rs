@@ -99,7 +99,8 @@ impl Prepared {
 
     /// Runs the statement with `params` as `$1`, `$2`, ...
     pub async fn execute(&self, params: &[Datum]) -> Result<Output> {
-        OnAmpleStack::new(DATAFUSION_STACK_BYTES, self.execute_here(params)).await
+        let run = self.session.reported(self.execute_here(params));
+        OnAmpleStack::new(DATAFUSION_STACK_BYTES, run).await
     }
 
     /// [`Prepared::execute`] on the stack it is polled on.

@@ -16,6 +16,7 @@ use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sequences::LastValues;
+use crate::db::statement_report::{StatementFigures, StatementReport};
 use crate::db::statement_stop::Interrupt;
 use crate::db::txn::{SessionTxn, StatementTxn};
 use crate::df::context::context_with;
@@ -86,6 +87,9 @@ pub struct Session {
     /// How many triggers are running around the statements of this session: 0 for a
     /// connection, n for the session a trigger's statements run in at nesting level n.
     pub(crate) trigger_depth: usize,
+    /// What the current statement did (its path, reads, retries), for
+    /// [`Session::take_statement_figures`]; a trigger's statements add to their firing one's.
+    pub(crate) report: Arc<StatementReport>,
 }
 
 /// Called during long operations (an index build, a COPY load) with (what, done, total
@@ -120,7 +124,25 @@ impl Session {
             interrupt: Arc::default(),
             lock_tag: Arc::default(),
             trigger_depth: 0,
+            report: Arc::default(),
         }
+    }
+
+    /// What the last statement did: the access path of its first table scan, the store
+    /// entries it read, the keys it looked up, its retries and conflicts. Taking them starts
+    /// the count over.
+    pub fn take_statement_figures(&self) -> StatementFigures {
+        self.report.take()
+    }
+
+    /// Runs `statement` as one statement of this session for its report: the report starts
+    /// over (unless a trigger's statement adds to its firing one's) and is the task's current
+    /// one while it runs.
+    pub(crate) async fn reported<F: Future>(&self, statement: F) -> F::Output {
+        if self.trigger_depth == 0 {
+            self.report.reset();
+        }
+        self.report.scope(statement).await
     }
 
     /// The session a trigger's statements run in: this connection's settings and sequence

@@ -22,7 +22,7 @@ use crate::pg_catalog::monitoring::role_oid;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::prepared_statements::SqlStatements;
 use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting, startup_parameters};
-use crate::statement_stats::{RunReport, StatementStats};
+use crate::statement_stats::StatementStats;
 
 pub struct SessionState {
     pub session: Session,
@@ -111,7 +111,7 @@ impl SessionState {
             &normalized,
             elapsed,
             rows,
-            RunReport::default(),
+            self.session.take_statement_figures(),
         );
     }
 

@@ -12,25 +12,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use dashmap::DashMap;
-use rowdex::NormalizedStatement;
+use rowdex::{NormalizedStatement, StatementFigures};
 
 /// The most statements kept.
 pub const MAX_STATEMENTS: usize = 5_000;
-
-/// What rowdex itself reports of one run of a statement.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunReport {
-    /// The access path its plan chose (the first line of what EXPLAIN names), if it read a table.
-    pub access_path: Option<String>,
-    /// Store entries its scans read.
-    pub entries_read: u64,
-    /// Rows it looked up by key.
-    pub row_gets: u64,
-    /// Times it ran again after a conflict or a changed row.
-    pub retries: u64,
-    /// Write conflicts it met.
-    pub conflicts: u64,
-}
 
 /// One statement text of one user.
 #[derive(Debug, Clone)]
@@ -72,7 +57,7 @@ impl StatementEntry {
         }
     }
 
-    fn add(&mut self, elapsed_ms: f64, rows: u64, report: RunReport) {
+    fn add(&mut self, elapsed_ms: f64, rows: u64, report: StatementFigures) {
         let old_mean = self.mean_ms();
         self.calls += 1;
         self.total_ms += elapsed_ms;
@@ -122,7 +107,7 @@ impl StatementStats {
         statement: &NormalizedStatement,
         elapsed: Duration,
         rows: u64,
-        report: RunReport,
+        report: StatementFigures,
     ) {
         let key = (user_oid, statement.id);
         if !self.entries.contains_key(&key) && self.entries.len() >= MAX_STATEMENTS {
@@ -225,7 +210,7 @@ mod tests {
                 &select,
                 Duration::from_millis(ms),
                 1,
-                RunReport::default(),
+                StatementFigures::default(),
             );
         }
         let entries = stats.entries();
@@ -247,7 +232,13 @@ mod tests {
         for i in 0..MAX_STATEMENTS {
             let text = format!("SELECT * FROM t{i}");
             let elapsed = Duration::from_micros(i as u64 + 1);
-            stats.record(10, &statement(&text), elapsed, 0, RunReport::default());
+            stats.record(
+                10,
+                &statement(&text),
+                elapsed,
+                0,
+                StatementFigures::default(),
+            );
         }
         assert_eq!(stats.entries().len(), MAX_STATEMENTS);
         stats.record(
@@ -255,7 +246,7 @@ mod tests {
             &statement("SELECT * FROM fresh"),
             Duration::from_secs(1),
             0,
-            RunReport::default(),
+            StatementFigures::default(),
         );
         let entries = stats.entries();
         assert_eq!(entries.len(), MAX_STATEMENTS - MAX_STATEMENTS / 20 + 1);

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
-    Capabilities, Direction, KeyRange, KvRead, KvStore, Result, ScanPage, Transaction, WriteBatch,
+    Capabilities, CountPage, Direction, EntryVisitor, KeyRange, KvRead, KvStore, Result, ScanPage,
+    Transaction, WriteBatch,
 };
 
 /// Read counters, shared by a [`MeteredStore`] and every snapshot taken from it.
@@ -160,6 +161,41 @@ impl KvRead for MeteredRead {
 
     fn batches_ranges(&self) -> bool {
         self.inner.batches_ranges()
+    }
+
+    /// Forwarded, so that a metered scan still reads its entries in place.
+    async fn visit_page(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<Option<KeyRange>> {
+        let (mut entries, mut bytes) = (0u64, 0usize);
+        let resume = {
+            let mut counting = |key: &[u8], value: &[u8]| {
+                entries += 1;
+                bytes += key.len() + value.len();
+                visit(key, value);
+            };
+            self.inner
+                .visit_page(range, direction, limit, &mut counting)
+                .await?
+        };
+        self.meter.pages.fetch_add(1, Ordering::Relaxed);
+        self.meter.entries.fetch_add(entries, Ordering::Relaxed);
+        self.meter.add_bytes(bytes);
+        Ok(resume)
+    }
+
+    /// Forwarded: the store counts without handing the entries out.
+    async fn count_page(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
+        let page = self.inner.count_page(range, cap).await?;
+        self.meter.pages.fetch_add(1, Ordering::Relaxed);
+        self.meter
+            .entries
+            .fetch_add(page.entries, Ordering::Relaxed);
+        Ok(page)
     }
 
     async fn contains(&self, keys: &[Vec<u8>]) -> Result<Vec<bool>> {

@@ -25,6 +25,7 @@ use rowdex_planner::budget::DATAFUSION_POOL_BYTES;
 use crate::db::DbState;
 use crate::db::planning::PlanCounter;
 use crate::db::schema_view::SchemaView;
+use crate::db::statement_report::StatementReport;
 use crate::db::txn::{SessionTxn, StatementSnapshot};
 use crate::df::apply::exec::RowdexQueryPlanner;
 use crate::df::history::register_history_functions;
@@ -188,6 +189,10 @@ pub(crate) fn context_with(
 ) -> SessionContext {
     let mut state = ctx.state();
     state.config_mut().set_extension(Arc::new(semantics));
+    // The statement's report, for the scans that run on DataFusion's tasks.
+    if let Some(report) = StatementReport::current() {
+        state.config_mut().set_extension(report);
+    }
     if !hints.is_empty() {
         state.config_mut().set_extension(Arc::new(hints.clone()));
     }

@@ -41,6 +41,7 @@ mod probe;
 pub(crate) use join_facts::{JoinFacts, ReadEstimate};
 use ordering::{key_constants, key_ordering};
 
+use crate::db::statement_report::StatementReport;
 use crate::db::txn::scan_view;
 use crate::scan::choose::{ORDERED_LOOKUP_LIMIT, PlanningFacts};
 use crate::scan::columnar::{BatchDecoder, LentScan, lent_batches};
@@ -369,6 +370,10 @@ impl ExecutionPlan for RowdexScanExec {
         let analyzing = config.get_extension::<AnalyzeReads>().is_some();
         if analyzing {
             snapshot = metered(snapshot, self.reads.meter.clone());
+        }
+        if let Some(report) = config.get_extension::<StatementReport>() {
+            report.note_scan(&plan);
+            snapshot = report.meter(snapshot);
         }
         let decoder = || {
             BatchDecoder::new(

@@ -16,6 +16,7 @@ use rowdex_catalog::TriggerEvent;
 use rowdex_codec::Datum;
 
 use crate::db::DbState;
+use crate::db::statement_report::note_retry;
 use crate::error::{Error, Result};
 use crate::values::{datum_from_array, full_row};
 use crate::write::WRITE_ATTEMPTS;
@@ -96,7 +97,10 @@ impl RowdexSink {
                 )?);
             }
             match write_rows(&self.db, None, &def, &self.columns, rows, OnExisting::Fail).await {
-                Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
+                Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => {
+                    attempt += 1;
+                    note_retry(error.is_conflict());
+                }
                 result => return result.map(|written| written.len() as u64),
             }
         }

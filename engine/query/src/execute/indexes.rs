@@ -12,6 +12,7 @@ use rowdex_indexer::IndexError;
 use rowdex_indexer::maintain::{self, CheckReport};
 
 use crate::db::analyze::analyze;
+use crate::db::statement_report::note_retry;
 use crate::error::{Error, Result};
 use crate::execute::column_types::refuse_array_key;
 use crate::execute::expression_index::{expression_columns, forget_expressions, stand_in};
@@ -78,6 +79,7 @@ where
         match change().await.map_err(Error::from) {
             Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => {
                 attempt += 1;
+                note_retry(error.is_conflict());
                 tokio::task::yield_now().await;
             }
             result => return result,

@@ -18,6 +18,7 @@ use rowdex_codec::Datum;
 
 use crate::db::DbState;
 use crate::db::schema_view::SchemaView;
+use crate::db::statement_report::{metered_view, note_scan};
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::compile::NativeQuery;
@@ -162,7 +163,9 @@ impl NativeWrite {
         let Some(plan) = self.finding.plan(db, &bound, hint).await? else {
             return Ok(None);
         };
-        let rows = self.finding.rows(read_view(db, Some(txn)), plan).await?;
+        note_scan(&plan.scan);
+        let reader = metered_view(read_view(db, Some(txn)));
+        let rows = self.finding.rows(reader, plan).await?;
         Ok(Some(rows))
     }
 

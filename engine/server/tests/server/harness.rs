@@ -35,6 +35,11 @@ impl TestServer {
         if !setup.is_empty() {
             db.session().execute(setup).await.expect("setup");
         }
+        TestServer::serving(db, options).await
+    }
+
+    /// A server of `db` (over a store a test controls, say), with `options`.
+    pub async fn serving(db: Database, options: ServeOptions) -> TestServer {
         let options = ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             ..options

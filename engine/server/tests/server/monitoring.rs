@@ -243,12 +243,57 @@ async fn pg_stat_statements_counts_each_statement_with_its_constants_lifted() {
             ("UPDATE t SET v = $1 WHERE k >= $2".to_string(), 1, 2),
         ]
     );
+    // rowdex's own columns: the path each statement's plan took and what it read.
+    client
+        .batch_execute("CREATE INDEX t_v ON t (v)")
+        .await
+        .expect("index");
+    for _ in 0..2 {
+        client
+            .simple_query("SELECT k FROM t WHERE v = 'w'")
+            .await
+            .expect("through the index");
+    }
+    client
+        .simple_query("SELECT v, count(*) FROM t GROUP BY v")
+        .await
+        .expect("through DataFusion");
+    let own: Vec<(String, Option<String>, i64, i64)> = client
+        .query(
+            "SELECT query, rowdex_access_path, rowdex_entries_read, rowdex_row_gets              FROM pg_stat_statements WHERE query LIKE 'SELECT % FROM t %' ORDER BY query",
+            &[],
+        )
+        .await
+        .expect("own columns")
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+        .collect();
+    let path = |query: &str| {
+        own.iter()
+            .find(|(text, ..)| text == query)
+            .unwrap_or_else(|| panic!("no entry for {query}: {own:?}"))
+            .clone()
+    };
+    let (_, point, entries, gets) = path("SELECT v FROM t WHERE k = $1");
+    assert_eq!(point.as_deref(), Some("POINT GET t"));
+    assert!(
+        gets >= 4 && entries >= gets,
+        "{entries} entries, {gets} gets"
+    );
+    let (_, index, entries, _) = path("SELECT k FROM t WHERE v = $1");
+    assert_eq!(index.as_deref(), Some("INDEX SCAN t using t_v"));
+    // Two runs, each reading the index's two entries for 'w'.
+    assert!(entries >= 4, "{entries}");
+    let (_, full, entries, _) = path("SELECT v, count(*) FROM t GROUP BY v");
+    assert_eq!(full.as_deref(), Some("FULL SCAN t"));
+    assert_eq!(entries, 3, "the three rows");
+
     // A failed statement is not counted.
     client
         .simple_query("SELECT v FROM t WHERE k = 1 / 0")
         .await
         .expect_err("division by zero");
-    assert_eq!(statements_on_t(&client).await.len(), 3);
+    assert_eq!(statements_on_t(&client).await.len(), 6);
     let info = client
         .query_one(
             "SELECT dealloc, stats_reset <= now() FROM pg_stat_statements_info",
@@ -327,5 +372,53 @@ async fn sizes_grow_and_shrink_with_the_data() {
         .await
         .expect("unknown relation");
     assert_eq!(nothing.get::<_, Option<i64>>(0), None);
+    server.stop().await;
+}
+
+/// A write that lost a race and ran again shows it: `rowdex_retries` and `rowdex_conflicts`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_stat_statements_counts_the_retries_of_a_write() {
+    use rowdex_store::faulty::{Fault, FaultyStore};
+    let store = std::sync::Arc::new(FaultyStore::new(std::sync::Arc::new(
+        rowdex_store::MemoryStore::new(),
+    )));
+    let db = rowdex::Database::with_store(store.clone())
+        .await
+        .expect("open");
+    let server = TestServer::serving(db, crate::harness::test_options(10)).await;
+    let client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)")
+        .await
+        .expect("setup");
+    // The UPDATE's first commit is refused as a conflict; its second attempt commits.
+    store
+        .fail_commit(1, Fault::Conflict)
+        .expect("plan the fault");
+    client
+        .simple_query("UPDATE t SET v = v + 1 WHERE k = 1")
+        .await
+        .expect("retried");
+    let row = client
+        .query_one(
+            "SELECT calls, rowdex_retries, rowdex_conflicts FROM pg_stat_statements \
+             WHERE query = 'UPDATE t SET v = v + $1 WHERE k = $2'",
+            &[],
+        )
+        .await
+        .expect("entry");
+    assert_eq!(
+        (
+            row.get::<_, i64>(0),
+            row.get::<_, i64>(1),
+            row.get::<_, i64>(2)
+        ),
+        (1, 1, 1)
+    );
+    let v = client
+        .query_one("SELECT v FROM t WHERE k = 1", &[])
+        .await
+        .expect("row");
+    assert_eq!(v.get::<_, i32>(0), 1, "applied once");
     server.stop().await;
 }

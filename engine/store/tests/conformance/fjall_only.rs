@@ -360,7 +360,10 @@ async fn range_sizes_follow_the_data_in_memory_and_on_disk() -> Result<()> {
     assert!(wide > 5 * narrow, "cut by bytes: {wide} against {narrow}");
     store.compact().await?;
     let (wide, narrow) = (size_of(&store, b"w"), size_of(&store, b"x"));
-    assert!(wide > 5 * narrow && narrow > 0, "compacted: {wide} against {narrow}");
+    assert!(
+        wide > 5 * narrow && narrow > 0,
+        "compacted: {wide} against {narrow}"
+    );
     let total = store.total_size()?.expect("fjall can tell");
     assert!(total >= wide + narrow, "{total}");
     // Every wide entry deleted and compacted away: that range shrinks, the other stays.
@@ -370,8 +373,15 @@ async fn range_sizes_follow_the_data_in_memory_and_on_disk() -> Result<()> {
     }
     store.write(batch).await?;
     store.compact().await?;
-    assert!(size_of(&store, b"w") < wide / 20, "{}", size_of(&store, b"w"));
+    assert!(
+        size_of(&store, b"w") < wide / 20,
+        "{}",
+        size_of(&store, b"w")
+    );
     let kept = size_of(&store, b"x");
-    assert!(kept * 2 > narrow && kept < narrow * 2, "{kept} against {narrow}");
+    assert!(
+        kept * 2 > narrow && kept < narrow * 2,
+        "{kept} against {narrow}"
+    );
     Ok(())
 }

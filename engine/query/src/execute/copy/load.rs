@@ -23,6 +23,7 @@ use rowdex_store::Capabilities;
 use crate::copy_data::binary::{BinaryReader, BinaryRecord, binary_datum};
 use crate::copy_data::format::{CopyFormat, CopyFormatKind};
 use crate::copy_data::records::{ReadError, Record, RecordReader};
+use crate::db::statement_report::note_retry;
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::sql::names::{object_name, target_columns};
@@ -390,7 +391,10 @@ async fn load_batch(
         let txn = session.open_txn();
         match write_new_rows(&session.db, txn.as_ref(), &current, targets, &mut encoded).await {
             Ok(written) => return Ok(written),
-            Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => attempt += 1,
+            Err(error) if error.is_retryable() && attempt < WRITE_ATTEMPTS => {
+                attempt += 1;
+                note_retry(error.is_conflict());
+            }
             Err(error) => return Err(lines.failed(loaded_before, error)),
         }
     }

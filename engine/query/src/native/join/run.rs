@@ -7,6 +7,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use rowdex_codec::Datum;
 
 use crate::db::DbState;
+use crate::db::statement_report::metered_view;
 use crate::db::txn::{SessionTxn, read_view};
 use crate::error::Result;
 use crate::native::join::execute::ProbeCounts;
@@ -107,7 +108,9 @@ pub(crate) async fn run(
         return Ok(None);
     };
     let mut counts = ProbeCounts::default();
-    let output = join.execute(read_view(db, txn), plan, &mut counts).await?;
+    let output = join
+        .execute(metered_view(read_view(db, txn)), plan, &mut counts)
+        .await?;
     if output.is_none() {
         // More rows than the memory budget holds: DataFusion runs this join until the
         // statistics change, instead of reading them natively first every time.
