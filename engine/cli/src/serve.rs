@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rowdex_server::{AuthMethod, ServeOptions, Server, TlsFiles};
+use rowdex_server::{AuthMethod, ServeOptions, Server, ServerLog, TlsFiles};
 
 use crate::location::Location;
 
@@ -44,6 +44,10 @@ pub struct ServeArgs {
     /// Seconds shutdown waits for open connections before closing them.
     #[arg(long, default_value_t = 10)]
     drain_seconds: u64,
+    /// Log each statement that runs at least this many milliseconds (0: every statement) to
+    /// standard error, with its duration, plan and rows; a session can SET its own
+    #[arg(long, value_name = "MS")]
+    log_min_duration_statement: Option<u64>,
 }
 
 pub async fn serve(args: ServeArgs) -> ExitCode {
@@ -70,6 +74,8 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         drain: Duration::from_secs(args.drain_seconds),
         auth,
         tls,
+        log_min_duration: args.log_min_duration_statement.map(Duration::from_millis),
+        log: ServerLog::stderr(),
     };
     let server = match Server::bind(options).await {
         Ok(server) => server,

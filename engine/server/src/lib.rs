@@ -6,7 +6,8 @@
 //! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
 //!    `cancel` (process ids, cancel keys and cancel requests), `activity` (what each
 //!    connection is doing: `pg_stat_activity`, cancel and terminate by pid),
-//!    `statement_stats` (what `pg_stat_statements` counts), `scram` (the SCRAM-SHA-256
+//!    `statement_stats` (what `pg_stat_statements` counts), `server_log` (where log lines
+//!    go), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
 //! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
 //!    (result columns typed as declared), `arrays` (array parameters as lists), `types` (Arrow results and parameters on the wire),
@@ -36,6 +37,7 @@ mod lists;
 mod pg_catalog;
 mod prepared_statements;
 mod scram;
+mod server_log;
 mod settings;
 mod sql_prepared;
 mod sqlstate;
@@ -51,6 +53,7 @@ mod wire_columns;
 
 pub use error::{Result, ServerError};
 pub use listener::{ServeOptions, Server};
+pub use server_log::ServerLog;
 pub use settings::SERVER_VERSION;
 pub use startup::AuthMethod;
 pub use tls::TlsFiles;

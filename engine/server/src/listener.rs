@@ -23,8 +23,9 @@ use crate::activity::Activities;
 use crate::cancel::CancelRegistry;
 use crate::connection::Connection;
 use crate::error::{Result, ServerError};
+use crate::server_log::ServerLog;
 use crate::startup::{AuthMethod, Authenticator, Startup, TooManyConnections};
-use crate::state::SessionState;
+use crate::state::{Monitoring, SessionState};
 use crate::statement_stats::StatementStats;
 use crate::tls::{TlsFiles, acceptor};
 
@@ -40,6 +41,11 @@ pub struct ServeOptions {
     pub auth: AuthMethod,
     /// The certificate and key to offer TLS with, if any.
     pub tls: Option<TlsFiles>,
+    /// Statements that run at least this long are logged with their duration, plan and rows
+    /// (`log_min_duration_statement`; a session can SET its own); None logs none.
+    pub log_min_duration: Option<Duration>,
+    /// Where the log goes.
+    pub log: ServerLog,
 }
 
 impl Default for ServeOptions {
@@ -50,6 +56,8 @@ impl Default for ServeOptions {
             drain: Duration::from_secs(10),
             auth: AuthMethod::Trust,
             tls: None,
+            log_min_duration: None,
+            log: ServerLog::stderr(),
         }
     }
 }
@@ -161,8 +169,12 @@ impl Server {
                         Ok(permit) => {
                             let state = Arc::new(SessionState::new(
                                 db,
-                                activities.clone(),
-                                statements.clone(),
+                                Monitoring {
+                                    activities: activities.clone(),
+                                    statements: statements.clone(),
+                                    log: self.options.log.clone(),
+                                    log_min_duration: self.options.log_min_duration,
+                                },
                             ));
                             let terminated = state.terminated();
                             let handlers = ConnectionHandlers {

@@ -39,6 +39,7 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("in_hot_standby", "off".to_string()),
         ("lock_timeout", "0".to_string()),
         ("statement_timeout", "0".to_string()),
+        ("log_min_duration_statement", "-1".to_string()),
         // rowdex compiles no query code: like a PostgreSQL built without LLVM, it accepts the
         // setting and has nothing to turn on (asyncpg turns it off around its introspection).
         ("jit", "off".to_string()),
@@ -159,6 +160,17 @@ pub fn milliseconds_setting(name: &str, value: &str) -> Result<Option<Duration>,
     }
     let duration = Duration::from_micros(micros as u64);
     Ok((!duration.is_zero()).then_some(duration))
+}
+
+/// `log_min_duration_statement`'s value: -1 logs no statement (None), 0 every one, else those
+/// that run at least that long (milliseconds, or with a unit).
+pub fn log_duration_setting(name: &str, value: &str) -> Result<Option<Duration>, String> {
+    if value.trim() == "-1" {
+        return Ok(None);
+    }
+    Ok(Some(
+        milliseconds_setting(name, value)?.unwrap_or(Duration::ZERO),
+    ))
 }
 
 /// The parameter and value of a SET statement's text (`SET [SESSION | LOCAL] name {= | TO}

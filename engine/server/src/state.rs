@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
@@ -21,7 +22,10 @@ use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::monitoring::role_oid;
 use crate::pg_catalog::schema::register_pg_catalog;
 use crate::prepared_statements::SqlStatements;
-use crate::settings::{SERVER_VERSION, Settings, milliseconds_setting, startup_parameters};
+use crate::server_log::ServerLog;
+use crate::settings::{
+    SERVER_VERSION, Settings, log_duration_setting, milliseconds_setting, startup_parameters,
+};
 use crate::statement_stats::StatementStats;
 
 pub struct SessionState {
@@ -51,6 +55,19 @@ pub struct SessionState {
     /// The server's statement statistics, and the texts this connection normalized for them.
     statements: Arc<StatementStats>,
     normalized: Mutex<HashMap<String, NormalizedStatement>>,
+    /// The server's log, and how long a statement runs before it is logged
+    /// (`log_min_duration_statement`; None: never).
+    log: ServerLog,
+    log_min_duration: Mutex<Option<Duration>>,
+}
+
+/// What a connection reports to, server-wide.
+pub struct Monitoring {
+    pub activities: Arc<Activities>,
+    pub statements: Arc<StatementStats>,
+    pub log: ServerLog,
+    /// The server's `log_min_duration_statement`, which a session starts with.
+    pub log_min_duration: Option<Duration>,
 }
 
 /// Statement texts a connection keeps normalized (a prepared statement's, a repeated query's);
@@ -58,19 +75,25 @@ pub struct SessionState {
 const NORMALIZED_TEXTS: usize = 512;
 
 impl SessionState {
-    pub fn new(
-        db: &Database,
-        activities: Arc<Activities>,
-        statements: Arc<StatementStats>,
-    ) -> Self {
+    pub fn new(db: &Database, monitoring: Monitoring) -> Self {
         // A client of the PostgreSQL protocol expects PostgreSQL's rules (division by zero
         // is an error, ...), not the SQLite corpus's.
         let mut session = db.session();
         session.set_semantics(Semantics::PostgreSql);
+        let mut settings = Settings::default();
+        if let Some(after) = monitoring.log_min_duration {
+            settings.adopt("log_min_duration_statement", &after.as_millis().to_string());
+        }
+        let Monitoring {
+            activities,
+            statements,
+            log,
+            log_min_duration,
+        } = monitoring;
         SessionState {
             session,
             db: db.clone(),
-            settings: Arc::new(Mutex::new(Settings::default())),
+            settings: Arc::new(Mutex::new(settings)),
             failed: AtomicBool::new(false),
             adopted_startup: AtomicBool::new(false),
             starting: OnceLock::new(),
@@ -82,12 +105,29 @@ impl SessionState {
             terminate: Arc::new(tokio::sync::Notify::new()),
             statements,
             normalized: Mutex::new(HashMap::new()),
+            log,
+            log_min_duration: Mutex::new(log_min_duration),
         }
     }
 
-    /// Counts a statement that ran, `text` as the client sent it, in the server's statement
-    /// statistics.
-    pub fn record_statement(&self, text: &str, elapsed: std::time::Duration, rows: u64) {
+    /// Counts a statement that ran (`text`: its own text, as the client sent it) in the
+    /// server's statement statistics, and logs it if it ran at least
+    /// `log_min_duration_statement`.
+    pub fn record_statement(&self, text: &str, elapsed: Duration, rows: u64) {
+        let figures = self.session.take_statement_figures();
+        let slow = self
+            .log_min_duration
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|after| elapsed >= after);
+        if slow {
+            let pid = self.backend().map_or(0, |b| b.pid);
+            let plan = figures.access_path.as_deref().unwrap_or("-");
+            self.log.write(&format!(
+                "[{pid}] LOG:  duration: {:.3} ms  rows: {rows}  plan: {plan}  statement: {text}",
+                elapsed.as_secs_f64() * 1e3,
+            ));
+        }
         let normalized = {
             let mut cache = self
                 .normalized
@@ -106,13 +146,8 @@ impl SessionState {
             }
         };
         let user = self.backend().map(|b| b.user.clone()).unwrap_or_default();
-        self.statements.record(
-            role_oid(&user),
-            &normalized,
-            elapsed,
-            rows,
-            self.session.take_statement_figures(),
-        );
+        self.statements
+            .record(role_oid(&user), &normalized, elapsed, rows, figures);
     }
 
     /// Completes when `pg_terminate_backend` names this connection.
@@ -284,6 +319,14 @@ impl SessionState {
             "statement_timeout" => {
                 let timeout = milliseconds_setting(&name, value)?;
                 self.session.set_statement_timeout(timeout);
+                return Ok(());
+            }
+            "log_min_duration_statement" => {
+                let after = log_duration_setting(&name, value)?;
+                *self
+                    .log_min_duration
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = after;
                 return Ok(());
             }
             "default_transaction_isolation" => default.isolation = level()?,

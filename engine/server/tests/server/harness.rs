@@ -101,6 +101,7 @@ pub fn test_options(max_connections: usize) -> ServeOptions {
         drain: Duration::from_secs(2),
         auth: AuthMethod::Trust,
         tls: None,
+        ..ServeOptions::default()
     }
 }
 

@@ -422,3 +422,91 @@ async fn pg_stat_statements_counts_the_retries_of_a_write() {
     assert_eq!(v.get::<_, i32>(0), 1, "applied once");
     server.stop().await;
 }
+
+/// `log_min_duration_statement`: statements that ran at least that long are logged with their
+/// duration, rows and plan, and EXPLAIN ANALYZE of the same text shows that plan; the server's
+/// setting is where sessions start, and a session can SET its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_statements_are_logged_with_their_plan() {
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let options = rowdex_server::ServeOptions {
+        log: rowdex_server::ServerLog::to(move |line| {
+            sink.lock().expect("log").push(line.to_string());
+        }),
+        log_min_duration: Some(Duration::from_secs(3600)),
+        ..crate::harness::test_options(10)
+    };
+    let server = TestServer::with_options(
+        options,
+        "CREATE TABLE t (k INT PRIMARY KEY, v TEXT); CREATE INDEX t_v ON t (v);
+         INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'a');",
+    )
+    .await;
+    let client = server.client().await;
+    let shown = client
+        .query_one("SHOW log_min_duration_statement", &[])
+        .await
+        .expect("show");
+    assert_eq!(shown.get::<_, String>(0), "3600000");
+    client
+        .simple_query("SELECT k FROM t WHERE v = 'a'")
+        .await
+        .expect("fast enough");
+    assert!(
+        lines.lock().expect("log").is_empty(),
+        "logged under the bar"
+    );
+
+    client
+        .batch_execute("SET log_min_duration_statement = 0")
+        .await
+        .expect("log everything");
+    client
+        .simple_query("SELECT k FROM t WHERE v = 'a'")
+        .await
+        .expect("logged");
+    let logged = lines.lock().expect("log").clone();
+    let line = logged
+        .iter()
+        .find(|line| line.contains("statement: SELECT k FROM t WHERE v = 'a'"))
+        .unwrap_or_else(|| panic!("not logged: {logged:?}"));
+    assert!(line.contains("LOG:  duration: "), "{line}");
+    assert!(
+        line.contains(" ms  rows: 2  plan: INDEX SCAN t using t_v  "),
+        "{line}"
+    );
+    let explained: Vec<String> = client
+        .simple_query("EXPLAIN ANALYZE SELECT k FROM t WHERE v = 'a'")
+        .await
+        .expect("explain analyze")
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        explained
+            .iter()
+            .any(|l| l.contains("INDEX SCAN t using t_v")),
+        "{explained:?}"
+    );
+
+    client
+        .batch_execute("SET log_min_duration_statement = -1")
+        .await
+        .expect("log nothing");
+    let before = lines.lock().expect("log").len();
+    client
+        .simple_query("SELECT k FROM t WHERE v = 'b'")
+        .await
+        .expect("not logged");
+    assert_eq!(lines.lock().expect("log").len(), before);
+    let refused = client
+        .batch_execute("SET log_min_duration_statement = 'soon'")
+        .await
+        .expect_err("not a duration");
+    assert_eq!(sqlstate(&refused), "22023");
+    server.stop().await;
+}
