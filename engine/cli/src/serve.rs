@@ -48,6 +48,9 @@ pub struct ServeArgs {
     /// standard error, with its duration, plan and rows; a session can SET its own
     #[arg(long, value_name = "MS")]
     log_min_duration_statement: Option<u64>,
+    /// Serve metrics (OpenMetrics text, which Prometheus scrapes) at http://ADDRESS/metrics
+    #[arg(long, value_name = "ADDRESS")]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 pub async fn serve(args: ServeArgs) -> ExitCode {
@@ -76,6 +79,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
         tls,
         log_min_duration: args.log_min_duration_statement.map(Duration::from_millis),
         log: ServerLog::stderr(),
+        metrics: args.metrics,
     };
     let server = match Server::bind(options).await {
         Ok(server) => server,
@@ -88,6 +92,9 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
     match server.local_addr() {
         Ok(addr) => eprintln!("rowdex serve: {database} on {addr}"),
         Err(e) => eprintln!("rowdex serve: {database} ({e})"),
+    }
+    if let Some(addr) = server.metrics_addr() {
+        eprintln!("rowdex serve: metrics at http://{addr}/metrics");
     }
     let served = server.run(&db, stop_signal()).await;
     let flushed = db.flush().await;

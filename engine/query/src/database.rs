@@ -11,6 +11,7 @@ use rowdex_catalog::{Catalog, RoleDef, TableDef, keyspace};
 use rowdex_store::locks::LockMode;
 use rowdex_store::{
     Durability, EtcdAddress, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore,
+    StoreMetrics,
 };
 
 use crate::db::DbState;
@@ -25,6 +26,16 @@ use crate::error::Result;
 use crate::native::cache::QueryCache;
 use crate::session::Session;
 use crate::write::bulk::drop_unfinished_indexes;
+
+/// What [`Database::metrics`] reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DatabaseMetrics {
+    pub store: StoreMetrics,
+    /// Row-lock requests that had to wait, since the database was opened.
+    pub lock_waits: u64,
+    /// Transactions a deadlock made its victim.
+    pub deadlocks: u64,
+}
 
 /// An open rowdex database. Cheap to clone; every clone shares the same store and catalog.
 #[derive(Clone, Debug)]
@@ -189,6 +200,17 @@ impl Database {
     /// tell (etcd).
     pub fn database_size(&self) -> Result<Option<u64>> {
         Ok(self.inner.store.total_size()?)
+    }
+
+    /// What the store reports of itself (writes applied, memtable, compactions, cache), and
+    /// the row-lock waits and deadlocks of this process, for monitoring.
+    pub fn metrics(&self) -> DatabaseMetrics {
+        let locks = self.inner.lock_counts();
+        DatabaseMetrics {
+            store: self.inner.store.metrics(),
+            lock_waits: locks.waits,
+            deadlocks: locks.deadlocks,
+        }
     }
 
     /// Every role, by name.

@@ -89,6 +89,11 @@ impl DbState {
         RowLocks::new(Arc::clone(&self.locks), owner, tag)
     }
 
+    /// Row-lock requests that waited, and deadlock victims, in this process so far.
+    pub(crate) fn lock_counts(&self) -> rowdex_store::locks::LockCounts {
+        self.locks.counts()
+    }
+
     /// Every holder and waiter of a row lock in this process right now.
     pub(crate) fn lock_entries(&self) -> Vec<rowdex_store::locks::LockEntry> {
         self.locks.entries()

@@ -59,7 +59,7 @@ pub use copy_data::binary_arrays::array_send;
 pub use copy_data::format::{CopyFormat, CopyFormatKind};
 pub use copy_data::numeric_binary::numeric_text;
 pub use copy_data::stream::{CopyIn, CopyOut};
-pub use database::{Database, RowLock};
+pub use database::{Database, DatabaseMetrics, RowLock};
 pub use db::characteristics::{Characteristics, IsolationLevel};
 pub use db::clock::{Clock, ManualClock, SystemClock};
 pub use db::planning::Planning;

@@ -162,14 +162,12 @@ impl Connection {
         }
         let started = std::time::Instant::now();
         let ran = self.run_in_block(client, kind, sql, run).await;
-        if let Ok((output, _)) = &ran {
-            let rows = match output {
-                Output::Affected { rows } => *rows,
-                output => output.row_count() as u64,
-            };
-            self.state
-                .record_statement(texts.counted, started.elapsed(), rows);
-        }
+        let rows = ran.as_ref().ok().map(|(output, _)| match output {
+            Output::Affected { rows } => *rows,
+            output => output.row_count() as u64,
+        });
+        self.state
+            .statement_done(texts.counted, started.elapsed(), rows);
         // The cursors of a transaction that ended (or of a statement outside one) go with it.
         if !self.state.session.in_transaction() {
             self.state.cursors().end_transaction();

@@ -5,7 +5,8 @@
 //! Files, each importing only from those listed before it:
 //! 1. `error` (what stops the server), `sqlstate` (statement errors as PostgreSQL errors),
 //!    `cancel` (process ids, cancel keys and cancel requests), `activity` (what each
-//!    connection is doing: `pg_stat_activity`, cancel and terminate by pid),
+//!    connection is doing: `pg_stat_activity`, cancel and terminate by pid), `metrics` (the
+//!    OpenMetrics endpoint),
 //!    `statement_stats` (what `pg_stat_statements` counts), `server_log` (where log lines
 //!    go), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
@@ -34,6 +35,7 @@ mod jsons;
 mod kind;
 mod listener;
 mod lists;
+mod metrics;
 mod pg_catalog;
 mod prepared_statements;
 mod scram;

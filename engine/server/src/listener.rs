@@ -23,6 +23,7 @@ use crate::activity::Activities;
 use crate::cancel::CancelRegistry;
 use crate::connection::Connection;
 use crate::error::{Result, ServerError};
+use crate::metrics::{ServerMetrics, bind_metrics, serve_metrics};
 use crate::server_log::ServerLog;
 use crate::startup::{AuthMethod, Authenticator, Startup, TooManyConnections};
 use crate::state::{Monitoring, SessionState};
@@ -46,6 +47,8 @@ pub struct ServeOptions {
     pub log_min_duration: Option<Duration>,
     /// Where the log goes.
     pub log: ServerLog,
+    /// Where the metrics are served (`GET /metrics`, OpenMetrics text), if anywhere.
+    pub metrics: Option<SocketAddr>,
 }
 
 impl Default for ServeOptions {
@@ -58,6 +61,7 @@ impl Default for ServeOptions {
             tls: None,
             log_min_duration: None,
             log: ServerLog::stderr(),
+            metrics: None,
         }
     }
 }
@@ -67,6 +71,8 @@ pub struct Server {
     listener: TcpListener,
     options: ServeOptions,
     tls: Option<TlsAcceptor>,
+    /// The metrics endpoint's listener, when `options.metrics` asks for one.
+    metrics: Option<TcpListener>,
 }
 
 /// The handlers pgwire asks for, for one connection.
@@ -131,11 +137,27 @@ impl Server {
                     source,
                 })?;
         let tls = options.tls.as_ref().map(acceptor).transpose()?;
+        let metrics = match options.metrics {
+            Some(addr) => Some(
+                bind_metrics(addr)
+                    .await
+                    .map_err(|source| ServerError::Listen { addr, source })?,
+            ),
+            None => None,
+        };
         Ok(Server {
             listener,
             options,
             tls,
+            metrics,
         })
+    }
+
+    /// The address the metrics are served on, if they are.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .and_then(|listener| listener.local_addr().ok())
     }
 
     /// The address the server listens on.
@@ -154,6 +176,11 @@ impl Server {
         let cancels = Arc::new(CancelRegistry::default());
         let activities = Arc::new(Activities::new(cancels.clone()));
         let statements = Arc::new(StatementStats::default());
+        let metrics = Arc::new(ServerMetrics::new(db, activities.clone()));
+        // Dropped (and so stopped) when the server's run ends.
+        let _metrics_endpoint = self
+            .metrics
+            .map(|listener| AbortOnDrop(tokio::spawn(serve_metrics(listener, metrics.clone()))));
         let auth = Arc::new(Authenticator::new(self.options.auth, db, cancels.clone()));
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
@@ -172,6 +199,7 @@ impl Server {
                                 Monitoring {
                                     activities: activities.clone(),
                                     statements: statements.clone(),
+                                    metrics: metrics.clone(),
                                     log: self.options.log.clone(),
                                     log_min_duration: self.options.log_min_duration,
                                 },
@@ -215,5 +243,14 @@ impl Server {
             connections.shutdown().await;
         }
         Ok(())
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

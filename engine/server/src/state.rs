@@ -18,6 +18,7 @@ use rowdex::{
 use crate::activity::{Activities, Backend, Registered, Standing, Startup};
 use crate::cancel::CancelKey;
 use crate::cursors::Cursors;
+use crate::metrics::{ServerMetrics, statement_kind};
 use crate::pg_catalog::functions::SessionFacts;
 use crate::pg_catalog::monitoring::role_oid;
 use crate::pg_catalog::schema::register_pg_catalog;
@@ -55,6 +56,8 @@ pub struct SessionState {
     /// The server's statement statistics, and the texts this connection normalized for them.
     statements: Arc<StatementStats>,
     normalized: Mutex<HashMap<String, NormalizedStatement>>,
+    /// The server's metrics.
+    metrics: Arc<ServerMetrics>,
     /// The server's log, and how long a statement runs before it is logged
     /// (`log_min_duration_statement`; None: never).
     log: ServerLog,
@@ -65,6 +68,7 @@ pub struct SessionState {
 pub struct Monitoring {
     pub activities: Arc<Activities>,
     pub statements: Arc<StatementStats>,
+    pub metrics: Arc<ServerMetrics>,
     pub log: ServerLog,
     /// The server's `log_min_duration_statement`, which a session starts with.
     pub log_min_duration: Option<Duration>,
@@ -87,6 +91,7 @@ impl SessionState {
         let Monitoring {
             activities,
             statements,
+            metrics,
             log,
             log_min_duration,
         } = monitoring;
@@ -105,16 +110,22 @@ impl SessionState {
             terminate: Arc::new(tokio::sync::Notify::new()),
             statements,
             normalized: Mutex::new(HashMap::new()),
+            metrics,
             log,
             log_min_duration: Mutex::new(log_min_duration),
         }
     }
 
     /// Counts a statement that ran (`text`: its own text, as the client sent it) in the
-    /// server's statement statistics, and logs it if it ran at least
-    /// `log_min_duration_statement`.
-    pub fn record_statement(&self, text: &str, elapsed: Duration, rows: u64) {
+    /// server's metrics; one that succeeded with `rows` also in its statement statistics, and
+    /// in its log if it ran at least `log_min_duration_statement`.
+    pub fn statement_done(&self, text: &str, elapsed: Duration, rows: Option<u64>) {
         let figures = self.session.take_statement_figures();
+        self.metrics
+            .statement(statement_kind(text), rows.is_some(), elapsed, &figures);
+        let Some(rows) = rows else {
+            return;
+        };
         let slow = self
             .log_min_duration
             .lock()
@@ -180,7 +191,9 @@ impl SessionState {
                 .unwrap_or_default(),
             terminate: self.terminate.clone(),
         });
-        let _ = self.backend.set(registered);
+        if self.backend.set(registered).is_ok() {
+            self.metrics.connection_accepted();
+        }
     }
 
     /// This connection's entry in the server's activity, once started.

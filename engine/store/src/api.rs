@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::range::EntryVisitor;
+use crate::store_metrics::StoreMetrics;
 use crate::{CountPage, Direction, KeyRange, Result, ScanPage, WriteBatch};
 
 /// What a backend can do, so callers can pick strategies (e.g. whether reverse scans are cheap).
@@ -200,6 +201,11 @@ pub trait KvStore: KvRead {
     /// the backend cannot tell.
     fn total_size(&self) -> Result<Option<u64>> {
         Ok(None)
+    }
+
+    /// What the store reports of itself for monitoring (see [`StoreMetrics`]).
+    fn metrics(&self) -> StoreMetrics {
+        StoreMetrics::default()
     }
 
     /// The row locks this process shares with the other processes of the database, for a

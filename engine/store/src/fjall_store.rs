@@ -27,6 +27,7 @@ use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
+use crate::store_metrics::StoreMetrics;
 use crate::range::{
     CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, in_key_order,
     visit_entries,
@@ -371,6 +372,25 @@ impl Backend for FjallBackend {
     /// The database's files: tables, journals and fjall's own (fjall's `disk_space`).
     fn total_size(&self) -> Result<Option<u64>> {
         Ok(Some(self.db.disk_space()?))
+    }
+
+    fn metrics(&self) -> StoreMetrics {
+        let tree_metrics = self.data.metrics();
+        StoreMetrics {
+            memtable_bytes: Some(self.data.tree.active_memtable().size()),
+            sealed_memtables: Some(self.data.sealed_memtable_count() as u64),
+            tables: Some(self.data.table_count() as u64),
+            compactions_running: Some(self.db.active_compactions() as u64),
+            compactions_done: Some(self.db.compactions_completed() as u64),
+            compaction_seconds: Some(self.db.time_compacting().as_secs_f64()),
+            journal_files: Some(self.db.journal_count() as u64),
+            disk_bytes: self.db.disk_space().ok(),
+            cache_bytes: Some(self.db.cache_size()),
+            cache_capacity_bytes: Some(self.db.cache_capacity()),
+            cache_hits: Some(tree_metrics.block_load_cached_count() as u64),
+            block_loads: Some(tree_metrics.block_loads() as u64),
+            ..StoreMetrics::default()
+        }
     }
 
     fn apply(&self, batch: WriteBatch) -> Result<()> {

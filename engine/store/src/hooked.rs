@@ -132,6 +132,10 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     fn total_size(&self) -> Result<Option<u64>> {
         self.inner.total_size()
     }
+
+    fn metrics(&self) -> crate::StoreMetrics {
+        self.inner.metrics()
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

@@ -31,6 +31,7 @@ mod memory;
 pub mod metered;
 mod optimistic;
 mod range;
+mod store_metrics;
 mod stream;
 
 pub use api::{
@@ -46,4 +47,5 @@ pub use fjall_store::{
 pub use memory::MemoryStore;
 pub use optimistic::Store;
 pub use range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+pub use store_metrics::StoreMetrics;
 pub use stream::{scan_ranges_stream, scan_stream};

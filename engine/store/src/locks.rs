@@ -77,6 +77,15 @@ pub struct LockTable {
     graph: RwLock<()>,
     /// The locks of every process sharing the store, when it is shared (see the header).
     cluster: Option<Arc<dyn ClusterLocks>>,
+    /// Requests that ended as a deadlock's victim, since the table was made.
+    deadlocks: AtomicU64,
+}
+
+/// How many lock requests waited, and how many of those a deadlock ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LockCounts {
+    pub waits: u64,
+    pub deadlocks: u64,
 }
 
 /// How a wait in a queue ended.
@@ -168,7 +177,7 @@ impl LockTable {
                 // Out of the queue before the next search runs: one victim per cycle. Granted
                 // meanwhile (a member of the cycle gave up), it has the lock after all.
                 return match waiting.give_up() {
-                    true => Err(StoreError::Deadlock),
+                    true => Err(self.deadlock()),
                     false => Ok(Locked::Granted),
                 };
             }
@@ -194,7 +203,7 @@ impl LockTable {
                 Err(StoreError::LockNotAvailable)
             }
             Some(WaitEnd::Cycle) => match waiting.give_up() {
-                true => Err(StoreError::Deadlock),
+                true => Err(self.deadlock()),
                 false => Ok(Locked::Granted),
             },
             None => match waiting.give_up() {
@@ -202,6 +211,20 @@ impl LockTable {
                 false => Ok(Locked::Granted),
                 true => Err(StoreError::LockTimeout),
             },
+        }
+    }
+
+    /// Counts a deadlock victim and gives its error.
+    fn deadlock(&self) -> StoreError {
+        self.deadlocks.fetch_add(1, Ordering::Relaxed);
+        StoreError::Deadlock
+    }
+
+    /// Lock requests that waited (each wait takes a ticket), and deadlock victims, so far.
+    pub fn counts(&self) -> LockCounts {
+        LockCounts {
+            waits: self.tickets.load(Ordering::Relaxed),
+            deadlocks: self.deadlocks.load(Ordering::Relaxed),
         }
     }
 

@@ -281,6 +281,10 @@ impl KvStore for MeteredStore {
         self.inner.total_size()
     }
 
+    fn metrics(&self) -> crate::StoreMetrics {
+        self.inner.metrics()
+    }
+
     fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
         self.inner.cluster_locks()
     }

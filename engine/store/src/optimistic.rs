@@ -33,7 +33,9 @@ mod transaction;
 use std::sync::Arc;
 
 use crate::api::{Capabilities, KvRead, KvStore, Transaction};
-use crate::batch::WriteBatch;
+use crate::batch::{Mutation, WriteBatch};
+use crate::store_metrics::StoreMetrics;
+use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::Result;
 use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
 use commit_count::CommitCount;
@@ -75,6 +77,11 @@ pub trait Backend: KvRead + 'static {
 
     /// See [`KvStore::total_size`].
     fn total_size(&self) -> Result<Option<u64>>;
+
+    /// The backend's own figures (memtable, compactions, cache); writes are counted above it.
+    fn metrics(&self) -> StoreMetrics {
+        StoreMetrics::default()
+    }
 }
 
 /// A store over one backend: [`crate::FjallStore`] and [`crate::MemoryStore`] are this.
@@ -199,6 +206,10 @@ impl<B: Backend> KvStore for Store<B> {
     fn total_size(&self) -> Result<Option<u64>> {
         self.backend().total_size()
     }
+
+    fn metrics(&self) -> StoreMetrics {
+        self.core.metrics()
+    }
 }
 
 /// A backend plus the lock that orders all commits to it.
@@ -209,6 +220,33 @@ pub(crate) struct Core<B> {
     commit_lock: tokio::sync::Mutex<()>,
     /// Every batch applied to the backend, for transactions to tell that nothing changed.
     commits: CommitCount,
+    /// What the applied batches wrote, for [`KvStore::metrics`].
+    written: Written,
+}
+
+/// Batches applied, and the keys and bytes they wrote.
+#[derive(Debug, Default)]
+struct Written {
+    batches: AtomicU64,
+    keys: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Written {
+    fn count(&self, batch: &WriteBatch) {
+        let bytes: usize = batch
+            .mutations()
+            .iter()
+            .map(|mutation| match mutation {
+                Mutation::Put { key, value } => key.len() + value.len(),
+                Mutation::Delete { key } => key.len(),
+            })
+            .sum();
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.keys
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
 }
 
 impl<B: Backend> Core<B> {
@@ -217,6 +255,7 @@ impl<B: Backend> Core<B> {
             backend,
             commit_lock: tokio::sync::Mutex::new(()),
             commits: CommitCount::default(),
+            written: Written::default(),
         })
     }
     pub(crate) fn backend(&self) -> &B {
@@ -231,7 +270,17 @@ impl<B: Backend> Core<B> {
         batch.validate()?;
         let _commit = self.commit_lock.lock().await;
         let _applying = self.commits.applying();
+        self.written.count(&batch);
         self.backend.apply(batch)
+    }
+
+    /// The backend's figures with the writes applied through this core.
+    pub(crate) fn metrics(&self) -> StoreMetrics {
+        let mut metrics = self.backend.metrics();
+        metrics.commits = self.written.batches.load(Ordering::Relaxed);
+        metrics.keys_written = self.written.keys.load(Ordering::Relaxed);
+        metrics.bytes_written = self.written.bytes.load(Ordering::Relaxed);
+        metrics
     }
 
     /// Starts a transaction on a snapshot of the current state.
@@ -256,6 +305,7 @@ impl<B: Backend> Committer for Core<B> {
             reads.validate(&self.backend).await?;
         }
         let _applying = self.commits.applying();
+        self.written.count(&batch);
         self.backend.apply(batch)
     }
 

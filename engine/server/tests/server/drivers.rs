@@ -78,6 +78,24 @@ fn clients() -> Clients {
     }
 }
 
+/// The samples of a metrics endpoint, read by the Prometheus Python client's OpenMetrics
+/// parser (`tests/clients/read_metrics.py`): `type name{labels} value` lines.
+pub(crate) async fn read_metrics(url: &str) -> Vec<String> {
+    let python = installed(
+        "ROWDEX_CLIENTS_PYTHON",
+        cache_dir().join("clients-venv/bin/python"),
+        "the clients' Python (prometheus-client)",
+    );
+    let mut command = Command::new(python);
+    command
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg(scenarios_dir().join("read_metrics.py"))
+        .arg(url);
+    let run = run_program(command, Duration::from_secs(60)).await;
+    assert!(run.success, "read_metrics.py failed: {}", run.stderr);
+    run.stdout.lines().map(str::to_string).collect()
+}
+
 fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }

@@ -13,6 +13,8 @@ use tokio_postgres::{Client, NoTls};
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// Where the metrics are served, when the options asked for them.
+    pub metrics_addr: Option<SocketAddr>,
     /// The database served, for what a test checks behind the server's back.
     pub db: Database,
     stop: Option<oneshot::Sender<()>>,
@@ -47,6 +49,7 @@ impl TestServer {
         let server = Server::bind(options).await.expect("bind");
         let served = db.clone();
         let addr = server.local_addr().expect("address");
+        let metrics_addr = server.metrics_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             server
@@ -58,6 +61,7 @@ impl TestServer {
         });
         TestServer {
             addr,
+            metrics_addr,
             db,
             stop: Some(stop),
             task: Some(task),

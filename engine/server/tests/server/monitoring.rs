@@ -510,3 +510,123 @@ async fn slow_statements_are_logged_with_their_plan() {
     assert_eq!(sqlstate(&refused), "22023");
     server.stop().await;
 }
+
+/// The value of the sample `name{labels}` in `samples` (`type name{labels} value` lines).
+fn sample(samples: &[String], name: &str) -> f64 {
+    samples
+        .iter()
+        .find_map(|line| {
+            let (_, rest) = line.split_once(' ')?;
+            let (key, value) = rest.rsplit_once(' ')?;
+            (key == name).then(|| value.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no sample {name} in {samples:#?}"))
+}
+
+/// `--metrics`: the OpenMetrics text Prometheus scrapes, read by the Prometheus Python client's
+/// parser, counts statements by kind and outcome, their durations, the connections, the
+/// store's writes and reads, and row-lock waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_endpoint_counts_what_the_server_did() {
+    let options = rowdex_server::ServeOptions {
+        metrics: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        ..crate::harness::test_options(10)
+    };
+    let server = TestServer::with_options(options, "").await;
+    let url = format!(
+        "http://{}/metrics",
+        server.metrics_addr.expect("metrics address")
+    );
+    let client = server.client().await;
+    client
+        .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v INT)")
+        .await
+        .expect("create");
+    for k in 1..=5 {
+        client
+            .simple_query(&format!("INSERT INTO t VALUES ({k}, 0)"))
+            .await
+            .expect("insert");
+    }
+    for k in 1..=3 {
+        client
+            .simple_query(&format!("SELECT v FROM t WHERE k = {k}"))
+            .await
+            .expect("select");
+    }
+    client
+        .simple_query("SELECT v FROM t WHERE k = 1 / 0")
+        .await
+        .expect_err("division by zero");
+
+    // A row-lock wait: the second UPDATE waits for the first's transaction.
+    let holder = server.client().await;
+    holder
+        .batch_execute("BEGIN; UPDATE t SET v = 1 WHERE k = 1")
+        .await
+        .expect("lock");
+    let waiter = server.client().await;
+    let waiting = tokio::spawn(async move {
+        waiter
+            .simple_query("UPDATE t SET v = 2 WHERE k = 1")
+            .await
+            .map(|_| ())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    holder.batch_execute("COMMIT").await.expect("commit");
+    waiting.await.expect("waiter").expect("the waiting update");
+
+    let samples = crate::drivers::read_metrics(&url).await;
+    let statements = |kind: &str, outcome: &str| {
+        sample(
+            &samples,
+            &format!("rowdex_statements_total{{kind=\"{kind}\",outcome=\"{outcome}\"}}"),
+        )
+    };
+    assert_eq!(statements("insert", "ok"), 5.0);
+    assert_eq!(statements("read", "ok"), 3.0);
+    assert_eq!(statements("read", "error"), 1.0);
+    assert_eq!(statements("ddl", "ok"), 1.0);
+    assert_eq!(statements("update", "ok"), 2.0);
+    assert_eq!(
+        sample(
+            &samples,
+            "rowdex_statement_duration_seconds_count{kind=\"read\"}"
+        ),
+        4.0
+    );
+    assert!(
+        sample(
+            &samples,
+            "rowdex_statement_duration_seconds_sum{kind=\"insert\"}"
+        ) > 0.0
+    );
+    // The waiter's connection closed with its task; the other two are open.
+    let waited = std::time::Instant::now();
+    let mut samples = samples;
+    while sample(&samples, "rowdex_connections{}") != 2.0 {
+        assert!(waited.elapsed() < Duration::from_secs(30), "{samples:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        samples = crate::drivers::read_metrics(&url).await;
+    }
+    assert_eq!(sample(&samples, "rowdex_connections_accepted_total{}"), 3.0);
+    assert!(sample(&samples, "rowdex_lock_waits_total{}") >= 1.0);
+    assert!(sample(&samples, "rowdex_store_commits_total{}") >= 7.0);
+    assert!(sample(&samples, "rowdex_store_bytes_written_total{}") > 0.0);
+    assert!(sample(&samples, "rowdex_store_row_gets_total{}") >= 3.0);
+    assert!(sample(&samples, "rowdex_store_entries_read_total{}") >= 3.0);
+
+    // Anything but /metrics is not found.
+    let mut other = tokio::net::TcpStream::connect(server.metrics_addr.expect("address"))
+        .await
+        .expect("connect");
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    other
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("request");
+    let mut answer = String::new();
+    other.read_to_string(&mut answer).await.expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    server.stop().await;
+}
