@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rowdex::ProgressFn;
+use rowdex::{Progress, ProgressFn};
 
 /// Redraws at most this often, so a fast build does not spend its time printing.
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
@@ -17,7 +17,8 @@ pub fn terminal_progress() -> Option<ProgressFn> {
         return None;
     }
     let last_draw: Mutex<Option<Instant>> = Mutex::new(None);
-    Some(Arc::new(move |what: &str, done: u64, total: u64| {
+    Some(Arc::new(move |progress: &Progress<'_>| {
+        let (done, total) = (progress.done, progress.total);
         let Ok(mut last) = last_draw.lock() else {
             return;
         };
@@ -39,7 +40,8 @@ pub fn terminal_progress() -> Option<ProgressFn> {
         let mut stderr = std::io::stderr().lock();
         let _ = write!(
             stderr,
-            "\r{what}: [{}{}] {done}/{total}",
+            "\r{}: [{}{}] {done}/{total}",
+            progress.label(),
             "#".repeat(filled),
             " ".repeat(WIDTH - filled)
         );

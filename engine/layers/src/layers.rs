@@ -17,6 +17,7 @@ pub const QUERY_LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("format", 1),
     ("time_zone", 1),
+    ("progress", 1),
     ("array_text", 1),
     ("stack_depth", 1),
     ("output", 2),

@@ -10,8 +10,7 @@ use datafusion::prelude::SessionContext;
 use rowdex_catalog::{Catalog, RoleDef, TableDef, keyspace};
 use rowdex_store::locks::LockMode;
 use rowdex_store::{
-    Durability, EtcdAddress, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore,
-    StoreMetrics,
+    Durability, EtcdAddress, EtcdOptions, EtcdStore, FjallStore, KvStore, MemoryStore, StoreMetrics,
 };
 
 use crate::db::DbState;

@@ -24,7 +24,8 @@
 //!
 //! The crate is built in layers, each importing only from the layers below it (checked by
 //! `rowdex-layers`; DESIGN-NOTES.md lists them):
-//! 1. `error`, `format`, `time_zone`, `array_text`, `stack_depth` (room on the stack);
+//! 1. `error`, `format`, `time_zone`, `progress` (what long operations report), `array_text`,
+//!    `stack_depth` (room on the stack);
 //! 2. `output`, `values`, `copy_data` (COPY's formats and the data a client sends or gets),
 //!    `sql` (text into statements), `db` (the state sessions share);
 //! 3. `scan` (reading an access path), `write` (rows into the store);
@@ -47,6 +48,7 @@ mod native;
 mod output;
 mod paging;
 mod prepared;
+mod progress;
 mod scan;
 mod session;
 mod sql;
@@ -78,8 +80,9 @@ pub use functions::quote::{quote_ident, quote_literal};
 pub use output::Output;
 pub use paging::Page;
 pub use prepared::{Description, Prepared};
+pub use progress::{Progress, ProgressFn, Work};
 pub use rowdex_codec::Datum;
-pub use session::{Executor, ProgressFn, Session};
+pub use session::{Executor, Session};
 pub use sql::command::Command;
 pub use sql::hints::QueryHints;
 pub use sql::normalize::{NormalizedStatement, normalize_statement};

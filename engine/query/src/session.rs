@@ -25,6 +25,7 @@ use crate::error::Result;
 use crate::native::cache::QueryCache;
 use crate::native::select::NativeSelect;
 use crate::output::Output;
+use crate::progress::ProgressFn;
 use crate::sql::hints::QueryHints;
 use crate::sql::integer_types::IntegerColumns;
 use crate::sql::output_names::{postgres_columns, renamed};
@@ -91,10 +92,6 @@ pub struct Session {
     /// [`Session::take_statement_figures`]; a trigger's statements add to their firing one's.
     pub(crate) report: Arc<StatementReport>,
 }
-
-/// Called during long operations (an index build, a COPY load) with (what, done, total
-/// estimate); `what` names the unit counted.
-pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
 
 impl Session {
     /// A new connection to the database `db`, whose DataFusion context is `ctx`.

@@ -13,6 +13,7 @@ use std::time::SystemTime;
 
 use dashmap::DashMap;
 use pgwire::messages::startup::SecretKey;
+use rowdex::{Progress, Work};
 use tokio::sync::Notify;
 
 use crate::cancel::CancelRegistry;
@@ -61,6 +62,53 @@ pub struct Doing {
     pub state_change: SystemTime,
 }
 
+/// A long operation a backend runs, as its last progress report left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ongoing {
+    /// CREATE INDEX's backfill: rows read of the table's estimate.
+    IndexBuild {
+        table: String,
+        index: String,
+        rows_done: u64,
+        rows_total: u64,
+    },
+    /// COPY FROM: bytes read (of the file's size, 0 for data a client sends) and rows loaded.
+    CopyFrom {
+        table: String,
+        from_client: bool,
+        bytes_done: u64,
+        bytes_total: u64,
+        rows: u64,
+    },
+}
+
+impl Ongoing {
+    pub fn of(progress: &Progress<'_>) -> Ongoing {
+        match progress.work {
+            Work::IndexBuild { table, index } => Ongoing::IndexBuild {
+                table: table.to_string(),
+                index: index.to_string(),
+                rows_done: progress.done,
+                rows_total: progress.total,
+            },
+            Work::CopyFrom {
+                table,
+                source,
+                rows,
+            } => Ongoing::CopyFrom {
+                table: table.to_string(),
+                from_client: source.eq_ignore_ascii_case("stdin"),
+                bytes_done: progress.done,
+                bytes_total: progress.total,
+                rows,
+            },
+        }
+    }
+}
+
+/// Where a session's progress reports land, shared by its callback and its backend.
+pub type ProgressSlot = Arc<Mutex<Option<Ongoing>>>;
+
 /// One connection, as the server's monitoring sees it.
 #[derive(Debug)]
 pub struct Backend {
@@ -74,6 +122,8 @@ pub struct Backend {
     doing: Mutex<Doing>,
     /// Notified to close the connection (`pg_terminate_backend`).
     terminate: Arc<Notify>,
+    /// The long operation it runs, if any.
+    progress: ProgressSlot,
 }
 
 /// Who a new backend is.
@@ -86,6 +136,7 @@ pub struct Startup {
     pub client: Option<SocketAddr>,
     pub application_name: String,
     pub terminate: Arc<Notify>,
+    pub progress: ProgressSlot,
 }
 
 /// A backend's entry, removed from its server's [`Activities`] when dropped (the connection
@@ -123,6 +174,7 @@ impl Activities {
                 state_change: now,
             }),
             terminate: startup.terminate,
+            progress: startup.progress,
         });
         self.backends.insert(backend.pid, backend.clone());
         Registered {
@@ -216,8 +268,17 @@ impl Backend {
         }
     }
 
+    /// The long operation it runs now, if any.
+    pub fn ongoing(&self) -> Option<Ongoing> {
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The statement ended, leaving the transaction as `standing` says.
     pub fn statement_ended(&self, standing: Standing) {
+        *self.progress.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let mut doing = self.doing_mut();
         doing.state = State::Idle(standing);
         doing.state_change = SystemTime::now();

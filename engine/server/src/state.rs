@@ -12,10 +12,11 @@ use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
 use pgwire::messages::response::TransactionStatus;
 use rowdex::time_zone::TimeZone;
 use rowdex::{
-    Database, IsolationLevel, NormalizedStatement, Semantics, Session, normalize_statement,
+    Database, IsolationLevel, NormalizedStatement, Progress, Semantics, Session,
+    normalize_statement,
 };
 
-use crate::activity::{Activities, Backend, Registered, Standing, Startup};
+use crate::activity::{Activities, Backend, Ongoing, ProgressSlot, Registered, Standing, Startup};
 use crate::cancel::CancelKey;
 use crate::cursors::Cursors;
 use crate::metrics::{ServerMetrics, statement_kind};
@@ -58,6 +59,8 @@ pub struct SessionState {
     normalized: Mutex<HashMap<String, NormalizedStatement>>,
     /// The server's metrics.
     metrics: Arc<ServerMetrics>,
+    /// Where the session's progress reports land (`pg_stat_progress_*`).
+    progress: ProgressSlot,
     /// The server's log, and how long a statement runs before it is logged
     /// (`log_min_duration_statement`; None: never).
     log: ServerLog,
@@ -84,6 +87,11 @@ impl SessionState {
         // is an error, ...), not the SQLite corpus's.
         let mut session = db.session();
         session.set_semantics(Semantics::PostgreSql);
+        let progress = ProgressSlot::default();
+        let reported = progress.clone();
+        session.set_progress(Arc::new(move |report: &Progress<'_>| {
+            *reported.lock().unwrap_or_else(PoisonError::into_inner) = Some(Ongoing::of(report));
+        }));
         let mut settings = Settings::default();
         if let Some(after) = monitoring.log_min_duration {
             settings.adopt("log_min_duration_statement", &after.as_millis().to_string());
@@ -111,6 +119,7 @@ impl SessionState {
             statements,
             normalized: Mutex::new(HashMap::new()),
             metrics,
+            progress,
             log,
             log_min_duration: Mutex::new(log_min_duration),
         }
@@ -190,6 +199,7 @@ impl SessionState {
                 .cloned()
                 .unwrap_or_default(),
             terminate: self.terminate.clone(),
+            progress: self.progress.clone(),
         });
         if self.backend.set(registered).is_ok() {
             self.metrics.connection_accepted();

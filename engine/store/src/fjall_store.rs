@@ -27,11 +27,11 @@ use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
-use crate::store_metrics::StoreMetrics;
 use crate::range::{
     CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, in_key_order,
     visit_entries,
 };
+use crate::store_metrics::StoreMetrics;
 
 pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
 

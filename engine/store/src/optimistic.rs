@@ -34,12 +34,12 @@ use std::sync::Arc;
 
 use crate::api::{Capabilities, KvRead, KvStore, Transaction};
 use crate::batch::{Mutation, WriteBatch};
-use crate::store_metrics::StoreMetrics;
-use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::Result;
 use crate::range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+use crate::store_metrics::StoreMetrics;
 use commit_count::CommitCount;
 pub(crate) use read_set::ReadSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use transaction::{Committer, OptimisticTx};
 
 /// What a storage engine provides so [`Core`] can build stores and transactions on it.
@@ -243,8 +243,7 @@ impl Written {
             })
             .sum();
         self.batches.fetch_add(1, Ordering::Relaxed);
-        self.keys
-            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        self.keys.fetch_add(batch.len() as u64, Ordering::Relaxed);
         self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 }

@@ -102,11 +102,6 @@ impl Default for TableStats {
 }
 
 impl TableStats {
-    /// The known row count, without loading (0 when not loaded yet).
-    pub(crate) fn row_estimate(&self, table: &TableDef) -> u64 {
-        self.lock().get(&table.id).map_or(0, |k| k.rows)
-    }
-
     /// The row count when it has been loaded.
     pub(crate) fn known_rows(&self, table: &TableDef) -> Option<u64> {
         self.lock().get(&table.id).map(|k| k.rows)

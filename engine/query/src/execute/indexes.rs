@@ -20,6 +20,7 @@ use crate::execute::keydesign::advise_index;
 use crate::execute::partial_index::index_filter;
 use crate::execute::schema_txn::SchemaTxn;
 use crate::output::Output;
+use crate::progress::{Progress, Work};
 use crate::session::Session;
 use crate::sql::names::{ident_name, object_name, visible_column};
 use crate::sql::storage;
@@ -212,12 +213,24 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     let Some(index) = building.index(&name).cloned() else {
         return Err(Error::IndexNotFound { index: name });
     };
-    let total = db.stats.row_estimate(&building);
+    // The table's row count, loaded if this process has not yet (progress only: a count
+    // that cannot be read leaves the total to the rows read).
+    let total = db
+        .stats
+        .rows(db.store.as_ref(), &building)
+        .await
+        .unwrap_or_default();
     let progress = session.progress.clone();
-    let label = format!("building index {name} (rows)");
     let mut report = |done: u64| {
         if let Some(progress) = &progress {
-            progress(&label, done, total.max(done));
+            progress(&Progress {
+                work: Work::IndexBuild {
+                    table: &building.name,
+                    index: &name,
+                },
+                done,
+                total: total.max(done),
+            });
         }
     };
     match maintain::backfill(db.store.as_ref(), &building, &index, &mut report).await {
@@ -290,11 +303,22 @@ async fn create_index_in_block(session: &Session, table_name: &str, index: Index
             return Err(Error::IndexNotFound { index: name });
         };
         let progress = session.progress.clone();
-        let total = session.db.stats.row_estimate(&ready);
-        let label = format!("building index {name} (rows)");
+        let total = session
+            .db
+            .stats
+            .rows(session.db.store.as_ref(), &ready)
+            .await
+            .unwrap_or_default();
         let mut report = |done: u64| {
             if let Some(progress) = &progress {
-                progress(&label, done, total.max(done));
+                progress(&Progress {
+                    work: Work::IndexBuild {
+                        table: &ready.name,
+                        index: &name,
+                    },
+                    done,
+                    total: total.max(done),
+                });
             }
         };
         maintain::backfill_within(&mut *tx, &ready, &index, &mut report)

@@ -1,22 +1,27 @@
 //! The statistics views of a running server, with PostgreSQL 15's columns so that monitoring
 //! tools read them unchanged: `pg_stat_activity` (one row per connection, from the server's
 //! [`Activities`], with the row locks a backend waits for as its wait event), and
-//! `pg_stat_statements` with `pg_stat_statements_info` (from its [`StatementStats`]).
+//! `pg_stat_statements` with `pg_stat_statements_info` (from its [`StatementStats`]), and the
+//! progress of long work: `pg_stat_progress_create_index` (a backfill's rows) and
+//! `pg_stat_progress_copy` (a COPY FROM's bytes and rows).
 
 use rowdex::RowLock;
 use rowdex::arrow::array::RecordBatch;
 use rowdex::arrow::error::ArrowError;
 
-use crate::activity::{Activities, State};
+use crate::activity::{Activities, Ongoing, State};
+use crate::pg_catalog::model::Relations;
 use crate::pg_catalog::model::{DATABASE_OID, OWNER_NAME, OWNER_ROLE, view_oid};
 use crate::pg_catalog::rows::{Bool, Cell, Float, Int, Table, Text, Timestamptz};
 use crate::statement_stats::StatementStats;
 
 /// The statistics views, beside the catalog tables of `pg_catalog`.
-pub const MONITORING_VIEWS: [&str; 3] = [
+pub const MONITORING_VIEWS: [&str; 5] = [
     "pg_stat_activity",
     "pg_stat_statements",
     "pg_stat_statements_info",
+    "pg_stat_progress_create_index",
+    "pg_stat_progress_copy",
 ];
 
 /// A role's OID, as `pg_roles` gives it.
@@ -242,5 +247,122 @@ pub fn pg_stat_statements_info(stats: &StatementStats) -> Result<RecordBatch, Ar
         ),
         ("stats_reset", Cell::at(reset_at)),
     ]);
+    table.batch()
+}
+
+/// A count as a cell.
+fn count(n: u64) -> Cell {
+    Cell::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// `pg_stat_progress_create_index`: each CREATE INDEX backfilling now, its rows read of the
+/// table's estimate (`tuples_done` / `tuples_total`), in PostgreSQL's phase of that work.
+pub fn pg_stat_progress_create_index(
+    activities: &Activities,
+    relations: &Relations,
+) -> Result<RecordBatch, ArrowError> {
+    let mut table = Table::new(&[
+        ("pid", Int),
+        ("datid", Int),
+        ("datname", Text),
+        ("relid", Int),
+        ("index_relid", Int),
+        ("command", Text),
+        ("phase", Text),
+        ("lockers_total", Int),
+        ("lockers_done", Int),
+        ("current_locker_pid", Int),
+        ("blocks_total", Int),
+        ("blocks_done", Int),
+        ("tuples_total", Int),
+        ("tuples_done", Int),
+        ("partitions_total", Int),
+        ("partitions_done", Int),
+    ]);
+    for backend in activities.backends() {
+        let Some(Ongoing::IndexBuild {
+            table: on,
+            index,
+            rows_done,
+            rows_total,
+        }) = backend.ongoing()
+        else {
+            continue;
+        };
+        let mut cells: Vec<(&str, Cell)> = vec![
+            ("pid", i64::from(backend.pid).into()),
+            ("datid", DATABASE_OID.into()),
+            ("datname", backend.database.as_str().into()),
+            ("command", "CREATE INDEX".into()),
+            ("phase", "building index: scanning table".into()),
+            ("lockers_total", Cell::Int(0)),
+            ("lockers_done", Cell::Int(0)),
+            ("current_locker_pid", Cell::Int(0)),
+            ("blocks_total", Cell::Int(0)),
+            ("blocks_done", Cell::Int(0)),
+            ("tuples_total", count(rows_total)),
+            ("tuples_done", count(rows_done)),
+            ("partitions_total", Cell::Int(0)),
+            ("partitions_done", Cell::Int(0)),
+        ];
+        if let Some(oid) = relations.relation_oid(&on) {
+            cells.push(("relid", oid.into()));
+        }
+        if let Some(oid) = relations.relation_oid(&index) {
+            cells.push(("index_relid", oid.into()));
+        }
+        table.row(cells);
+    }
+    table.batch()
+}
+
+/// `pg_stat_progress_copy`: each COPY FROM loading now, its bytes read (of the file's size; 0
+/// for data a client sends, as in PostgreSQL) and rows loaded.
+pub fn pg_stat_progress_copy(
+    activities: &Activities,
+    relations: &Relations,
+) -> Result<RecordBatch, ArrowError> {
+    let mut table = Table::new(&[
+        ("pid", Int),
+        ("datid", Int),
+        ("datname", Text),
+        ("relid", Int),
+        ("command", Text),
+        ("type", Text),
+        ("bytes_processed", Int),
+        ("bytes_total", Int),
+        ("tuples_processed", Int),
+        ("tuples_excluded", Int),
+    ]);
+    for backend in activities.backends() {
+        let Some(Ongoing::CopyFrom {
+            table: into,
+            from_client,
+            bytes_done,
+            bytes_total,
+            rows,
+        }) = backend.ongoing()
+        else {
+            continue;
+        };
+        let mut cells: Vec<(&str, Cell)> = vec![
+            ("pid", i64::from(backend.pid).into()),
+            ("datid", DATABASE_OID.into()),
+            ("datname", backend.database.as_str().into()),
+            ("command", "COPY FROM".into()),
+            ("type", if from_client { "PIPE" } else { "FILE" }.into()),
+            ("bytes_processed", count(bytes_done)),
+            (
+                "bytes_total",
+                count(if from_client { 0 } else { bytes_total }),
+            ),
+            ("tuples_processed", count(rows)),
+            ("tuples_excluded", Cell::Int(0)),
+        ];
+        if let Some(oid) = relations.relation_oid(&into) {
+            cells.push(("relid", oid.into()));
+        }
+        table.row(cells);
+    }
     table.batch()
 }

@@ -16,7 +16,8 @@ use rowdex::{Database, SchemaView};
 use crate::pg_catalog::functions::{SessionFacts, register_functions};
 use crate::pg_catalog::model::Relations;
 use crate::pg_catalog::monitoring::{
-    MONITORING_VIEWS, pg_stat_activity, pg_stat_statements, pg_stat_statements_info,
+    MONITORING_VIEWS, pg_stat_activity, pg_stat_progress_copy, pg_stat_progress_create_index,
+    pg_stat_statements, pg_stat_statements_info,
 };
 use crate::pg_catalog::tables::{
     INFORMATION_SCHEMA_TABLES, PG_CATALOG_TABLES, information_schema_table, pg_catalog_table,
@@ -110,6 +111,12 @@ impl CatalogSchema {
             }
             Which::PgCatalog if name == "pg_stat_statements_info" => {
                 Some(pg_stat_statements_info(&self.facts.statements))
+            }
+            Which::PgCatalog if name == "pg_stat_progress_create_index" => Some(
+                pg_stat_progress_create_index(&self.facts.activities, &relations),
+            ),
+            Which::PgCatalog if name == "pg_stat_progress_copy" => {
+                Some(pg_stat_progress_copy(&self.facts.activities, &relations))
             }
             Which::PgCatalog => pg_catalog_table(name, &relations, &self.facts),
             Which::InformationSchema => information_schema_table(name, &relations, &self.facts),

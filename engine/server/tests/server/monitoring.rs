@@ -630,3 +630,142 @@ async fn the_metrics_endpoint_counts_what_the_server_did() {
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     server.stop().await;
 }
+
+/// Polls `sql` (one row wanted, its columns as text) until `ready` accepts a row, while
+/// `running` (the work it watches) has not ended; the row, or None if the work ended first.
+async fn watch_progress(
+    monitor: &Client,
+    sql: &str,
+    running: &tokio::task::JoinHandle<()>,
+    ready: impl Fn(&[Option<String>]) -> bool,
+) -> Option<Vec<Option<String>>> {
+    while !running.is_finished() {
+        let messages = monitor.simple_query(sql).await.expect("progress view");
+        for message in &messages {
+            if let SimpleQueryMessage::Row(row) = message {
+                let cells: Vec<Option<String>> = (0..row.len())
+                    .map(|i| row.get(i).map(str::to_string))
+                    .collect();
+                if ready(&cells) {
+                    return Some(cells);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    None
+}
+
+/// `pg_stat_progress_create_index` shows a backfill as it reads the table, and
+/// `pg_stat_progress_copy` a COPY FROM STDIN as its batches load; both are empty once the work
+/// is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_views_follow_index_builds_and_copies() {
+    use futures::SinkExt;
+    const ROWS: i64 = 200_000;
+    let server = TestServer::start().await;
+    let monitor = server.client().await;
+    monitor
+        .batch_execute(&format!(
+            "CREATE TABLE t (k INT PRIMARY KEY, v INT);
+             INSERT INTO t SELECT n, n % 1000 FROM generate_series(1, {ROWS}) AS g(n);
+             CREATE TABLE c (k INT PRIMARY KEY, v TEXT);"
+        ))
+        .await
+        .expect("setup");
+    let relid: i64 = monitor
+        .query_one("SELECT 't'::regclass::bigint", &[])
+        .await
+        .expect("oid")
+        .get(0);
+
+    let builder = server.client().await;
+    let building = tokio::spawn(async move {
+        builder
+            .batch_execute("CREATE INDEX t_v ON t (v)")
+            .await
+            .expect("create index");
+    });
+    let seen = watch_progress(
+        &monitor,
+        "SELECT command, phase, relid, tuples_done, tuples_total, pid \
+         FROM pg_stat_progress_create_index",
+        &building,
+        |row| row[3].as_deref().is_some_and(|done| done != "0"),
+    )
+    .await
+    .expect("the backfill never showed in pg_stat_progress_create_index");
+    building.await.expect("builder");
+    assert_eq!(seen[0].as_deref(), Some("CREATE INDEX"));
+    assert_eq!(seen[1].as_deref(), Some("building index: scanning table"));
+    assert_eq!(seen[2].as_deref(), Some(relid.to_string().as_str()));
+    let done: i64 = seen[3].as_deref().expect("done").parse().expect("number");
+    let total: i64 = seen[4].as_deref().expect("total").parse().expect("number");
+    // The total is the table's row estimate (raised to the rows read when it falls short).
+    assert!(
+        done > 0 && done <= total && done < ROWS,
+        "{done} of {total}"
+    );
+    let left = monitor
+        .query_one("SELECT count(*) FROM pg_stat_progress_create_index", &[])
+        .await
+        .expect("after");
+    assert_eq!(left.get::<_, i64>(0), 0);
+
+    // COPY FROM STDIN: the first 120,000 rows sent, the load's first batch (50,000 rows) is
+    // written while the client holds the rest back.
+    let copier = server.client().await;
+    let (sent_first, send_first) = tokio::sync::oneshot::channel::<()>();
+    let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+    let copying = tokio::spawn(async move {
+        let sink = copier.copy_in("COPY c FROM STDIN").await.expect("copy in");
+        futures::pin_mut!(sink);
+        let rows = |from: i64, to: i64| -> bytes::Bytes {
+            let text: String = (from..to).map(|k| format!("{k}\tvalue {k}\n")).collect();
+            bytes::Bytes::from(text)
+        };
+        sink.send(rows(0, 120_000)).await.expect("first part");
+        let _ = sent_first.send(());
+        let _ = finished.await;
+        sink.send(rows(120_000, 130_000)).await.expect("rest");
+        let loaded = sink.finish().await.expect("finish");
+        assert_eq!(loaded, 130_000);
+    });
+    send_first.await.expect("first part sent");
+    let seen = watch_progress(
+        &monitor,
+        "SELECT command, type, relid, tuples_processed, bytes_processed, bytes_total \
+         FROM pg_stat_progress_copy",
+        &copying,
+        |row| {
+            row[3]
+                .as_deref()
+                .is_some_and(|rows| rows.parse::<i64>().is_ok_and(|n| n >= 50_000))
+        },
+    )
+    .await
+    .expect("the load never showed in pg_stat_progress_copy");
+    let _ = finish.send(());
+    copying.await.expect("copier");
+    let c_relid: i64 = monitor
+        .query_one("SELECT 'c'::regclass::bigint", &[])
+        .await
+        .expect("oid")
+        .get(0);
+    assert_eq!(seen[0].as_deref(), Some("COPY FROM"));
+    assert_eq!(seen[1].as_deref(), Some("PIPE"));
+    assert_eq!(seen[2].as_deref(), Some(c_relid.to_string().as_str()));
+    let bytes: i64 = seen[4].as_deref().expect("bytes").parse().expect("number");
+    assert!(bytes > 50_000 * 8, "{bytes}");
+    assert_eq!(
+        seen[5].as_deref(),
+        Some("0"),
+        "a client's data has no known size"
+    );
+    let left = monitor
+        .query_one("SELECT count(*) FROM pg_stat_progress_copy", &[])
+        .await
+        .expect("after");
+    assert_eq!(left.get::<_, i64>(0), 0);
+    server.stop().await;
+}

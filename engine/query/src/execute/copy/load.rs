@@ -25,6 +25,7 @@ use crate::copy_data::format::{CopyFormat, CopyFormatKind};
 use crate::copy_data::records::{ReadError, Record, RecordReader};
 use crate::db::statement_report::note_retry;
 use crate::error::{Error, Result};
+use crate::progress::{Progress, Work};
 use crate::session::Session;
 use crate::sql::names::{object_name, target_columns};
 use crate::time_zone::TimeZone;
@@ -146,7 +147,7 @@ impl LoadTarget {
                 source,
             })?;
         let total_bytes = source.total_bytes;
-        let progress_label = format!("loading {} (bytes)", def.name);
+        let source_name = source.name.clone();
         let mut loaded = 0u64;
         // The batch being encoded on a thread of its own while the one before it is written.
         let mut encoding: Option<EncodingBatch> = None;
@@ -174,11 +175,15 @@ impl LoadTarget {
                     if let Some(before) = encoding.replace(next) {
                         loaded += load_batch(session, &def, &targets, before, loaded).await?;
                         if let Some(progress) = &session.progress {
-                            progress(
-                                &progress_label,
-                                bytes_read.load(Ordering::Relaxed),
-                                total_bytes,
-                            );
+                            progress(&Progress {
+                                work: Work::CopyFrom {
+                                    table: &def.name,
+                                    source: &source_name,
+                                    rows: loaded,
+                                },
+                                done: bytes_read.load(Ordering::Relaxed),
+                                total: total_bytes,
+                            });
                         }
                     }
                 }
@@ -200,7 +205,16 @@ impl LoadTarget {
             loaded += load_batch(session, &def, &targets, last, loaded).await?;
         }
         if let Some(progress) = &session.progress {
-            progress(&progress_label, total_bytes, total_bytes);
+            let done = bytes_read.load(Ordering::Relaxed);
+            progress(&Progress {
+                work: Work::CopyFrom {
+                    table: &def.name,
+                    source: &source_name,
+                    rows: loaded,
+                },
+                done,
+                total: total_bytes.max(done),
+            });
         }
         Ok(loaded)
     }
