@@ -282,7 +282,8 @@ impl Backend {
         let mut doing = self.doing_mut();
         doing.state = State::Idle(standing);
         doing.state_change = SystemTime::now();
-        if standing == Standing::Idle {
+        // A failed transaction shows no start, as in PostgreSQL: it only waits for its end.
+        if standing != Standing::InTransaction {
             doing.xact_start = None;
         }
     }

@@ -43,6 +43,7 @@ use crate::copy::{PendingCopy, copy_in_format, send_copy_out};
 use crate::cursor_statements;
 use crate::cursors::declared_query;
 use crate::declared::wire_schema;
+use crate::extensions::create_extension;
 use crate::kind::{KIND_WORDS, Kind};
 use crate::pg_catalog::rewrite::rewrite;
 use crate::settings::{parse_reset, parse_set, strip_word};
@@ -223,6 +224,12 @@ impl Connection {
             Kind::Set => return self.set(client, sql).await,
             Kind::Reset => return self.reset(client, sql).await,
             Kind::Deallocate => return self.deallocate(client, sql),
+            Kind::CreateExtension => {
+                let created = create_extension(sql)
+                    .map(|()| (Output::Done, kind.tag(&Output::Done)))
+                    .map_err(|(code, message)| Box::new(error_info(code, message)));
+                return self.in_block_outcome(created, in_block);
+            }
             Kind::ShowParameter(name) => return self.show(name),
             Kind::Fetch | Kind::Move => {
                 let portals = client.portal_store().as_any().downcast_ref::<Portals>();

@@ -43,6 +43,8 @@ pub enum Kind {
     Prepare,
     /// EXECUTE name [(values)].
     Execute,
+    /// CREATE EXTENSION (answered by the server: `extensions`).
+    CreateExtension,
     /// Anything rowdex runs; `words` are its first words.
     Other {
         words: Vec<String>,
@@ -76,6 +78,7 @@ impl Kind {
             ("CLOSE", _) => Kind::Close,
             ("PREPARE", name) if name != "TRANSACTION" => Kind::Prepare,
             ("EXECUTE", _) => Kind::Execute,
+            ("CREATE", "EXTENSION") => Kind::CreateExtension,
             // SHOW TRANSACTION ISOLATION LEVEL is `transaction_isolation` by another name.
             ("SHOW", "TRANSACTION") if word(2) == "ISOLATION" => {
                 Kind::ShowParameter("TRANSACTION_ISOLATION".to_string())
@@ -129,6 +132,7 @@ impl Kind {
             Kind::Prepare => Tag::new("PREPARE"),
             // The executed statement's own tag (`sql_prepared::execute`).
             Kind::Execute => Tag::new("EXECUTE"),
+            Kind::CreateExtension => Tag::new("CREATE EXTENSION"),
             Kind::Other { words } => other_tag(words, output),
         }
     }

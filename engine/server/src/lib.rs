@@ -10,7 +10,8 @@
 //!    `statement_stats` (what `pg_stat_statements` counts), `server_log` (where log lines
 //!    go), `scram` (the SCRAM-SHA-256
 //!    exchange), `tls` (the TLS acceptor);
-//! 2. `settings` (session parameters), `kind` (statement kinds and command tags), `declared`
+//! 2. `settings` (session parameters), `extensions` (CREATE EXTENSION), `kind` (statement
+//!    kinds and command tags), `declared`
 //!    (result columns typed as declared), `arrays` (array parameters as lists), `types` (Arrow results and parameters on the wire),
 //!    `cursors` (DECLARE, FETCH, MOVE, CLOSE), `pg_catalog` (the catalog PostgreSQL
 //!    clients read, and the rewrite of their catalog queries);
@@ -31,6 +32,7 @@ mod cursor_statements;
 mod cursors;
 mod declared;
 mod error;
+mod extensions;
 mod jsons;
 mod kind;
 mod listener;

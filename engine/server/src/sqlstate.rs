@@ -199,6 +199,11 @@ fn datafusion_code(error: &DataFusionError) -> &'static str {
         DataFusionError::ArrowError(arrow, _) => arrow_code(&arrow.to_string()),
         DataFusionError::Context(_, inner) => datafusion_code(inner),
         DataFusionError::ResourcesExhausted(_) => "53200",
+        // A rowdex error a catalog function raised (a relation that does not exist).
+        DataFusionError::External(inner) => match inner.downcast_ref::<Error>() {
+            Some(rowdex) => code_of(rowdex),
+            None => arrow_code(&inner.to_string()),
+        },
         other => arrow_code(&other.to_string()),
     }
 }

@@ -199,7 +199,8 @@ impl QueryParser for StatementParser {
                 | Kind::Move
                 | Kind::Close
                 | Kind::Prepare
-                | Kind::Execute => None,
+                | Kind::Execute
+                | Kind::CreateExtension => None,
                 // A DECLARE prepares its cursor's query, parameters and all.
                 Kind::Declare => match declared_query(runs) {
                     Some(query) => Some(self.state.session.prepare(&query)?),

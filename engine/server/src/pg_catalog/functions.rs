@@ -102,7 +102,8 @@ enum Function {
     CancelBackend,
     /// `pg_terminate_backend(pid)`: closes that connection (false: no such backend).
     TerminateBackend,
-    /// `pg_stat_statements_reset()`: forgets the statement statistics (NULL, as `void`).
+    /// `pg_stat_statements_reset()`: forgets the statement statistics (an empty text, as
+    /// `void` reads).
     StatementsReset,
 }
 
@@ -287,11 +288,24 @@ impl ScalarUDFImpl for PgFunction {
             Function::Size(of) => {
                 let relations = Relations::read(&self.schema);
                 let db = &self.facts.db;
-                Arc::new(Int64Array::from_iter(
-                    texts(0)?
-                        .into_iter()
-                        .map(|relation| relation_size(db, &relations, &relation?, of)),
-                ))
+                let mut sizes = Vec::with_capacity(rows);
+                for relation in texts(0)? {
+                    let Some(relation) = relation else {
+                        sizes.push(None);
+                        continue;
+                    };
+                    // A name that names nothing fails, as its cast to regclass does in
+                    // PostgreSQL; an OID that names nothing is NULL.
+                    if relation.trim().parse::<i64>().is_err()
+                        && relations.relation_oid(&relation).is_none()
+                    {
+                        return Err(DataFusionError::External(Box::new(
+                            rowdex::Error::TableNotFound { table: relation },
+                        )));
+                    }
+                    sizes.push(relation_size(db, &relations, &relation, of));
+                }
+                Arc::new(Int64Array::from(sizes))
             }
             Function::DatabaseSize => {
                 let size = self.facts.db.database_size().ok().flatten();
@@ -378,9 +392,10 @@ impl ScalarUDFImpl for PgFunction {
                 }))
             }
             Function::EncodingToChar => constant_text("UTF8"),
+            // `void`, which clients read as an empty text.
             Function::StatementsReset => {
                 self.facts.statements.reset();
-                new_null_array(&DataType::Utf8, rows)
+                constant_text("")
             }
             Function::CancelBackend | Function::TerminateBackend => {
                 let activities = &self.facts.activities;

@@ -12,7 +12,7 @@ use rowdex::arrow::error::ArrowError;
 use crate::activity::{Activities, Ongoing, State};
 use crate::pg_catalog::model::Relations;
 use crate::pg_catalog::model::{DATABASE_OID, OWNER_NAME, OWNER_ROLE, view_oid};
-use crate::pg_catalog::rows::{Bool, Cell, Float, Int, Table, Text, Timestamptz};
+use crate::pg_catalog::rows::{Bool, Cell, Float, Int, Int4, Table, Text, Timestamptz};
 use crate::statement_stats::StatementStats;
 
 /// The statistics views, beside the catalog tables of `pg_catalog`.
@@ -43,14 +43,14 @@ pub fn pg_stat_activity(
     let mut table = Table::new(&[
         ("datid", Int),
         ("datname", Text),
-        ("pid", Int),
-        ("leader_pid", Int),
+        ("pid", Int4),
+        ("leader_pid", Int4),
         ("usesysid", Int),
         ("usename", Text),
         ("application_name", Text),
         ("client_addr", Text),
         ("client_hostname", Text),
-        ("client_port", Int),
+        ("client_port", Int4),
         ("backend_start", Timestamptz),
         ("xact_start", Timestamptz),
         ("query_start", Timestamptz),
@@ -262,7 +262,7 @@ pub fn pg_stat_progress_create_index(
     relations: &Relations,
 ) -> Result<RecordBatch, ArrowError> {
     let mut table = Table::new(&[
-        ("pid", Int),
+        ("pid", Int4),
         ("datid", Int),
         ("datname", Text),
         ("relid", Int),
@@ -271,7 +271,7 @@ pub fn pg_stat_progress_create_index(
         ("phase", Text),
         ("lockers_total", Int),
         ("lockers_done", Int),
-        ("current_locker_pid", Int),
+        ("current_locker_pid", Int4),
         ("blocks_total", Int),
         ("blocks_done", Int),
         ("tuples_total", Int),
@@ -323,7 +323,7 @@ pub fn pg_stat_progress_copy(
     relations: &Relations,
 ) -> Result<RecordBatch, ArrowError> {
     let mut table = Table::new(&[
-        ("pid", Int),
+        ("pid", Int4),
         ("datid", Int),
         ("datname", Text),
         ("relid", Int),

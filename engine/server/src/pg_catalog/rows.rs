@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use rowdex::DECLARED_TYPE;
 use rowdex::arrow::array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch,
     StringArray, StringBuilder, TimestampMicrosecondArray,
@@ -16,6 +17,8 @@ use rowdex::time_zone::STORED_TIME_ZONE;
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
     Int,
+    /// An `int4` column (`pid`, a port): kept as an Int64, declared INTEGER for the wire.
+    Int4,
     Text,
     Bool,
     Float,
@@ -102,7 +105,15 @@ impl Table {
         Arc::new(Schema::new(
             self.columns
                 .iter()
-                .map(|(name, kind)| Field::new(*name, data_type(*kind), true))
+                .map(|(name, kind)| {
+                    let field = Field::new(*name, data_type(*kind), true);
+                    match kind {
+                        Kind::Int4 => field.with_metadata(
+                            [(DECLARED_TYPE.to_string(), "INTEGER".to_string())].into(),
+                        ),
+                        _ => field,
+                    }
+                })
                 .collect::<Vec<_>>(),
         ))
     }
@@ -122,7 +133,7 @@ impl Table {
 fn data_type(kind: Kind) -> DataType {
     let item = |t| DataType::List(Arc::new(Field::new("item", t, true)));
     match kind {
-        Kind::Int => DataType::Int64,
+        Kind::Int | Kind::Int4 => DataType::Int64,
         Kind::Text => DataType::Utf8,
         Kind::Bool => DataType::Boolean,
         Kind::Float => DataType::Float64,
@@ -136,7 +147,7 @@ fn data_type(kind: Kind) -> DataType {
 
 fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
     match kind {
-        Kind::Int => Arc::new(Int64Array::from_iter(cells.map(|c| match c {
+        Kind::Int | Kind::Int4 => Arc::new(Int64Array::from_iter(cells.map(|c| match c {
             Cell::Int(v) => Some(*v),
             _ => None,
         }))),
@@ -182,4 +193,4 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
     }
 }
 
-pub use Kind::{Bool, Float, Int, IntList, Text, TextList, Timestamptz};
+pub use Kind::{Bool, Float, Int, Int4, IntList, Text, TextList, Timestamptz};

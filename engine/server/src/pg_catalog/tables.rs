@@ -7,6 +7,7 @@
 use rowdex::arrow::array::RecordBatch;
 use rowdex::arrow::error::ArrowError;
 
+use crate::extensions::EXTENSIONS;
 use crate::pg_catalog::defaults::postgres_default;
 use crate::pg_catalog::expressions::postgres_expression;
 use crate::pg_catalog::foreign_keys::foreign_keys;
@@ -21,7 +22,8 @@ use rowdex::RowLock;
 use rowdex_catalog::ColumnDef;
 
 /// The names of the `pg_catalog` tables.
-pub const PG_CATALOG_TABLES: [&str; 29] = [
+pub const PG_CATALOG_TABLES: [&str; 30] = [
+    "pg_extension",
     "pg_namespace",
     "pg_locks",
     "pg_class",
@@ -65,6 +67,35 @@ pub const INFORMATION_SCHEMA_TABLES: [&str; 8] = [
     "constraint_column_usage",
 ];
 
+/// `pg_extension`: the built-in `pg_stat_statements` (see `extensions`), in `public` as
+/// PostgreSQL installs it by default.
+fn extensions() -> Table {
+    let mut table = Table::new(&[
+        ("oid", Int),
+        ("extname", Text),
+        ("extowner", Int),
+        ("extnamespace", Int),
+        ("extrelocatable", Bool),
+        ("extversion", Text),
+        ("extconfig", IntList),
+        ("extcondition", TextList),
+    ]);
+    for (i, (name, version)) in EXTENSIONS.iter().enumerate() {
+        table.row(vec![
+            ("oid", (EXTENSION_OID + i as i64).into()),
+            ("extname", (*name).into()),
+            ("extowner", OWNER_ROLE.into()),
+            ("extnamespace", PUBLIC_NAMESPACE.into()),
+            ("extrelocatable", true.into()),
+            ("extversion", (*version).into()),
+        ]);
+    }
+    table
+}
+
+/// The OID of the first built-in extension (below the OIDs of users' objects).
+const EXTENSION_OID: i64 = 13_500;
+
 /// The `pg_catalog` table `name`, None if there is no such table.
 pub fn pg_catalog_table(
     name: &str,
@@ -73,6 +104,7 @@ pub fn pg_catalog_table(
 ) -> Option<Result<RecordBatch, ArrowError>> {
     let table = match name {
         "pg_namespace" => namespaces(),
+        "pg_extension" => extensions(),
         "pg_class" => classes(relations),
         "pg_am" => access_methods(),
         "pg_index" => indexes(relations),

@@ -405,6 +405,11 @@ async fn generated_columns_as_postgresql() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitoring_as_postgresql() {
+    scenario("monitoring_scenario.py").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_postgres_as_postgresql() {
     scenario("node_pg_scenario.js").await;
 }

@@ -370,8 +370,13 @@ async fn sizes_grow_and_shrink_with_the_data() {
     let nothing = client
         .query_one("SELECT pg_relation_size('no_such_table')", &[])
         .await
-        .expect("unknown relation");
-    assert_eq!(nothing.get::<_, Option<i64>>(0), None);
+        .expect_err("unknown relation");
+    assert_eq!(sqlstate(&nothing), "42P01");
+    let no_oid = client
+        .query_one("SELECT pg_relation_size(999999)", &[])
+        .await
+        .expect("unknown OID");
+    assert_eq!(no_oid.get::<_, Option<i64>>(0), None);
     server.stop().await;
 }
 

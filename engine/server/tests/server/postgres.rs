@@ -89,6 +89,8 @@ impl PostgresPeer {
                 .arg(root.path())
                 .args(["-c", "listen_addresses=127.0.0.1"])
                 .args(["-c", "fsync=off", "-c", "max_connections=40"])
+                // The monitoring scenario reads pg_stat_statements, as rowdex has it built in.
+                .args(["-c", "shared_preload_libraries=pg_stat_statements"])
                 .uid(uid)
                 .gid(gid)
                 .current_dir(root.path())
