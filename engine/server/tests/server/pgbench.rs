@@ -202,3 +202,126 @@ async fn pgbench_initialises_its_tables() {
     assert_eq!(sums.get::<_, i64>(4), 100, "one client's 100 transactions");
     server.stop().await;
 }
+
+/// psql's `\watch` over `pg_stat_activity` during a pgbench run shows pgbench's sessions live,
+/// with the statements they run; `pg_stat_statements` then counts the run's statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn psql_watch_shows_a_pgbench_run_live() {
+    let server = TestServer::start().await;
+    let setup = server.client().await;
+    setup
+        .batch_execute("CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL)")
+        .await
+        .expect("create");
+    let values: Vec<String> = (1..=ACCOUNTS)
+        .map(|id| format!("({id}, {START_BALANCE})"))
+        .collect();
+    setup
+        .batch_execute(&format!("INSERT INTO acct VALUES {}", values.join(", ")))
+        .await
+        .expect("accounts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("transfer.sql");
+    std::fs::write(&script, TRANSFER).expect("script");
+    let port = server.addr.port().to_string();
+    let script = script.to_str().expect("a UTF-8 temporary path").to_string();
+    let run = {
+        let port = port.clone();
+        tokio::spawn(async move {
+            pgbench(
+                &port,
+                &[
+                    "-n",
+                    "-M",
+                    "prepared",
+                    "-c",
+                    "4",
+                    "-j",
+                    "2",
+                    "-T",
+                    "6",
+                    "--max-tries",
+                    "1000",
+                    "-f",
+                    &script,
+                ],
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+
+    // psql watches the sessions every 0.2 s until interrupted (as Ctrl-C stops \watch).
+    let watch = "SELECT application_name, state, query FROM pg_stat_activity \
+                 WHERE application_name = 'pgbench' ORDER BY pid\n\\watch 0.2\n";
+    let mut psql = Command::new("psql")
+        .args([
+            "-X",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "rowdex",
+            "rowdex",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql (PostgreSQL 15's client) must be installed to run this test");
+    {
+        use std::io::Write;
+        let mut stdin = psql.stdin.take().expect("stdin");
+        stdin.write_all(watch.as_bytes()).expect("write the script");
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let interrupted = Command::new("kill")
+        .args(["-INT", &psql.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(interrupted.success());
+    let output = tokio::task::spawn_blocking(move || psql.wait_with_output())
+        .await
+        .expect("psql thread")
+        .expect("psql output");
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    let rounds = text.matches("(4 rows)").count();
+    assert!(
+        rounds >= 3,
+        "psql's \\watch showed the 4 pgbench sessions {rounds} times:\n{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("pgbench") && l.contains("UPDATE acct SET bal")),
+        "no pgbench statement seen:\n{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.contains("pgbench")
+            && (l.contains("| active ") || l.contains("| idle in transaction "))),
+        "no pgbench session seen at work:\n{text}"
+    );
+
+    let output = run.await.expect("pgbench task");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "pgbench failed:\n{report}");
+    let processed = figure(&report, "number of transactions actually processed: ");
+    let counted = setup
+        .query_one(
+            "SELECT calls FROM pg_stat_statements \
+             WHERE query = 'UPDATE acct SET bal = bal - $1 WHERE id = $2'",
+            &[],
+        )
+        .await
+        .expect("the transfer's first UPDATE");
+    assert!(
+        counted.get::<_, i64>(0) >= processed as i64,
+        "{} calls for {processed} transactions",
+        counted.get::<_, i64>(0)
+    );
+    server.stop().await;
+}
