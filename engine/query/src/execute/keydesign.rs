@@ -1,5 +1,6 @@
 //! The row-key advisor: what a table's keys look like in bytes (`EXPLAIN KEY t`), how its rows
-//! spread over key-range partitions and where sequential writes land (`SHOW KEY SPREAD t`), and
+//! spread over key-range partitions, what each takes in the store and where sequential writes
+//! land (`SHOW KEY SPREAD t`), and
 //! the warnings CREATE TABLE and CREATE INDEX give for designs that will hurt.
 
 use std::sync::Arc;
@@ -265,17 +266,28 @@ pub(crate) async fn key_spread(
     let mut first_keys = Vec::new();
     let mut row_counts = Vec::new();
     let mut writes = Vec::new();
+    let mut sizes = Vec::new();
+    let table_end = KeyRange::prefix(&def.prefix()).end;
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(total);
         numbers.push(i as i64 + 1);
         first_keys.push(describe_key(&def, &keys[start].0, &keys[start].1));
         row_counts.push((end - start) as i64);
         writes.push(landing.as_ref().map(|l| l[i] as i64));
+        // What the range's rows take in the store (its estimate; unknown on etcd).
+        let range_end = match starts.get(i + 1) {
+            Some(&next) => Some(keys[next].0.clone()),
+            None => table_end.clone(),
+        };
+        let range = KeyRange::new(keys[start].0.clone(), range_end);
+        let bytes = session.db.store.approximate_size(&range)?;
+        sizes.push(bytes.and_then(|b| i64::try_from(b).ok()));
     }
     let schema = Arc::new(Schema::new(vec![
         Field::new("partition", ArrowType::Int64, false),
         Field::new("starts_at", ArrowType::Utf8, false),
         Field::new("rows", ArrowType::Int64, false),
+        Field::new("bytes", ArrowType::Int64, true),
         Field::new("next_writes", ArrowType::Int64, true),
     ]));
     let batch = RecordBatch::try_new(
@@ -284,6 +296,7 @@ pub(crate) async fn key_spread(
             Arc::new(Int64Array::from(numbers)),
             Arc::new(StringArray::from(first_keys)),
             Arc::new(Int64Array::from(row_counts)),
+            Arc::new(Int64Array::from(sizes)),
             Arc::new(Int64Array::from(writes)),
         ],
     )?;
