@@ -110,7 +110,16 @@ impl StatementStats {
         report: StatementFigures,
     ) {
         let key = (user_oid, statement.id);
-        if !self.entries.contains_key(&key) && self.entries.len() >= MAX_STATEMENTS {
+        let elapsed_ms = elapsed.as_secs_f64() * 1e3;
+        // A statement seen before is counted under its shard's read lock.
+        if let Some(entry) = self.entries.get(&key) {
+            entry
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(elapsed_ms, rows, report);
+            return;
+        }
+        if self.entries.len() >= MAX_STATEMENTS {
             self.make_room();
         }
         let entry = self.entries.entry(key).or_insert_with(|| {
@@ -131,11 +140,10 @@ impl StatementStats {
                 conflicts: 0,
             })
         });
-        entry.lock().unwrap_or_else(PoisonError::into_inner).add(
-            elapsed.as_secs_f64() * 1e3,
-            rows,
-            report,
-        );
+        entry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(elapsed_ms, rows, report);
     }
 
     /// Drops the 5 % of entries with the least total time.
