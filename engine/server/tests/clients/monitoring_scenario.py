@@ -53,10 +53,12 @@ def columns(conn, sql):
 
 
 def activity_of(conn, application_name):
+    """The backend's state, statement, whether a transaction is open, and its type. Its wait
+    between statements (Client / ClientRead) is left out: PostgreSQL shows it only once the
+    backend blocks reading from its client, a moment a sample may come before."""
     return rows(
         conn,
-        "SELECT state, query, wait_event_type, wait_event, xact_start IS NOT NULL, "
-        "backend_type FROM pg_stat_activity "
+        "SELECT state, query, xact_start IS NOT NULL, backend_type FROM pg_stat_activity "
         "WHERE application_name = %s AND datname = current_database()",
         (application_name,),
     )
@@ -178,11 +180,13 @@ def activity(args, conn, t):
         lambda: rows(conn, "SELECT pg_cancel_backend(1), pg_terminate_backend(1)"),
     )
 
-    # pgAdmin's dashboard: the sessions of this database.
+    # pgAdmin's dashboard: the sessions of this database (their waits are not recorded: a
+    # backend that has just answered shows no wait until it blocks reading from its client,
+    # a moment PostgreSQL's sample may or may not catch).
     t.step(
         "pgadmin_sessions",
         lambda: [
-            (r[0], r[1], r[2])
+            (r[0], r[1])
             for r in rows(
                 conn,
                 "SELECT application_name, state, "

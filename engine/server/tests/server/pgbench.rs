@@ -19,6 +19,21 @@ UPDATE acct SET bal = bal + :x WHERE id = :b;
 COMMIT;
 ";
 
+/// Creates `acct` with its `ACCOUNTS` accounts, each holding `START_BALANCE`.
+async fn create_accounts(client: &tokio_postgres::Client) {
+    client
+        .batch_execute("CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL)")
+        .await
+        .expect("create");
+    let values: Vec<String> = (1..=ACCOUNTS)
+        .map(|id| format!("({id}, {START_BALANCE})"))
+        .collect();
+    client
+        .batch_execute(&format!("INSERT INTO acct VALUES {}", values.join(", ")))
+        .await
+        .expect("accounts");
+}
+
 /// A number pgbench prints after `label`.
 fn figure(output: &str, label: &str) -> u64 {
     output
@@ -33,20 +48,11 @@ fn figure(output: &str, label: &str) -> u64 {
 async fn pgbench_transfers_conserve_the_total() {
     let server = TestServer::start().await;
     let setup = server.client().await;
+    create_accounts(&setup).await;
     setup
-        .batch_execute(
-            "CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL);
-             CREATE INDEX acct_bal ON acct (bal)",
-        )
+        .batch_execute("CREATE INDEX acct_bal ON acct (bal)")
         .await
-        .expect("create");
-    let values: Vec<String> = (1..=ACCOUNTS)
-        .map(|id| format!("({id}, {START_BALANCE})"))
-        .collect();
-    setup
-        .batch_execute(&format!("INSERT INTO acct VALUES {}", values.join(", ")))
-        .await
-        .expect("accounts");
+        .expect("index");
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("transfer.sql");
     std::fs::write(&script, TRANSFER).expect("script");
@@ -209,17 +215,7 @@ async fn pgbench_initialises_its_tables() {
 async fn psql_watch_shows_a_pgbench_run_live() {
     let server = TestServer::start().await;
     let setup = server.client().await;
-    setup
-        .batch_execute("CREATE TABLE acct (id BIGINT PRIMARY KEY, bal BIGINT NOT NULL)")
-        .await
-        .expect("create");
-    let values: Vec<String> = (1..=ACCOUNTS)
-        .map(|id| format!("({id}, {START_BALANCE})"))
-        .collect();
-    setup
-        .batch_execute(&format!("INSERT INTO acct VALUES {}", values.join(", ")))
-        .await
-        .expect("accounts");
+    create_accounts(&setup).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("transfer.sql");
     std::fs::write(&script, TRANSFER).expect("script");
