@@ -190,6 +190,11 @@ impl Activities {
         all
     }
 
+    /// How many backends there are.
+    pub fn count(&self) -> usize {
+        self.backends.len()
+    }
+
     /// Cancels the statement backend `pid` runs, as a cancel request would; false when there
     /// is no such backend.
     pub fn cancel(&self, pid: i32) -> bool {

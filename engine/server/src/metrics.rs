@@ -250,7 +250,7 @@ impl Collector for LiveFigures {
             (
                 "rowdex_connections",
                 "Connections open now",
-                gauge(self.activities.backends().len() as u64),
+                gauge(self.activities.count() as u64),
             ),
             (
                 "rowdex_lock_waits",

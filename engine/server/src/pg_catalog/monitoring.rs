@@ -9,7 +9,7 @@ use rowdex::RowLock;
 use rowdex::arrow::array::RecordBatch;
 use rowdex::arrow::error::ArrowError;
 
-use crate::activity::{Activities, Ongoing, State};
+use crate::activity::{Activities, Backend, Ongoing, State};
 use crate::pg_catalog::model::Relations;
 use crate::pg_catalog::model::{DATABASE_OID, OWNER_NAME, OWNER_ROLE, view_oid};
 use crate::pg_catalog::rows::{Bool, Cell, Float, Int, Int4, Table, Text, Timestamptz};
@@ -255,6 +255,24 @@ fn count(n: u64) -> Cell {
     Cell::Int(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
+/// The cells every progress view opens with: the backend, its database, and the relation
+/// `name` (when it names one).
+fn progress_cells(
+    backend: &Backend,
+    relations: &Relations,
+    name: &str,
+) -> Vec<(&'static str, Cell)> {
+    let mut cells = vec![
+        ("pid", i64::from(backend.pid).into()),
+        ("datid", DATABASE_OID.into()),
+        ("datname", backend.database.as_str().into()),
+    ];
+    if let Some(oid) = relations.relation_oid(name) {
+        cells.push(("relid", oid.into()));
+    }
+    cells
+}
+
 /// `pg_stat_progress_create_index`: each CREATE INDEX backfilling now, its rows read of the
 /// table's estimate (`tuples_done` / `tuples_total`), in PostgreSQL's phase of that work.
 pub fn pg_stat_progress_create_index(
@@ -289,10 +307,8 @@ pub fn pg_stat_progress_create_index(
         else {
             continue;
         };
-        let mut cells: Vec<(&str, Cell)> = vec![
-            ("pid", i64::from(backend.pid).into()),
-            ("datid", DATABASE_OID.into()),
-            ("datname", backend.database.as_str().into()),
+        let mut cells = progress_cells(&backend, relations, &on);
+        cells.extend([
             ("command", "CREATE INDEX".into()),
             ("phase", "building index: scanning table".into()),
             ("lockers_total", Cell::Int(0)),
@@ -304,10 +320,7 @@ pub fn pg_stat_progress_create_index(
             ("tuples_done", count(rows_done)),
             ("partitions_total", Cell::Int(0)),
             ("partitions_done", Cell::Int(0)),
-        ];
-        if let Some(oid) = relations.relation_oid(&on) {
-            cells.push(("relid", oid.into()));
-        }
+        ]);
         if let Some(oid) = relations.relation_oid(&index) {
             cells.push(("index_relid", oid.into()));
         }
@@ -345,10 +358,8 @@ pub fn pg_stat_progress_copy(
         else {
             continue;
         };
-        let mut cells: Vec<(&str, Cell)> = vec![
-            ("pid", i64::from(backend.pid).into()),
-            ("datid", DATABASE_OID.into()),
-            ("datname", backend.database.as_str().into()),
+        let mut cells = progress_cells(&backend, relations, &into);
+        cells.extend([
             ("command", "COPY FROM".into()),
             ("type", if from_client { "PIPE" } else { "FILE" }.into()),
             ("bytes_processed", count(bytes_done)),
@@ -358,10 +369,7 @@ pub fn pg_stat_progress_copy(
             ),
             ("tuples_processed", count(rows)),
             ("tuples_excluded", Cell::Int(0)),
-        ];
-        if let Some(oid) = relations.relation_oid(&into) {
-            cells.push(("relid", oid.into()));
-        }
+        ]);
         table.row(cells);
     }
     table.batch()
