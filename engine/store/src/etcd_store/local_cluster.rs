@@ -41,6 +41,9 @@ exit 0
 
 static CLUSTERS_STARTED: AtomicU64 = AtomicU64::new(0);
 
+/// How many times a cluster's start is tried on fresh ports.
+const START_ATTEMPTS: usize = 3;
+
 /// One member: its addresses, its data, and the process running it (if it runs).
 #[derive(Debug)]
 struct Member {
@@ -78,14 +81,48 @@ pub fn etcd_binary() -> Result<PathBuf> {
         })
 }
 
-fn free_port() -> Result<u16> {
+/// A port free at the moment of asking.
+pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
 }
 
 impl LocalEtcdCluster {
     /// Starts `members` members and waits until they have elected a leader.
+    ///
+    /// The ports are picked free but only bound by etcd a moment later, so another process's
+    /// connection can take one first and a member exits at once ("address already in use");
+    /// a start whose member died, or that elects no leader, is torn down and tried again on
+    /// fresh ports (three times), and the error names what each member's log said last.
     pub async fn start(members: usize) -> Result<LocalEtcdCluster> {
+        LocalEtcdCluster::start_on(members, free_port).await
+    }
+
+    /// [`LocalEtcdCluster::start`] with the ports picked by `pick_port` (a test hands out a
+    /// port it holds, to see the start recover).
+    pub async fn start_on(
+        members: usize,
+        mut pick_port: impl FnMut() -> Result<u16>,
+    ) -> Result<LocalEtcdCluster> {
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            let mut cluster = LocalEtcdCluster::prepare(members, &mut pick_port)?;
+            match cluster.launch_all().await {
+                Ok(()) => return Ok(cluster),
+                Err(reason) => failures.push(reason),
+            }
+        }
+        Err(std::io::Error::other(format!(
+            "the etcd cluster did not start in {START_ATTEMPTS} attempts: {}",
+            failures.join("; then ")
+        ))
+        .into())
+    }
+
+    fn prepare(
+        members: usize,
+        pick_port: &mut impl FnMut() -> Result<u16>,
+    ) -> Result<LocalEtcdCluster> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|elapsed| elapsed.as_nanos())
@@ -105,17 +142,65 @@ impl LocalEtcdCluster {
         for index in 0..members {
             cluster.members.push(Member {
                 name: format!("m{index}"),
-                client_port: free_port()?,
-                peer_port: free_port()?,
+                client_port: pick_port()?,
+                peer_port: pick_port()?,
                 pid: None,
                 watchdog: None,
             });
         }
-        for index in 0..members {
-            cluster.launch(index)?;
-        }
-        cluster.wait_for_leader(Duration::from_secs(30)).await?;
         Ok(cluster)
+    }
+
+    /// Launches every member and waits for a leader; on failure, says why (with the tail of
+    /// each member's log, read before the cluster is dropped and its files removed).
+    async fn launch_all(&mut self) -> std::result::Result<(), String> {
+        for index in 0..self.members.len() {
+            self.launch(index).map_err(|error| error.to_string())?;
+        }
+        let started = Instant::now();
+        let limit = Duration::from_secs(30);
+        loop {
+            if let Some(index) = self.exited_member() {
+                return Err(format!(
+                    "member m{index} exited at start ({})",
+                    self.log_tails()
+                ));
+            }
+            if self.every_member_knows_a_leader().await {
+                return Ok(());
+            }
+            if started.elapsed() >= limit {
+                return Err(format!(
+                    "no leader elected within {limit:?} ({})",
+                    self.log_tails()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A member whose process has exited (its watchdog ends with it).
+    fn exited_member(&mut self) -> Option<usize> {
+        self.members.iter_mut().position(|member| {
+            member
+                .watchdog
+                .as_mut()
+                .is_some_and(|watchdog| matches!(watchdog.try_wait(), Ok(Some(_))))
+        })
+    }
+
+    /// The last line of each member's log.
+    fn log_tails(&self) -> String {
+        self.members
+            .iter()
+            .map(|member| {
+                let log = self.dir.join(format!("{}.log", member.name));
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                let last = text.lines().last().unwrap_or("(empty log)").to_string();
+                format!("{}: {last}", member.name)
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
     }
 
     /// A 3-member cluster shared by everything in this process that asks for it (the tests of
@@ -318,19 +403,22 @@ impl LocalEtcdCluster {
             .ok()
     }
 
+    async fn every_member_knows_a_leader(&self) -> bool {
+        let mut ready = true;
+        for index in 0..self.members.len() {
+            if self.members[index].pid.is_none() {
+                continue;
+            }
+            ready &= self.status(index).await.is_some_and(|s| s.leader != 0);
+        }
+        ready
+    }
+
     /// Waits until every running member knows a leader.
     pub async fn wait_for_leader(&self, limit: Duration) -> Result<()> {
         let started = Instant::now();
         loop {
-            let mut ready = true;
-            for index in 0..self.members.len() {
-                if self.members[index].pid.is_none() {
-                    continue;
-                }
-                let known = self.status(index).await.is_some_and(|s| s.leader != 0);
-                ready &= known;
-            }
-            if ready {
+            if self.every_member_knows_a_leader().await {
                 return Ok(());
             }
             if started.elapsed() >= limit {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use rowdex_store::etcd_store::local_cluster::LocalEtcdCluster;
+use rowdex_store::etcd_store::local_cluster::{self, LocalEtcdCluster};
 use rowdex_store::{
     Direction, EtcdOptions, EtcdStore, KeyRange, KvRead, KvStore, StoreError, WriteBatch,
 };
@@ -184,6 +184,39 @@ async fn check_whole(store: &EtcdStore, acknowledged: &[u32]) -> usize {
         );
     }
     rows.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_port_was_taken_starts_again_on_fresh_ports() {
+    // The first port handed out is held here, as another process's connection could hold it
+    // between the pick and etcd's bind: that member exits at once, and the start tries again.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let held_port = held.local_addr().expect("address").port();
+    let mut picks = 0;
+    let cluster = LocalEtcdCluster::start_on(3, || {
+        picks += 1;
+        if picks == 1 {
+            Ok(held_port)
+        } else {
+            local_cluster::free_port()
+        }
+    })
+    .await
+    .expect("the start recovers from a taken port");
+    assert!(
+        picks > 6,
+        "the start was not tried again ({picks} ports picked)"
+    );
+    assert!(
+        !cluster
+            .endpoints()
+            .contains(&format!("127.0.0.1:{held_port}"))
+    );
+    let store = connect(&cluster, "ports", EtcdOptions::default()).await;
+    let spans = Spans::default();
+    let (acknowledged, _) = write_workload(&store, 0, 5, &spans).await;
+    assert_eq!(check_whole(&store, &acknowledged).await, acknowledged.len());
+    drop(held);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
