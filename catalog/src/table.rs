@@ -5,6 +5,7 @@
 //! rewrite of old rows.
 
 use rowdex_codec::{Datum, SortOrder, key, row};
+use rowdex_store::Durability;
 use serde::{Deserialize, Serialize};
 
 use crate::column::{CheckDef, ColumnDef, KeyColumn};
@@ -81,6 +82,13 @@ pub struct TableDef {
     /// its own rows), each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub referenced_by: Vec<u32>,
+    /// HBase's DURABILITY: how far a commit writing this table is pushed before it returns
+    /// (None: the database's default; a commit writing several tables takes the strongest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<Durability>,
+    /// HBase's READONLY: writes to the rows are refused until it is switched off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 fn is_zero(id: &u32) -> bool {
@@ -179,6 +187,8 @@ impl TableDef {
             triggers: Vec::new(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            durability: None,
+            read_only: false,
         })
     }
 
@@ -190,6 +200,29 @@ impl TableDef {
         self.add_written_at()?;
         self.ttl_seconds = Some(seconds);
         Ok(self)
+    }
+
+    /// The table's attributes as `NAME=value` options, as PostgreSQL lists a table's storage
+    /// parameters (`pg_class.reloptions`, psql's `\d+`): TTL, VERSIONS, SALT_BUCKETS,
+    /// DURABILITY, READONLY, each only when set.
+    pub fn attribute_options(&self) -> Vec<String> {
+        let mut options = Vec::new();
+        if self.salt_buckets > 0 {
+            options.push(format!("salt_buckets={}", self.salt_buckets));
+        }
+        if let Some(ttl) = self.ttl_seconds {
+            options.push(format!("ttl={ttl}"));
+        }
+        if self.versions > 1 {
+            options.push(format!("versions={}", self.versions));
+        }
+        if let Some(durability) = self.durability {
+            options.push(format!("durability={durability}"));
+        }
+        if self.read_only {
+            options.push("readonly=true".to_string());
+        }
+        options
     }
 
     /// Keeps `versions` versions of each row (the current one included); adds the hidden

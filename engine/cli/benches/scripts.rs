@@ -15,7 +15,7 @@
 //!   `sqlite3 db < script`); the answers must be the same;
 //! - `inserts`: a script of as many single-row INSERTs past the last id; the row counts must
 //!   agree. SQLite runs in WAL mode with `synchronous = NORMAL`, rowdex with its default
-//!   `Buffered` durability: both survive a killed process, neither an OS crash.
+//!   `SYNC_WAL` durability: both survive a killed process, neither an OS crash.
 //!
 //! The inserted rows are deleted again on both sides, so the databases stay as the scale bench
 //! left them.

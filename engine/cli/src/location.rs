@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use rowdex::Durability;
 use rowdex::{Database, Result};
 
 /// The database a command opens.
@@ -23,8 +24,14 @@ impl Location {
     }
 
     pub async fn open(&self) -> Result<Database> {
+        self.open_with_durability(Durability::default()).await
+    }
+
+    /// Opens the database with `durability` as the default of its commits (a directory's; a
+    /// cluster's and memory's commits do one thing whatever is asked).
+    pub async fn open_with_durability(&self, durability: Durability) -> Result<Database> {
         match self {
-            Location::Dir(dir) => Database::open(dir).await,
+            Location::Dir(dir) => Database::open_with_durability(dir, durability).await,
             Location::Memory => Database::open_memory().await,
             Location::Etcd(address) => Database::open_etcd(address).await,
         }

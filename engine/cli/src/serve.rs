@@ -1,5 +1,5 @@
 //! `rowdex serve [DIR] [--memory] [--listen ADDR] [--auth trust|scram-sha-256]
-//! [--tls-cert FILE --tls-key FILE] [--max-connections N]`: opens the database and serves it
+//! [--tls-cert FILE --tls-key FILE] [--max-connections N] [--durability D] ...`: opens the database and serves it
 //! over the PostgreSQL wire protocol until SIGTERM or Ctrl-C, then drains the open connections
 //! and flushes the store.
 
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use rowdex::Durability;
 use rowdex_server::{AuthMethod, ServeOptions, Server, ServerLog, TlsFiles};
 
 use crate::location::Location;
@@ -48,6 +49,12 @@ pub struct ServeArgs {
     /// standard error, with its duration, plan and rows; a session can SET its own
     #[arg(long, value_name = "MS")]
     log_min_duration_statement: Option<u64>,
+    /// How far a commit is pushed before it is acknowledged, when neither its tables'
+    /// DURABILITY nor its session's synchronous_commit says: SKIP_WAL, ASYNC_WAL, SYNC_WAL
+    /// (the default: survives a killed process) or FSYNC_WAL (survives power loss). Only a
+    /// directory's store honours it
+    #[arg(long, value_parser = parse_durability, default_value = "SYNC_WAL")]
+    durability: Durability,
     /// Serve metrics (OpenMetrics text, which Prometheus scrapes) at http://ADDRESS/metrics
     #[arg(long, value_name = "ADDRESS")]
     metrics: Option<std::net::SocketAddr>,
@@ -55,7 +62,13 @@ pub struct ServeArgs {
 
 pub async fn serve(args: ServeArgs) -> ExitCode {
     let location = Location::from_options(args.dir, args.memory, args.store);
-    let db = match location.open().await {
+    if args.durability != Durability::default() && !matches!(location, Location::Dir(_)) {
+        eprintln!(
+            "rowdex serve: --durability {} has no effect on {location}",
+            args.durability
+        );
+    }
+    let db = match location.open_with_durability(args.durability).await {
         Ok(db) => db,
         Err(e) => {
             eprintln!("error: cannot open {location}: {e}");
@@ -127,6 +140,12 @@ async fn stop_signal() {
         }
     }
     eprintln!("rowdex serve: stopping");
+}
+
+fn parse_durability(text: &str) -> Result<Durability, String> {
+    Durability::from_name(text).ok_or_else(|| {
+        format!("unknown durability {text}: use SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL")
+    })
 }
 
 fn parse_auth(text: &str) -> Result<AuthMethod, String> {

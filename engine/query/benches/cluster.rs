@@ -4,7 +4,7 @@
 //! Stores, side by side:
 //! - `fjall`: the default durability (each commit written to the journal and handed to the OS,
 //!   not fsynced);
-//! - `fjall-sync`: every commit fsynced (`Durability::SyncEveryWrite`), the durability closest to
+//! - `fjall-sync`: every commit fsynced (`Durability::FsyncWal`), the durability closest to
 //!   etcd's;
 //! - `etcd`: three members on one machine and one disk; a commit is acknowledged once two of
 //!   them have fsynced it.
@@ -52,7 +52,7 @@ async fn open(store: Store, dir: &std::path::Path, etcd_address: &str) -> BenchR
     Ok(match store {
         Store::Fjall => Database::open(dir.join("fjall")).await?,
         Store::FjallSync => {
-            let store = FjallStore::open(&dir.join("fjall-sync"), Durability::SyncEveryWrite)?;
+            let store = FjallStore::open(&dir.join("fjall-sync"), Durability::FsyncWal)?;
             Database::with_store(Arc::new(store)).await?
         }
         Store::Etcd => Database::open_etcd(etcd_address).await?,

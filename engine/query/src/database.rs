@@ -49,7 +49,16 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a durable database in `dir`.
     pub async fn open(dir: impl AsRef<Path>) -> Result<Database> {
-        let store = FjallStore::open(dir.as_ref(), Durability::default())?;
+        Database::open_with_durability(dir, Durability::default()).await
+    }
+
+    /// [`Database::open`] with `durability` for every commit whose tables and session ask for
+    /// none of their own (`rowdex serve --durability`).
+    pub async fn open_with_durability(
+        dir: impl AsRef<Path>,
+        durability: Durability,
+    ) -> Result<Database> {
+        let store = FjallStore::open(dir.as_ref(), durability)?;
         Database::with_store(Arc::new(store)).await
     }
 

@@ -9,6 +9,7 @@ pub(crate) mod analyze;
 pub(crate) mod block_sequences;
 pub(crate) mod characteristics;
 pub(crate) mod clock;
+pub(crate) mod commit_durability;
 pub(crate) mod dives;
 pub(crate) mod planning;
 pub(crate) mod row_locks;

@@ -149,6 +149,9 @@ pub enum Error {
     /// A `TimeZone` setting that names no time zone.
     #[error("invalid value for parameter \"TimeZone\": \"{value}\"")]
     UnknownTimeZone { value: String },
+    /// A SET of a parameter to a value it does not take (the message in PostgreSQL's words).
+    #[error("{message}")]
+    BadParameterValue { message: String },
     #[error("unknown type {name}")]
     UnknownType { name: String },
     /// Text that is not a JSON value a `json` or `jsonb` can hold.
@@ -200,6 +203,11 @@ pub enum Error {
     SchemaChangeAfterWrite { statement: String },
     #[error("cannot execute {statement} in a read-only transaction")]
     ReadOnlyTransaction { statement: String },
+    #[error(
+        "table {table} is READONLY: its rows cannot be written (ALTER TABLE {table} SET \
+         (READONLY = false) allows writes again)"
+    )]
+    ReadOnlyTable { table: String },
     #[error("no savepoint named {name} in the open transaction")]
     NoSuchSavepoint { name: String },
     #[error(

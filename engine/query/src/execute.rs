@@ -20,6 +20,7 @@ pub(crate) mod create_as;
 pub(crate) mod create_like;
 pub(crate) mod ddl;
 pub(crate) mod dml;
+pub(crate) mod durability_setting;
 pub(crate) mod expression_index;
 pub(crate) mod foreign_key_alter;
 pub(crate) mod foreign_keys;
@@ -411,7 +412,6 @@ impl Session {
     }
 }
 
-/// Runs one statement of any kind but transaction control.
 /// Runs one statement once, recording the sequence values it takes as the session's
 /// (`currval`).
 async fn run_once(
@@ -588,8 +588,8 @@ async fn run_statement(
         Statement::DropTrigger(drop) => triggers::drop_trigger(session, drop).await,
         Statement::Truncate(truncate) => truncate::boxed(session, truncate).await,
         Statement::ShowTables { .. } => show::show_tables(session),
-        Statement::Set(set) => time_zone_setting::set_time_zone(session, set),
-        Statement::ShowVariable { variable } => time_zone_setting::show(session, variable),
+        Statement::Set(set) => durability_setting::set(session, set),
+        Statement::ShowVariable { variable } => durability_setting::show(session, variable),
         Statement::ExplainTable { table_name, .. } => {
             show::describe(session, &object_name(table_name)?)
         }

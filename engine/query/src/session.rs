@@ -11,9 +11,11 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{Query, Statement};
+use rowdex_store::Durability;
 
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
+use crate::db::commit_durability;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sequences::LastValues;
 use crate::db::statement_report::{StatementFigures, StatementReport};
@@ -85,6 +87,9 @@ pub struct Session {
     pub(crate) sequence_values: LastValues,
     /// The zone TIMESTAMPTZ values are read and written in (`SET TIME ZONE`).
     time_zone: Arc<Mutex<TimeZone>>,
+    /// The durability the session's commits ask for (`SET synchronous_commit`, `SET
+    /// durability`; None: what the tables written ask for).
+    durability: Arc<Mutex<Option<Durability>>>,
     /// How many triggers are running around the statements of this session: 0 for a
     /// connection, n for the session a trigger's statements run in at nesting level n.
     pub(crate) trigger_depth: usize,
@@ -113,6 +118,7 @@ impl Session {
             txn,
             sequence_values: LastValues::default(),
             time_zone: Arc::default(),
+            durability: Arc::default(),
             warnings: Arc::default(),
             notices: Arc::default(),
             default_characteristics: Arc::default(),
@@ -139,7 +145,26 @@ impl Session {
         if self.trigger_depth == 0 {
             self.report.reset();
         }
-        self.report.scope(statement).await
+        let durability = self.durability();
+        commit_durability::scoped(durability, self.report.scope(statement)).await
+    }
+
+    /// The durability every commit of this session asks for (None: what the tables written
+    /// ask for; see `db::commit_durability`).
+    pub fn durability(&self) -> Option<Durability> {
+        *self
+            .durability
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes every commit of this session ask for `durability` (None: what the tables ask
+    /// for): `SET synchronous_commit = off` asks for ASYNC_WAL.
+    pub fn set_durability(&self, durability: Option<Durability>) {
+        *self
+            .durability
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = durability;
     }
 
     /// The session a trigger's statements run in: this connection's settings and sequence

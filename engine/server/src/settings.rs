@@ -40,6 +40,10 @@ pub fn defaults() -> Vec<(&'static str, String)> {
         ("lock_timeout", "0".to_string()),
         ("statement_timeout", "0".to_string()),
         ("log_min_duration_statement", "-1".to_string()),
+        // `off` makes the session's commits ASYNC_WAL; rowdex's own `durability` takes
+        // HBase's names (see `rowdex::durability_parameter`).
+        ("synchronous_commit", "on".to_string()),
+        ("durability", "USE_DEFAULT".to_string()),
         // rowdex compiles no query code: like a PostgreSQL built without LLVM, it accepts the
         // setting and has nothing to turn on (asyncpg turns it off around its introspection).
         ("jit", "off".to_string()),

@@ -88,7 +88,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::InvalidTextRepresentation { .. } => INVALID_TEXT_REPRESENTATION,
         Error::InvalidDatetime { .. } => "22007",
         Error::MalformedArray { .. } => INVALID_TEXT_REPRESENTATION,
-        Error::UnknownTimeZone { .. } => "22023",
+        Error::UnknownTimeZone { .. } | Error::BadParameterValue { .. } => "22023",
         Error::Json(error) => match error {
             JsonError::Syntax { .. } | JsonError::PathElementNotInteger { .. } => {
                 INVALID_TEXT_REPRESENTATION
@@ -122,7 +122,7 @@ pub fn code_of(error: &Error) -> &'static str {
         Error::StatementCancelled | Error::StatementTimeout => QUERY_CANCELED,
         Error::NoTransaction => "25P01",
         Error::NoSuchSavepoint { .. } => "3B001",
-        Error::NoTtl { .. } | Error::NoVersions { .. } => "55000",
+        Error::NoTtl { .. } | Error::NoVersions { .. } | Error::ReadOnlyTable { .. } => "55000",
         Error::File { .. } => "58030",
         Error::CopyRow { source, .. } | Error::CopyBatch { source, .. } => code_of(source),
         Error::BadCopyData { .. } => "22P04",

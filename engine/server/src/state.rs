@@ -315,8 +315,9 @@ impl SessionState {
     /// Applies a SET of a parameter that names a transaction characteristic to rowdex's
     /// session: the defaults change the next transactions, `transaction_*` the open one (and
     /// nothing outside a block, as in PostgreSQL); `lock_timeout` bounds the session's waits
-    /// for row locks, `statement_timeout` its statements. Other parameters are left alone. An error says what is wrong with the
-    /// value.
+    /// for row locks, `statement_timeout` its statements; `synchronous_commit` and rowdex's
+    /// `durability` choose how far its commits are pushed. Other parameters are left alone. An
+    /// error says what is wrong with the value.
     pub fn apply_transaction_parameter(&self, name: &str, value: &str) -> Result<(), String> {
         let name = name.to_lowercase();
         let level = || {
@@ -342,6 +343,12 @@ impl SessionState {
             "statement_timeout" => {
                 let timeout = milliseconds_setting(&name, value)?;
                 self.session.set_statement_timeout(timeout);
+                return Ok(());
+            }
+            "synchronous_commit" | "durability" => {
+                if let Some(chosen) = rowdex::durability_parameter(&name, value) {
+                    self.session.set_durability(chosen?);
+                }
                 return Ok(());
             }
             "log_min_duration_statement" => {

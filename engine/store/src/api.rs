@@ -22,6 +22,14 @@ pub struct Capabilities {
     /// short of memory). Bulk writers size their batches by it: etcd refuses transactions
     /// past its `--max-txn-ops`.
     pub max_commit_keys: Option<usize>,
+    /// What a commit that asks for no durability of its own gets (see [`crate::Durability`]):
+    /// the durability the store was opened with (fjall), `FsyncWal` where every commit is
+    /// synced by a quorum (etcd), `SyncWal` in memory (where nothing survives a restart).
+    /// Whether the store honours a durability asked for: [`Capabilities::honours_durability`].
+    pub durability: crate::Durability,
+    /// Whether a commit's durability changes what it survives (fjall); the others do one
+    /// thing whatever is asked.
+    pub honours_durability: bool,
     /// What reads cost on this backend, for the planner's cost model.
     pub costs: AccessCosts,
 }
@@ -248,6 +256,13 @@ pub trait Transaction: KvRead {
     /// Sets which reads from now on are recorded for validation at commit (what was recorded
     /// before stays recorded).
     fn set_validation(&mut self, validation: Validation);
+
+    /// Asks the commit for `durability` instead of the store's default (None: the default
+    /// again). See [`crate::Durability`] for what each survives.
+    fn set_durability(&mut self, durability: Option<crate::Durability>);
+
+    /// The durability the commit asks for (None: the store's default).
+    fn durability(&self) -> Option<crate::Durability>;
 
     /// The transaction's reads, recorded for validation at commit whatever its
     /// [`Validation`].

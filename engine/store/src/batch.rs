@@ -1,6 +1,6 @@
 //! Write batches: an ordered list of puts and deletes applied atomically.
 
-use crate::{Result, StoreError};
+use crate::{Durability, Result, StoreError};
 
 /// Longest key any backend accepts (fjall stores key lengths as `u16`).
 pub const MAX_KEY_LEN: usize = u16::MAX as usize;
@@ -40,6 +40,8 @@ impl Mutation {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {
     mutations: Vec<Mutation>,
+    /// How far the commit is pushed before it returns (None: the store's default).
+    durability: Option<Durability>,
 }
 
 impl WriteBatch {
@@ -56,6 +58,16 @@ impl WriteBatch {
     /// Appends a delete.
     pub fn delete(&mut self, key: Vec<u8>) {
         self.mutations.push(Mutation::Delete { key });
+    }
+
+    /// Asks for `durability` instead of the store's default (see [`Durability`]).
+    pub fn set_durability(&mut self, durability: Option<Durability>) {
+        self.durability = durability;
+    }
+
+    /// The durability asked for (None: the store's default).
+    pub fn durability(&self) -> Option<Durability> {
+        self.durability
     }
 
     /// Number of mutations (duplicates included).
@@ -112,6 +124,7 @@ impl FromIterator<Mutation> for WriteBatch {
     fn from_iter<T: IntoIterator<Item = Mutation>>(iter: T) -> Self {
         WriteBatch {
             mutations: iter.into_iter().collect(),
+            durability: None,
         }
     }
 }

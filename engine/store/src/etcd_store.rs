@@ -261,6 +261,8 @@ impl KvStore for EtcdStore {
             // 0.5 ms before its first entry and 5-10 µs per entry (JSON both ways); a key read
             // within a batched multi-get (one read-only transaction of up to 100 reads) about
             // 20-40 µs. Index lookups and presence checks are batched that way.
+            durability: crate::Durability::FsyncWal,
+            honours_durability: false,
             costs: AccessCosts {
                 seek_ns: 500_000,
                 next_ns: 5_000,

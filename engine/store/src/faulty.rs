@@ -538,6 +538,14 @@ impl Transaction for FaultyTransaction {
         self.inner.set_validation(validation);
     }
 
+    fn set_durability(&mut self, durability: Option<crate::Durability>) {
+        self.inner.set_durability(durability);
+    }
+
+    fn durability(&self) -> Option<crate::Durability> {
+        self.inner.durability()
+    }
+
     fn guarded(&self) -> Box<dyn KvRead + '_> {
         Box::new(FaultyReader {
             inner: self.inner.guarded(),

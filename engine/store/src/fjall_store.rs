@@ -1,14 +1,17 @@
 //! On-disk backend: one fjall 3 keyspace holding every key (table prefixes keep tables apart).
 //!
 //! Writes go through fjall write batches, which are journaled and published atomically under a
-//! single sequence number, then persisted to the [`Durability`] chosen at open before the write
-//! is acknowledged. Every read goes through a fjall snapshot, so a multi-key read or a scan page
-//! never observes half of a batch.
+//! single sequence number, then pushed as far as the commit's [`Durability`] asks (the one
+//! chosen at open unless the batch asks for another) before the write is acknowledged; the
+//! `async_wal` flusher pushes what ASYNC_WAL commits left in the journal's buffer. Every read
+//! goes through a fjall snapshot, so a multi-key read or a scan page never observes half of a
+//! batch.
 //!
 //! A [`checkpoint`](crate::KvStore::checkpoint), and the drop of the last handle, flush the
 //! memtable and keep the journal short (`journal`), so that the next open is quick. `size`
 //! estimates how many bytes a key range takes.
 
+mod async_wal;
 mod journal;
 mod size;
 
@@ -25,6 +28,7 @@ use fjall::{
 
 use crate::api::{AccessCosts, Capabilities, KvRead, page_turn};
 use crate::batch::{MAX_KEY_LEN, Mutation, WriteBatch};
+use crate::durability::Durability;
 use crate::error::{Result, StoreError};
 use crate::optimistic::{Backend, Store};
 use crate::range::{
@@ -38,28 +42,14 @@ pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
 /// Name of the single keyspace holding all data.
 const DATA_KEYSPACE: &str = "data";
 
-/// How far a write is pushed before [`KvStore::write`](crate::KvStore::write) (or a commit)
-/// returns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Durability {
-    /// Persist with fjall's `PersistMode::SyncAll` (`fsync` of the journal) after every write:
-    /// an acknowledged write survives a process crash, an OS crash and power loss.
-    SyncEveryWrite,
-    /// Persist with fjall's `PersistMode::Buffer` after every write: the journal is written
-    /// into the operating system's page cache before acknowledging, so an acknowledged write
-    /// survives the process crashing or being killed (SIGKILL included), but an OS crash or
-    /// power loss may lose the most recent writes. [`KvStore::flush`](crate::KvStore::flush) upgrades everything
-    /// written so far to the `SyncEveryWrite` guarantee.
-    #[default]
-    Buffered,
-}
-
-impl Durability {
-    fn persist_mode(self) -> PersistMode {
-        match self {
-            Durability::SyncEveryWrite => PersistMode::SyncAll,
-            Durability::Buffered => PersistMode::Buffer,
-        }
+/// fjall's persist mode for a commit of `durability`: none for SKIP_WAL and ASYNC_WAL (the
+/// record stays in the journal writer's buffer), a write to the OS for SYNC_WAL, an fsync for
+/// FSYNC_WAL.
+fn persist_mode(durability: Durability) -> Option<PersistMode> {
+    match durability {
+        Durability::SkipWal | Durability::AsyncWal => None,
+        Durability::SyncWal => Some(PersistMode::Buffer),
+        Durability::FsyncWal => Some(PersistMode::SyncAll),
     }
 }
 
@@ -188,7 +178,8 @@ impl Store<FjallBackend> {
             dir: dir.to_path_buf(),
             data,
             padding,
-            persist: durability.persist_mode(),
+            durability,
+            async_wal: std::sync::OnceLock::new(),
             dead: Mutex::new(DeadEntries::default()),
         }))
     }
@@ -201,7 +192,10 @@ pub struct FjallBackend {
     data: Keyspace,
     /// The keyspace `journal` pads the journal through.
     padding: Keyspace,
-    persist: PersistMode,
+    /// What a commit whose batch asks for nothing gets.
+    durability: Durability,
+    /// Started at the first ASYNC_WAL commit.
+    async_wal: std::sync::OnceLock<async_wal::Flusher>,
     /// The dead entries counted into the active memtable (see [`SEAL_DEAD_ENTRIES`]).
     dead: Mutex<DeadEntries>,
 }
@@ -311,7 +305,7 @@ impl KvRead for FjallBackend {
 impl std::fmt::Debug for FjallBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FjallStore")
-            .field("persist", &self.persist)
+            .field("durability", &self.durability)
             .finish_non_exhaustive()
     }
 }
@@ -326,6 +320,8 @@ impl Backend for FjallBackend {
             max_commit_keys: None,
             // fjall 3.1 with 1M rows just loaded: a get ~3.5 µs, opening a range ~5.4 µs, each
             // further entry ~0.28 µs.
+            durability: self.durability,
+            honours_durability: true,
             costs: AccessCosts {
                 seek_ns: 5_400,
                 next_ns: 280,
@@ -417,7 +413,8 @@ impl Backend for FjallBackend {
         }
         let memtable = self.data.tree.active_memtable();
         let dead = dead_entries(&deduplicated, |key| memtable.get(key, SeqNo::MAX).is_some());
-        let mut out = self.db.batch().durability(Some(self.persist));
+        let durability = batch.durability().unwrap_or(self.durability);
+        let mut out = self.db.batch().durability(persist_mode(durability));
         for mutation in deduplicated {
             match mutation {
                 Mutation::Put { key, value } => {
@@ -427,6 +424,14 @@ impl Backend for FjallBackend {
             }
         }
         out.commit()?;
+        if durability == Durability::AsyncWal
+            && !self
+                .async_wal
+                .get_or_init(|| async_wal::Flusher::start(self.db.clone()))
+                .wants_push()
+        {
+            self.db.persist(PersistMode::Buffer)?;
+        }
         self.seal_full_memtable(memtable.id(), dead)
     }
 }
@@ -437,6 +442,9 @@ impl Drop for FjallBackend {
     /// loses nothing (the journal still holds every acknowledged write); it only leaves the
     /// next open slower.
     fn drop(&mut self) {
+        // The flusher holds a handle of the database: stopped first, so the database closes
+        // with this store.
+        drop(self.async_wal.take());
         let keyspaces = (&self.data, &self.padding);
         let _ = journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CLOSE_WAIT);
         let _ = self.persist();

@@ -210,6 +210,14 @@ impl<H: TransactionHooks> Transaction for HookedTransaction<H> {
         self.inner.set_validation(validation);
     }
 
+    fn set_durability(&mut self, durability: Option<crate::Durability>) {
+        self.inner.set_durability(durability);
+    }
+
+    fn durability(&self) -> Option<crate::Durability> {
+        self.inner.durability()
+    }
+
     fn guarded(&self) -> Box<dyn KvRead + '_> {
         self.inner.guarded()
     }

@@ -21,6 +21,7 @@
 
 mod api;
 mod batch;
+mod durability;
 mod error;
 pub mod etcd_store;
 pub mod faulty;
@@ -39,10 +40,11 @@ pub use api::{
     Validation,
 };
 pub use batch::{MAX_KEY_LEN, MAX_VALUE_LEN, Mutation, WriteBatch};
+pub use durability::{ASYNC_WAL_PERIOD, Durability};
 pub use error::{Result, StoreError};
 pub use etcd_store::{EtcdAddress, EtcdOptions, EtcdStore};
 pub use fjall_store::{
-    DEFAULT_FJALL_CACHE_BYTES, Durability, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES,
+    DEFAULT_FJALL_CACHE_BYTES, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES,
 };
 pub use memory::MemoryStore;
 pub use optimistic::Store;

@@ -177,6 +177,8 @@ impl Backend for MemoryBackend {
             shared: false,
             max_commit_keys: None,
             // A B-tree in memory: seeks are cheap, so seeking beats reading much sooner.
+            durability: crate::Durability::SyncWal,
+            honours_durability: false,
             costs: AccessCosts {
                 seek_ns: 400,
                 next_ns: 60,

@@ -36,6 +36,7 @@ use tokio::sync::{RwLock, RwLockMappedWriteGuard, RwLockWriteGuard};
 
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
+use crate::db::commit_durability;
 use crate::db::row_locks::RowLocks;
 use crate::db::statement_stop::StatementStop;
 use crate::error::{Error, Result};
@@ -349,6 +350,13 @@ impl SessionTxn {
         Ok(())
     }
 
+    /// A table the transaction writes asks for `asked` (see `commit_durability`).
+    pub(crate) async fn ask_durability(&self, asked: rowdex_store::Durability) -> Result<()> {
+        let mut state = self.state.write().await;
+        commit_durability::ask(open(&mut state)?.tx.as_mut(), asked);
+        Ok(())
+    }
+
     /// COMMIT: validates what the transaction read and applies its writes atomically, then
     /// publishes its catalog changes, which it returns (the caller deletes what they dropped).
     /// On a conflict nothing is written and the transaction is over all the same.
@@ -361,6 +369,7 @@ impl SessionTxn {
                 open.tx.put(key, value);
             }
         }
+        commit_durability::at_commit(open.tx.as_mut());
         let committed = open.tx.commit().await;
         // Applied (or refused): the rows it locked are free for the next writer.
         self.locks.release_all();

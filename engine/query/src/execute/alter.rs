@@ -26,6 +26,7 @@ use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::alter_generated::{add_generated, declare_added, refuse_retyping};
 use crate::execute::alter_type::{Retyped, convert_rows, set_type};
 use crate::execute::column_types::parse_type;
+use crate::execute::ddl::table_attributes::TableAttribute;
 use crate::execute::foreign_key_alter::alter_foreign_key;
 use crate::execute::indexes::create_index;
 use crate::execute::schema_txn::SchemaTxn;
@@ -102,14 +103,12 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     let mut def = stored.clone();
     let mut row_checks = RowChecks::default();
     for operation in &alter.operations {
-        apply(&mut def, operation, &mut row_checks, session.semantics).map_err(
-            |error| match error {
-                Error::Catalog(CatalogError::ColumnNotFound { table, column }) => {
-                    Error::ColumnNotFound { table, column }
-                }
-                other => other,
-            },
-        )?;
+        apply(session, &mut def, operation, &mut row_checks).map_err(|error| match error {
+            Error::Catalog(CatalogError::ColumnNotFound { table, column }) => {
+                Error::ColumnNotFound { table, column }
+            }
+            other => other,
+        })?;
     }
     if row_checks.generated {
         let (mut tx, _) = change.stage().await?;
@@ -199,11 +198,12 @@ async fn unique_index(session: &Session, table: &str, column: &str) -> Result<Ou
 
 /// Applies one operation to the definition.
 fn apply(
+    session: &Session,
     def: &mut TableDef,
     operation: &AlterTableOperation,
     row_checks: &mut RowChecks,
-    semantics: Semantics,
 ) -> Result<()> {
+    let semantics = session.semantics;
     match operation {
         AlterTableOperation::AddColumn {
             if_not_exists,
@@ -284,7 +284,7 @@ fn apply(
                 constraint: name,
             })
         }
-        AlterTableOperation::SetOptionsParens { options } => set_options(def, options),
+        AlterTableOperation::SetOptionsParens { options } => set_options(session, def, options),
         // Every object belongs to rowdex's one owner (as psql's `\d` shows): nothing to change.
         AlterTableOperation::OwnerTo { .. } => Ok(()),
         other => Err(Error::Unsupported {
@@ -432,8 +432,8 @@ fn alter_column(
     Ok(())
 }
 
-/// `SET (TTL = seconds, VERSIONS = n)`.
-fn set_options(def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
+/// `SET (TTL = seconds, VERSIONS = n, DURABILITY = ..., READONLY = ...)`.
+fn set_options(session: &Session, def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
     for option in options {
         let bad = || Error::BadTableOption {
             option: option.to_string(),
@@ -441,6 +441,12 @@ fn set_options(def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
         let SqlOption::KeyValue { key, value } = option else {
             return Err(bad());
         };
+        if let Some(attribute) = TableAttribute::read(&key.value, value) {
+            let attribute = attribute?;
+            attribute.apply(def);
+            attribute.warn_if_unhonoured(session);
+            continue;
+        }
         let number: u64 = value.to_string().parse().map_err(|_| bad())?;
         let changed = if key.value.eq_ignore_ascii_case("ttl") {
             def.clone().with_ttl(number)?

@@ -26,7 +26,6 @@ use crate::output::Output;
 use crate::session::Session;
 use crate::sql::hints::QueryHints;
 use crate::sql::names::{ident_name, object_name};
-use crate::sql::storage;
 use crate::values::{datum_from_array, full_row, stored_type};
 use crate::write::bulk::drop_table;
 use crate::write::rows::{OnExisting, write_rows};
@@ -86,7 +85,12 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
     // Inside a block the rows go into its transaction, and a failure is undone with the rest
     // of the statement by its savepoint.
     let txn = session.open_txn();
-    let filled = fill(session, txn.as_ref(), &def, &batches).await;
+    // A READONLY table is filled by its own CREATE, as HBase's bulk load fills one.
+    let writable = TableDef {
+        read_only: false,
+        ..(*def).clone()
+    };
+    let filled = fill(session, txn.as_ref(), &writable, &batches).await;
     if let Err(error) = filled {
         if !in_block {
             // Nothing of the statement stays.
@@ -95,9 +99,7 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
         return Err(error);
     }
     session.set_warnings(warnings);
-    for option in &options.ignored {
-        session.add_notice(storage::no_effect(option));
-    }
+    options.notify(session);
     Ok(Output::Done)
 }
 

@@ -2,9 +2,12 @@
 //! `create_as`).
 //!
 //! Table options are written `WITH (SALT_BUCKETS = n, SALT_ON = (a), TTL = seconds,
-//! VERSIONS = n)`; a column is put in a column family by naming it `family.column`. Column
+//! VERSIONS = n, DURABILITY = 'SKIP_WAL', READONLY = true)` (the last two: `table_attributes`);
+//! a column is put in a column family by naming it `family.column`. Column
 //! types are read from their SQL spelling, so every common alias works (INT, BIGINT,
 //! VARCHAR(n), DOUBLE PRECISION, ...).
+
+pub(crate) mod table_attributes;
 
 use datafusion::sql::sqlparser::ast::{
     self, ColumnOption, CreateTable, CreateTableOptions, GeneratedAs, GeneratedExpressionMode,
@@ -17,6 +20,7 @@ use rowdex_catalog::{
 
 use crate::error::{Error, Result};
 use crate::execute::column_types::{parse_type, refuse_array_key};
+use crate::execute::ddl::table_attributes::TableAttribute;
 use crate::execute::foreign_keys::{
     DeclaredForeignKey, check_index_drop, resolve_declared, store_declared, unlink_dropped,
 };
@@ -282,9 +286,7 @@ pub(crate) async fn create_table(
     }
     change.finish(&session.db).await?;
     session.set_warnings(warnings);
-    for option in &options.ignored {
-        session.add_notice(storage::no_effect(option));
-    }
+    options.notify(session);
     Ok(Output::Done)
 }
 
@@ -446,6 +448,8 @@ pub(crate) struct TableOptions {
     ttl: Option<u64>,
     /// `VERSIONS = n`: versions kept of each row, the current one included.
     versions: Option<u32>,
+    /// `DURABILITY = ...`, `READONLY = ...` (see `table_attributes`).
+    pub(crate) attributes: Vec<TableAttribute>,
     /// PostgreSQL storage parameters given (`fillfactor = 100`), accepted without effect.
     pub(crate) ignored: Vec<String>,
 }
@@ -462,7 +466,20 @@ impl TableOptions {
         if let Some(versions) = self.versions {
             def = def.with_versions(versions)?;
         }
+        for attribute in &self.attributes {
+            attribute.apply(&mut def);
+        }
         Ok(def)
+    }
+
+    /// Sends the session the notices the options call for: those without effect here.
+    pub(crate) fn notify(&self, session: &Session) {
+        for attribute in &self.attributes {
+            attribute.warn_if_unhonoured(session);
+        }
+        for option in &self.ignored {
+            session.add_notice(storage::no_effect(option));
+        }
     }
 }
 
@@ -472,6 +489,7 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
         on: None,
         ttl: None,
         versions: None,
+        attributes: Vec::new(),
         ignored: Vec::new(),
     };
     let list = match declared {
@@ -513,6 +531,8 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
             options.on = Some(column_list(value).ok_or_else(|| Error::BadTableOption {
                 option: format!("{option} (SALT_ON takes key columns: SALT_ON = (a, b))"),
             })?);
+        } else if let Some(attribute) = TableAttribute::read(&key.value, value) {
+            options.attributes.push(attribute?);
         } else if storage::is_table_parameter(&key.value) {
             options.ignored.push(option.to_string());
         } else {

@@ -79,7 +79,7 @@ fn names_time_zone(variable: &ObjectName) -> bool {
 }
 
 /// The text a SET value spells: a quoted string, a number (`-5`), or a bare word.
-fn setting_text(value: &Expr) -> String {
+pub(crate) fn setting_text(value: &Expr) -> String {
     match value {
         Expr::Value(value) => match &value.value {
             Value::SingleQuotedString(text) | Value::DoubleQuotedString(text) => text.clone(),

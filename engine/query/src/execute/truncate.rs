@@ -49,6 +49,11 @@ async fn truncate(session: &Session, truncate: &Truncate) -> Result<Output> {
     let mut defs = Vec::with_capacity(named.len());
     for name in &named {
         let def = session.table_def(name)?;
+        if def.read_only {
+            return Err(Error::ReadOnlyTable {
+                table: def.name.clone(),
+            });
+        }
         if let Some((constraint, table)) = dependents(session, &def, &named).into_iter().next() {
             return Err(Error::Unsupported {
                 what: format!(

@@ -28,6 +28,7 @@ use rowdex_store::{Direction, KeyRange, KvRead, Transaction};
 
 use crate::db::DbState;
 use crate::db::characteristics::Characteristics;
+use crate::db::commit_durability;
 use crate::db::txn::{GuardedTxn, SessionTxn, StatementTxn};
 use crate::error::{Error, Result};
 use crate::write::constraints::{CHECK_BATCH, Checks, default_now};
@@ -98,7 +99,13 @@ impl<'a> RowWriter<'a> {
         txn: Option<&Arc<SessionTxn>>,
         now: i64,
     ) -> Result<RowWriter<'a>> {
+        if def.read_only {
+            return Err(Error::ReadOnlyTable {
+                table: def.name.clone(),
+            });
+        }
         let references = References::resolve(db, def, txn)?;
+        let asked = def.durability.unwrap_or(db.store.capabilities().durability);
         let target = match txn {
             Some(txn) => Target::Joined(GuardedTxn { txn: txn.clone() }),
             None if references
@@ -114,6 +121,16 @@ impl<'a> RowWriter<'a> {
             }
             None => Target::Own(db.store.begin().await?),
         };
+        match &target {
+            Target::Own(_) => {}
+            Target::Joined(guarded) | Target::Statement(_, guarded) => {
+                guarded.txn.ask_durability(asked).await?;
+            }
+        }
+        let mut target = target;
+        if let Target::Own(tx) = &mut target {
+            commit_durability::ask(tx.as_mut(), asked);
+        }
         let writer = RowWriter {
             db,
             def,

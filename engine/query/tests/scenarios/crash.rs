@@ -15,7 +15,7 @@
 //! references `owner` ON DELETE CASCADE: a kill may land in a delete that cascades, and the
 //! reopened database must then hold no pet without its owner.
 //!
-//! The guarantee being tested is that of the default `Durability::Buffered`: a statement is
+//! The guarantee being tested is that of the default `Durability::SyncWal`: a statement is
 //! acknowledged only after its batch is in fjall's journal and handed to the OS (`write(2)`),
 //! and a SIGKILL does not take the OS page cache with it. It says nothing about power loss,
 //! which this test cannot simulate.
@@ -479,10 +479,10 @@ fn first_cascade(seed: u64) -> Option<usize> {
 #[test]
 fn acknowledged_writes_survive_sigkill() -> TestResult {
     // `Database::open` passes `Durability::default()` to `FjallStore::open`; this test relies on
-    // that being `Buffered` (journal handed to the OS before the statement returns).
+    // that being `SyncWal` (journal handed to the OS before the statement returns).
     assert_eq!(
         rowdex_store::Durability::default(),
-        rowdex_store::Durability::Buffered
+        rowdex_store::Durability::SyncWal
     );
     let rounds: usize = match std::env::var("ROWDEX_CRASH_ROUNDS") {
         Ok(text) => text.parse()?,

@@ -11,6 +11,7 @@ mod concurrency;
 mod copy;
 mod crash;
 mod durability;
+mod durability_levels;
 mod early_stop;
 mod embedding;
 mod explain;

@@ -14,7 +14,7 @@ use crate::{TestResult, cores_for_parallel_check, rows};
 const ROWS: i64 = 200_000;
 
 async fn open(dir: &std::path::Path) -> Result<(rowdex::Database, Arc<ReadMeter>), rowdex::Error> {
-    let store = MeteredStore::new(Arc::new(FjallStore::open(dir, Durability::Buffered)?));
+    let store = MeteredStore::new(Arc::new(FjallStore::open(dir, Durability::SyncWal)?));
     let meter = store.meter();
     Ok((rowdex::Database::with_store(Arc::new(store)).await?, meter))
 }

@@ -37,6 +37,7 @@ pub enum Cell {
     Bool(bool),
     Float(f64),
     IntList(Vec<i64>),
+    TextList(Vec<String>),
     /// Microseconds since 1970-01-01 UTC, of a `Timestamptz` column.
     Timestamp(i64),
 }
@@ -185,8 +186,16 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
         ),
         Kind::TextList => {
             let mut builder = ListBuilder::new(StringBuilder::new());
-            for _ in cells {
-                builder.append(false);
+            for cell in cells {
+                match cell {
+                    Cell::TextList(values) => {
+                        for value in values {
+                            builder.values().append_value(value);
+                        }
+                        builder.append(true);
+                    }
+                    _ => builder.append(false),
+                }
             }
             Arc::new(builder.finish())
         }

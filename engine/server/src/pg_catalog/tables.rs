@@ -424,7 +424,15 @@ fn classes(relations: &Relations) -> Table {
                    kind: RelKind,
                    am: i64,
                    columns: usize,
-                   (has_index, checks, triggers): (bool, usize, bool)| {
+                   (has_index, checks, triggers): (bool, usize, bool),
+                   options: Vec<String>| {
+        // A table's attributes (TTL, DURABILITY, ...) as its storage parameters, which psql's
+        // `\d+` prints as "Options:".
+        let options = if options.is_empty() {
+            Cell::Null
+        } else {
+            Cell::TextList(options)
+        };
         table.row(vec![
             ("oid", oid.into()),
             ("relname", name.into()),
@@ -454,6 +462,7 @@ fn classes(relations: &Relations) -> Table {
             ("relreplident", "d".into()),
             ("relispartition", false.into()),
             ("relrewrite", 0.into()),
+            ("reloptions", options),
         ]);
     };
     for t in &relations.tables {
@@ -470,6 +479,7 @@ fn classes(relations: &Relations) -> Table {
                 t.checks.len(),
                 !t.triggers.is_empty() || t.has_foreign_keys(),
             ),
+            t.attribute_options(),
         );
     }
     for i in &relations.indexes {
@@ -480,6 +490,7 @@ fn classes(relations: &Relations) -> Table {
             BTREE_AM,
             i.columns().len(),
             (false, 0, false),
+            Vec::new(),
         );
     }
     for (oid, name, _) in &relations.views {
@@ -488,7 +499,15 @@ fn classes(relations: &Relations) -> Table {
             .iter()
             .find(|(view, _)| view == oid)
             .map_or(0, |(_, columns)| columns.len());
-        add(*oid, name, RelKind::View, 0, columns, (false, 0, false));
+        add(
+            *oid,
+            name,
+            RelKind::View,
+            0,
+            columns,
+            (false, 0, false),
+            Vec::new(),
+        );
     }
     table
 }

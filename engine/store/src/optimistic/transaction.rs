@@ -6,6 +6,7 @@ use super::merge::{Writes, scan_merged};
 use super::read_set::ReadSet;
 use crate::api::{KvRead, Savepoint, Transaction, Validation};
 use crate::batch::{Mutation, WriteBatch};
+use crate::durability::Durability;
 use crate::error::Result;
 use crate::range::{Direction, KeyRange, ScanPage};
 
@@ -62,6 +63,8 @@ pub(crate) struct OptimisticTx<C> {
     reads: tokio::sync::Mutex<ReadSet>,
     /// Which reads are recorded in `reads`.
     validation: Validation,
+    /// What the commit's batch asks for (None: the store's default).
+    durability: Option<Durability>,
 }
 
 type UndoRecord = (Vec<u8>, Option<Option<Vec<u8>>>);
@@ -79,6 +82,7 @@ impl<C: Committer> OptimisticTx<C> {
             savepoints_held: 0,
             reads: tokio::sync::Mutex::new(ReadSet::default()),
             validation: Validation::EveryRead,
+            durability: None,
         }
     }
 
@@ -218,6 +222,14 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
         self.validation = validation;
     }
 
+    fn set_durability(&mut self, durability: Option<Durability>) {
+        self.durability = durability;
+    }
+
+    fn durability(&self) -> Option<Durability> {
+        self.durability
+    }
+
     fn guarded(&self) -> Box<dyn KvRead + '_> {
         Box::new(Guarded { tx: self })
     }
@@ -324,19 +336,21 @@ impl<C: Committer> Transaction for OptimisticTx<C> {
             savepoints_held: _,
             reads,
             validation: _,
+            durability,
         } = *self;
         // Release the snapshot first so the backend can stop pinning old versions for it.
         drop(snapshot);
         if writes.is_empty() {
             return Ok(());
         }
-        let batch: WriteBatch = writes
+        let mut batch: WriteBatch = writes
             .into_iter()
             .map(|(key, value)| match value {
                 Some(value) => Mutation::Put { key, value },
                 None => Mutation::Delete { key },
             })
             .collect();
+        batch.set_durability(durability);
         core.commit(&reads.into_inner(), begun, batch).await
     }
 }

@@ -34,7 +34,7 @@ async fn check_sample(store: &FjallStore) -> Result<()> {
 
 #[tokio::test]
 async fn reopen_reads_back_every_durability() -> Result<()> {
-    for durability in [Durability::Buffered, Durability::SyncEveryWrite] {
+    for durability in [Durability::SyncWal, Durability::FsyncWal] {
         let dir = tempfile::tempdir().expect("create temp dir");
         {
             let store = FjallStore::open(dir.path(), durability)?;
@@ -64,11 +64,11 @@ async fn reopen_after_flush() -> Result<()> {
 #[tokio::test]
 async fn directory_is_locked_while_open() -> Result<()> {
     let dir = tempfile::tempdir().expect("create temp dir");
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
-    let second = FjallStore::open(dir.path(), Durability::Buffered);
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
+    let second = FjallStore::open(dir.path(), Durability::SyncWal);
     assert!(matches!(second, Err(StoreError::Backend { .. })));
     drop(store);
-    FjallStore::open(dir.path(), Durability::Buffered).map(drop)
+    FjallStore::open(dir.path(), Durability::SyncWal).map(drop)
 }
 
 fn numbered(i: usize) -> Vec<u8> {
@@ -83,7 +83,7 @@ async fn ingested_batches_behave_like_journaled_ones() -> Result<()> {
     let dir = tempfile::tempdir().expect("create temp dir");
     let total = INGEST_MIN_MUTATIONS + 100;
     {
-        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
         let mut small = WriteBatch::new();
         for i in [0, 1, 2, total - 1] {
             small.put(numbered(i), b"old".to_vec());
@@ -107,7 +107,7 @@ async fn ingested_batches_behave_like_journaled_ones() -> Result<()> {
         tx.put(numbered(3), b"after".to_vec());
         tx.commit().await?;
     }
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     assert_eq!(store.get(&numbered(0)).await?, Some(b"old".to_vec()));
     assert_eq!(store.get(&numbered(1)).await?, None);
     assert_eq!(store.get(&numbered(2)).await?, Some(b"new2".to_vec()));
@@ -160,7 +160,7 @@ async fn journal_writes(store: &FjallStore, bytes: usize) -> Result<usize> {
 async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
     let dir = tempfile::tempdir().expect("create temp dir");
     let written = {
-        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
         let written = journal_writes(&store, 3 * 1024 * 1024).await?;
         assert!(
             journal_bytes(dir.path()) > 2 * JOURNAL_TRIM_MIN_BYTES,
@@ -173,7 +173,7 @@ async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
         "a clean close left {} journal bytes",
         journal_bytes(dir.path())
     );
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
     assert_eq!(counted.entries, written as u64);
     // Writes after the reopen must win over the flushed ones (sequence numbers carried on).
@@ -188,7 +188,7 @@ async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
     batch.put(b"j00000001".to_vec(), b"after".to_vec());
     store.write(batch).await?;
     drop(store);
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     assert_eq!(store.get(b"j00000000").await?, Some(vec![7u8; 200]));
     assert_eq!(store.get(b"j00000001").await?, Some(b"after".to_vec()));
     let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
@@ -204,7 +204,7 @@ async fn a_clean_close_leaves_a_short_journal() -> Result<()> {
 async fn writes_seal_the_memtable_before_fjall_must_ask() -> Result<()> {
     const MIB: usize = 1024 * 1024;
     let dir = tempfile::tempdir().expect("create temp dir");
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     let value = vec![5u8; 16 * 1024];
     let mut written = 0u64;
     let mut largest = 0;
@@ -224,7 +224,7 @@ async fn writes_seal_the_memtable_before_fjall_must_ask() -> Result<()> {
     );
     assert!(largest > 40 * MIB as u64, "the test wrote too little");
     drop(store);
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     let counted = store.count_page(&KeyRange::all(), u64::MAX).await?;
     assert_eq!(counted.entries, written);
     Ok(())
@@ -241,7 +241,7 @@ async fn dead_versions_seal_the_memtable_early() -> Result<()> {
     let mut largest = [0u64; 2];
     for (run, overwrite) in [true, false].into_iter().enumerate() {
         let dir = tempfile::tempdir().expect("create temp dir");
-        let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+        let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
         for batch_number in 0..600u32 {
             let mut batch = WriteBatch::new();
             for i in 0..64u32 {
@@ -272,7 +272,7 @@ async fn dead_versions_seal_the_memtable_early() -> Result<()> {
 
 #[test]
 fn buffered_is_the_default() {
-    assert_eq!(Durability::default(), Durability::Buffered);
+    assert_eq!(Durability::default(), Durability::SyncWal);
 }
 
 /// The store must be usable as the shared trait object the rest of rowdex holds.
@@ -287,7 +287,7 @@ fn stores_are_trait_objects() {
 #[tokio::test]
 async fn compaction_merges_ingested_runs_and_keeps_every_entry() -> Result<()> {
     let dir = tempfile::tempdir().expect("create temp dir");
-    let store = FjallStore::open(dir.path(), Durability::Buffered)?;
+    let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
     // Three ingested batches whose keys interleave: three overlapping tables, each of which a
     // read of any range must consult.
     let per_batch = INGEST_MIN_MUTATIONS as u32;

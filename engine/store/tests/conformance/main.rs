@@ -41,7 +41,7 @@ async fn open_memory() -> Fixture {
 
 async fn open_fjall() -> Fixture {
     let dir = tempfile::tempdir().expect("create temp dir");
-    let store = FjallStore::open(dir.path(), Durability::Buffered).expect("open fjall store");
+    let store = FjallStore::open(dir.path(), Durability::SyncWal).expect("open fjall store");
     Fixture {
         store: Arc::new(store),
         _dir: Some(dir),
