@@ -154,6 +154,7 @@ suites!(
     select_list,
     sequences,
     subqueries,
+    table_attributes,
     transactions,
     triggers,
     timestamptz,

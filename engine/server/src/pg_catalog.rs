@@ -17,6 +17,7 @@ pub mod functions;
 pub mod introspection;
 pub mod model;
 pub mod monitoring;
+pub mod prefix_elements;
 pub mod rewrite;
 pub mod rows;
 pub mod schema;

@@ -99,6 +99,7 @@ impl<'a> RowWriter<'a> {
         txn: Option<&Arc<SessionTxn>>,
         now: i64,
     ) -> Result<RowWriter<'a>> {
+        // HBase's READONLY: the rows are not written (DDL, indexes and PURGE go on).
         if def.read_only {
             return Err(Error::ReadOnlyTable {
                 table: def.name.clone(),
@@ -106,7 +107,7 @@ impl<'a> RowWriter<'a> {
         }
         let references = References::resolve(db, def, txn)?;
         let asked = def.durability.unwrap_or(db.store.capabilities().durability);
-        let target = match txn {
+        let mut target = match txn {
             Some(txn) => Target::Joined(GuardedTxn { txn: txn.clone() }),
             None if references
                 .as_ref()
@@ -121,15 +122,12 @@ impl<'a> RowWriter<'a> {
             }
             None => Target::Own(db.store.begin().await?),
         };
-        match &target {
-            Target::Own(_) => {}
+        // The commit is at least as durable as this table asks (see `db::commit_durability`).
+        match &mut target {
+            Target::Own(tx) => commit_durability::ask(tx.as_mut(), asked),
             Target::Joined(guarded) | Target::Statement(_, guarded) => {
                 guarded.txn.ask_durability(asked).await?;
             }
-        }
-        let mut target = target;
-        if let Target::Own(tx) = &mut target {
-            commit_durability::ask(tx.as_mut(), asked);
         }
         let writer = RowWriter {
             db,

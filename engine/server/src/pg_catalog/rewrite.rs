@@ -12,6 +12,7 @@
 //!   `::regnamespace`, `::regrole`); `::pg_catalog.text`, `::name`, `::int2[]` are the types
 //!   rowdex has;
 //! - `E'\n'` is the string it spells; `'{0}'` compared with an array is the array;
+//! - `ARRAY(SELECT 'p' || x FROM unnest(a) x)` is `rowdex_prefix_elements('p', a)`;
 //! - `ARRAY(SELECT x FROM ...)` is `(SELECT array_agg(x) FROM ...)`, and a scalar subquery
 //!   selecting a plain `x` selects `max(x)`, forms DataFusion can decorrelate;
 //! - `current_user` and the like, written without parentheses, are function calls;
@@ -33,6 +34,7 @@ use rowdex::datafusion::sql::sqlparser::parser::Parser;
 
 use crate::pg_catalog::introspection::type_lookup;
 use crate::pg_catalog::monitoring::MONITORING_VIEWS;
+use crate::pg_catalog::prefix_elements::PREFIX_ELEMENTS;
 use crate::pg_catalog::tables::PG_CATALOG_TABLES;
 
 /// Words that make a statement worth parsing as PostgreSQL (matched lower-cased).
@@ -263,7 +265,7 @@ fn replace_function(function: &mut Function) -> Option<Expr> {
     if name == "array"
         && let FunctionArguments::Subquery(query) = &function.args
     {
-        return array_subquery(query);
+        return prefixed_unnest(query).or_else(|| array_subquery(query));
     }
     // `generate_subscripts(array, dim)`: the array's subscripts, as a set-returning call
     // DataFusion unnests in step with an `unnest(array)` beside it (SQLAlchemy's reflection
@@ -302,6 +304,55 @@ fn replace_function(function: &mut Function) -> Option<Expr> {
         return Some(Expr::Function(unqualified));
     }
     None
+}
+
+/// `ARRAY(SELECT 'p' || x FROM unnest(a) x)` as `rowdex_prefix_elements('p', a)`: the same
+/// array, without a subquery that unnests what may be an outer query's column (psql's `\d+`
+/// does so with a table's TOAST options), which DataFusion cannot decorrelate.
+fn prefixed_unnest(query: &Query) -> Option<Expr> {
+    if query.order_by.is_some() || query.limit_clause.is_some() {
+        return None;
+    }
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let [from] = select.from.as_slice() else {
+        return None;
+    };
+    let TableFactor::Table {
+        name,
+        args: Some(args),
+        alias: Some(alias),
+        ..
+    } = &from.relation
+    else {
+        return None;
+    };
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(array))] = args.args.as_slice() else {
+        return None;
+    };
+    let unnest = idents(name).last()?.eq_ignore_ascii_case("unnest");
+    let plain = from.joins.is_empty() && select.selection.is_none() && group_by_is_empty(select);
+    let [SelectItem::UnnamedExpr(Expr::BinaryOp { left, op, right })] =
+        select.projection.as_slice()
+    else {
+        return None;
+    };
+    let prefix = match left.as_ref() {
+        Expr::Value(value) => match &value.value {
+            Value::SingleQuotedString(prefix) => prefix,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let element = matches!(right.as_ref(), Expr::Identifier(ident) if ident.value.eq_ignore_ascii_case(&alias.name.value));
+    if !(unnest && plain && element && *op == BinaryOperator::StringConcat) {
+        return None;
+    }
+    parse_expr(&format!(
+        "{PREFIX_ELEMENTS}('{}', {array})",
+        prefix.replace('\'', "''")
+    ))
 }
 
 /// `ARRAY(SELECT x FROM ... [ORDER BY ...])` as `(SELECT array_agg(x [ORDER BY ...]) FROM ...)`:
@@ -649,5 +700,27 @@ mod tests {
             rewritten.contains("FROM pg_catalog.pg_roles b"),
             "{rewritten}"
         );
+    }
+
+    #[test]
+    fn prefixed_unnests_become_a_function_of_the_array() {
+        // psql's `\d+`, over a table's TOAST relation.
+        let rewritten = rewrite(
+            "SELECT pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x \
+             from pg_catalog.unnest(tc.reloptions) x), ', ') FROM pg_catalog.pg_class c \
+             LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid)",
+        )
+        .expect("a rewrite");
+        assert!(
+            rewritten.contains("c.reloptions || rowdex_prefix_elements('toast.', tc.reloptions)"),
+            "{rewritten}"
+        );
+        // Anything else in the subquery keeps it a subquery.
+        let filtered = rewrite(
+            "SELECT array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) x \
+             where x <> '') FROM pg_catalog.pg_class tc",
+        )
+        .expect("a rewrite");
+        assert!(!filtered.contains("rowdex_prefix_elements"), "{filtered}");
     }
 }

@@ -19,6 +19,7 @@ use crate::pg_catalog::monitoring::{
     MONITORING_VIEWS, pg_stat_activity, pg_stat_progress_copy, pg_stat_progress_create_index,
     pg_stat_statements, pg_stat_statements_info,
 };
+use crate::pg_catalog::prefix_elements::register_prefix_elements;
 use crate::pg_catalog::tables::{
     INFORMATION_SCHEMA_TABLES, PG_CATALOG_TABLES, information_schema_table, pg_catalog_table,
     pg_locks,
@@ -35,6 +36,7 @@ pub fn register_pg_catalog(
     facts: SessionFacts,
 ) {
     register_functions(ctx, schema, &facts);
+    register_prefix_elements(ctx);
     if let Some(catalog) = ctx.catalog(ROWDEX_CATALOG) {
         for which in [Which::PgCatalog, Which::InformationSchema] {
             let schema = Arc::new(CatalogSchema {

@@ -28,3 +28,14 @@ CREATE TABLE authors (id INT PRIMARY KEY, email TEXT UNIQUE);
 CREATE TABLE books (id INT PRIMARY KEY, author_id INT REFERENCES authors ON DELETE CASCADE, author_email TEXT, CONSTRAINT books_email FOREIGN KEY (author_email) REFERENCES authors (email) ON UPDATE SET NULL);
 \d books
 \d authors
+CREATE TABLE ledger (id INT PRIMARY KEY, amount INT) WITH (TTL = 3600, DURABILITY = 'FSYNC_WAL', READONLY = true);
+\d+ ledger
+INSERT INTO ledger VALUES (1, 1);
+ALTER TABLE ledger SET (READONLY = false, DURABILITY = USE_DEFAULT);
+\d+ ledger
+SET synchronous_commit = off;
+SHOW synchronous_commit;
+SHOW durability;
+SET durability = 'SKIP_WAL';
+SHOW durability;
+SET synchronous_commit = sometimes;
