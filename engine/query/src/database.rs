@@ -18,6 +18,7 @@ use crate::db::clock::Clock;
 use crate::db::planning::Planning;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sizes::{TableSizes, table_sizes};
+use crate::db::ttl_expiry::TtlExpiry;
 use crate::df::context::{RowdexSchema, new_context};
 use crate::df::rules::OptimizerRules;
 use crate::df::table::RowdexTable;
@@ -87,10 +88,15 @@ impl Database {
         // A DataFusion whose rules rowdex works around have moved fails here, not silently.
         let rules = OptimizerRules::new()?;
         let catalog = Catalog::open(store.clone()).await?;
-        let inner = DbState::new(store, catalog);
+        let inner = Arc::new(DbState::new(store, catalog));
         drop_unfinished_indexes(&inner).await?;
+        // Compactions drop the entries of tables with a TTL once expired (a store that
+        // compacts; elsewhere PURGE gives their space back).
+        inner
+            .store
+            .set_expiry_rules(Arc::new(TtlExpiry::new(&inner)));
         Ok(Database {
-            inner: Arc::new(inner),
+            inner,
             query_cache: Arc::default(),
             rules,
         })

@@ -19,6 +19,7 @@ pub(crate) mod sizes;
 pub(crate) mod statement_report;
 pub(crate) mod statement_stop;
 pub(crate) mod stats;
+pub(crate) mod ttl_expiry;
 pub(crate) mod txn;
 
 use std::collections::HashMap;

@@ -216,6 +216,14 @@ pub trait KvStore: KvRead {
         StoreMetrics::default()
     }
 
+    /// Drops the entries `rules` call expired as compaction meets them (see
+    /// [`crate::expiry`]); false when the store has no compaction to drop them in (they stay
+    /// until deleted), which is what the default answers.
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        let _ = rules;
+        false
+    }
+
     /// The row locks this process shares with the other processes of the database, for a
     /// store several processes share (etcd); `None` when the process is the only one (its
     /// own lock table is then all there is).

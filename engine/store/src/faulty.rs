@@ -517,6 +517,10 @@ impl KvStore for FaultyStore {
     fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
         self.inner.cluster_locks()
     }
+
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        self.inner.set_expiry_rules(rules)
+    }
 }
 
 /// A transaction of a [`FaultyStore`]: remembers the keys it writes, for the commit's fault

@@ -12,6 +12,7 @@
 //! estimates how many bytes a key range takes.
 
 mod async_wal;
+mod expiry_filter;
 mod journal;
 mod size;
 
@@ -163,8 +164,15 @@ impl Store<FjallBackend> {
         // back to the queue while another worker compacts, and spins doing so (profiled at a
         // third of a core during a bulk load on two cores). The store has one keyspace, so
         // compactions run one at a time anyway.
+        let expiry: expiry_filter::SharedRules = Arc::default();
+        let factory: Arc<dyn fjall::compaction::filter::Factory> =
+            Arc::new(expiry_filter::ExpiryFactory {
+                rules: Arc::clone(&expiry),
+            });
         let db = Database::builder(dir)
             .cache_size(cache_bytes)
+            // Every keyspace drops what the expiry rules (a table's TTL) call expired.
+            .with_compaction_filter_factories(Arc::new(move |_keyspace| Some(Arc::clone(&factory))))
             .worker_threads(1)
             .max_journaling_size(MAX_JOURNALING_BYTES)
             // Uncompressed, so that the journal's padding (see `journal`) counts in full.
@@ -180,6 +188,7 @@ impl Store<FjallBackend> {
             padding,
             durability,
             async_wal: std::sync::OnceLock::new(),
+            expiry,
             dead: Mutex::new(DeadEntries::default()),
         }))
     }
@@ -196,6 +205,8 @@ pub struct FjallBackend {
     durability: Durability,
     /// Started at the first ASYNC_WAL commit.
     async_wal: std::sync::OnceLock<async_wal::Flusher>,
+    /// What compactions drop as expired (see `expiry_filter`).
+    expiry: expiry_filter::SharedRules,
     /// The dead entries counted into the active memtable (see [`SEAL_DEAD_ENTRIES`]).
     dead: Mutex<DeadEntries>,
 }
@@ -352,10 +363,13 @@ impl Backend for FjallBackend {
         Arc::new(self.view())
     }
 
-    /// A major compaction of the data keyspace: every run of level 0 (a bulk load leaves one
+    /// A major compaction of the data keyspace (the expiry rules' filter drops what they call
+    /// expired): every run of level 0 (a bulk load leaves one
     /// per ingested batch, each spanning the table and its indexes) merged into the last
     /// level, so a read seeks one table per key range instead of one per run.
+    /// The memtable is flushed first, so that the compaction covers everything written.
     fn compact(&self) -> Result<()> {
+        self.data.rotate_memtable_and_wait()?;
         self.data.major_compact()?;
         Ok(())
     }
@@ -368,6 +382,11 @@ impl Backend for FjallBackend {
     /// The database's files: tables, journals and fjall's own (fjall's `disk_space`).
     fn total_size(&self) -> Result<Option<u64>> {
         Ok(Some(self.db.disk_space()?))
+    }
+
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        *self.expiry.write().unwrap_or_else(PoisonError::into_inner) = Some(rules);
+        true
     }
 
     fn metrics(&self) -> StoreMetrics {

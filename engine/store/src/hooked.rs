@@ -136,6 +136,10 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     fn metrics(&self) -> crate::StoreMetrics {
         self.inner.metrics()
     }
+
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        self.inner.set_expiry_rules(rules)
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

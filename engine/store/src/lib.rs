@@ -24,6 +24,7 @@ mod batch;
 mod durability;
 mod error;
 pub mod etcd_store;
+pub mod expiry;
 pub mod faulty;
 mod fjall_store;
 pub mod hooked;

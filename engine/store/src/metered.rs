@@ -288,6 +288,10 @@ impl KvStore for MeteredStore {
     fn cluster_locks(&self) -> Option<Arc<dyn crate::locks::ClusterLocks>> {
         self.inner.cluster_locks()
     }
+
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        self.inner.set_expiry_rules(rules)
+    }
 }
 
 #[cfg(test)]

@@ -82,6 +82,13 @@ pub trait Backend: KvRead + 'static {
     fn metrics(&self) -> StoreMetrics {
         StoreMetrics::default()
     }
+
+    /// Drops what `rules` call expired in compactions (see [`KvStore::set_expiry_rules`]); by
+    /// default there are none.
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        let _ = rules;
+        false
+    }
 }
 
 /// A store over one backend: [`crate::FjallStore`] and [`crate::MemoryStore`] are this.
@@ -209,6 +216,10 @@ impl<B: Backend> KvStore for Store<B> {
 
     fn metrics(&self) -> StoreMetrics {
         self.core.metrics()
+    }
+
+    fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
+        self.backend().set_expiry_rules(rules)
     }
 }
 

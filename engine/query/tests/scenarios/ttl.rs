@@ -235,3 +235,70 @@ async fn the_ttl_survives_a_reopen() -> TestResult {
     assert_eq!(rows(&s, "SELECT id FROM ev").await?, table(&[]));
     Ok(())
 }
+
+#[tokio::test]
+async fn compaction_drops_expired_rows_with_their_entries_and_versions() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let db = Database::open(dir.path()).await?;
+    let clock = Arc::new(ManualClock::new(START));
+    db.set_clock(clock.clone());
+    let s = db.session();
+    s.execute(SCHEMA).await?;
+    s.execute(
+        "CREATE TABLE hist (id INT PRIMARY KEY, x.a TEXT, v INT) WITH (TTL = 60, VERSIONS = 3)",
+    )
+    .await?;
+    let insert = |first: i32| {
+        let ev: Vec<String> = (first..first + 3000)
+            .map(|i| format!("({i}, 'g{}', {i}, 'n{i}')", i % 7))
+            .collect();
+        let hist: Vec<String> = (first..first + 3000)
+            .map(|i| format!("({i}, 'a{i}', {i})"))
+            .collect();
+        format!(
+            "INSERT INTO ev VALUES {}; INSERT INTO hist VALUES {}",
+            ev.join(", "),
+            hist.join(", ")
+        )
+    };
+    s.execute(&insert(0)).await?;
+    // Older versions of the first rows, written now, expire with them.
+    s.execute("UPDATE hist SET v = v + 1 WHERE id < 3000")
+        .await?;
+    clock.advance(Duration::from_secs(50));
+    s.execute(&insert(10_000)).await?;
+    // Compacted once before anything expired (nothing to drop: the sizes compare tables with
+    // tables, not with a memtable).
+    s.execute("VACUUM").await?;
+    clock.advance(Duration::from_secs(20));
+    let def = |name: &str| {
+        db.table_defs()
+            .into_iter()
+            .find(|def| def.name == name)
+            .ok_or("no such table")
+    };
+    let before = db.table_sizes(&*def("ev")?)?.ok_or("no sizes")?;
+    // VACUUM compacts the store: its filter drops what expired, entries of every kind.
+    s.execute("VACUUM").await?;
+    let after = db.table_sizes(&*def("ev")?)?.ok_or("no sizes")?;
+    eprintln!("ev before {before:?}, after {after:?}");
+    assert!(after.rows * 10 < before.rows * 7, "{before:?} -> {after:?}");
+    for ((name, was), (_, is)) in before.indexes.iter().zip(&after.indexes) {
+        assert!(is * 10 < was * 7, "index {name}: {was} -> {is}");
+    }
+    // PURGE finds nothing left to remove, and every index is in step with its rows.
+    assert_eq!(affected(&s, "PURGE ev").await?, 0);
+    assert_eq!(affected(&s, "PURGE hist").await?, 0);
+    for table_name in ["ev", "hist"] {
+        for row in rows(&s, &format!("CHECK TABLE {table_name}")).await? {
+            assert_eq!(row[1..], ["3000", "3000", "0", "0", "0", "ok"], "{row:?}");
+        }
+    }
+    let hist = db.table_sizes(&*def("hist")?)?.ok_or("no sizes")?;
+    assert_eq!(hist.history, 0, "expired older versions stay: {hist:?}");
+    assert_eq!(
+        rows(&s, "SELECT count(*), min(id) FROM ev").await?,
+        table(&[&["3000", "10000"]])
+    );
+    Ok(())
+}

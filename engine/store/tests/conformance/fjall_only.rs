@@ -2,7 +2,10 @@
 //! reopen, directory locking, and the journal a clean close leaves behind.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rowdex_store::expiry::{ExpiryJudge, ExpiryRules};
 use rowdex_store::{
     Direction, Durability, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES, KeyRange,
     KvRead, KvStore, Result, StoreError, WriteBatch,
@@ -383,5 +386,93 @@ async fn range_sizes_follow_the_data_in_memory_and_on_disk() -> Result<()> {
         kept * 2 > narrow && kept < narrow * 2,
         "{kept} against {narrow}"
     );
+    Ok(())
+}
+
+async fn count_prefix(store: &FjallStore, prefix: &[u8]) -> Result<usize> {
+    let page = store
+        .scan_page(&KeyRange::prefix(prefix), Direction::Forward, 10_000)
+        .await?;
+    Ok(page.entries.len())
+}
+
+/// Expiry rules that call every entry under `prefix` whose value is `expired` expired, and
+/// count the entries they were asked about.
+struct ExpireValue {
+    prefix: &'static [u8],
+    asked: Arc<AtomicUsize>,
+}
+
+struct ExpireValueJudge {
+    prefix: &'static [u8],
+    asked: Arc<AtomicUsize>,
+}
+
+impl ExpiryRules for ExpireValue {
+    fn judge(&self) -> Box<dyn ExpiryJudge> {
+        Box::new(ExpireValueJudge {
+            prefix: self.prefix,
+            asked: Arc::clone(&self.asked),
+        })
+    }
+}
+
+impl ExpiryJudge for ExpireValueJudge {
+    fn expired(&mut self, key: &[u8], value: &[u8]) -> bool {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        key.starts_with(self.prefix) && value == b"expired"
+    }
+}
+
+#[tokio::test]
+async fn compaction_drops_what_the_expiry_rules_call_expired() -> Result<()> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FjallStore::open(dir.path(), Durability::default())?;
+    let asked = Arc::new(AtomicUsize::new(0));
+    assert!(store.set_expiry_rules(Arc::new(ExpireValue {
+        prefix: b"t/",
+        asked: Arc::clone(&asked),
+    })));
+    let mut batch = WriteBatch::new();
+    for n in 0..1000u32 {
+        let value: &[u8] = if n % 2 == 0 { b"expired" } else { b"live" };
+        batch.put(format!("t/{n:04}").into_bytes(), value.to_vec());
+        // Outside the rules' prefix, an expired-looking value stays.
+        batch.put(format!("u/{n:04}").into_bytes(), b"expired".to_vec());
+    }
+    store.write(batch).await?;
+    // An entry overwritten with an expired value does not bring back its older, live one.
+    let mut tx = store.begin().await?;
+    tx.put(b"t/0001".to_vec(), b"expired".to_vec());
+    tx.commit().await?;
+    // Readers above the store decide what is live; the store keeps it all until compaction.
+    assert_eq!(count_prefix(&store, b"t/").await?, 1000);
+    store.compact().await?;
+    assert!(
+        asked.load(Ordering::Relaxed) >= 2000,
+        "the rules were not asked"
+    );
+    assert_eq!(store.get(b"t/0001").await?, None);
+    assert_eq!(count_prefix(&store, b"t/").await?, 499);
+    assert_eq!(count_prefix(&store, b"u/").await?, 1000);
+    assert_eq!(store.get(b"t/0003").await?, Some(b"live".to_vec()));
+    drop(store);
+    // Reopened, no live value comes back that was not live: the journal replays the writes
+    // newer than the newest entry its tables keep (the compaction dropped the newest, the
+    // overwrite of t/0001), which brings back an expired entry until the next compaction,
+    // never an older version over a newer one.
+    let store = FjallStore::open(dir.path(), Durability::default())?;
+    assert!(store.set_expiry_rules(Arc::new(ExpireValue {
+        prefix: b"t/",
+        asked: Arc::clone(&asked),
+    })));
+    let page = store
+        .scan_page(&KeyRange::prefix(b"t/"), Direction::Forward, 10_000)
+        .await?;
+    let live = page.entries.iter().filter(|(_, v)| v == b"live").count();
+    assert_eq!(live, 499);
+    assert_ne!(store.get(b"t/0001").await?, Some(b"live".to_vec()));
+    store.compact().await?;
+    assert_eq!(count_prefix(&store, b"t/").await?, 499);
     Ok(())
 }
