@@ -216,6 +216,21 @@ pub trait KvStore: KvRead {
         StoreMetrics::default()
     }
 
+    /// Keeps the entries under `prefix` apart from the rest, stored with `options` (default
+    /// options: with the rest again); those already written move, atomically, and every later
+    /// read and write of the prefix goes where they are. False when the store keeps everything
+    /// alike (the default answer): memory and etcd. A prefix inside or around a placed one is
+    /// refused.
+    async fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        let _ = (prefix, options);
+        Ok(false)
+    }
+
+    /// The prefixes kept apart, with their options (see [`KvStore::place`]).
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        Vec::new()
+    }
+
     /// Drops the entries `rules` call expired as compaction meets them (see
     /// [`crate::expiry`]); false when the store has no compaction to drop them in (they stay
     /// until deleted), which is what the default answers.

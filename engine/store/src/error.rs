@@ -156,4 +156,20 @@ pub enum StoreError {
         /// The limit.
         max: usize,
     },
+
+    /// Something the store keeps about itself could not be read back (a placement record).
+    #[error("the store's own record of {what} is unreadable: {reason}")]
+    Corrupt {
+        /// What was being read.
+        what: &'static str,
+        /// Why it could not be.
+        reason: String,
+    },
+
+    /// A request the store cannot carry out as asked.
+    #[error("the store cannot do this: {what}")]
+    Unsupported {
+        /// What was asked, and why not.
+        what: String,
+    },
 }

@@ -521,6 +521,14 @@ impl KvStore for FaultyStore {
     fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
         self.inner.set_expiry_rules(rules)
     }
+
+    async fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        self.inner.place(prefix, options).await
+    }
+
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        self.inner.placements()
+    }
 }
 
 /// A transaction of a [`FaultyStore`]: remembers the keys it writes, for the commit's fault

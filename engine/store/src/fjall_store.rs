@@ -14,12 +14,13 @@
 mod async_wal;
 mod expiry_filter;
 mod journal;
+mod placement;
 mod size;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use fjall::config::{HashRatioPolicy, PartitioningPolicy, PinningPolicy};
 use fjall::{
@@ -36,6 +37,7 @@ use crate::range::{
     CountPage, Direction, EntryVisitor, KeyRange, ScanPage, collect_page, count_keys, in_key_order,
     visit_entries,
 };
+use crate::storage_options::StorageOptions;
 use crate::store_metrics::StoreMetrics;
 
 pub use journal::TRIM_MIN_BYTES as JOURNAL_TRIM_MIN_BYTES;
@@ -133,6 +135,12 @@ fn data_keyspace_options() -> KeyspaceCreateOptions {
         .data_block_hash_ratio_policy(HashRatioPolicy::all(DATA_BLOCK_HASH_RATIO))
 }
 
+/// The options of a placed prefix's keyspace: the data keyspace's, with the prefix's own on
+/// top.
+fn placed_keyspace_options(options: &StorageOptions) -> KeyspaceCreateOptions {
+    placement::keyspace_options(data_keyspace_options(), options, SEAL_MEMTABLE_BYTES)
+}
+
 /// Hash index slots per entry of a data block (the hash index of RocksDB's data blocks uses
 /// 0.75 by default).
 const DATA_BLOCK_HASH_RATIO: f32 = 0.75;
@@ -149,6 +157,20 @@ impl Store<FjallBackend> {
     /// covers it): one per ingested batch after a bulk load, until compaction merges them.
     pub fn table_count(&self) -> usize {
         self.backend().data.table_count()
+    }
+
+    /// What the keyspace holding the placed prefix `prefix` is made of, if it is placed.
+    pub fn placed_figures(&self, prefix: &[u8]) -> Option<PlacedFigures> {
+        let layout = self.backend().layout();
+        let keyspace = match layout.owner(prefix, SeqNo::MAX) {
+            placement::Owner::Placed(keyspace) => keyspace.clone(),
+            placement::Owner::Data => return None,
+        };
+        Some(PlacedFigures {
+            tables: keyspace.table_count(),
+            filter_bytes: keyspace.tree.filter_size(),
+            disk_bytes: keyspace.disk_space(),
+        })
     }
 
     /// The bytes in the data keyspace's active memtable, as fjall counts them (what a write
@@ -181,17 +203,35 @@ impl Store<FjallBackend> {
             .open()?;
         let data = db.keyspace(DATA_KEYSPACE, data_keyspace_options)?;
         let padding = db.keyspace(journal::JOURNAL_KEYSPACE, KeyspaceCreateOptions::default)?;
+        let placements = db.keyspace(
+            placement::PLACEMENTS_KEYSPACE,
+            KeyspaceCreateOptions::default,
+        )?;
+        let layout = placement::open_layout(&db, &placements, placed_keyspace_options)?;
         Ok(Store::with_backend(FjallBackend {
             db,
             dir: dir.to_path_buf(),
             data,
             padding,
+            placements,
+            layout: RwLock::new(Arc::new(layout)),
             durability,
             async_wal: std::sync::OnceLock::new(),
             expiry,
             dead: Mutex::new(DeadEntries::default()),
         }))
     }
+}
+
+/// What one placed prefix's keyspace is made of (see [`FjallStore::placed_figures`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlacedFigures {
+    /// Tables (SSTs) of its LSM tree.
+    pub tables: usize,
+    /// Bytes of the bloom filters of its tables.
+    pub filter_bytes: u64,
+    /// Bytes of its files.
+    pub disk_bytes: u64,
 }
 
 /// The fjall database behind a [`FjallStore`].
@@ -201,6 +241,12 @@ pub struct FjallBackend {
     data: Keyspace,
     /// The keyspace `journal` pads the journal through.
     padding: Keyspace,
+    /// The keyspace `placement` keeps the layout in.
+    placements: Keyspace,
+    /// Which keyspace holds each placed prefix (see `placement`). Readers take their
+    /// snapshot under its read lock, so that a move, made under its write lock, is either
+    /// before their snapshot or after their layout.
+    layout: RwLock<Arc<placement::Layout>>,
     /// What a commit whose batch asks for nothing gets.
     durability: Durability,
     /// Started at the first ASYNC_WAL commit.
@@ -224,8 +270,8 @@ impl FjallBackend {
     /// so the run becomes visible at once like a batch, and is newer than every older version
     /// of its keys. The tables are written and synced before `finish` returns, so this is at
     /// least as durable as the journaled path.
-    fn ingest(&self, ascending: &[&Mutation]) -> Result<()> {
-        let mut ingestion = self.data.start_ingestion()?;
+    fn ingest(&self, keyspace: &Keyspace, ascending: &[&Mutation]) -> Result<()> {
+        let mut ingestion = keyspace.start_ingestion()?;
         for mutation in ascending {
             match mutation {
                 Mutation::Put { key, value } => {
@@ -240,6 +286,67 @@ impl FjallBackend {
 
     fn memtable_bytes(&self) -> u64 {
         self.data.tree.active_memtable().size()
+    }
+
+    /// [`Backend::apply`] with placed prefixes: each mutation to the keyspace holding its key.
+    /// A large run all in one keyspace is ingested; otherwise one batch spans the keyspaces
+    /// (atomic, where ingestions into two keyspaces would not be).
+    fn apply_placed(
+        &self,
+        layout: &placement::Layout,
+        mutations: &[&Mutation],
+        asked: Option<Durability>,
+    ) -> Result<()> {
+        let owners: Vec<&Keyspace> = mutations
+            .iter()
+            .map(|mutation| {
+                layout
+                    .owner(mutation.key(), SeqNo::MAX)
+                    .keyspace(&self.data)
+            })
+            .collect();
+        if mutations.len() >= INGEST_MIN_MUTATIONS
+            && let Some(first) = owners.first()
+            && owners.iter().all(|owner| owner.id() == first.id())
+        {
+            return self.ingest(first, mutations);
+        }
+        let durability = asked.unwrap_or(self.durability);
+        let mut out = self.db.batch().durability(persist_mode(durability));
+        for (mutation, keyspace) in mutations.iter().zip(&owners) {
+            match mutation {
+                Mutation::Put { key, value } => {
+                    out.insert(keyspace, key.as_slice(), value.as_slice())
+                }
+                Mutation::Delete { key } => out.remove(keyspace, key.as_slice()),
+            }
+        }
+        out.commit()?;
+        if durability == Durability::AsyncWal
+            && !self
+                .async_wal
+                .get_or_init(|| async_wal::Flusher::start(self.db.clone()))
+                .wants_push()
+        {
+            self.db.persist(PersistMode::Buffer)?;
+        }
+        // Each keyspace written seals its own memtable before fjall would ask (see
+        // `SEAL_MEMTABLE_BYTES`); the data keyspace also for its dead entries, not counted here.
+        let mut sealed: Vec<u64> = Vec::new();
+        for keyspace in owners {
+            let id = keyspace.id();
+            if sealed.contains(&id) {
+                continue;
+            }
+            sealed.push(id);
+            let limit = layout
+                .memtable_limit(keyspace)
+                .unwrap_or(SEAL_MEMTABLE_BYTES);
+            if keyspace.tree.active_memtable().size() >= limit {
+                keyspace.rotate_memtable()?;
+            }
+        }
+        Ok(())
     }
 
     /// Seals the data memtable once it reaches [`SEAL_MEMTABLE_BYTES`], or holds
@@ -263,10 +370,24 @@ impl FjallBackend {
     }
 
     fn view(&self) -> FjallView {
+        let layout = self.layout.read().unwrap_or_else(PoisonError::into_inner);
         FjallView {
             snapshot: self.db.snapshot(),
             data: self.data.clone(),
+            layout: Arc::clone(&layout),
         }
+    }
+
+    fn layout(&self) -> Arc<placement::Layout> {
+        Arc::clone(&self.layout.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Every keyspace holding data: the data keyspace, the placed ones, the layout's.
+    fn data_keyspaces(&self) -> Vec<Keyspace> {
+        let layout = self.layout();
+        let mut keyspaces = vec![self.data.clone(), self.placements.clone()];
+        keyspaces.extend(layout.keyspaces().cloned());
+        keyspaces
     }
 }
 
@@ -350,7 +471,8 @@ impl Backend for FjallBackend {
     }
 
     fn checkpoint(&self) -> Result<()> {
-        let keyspaces = (&self.data, &self.padding);
+        let data = self.data_keyspaces();
+        let keyspaces = (data.as_slice(), &self.padding);
         if !journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CHECKPOINT_WAIT)? {
             return Err(StoreError::Busy {
                 what: "the journal could not be trimmed: fjall's worker did not flush in time",
@@ -363,20 +485,50 @@ impl Backend for FjallBackend {
         Arc::new(self.view())
     }
 
-    /// A major compaction of the data keyspace (the expiry rules' filter drops what they call
-    /// expired): every run of level 0 (a bulk load leaves one
-    /// per ingested batch, each spanning the table and its indexes) merged into the last
-    /// level, so a read seeks one table per key range instead of one per run.
-    /// The memtable is flushed first, so that the compaction covers everything written.
+    /// A major compaction of every keyspace holding data (the expiry rules' filter drops what
+    /// they call expired): every run of level 0 (a bulk load leaves one per ingested batch,
+    /// each spanning the table and its indexes) merged into the last level, so a read seeks
+    /// one table per key range instead of one per run. Memtables are flushed first, so that
+    /// the compaction covers everything written.
     fn compact(&self) -> Result<()> {
-        self.data.rotate_memtable_and_wait()?;
-        self.data.major_compact()?;
+        for keyspace in self.data_keyspaces() {
+            keyspace.rotate_memtable_and_wait()?;
+            keyspace.major_compact()?;
+        }
         Ok(())
     }
 
-    /// From the LSM tree's tables and memtable (see `size`).
+    /// From the LSM trees' tables and memtables (see `size`), each piece of the range in the
+    /// keyspace holding it.
     fn approximate_size(&self, range: &KeyRange) -> Result<Option<u64>> {
-        size::range_size(&self.data, range).map(Some)
+        let layout = self.layout();
+        if layout.is_empty() {
+            return size::range_size(&self.data, range).map(Some);
+        }
+        let mut bytes = 0u64;
+        for (piece, owner) in layout.pieces(range, SeqNo::MAX) {
+            bytes += size::range_size(owner.keyspace(&self.data), &piece)?;
+        }
+        Ok(Some(bytes))
+    }
+
+    fn place(&self, prefix: &[u8], options: &StorageOptions) -> Result<bool> {
+        let mut layout = self.layout.write().unwrap_or_else(PoisonError::into_inner);
+        let moved = placement::place(
+            &self.db,
+            &self.data,
+            &self.placements,
+            &layout,
+            prefix,
+            options,
+            placed_keyspace_options,
+        )?;
+        *layout = Arc::new(moved);
+        Ok(true)
+    }
+
+    fn placements(&self) -> Vec<(Vec<u8>, StorageOptions)> {
+        self.layout().placements()
     }
 
     /// The database's files: tables, journals and fjall's own (fjall's `disk_space`).
@@ -427,8 +579,12 @@ impl Backend for FjallBackend {
             }
             last.into_values().collect()
         };
+        let layout = self.layout();
+        if !layout.is_empty() {
+            return self.apply_placed(&layout, &deduplicated, batch.durability());
+        }
         if deduplicated.len() >= INGEST_MIN_MUTATIONS {
-            return self.ingest(&deduplicated);
+            return self.ingest(&self.data, &deduplicated);
         }
         let memtable = self.data.tree.active_memtable();
         let dead = dead_entries(&deduplicated, |key| memtable.get(key, SeqNo::MAX).is_some());
@@ -464,7 +620,8 @@ impl Drop for FjallBackend {
         // The flusher holds a handle of the database: stopped first, so the database closes
         // with this store.
         drop(self.async_wal.take());
-        let keyspaces = (&self.data, &self.padding);
+        let data = self.data_keyspaces();
+        let keyspaces = (data.as_slice(), &self.padding);
         let _ = journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CLOSE_WAIT);
         let _ = self.persist();
     }
@@ -490,14 +647,30 @@ fn dead_entries(mutations: &[&Mutation], held: impl Fn(&[u8]) -> bool) -> u64 {
 struct FjallView {
     snapshot: Snapshot,
     data: Keyspace,
+    /// Where the placed prefixes were for this snapshot (see `placement`).
+    layout: Arc<placement::Layout>,
 }
 
+/// The entries of a range read, in scan order, as fjall lends them.
+type Entries<'a> = Box<dyn Iterator<Item = Result<(fjall::UserKey, fjall::UserValue)>> + 'a>;
+
 impl FjallView {
+    /// The keyspace holding `key` for this snapshot.
+    fn keyspace_of(&self, key: &[u8]) -> &Keyspace {
+        if self.layout.is_empty() {
+            return &self.data;
+        }
+        match self.layout.owner(key, self.snapshot.seqno()) {
+            placement::Owner::Data => &self.data,
+            placement::Owner::Placed(keyspace) => keyspace,
+        }
+    }
+
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if !storable(key) {
             return Ok(None);
         }
-        let value = self.snapshot.get(&self.data, key)?;
+        let value = self.snapshot.get(self.keyspace_of(key), key)?;
         Ok(value.map(|v| v.to_vec()))
     }
 
@@ -510,14 +683,53 @@ impl FjallView {
             if !storable(key) {
                 return Ok(false);
             }
-            Ok(self.snapshot.contains_key(&self.data, key)?)
+            Ok(self.snapshot.contains_key(self.keyspace_of(key), key)?)
         })
+    }
+
+    /// The entries of `range` in `direction`, piece by piece from the keyspaces holding them
+    /// (the whole range from the data keyspace when nothing is placed).
+    fn entries(&self, range: &KeyRange, direction: Direction) -> Entries<'_> {
+        let pieces = if self.layout.is_empty() {
+            vec![(range.clone(), placement::Owner::Data)]
+        } else {
+            self.layout.pieces(range, self.snapshot.seqno())
+        };
+        let mut readers: Vec<Entries<'_>> = Vec::with_capacity(pieces.len());
+        for (piece, owner) in pieces {
+            let Some((start, end)) = engine_bounds(&piece) else {
+                continue;
+            };
+            let bounds = (start.map(<[u8]>::to_vec), end.map(<[u8]>::to_vec));
+            let keyspace = match owner {
+                placement::Owner::Data => &self.data,
+                placement::Owner::Placed(keyspace) => keyspace,
+            };
+            let entries = self
+                .snapshot
+                .range::<Vec<u8>, _>(keyspace, bounds)
+                .map(|guard| Ok(guard.into_inner()?));
+            readers.push(match direction {
+                Direction::Forward => Box::new(entries),
+                Direction::Reverse => Box::new(entries.rev()),
+            });
+        }
+        if direction == Direction::Reverse {
+            readers.reverse();
+        }
+        Box::new(readers.into_iter().flatten())
     }
 
     fn count(&self, range: &KeyRange, cap: u64) -> Result<CountPage> {
         let Some(bounds) = engine_bounds(range) else {
             return Ok(CountPage::default());
         };
+        if !self.layout.is_empty() {
+            let keys = self
+                .entries(range, Direction::Forward)
+                .map(|entry| entry.map(|(key, _)| key));
+            return count_keys(keys, range, cap);
+        }
         // Keys only: fjall then need not load values that live apart from their keys.
         let keys = self
             .snapshot
@@ -530,6 +742,12 @@ impl FjallView {
         let Some(bounds) = engine_bounds(range) else {
             return Ok(ScanPage::default());
         };
+        if !self.layout.is_empty() {
+            let entries = self
+                .entries(range, direction)
+                .map(|entry| entry.map(|(key, value)| (key.to_vec(), value.to_vec())));
+            return collect_page(entries, range, direction, limit);
+        }
         let entries = self
             .snapshot
             .range::<&[u8], _>(&self.data, bounds)
@@ -556,6 +774,10 @@ impl FjallView {
         let Some(bounds) = engine_bounds(range) else {
             return Ok(None);
         };
+        if !self.layout.is_empty() {
+            let entries = self.entries(range, direction);
+            return visit_entries(entries, range, direction, limit, visit);
+        }
         let entries = self
             .snapshot
             .range::<&[u8], _>(&self.data, bounds)

@@ -140,6 +140,14 @@ impl<H: StoreHooks> KvStore for HookedStore<H> {
     fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
         self.inner.set_expiry_rules(rules)
     }
+
+    async fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        self.inner.place(prefix, options).await
+    }
+
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        self.inner.placements()
+    }
 }
 
 /// What a [`HookedTransaction`] does around the calls it forwards; each default does nothing.

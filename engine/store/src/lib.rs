@@ -33,6 +33,7 @@ mod memory;
 pub mod metered;
 mod optimistic;
 mod range;
+mod storage_options;
 mod store_metrics;
 mod stream;
 
@@ -46,9 +47,11 @@ pub use error::{Result, StoreError};
 pub use etcd_store::{EtcdAddress, EtcdOptions, EtcdStore};
 pub use fjall_store::{
     DEFAULT_FJALL_CACHE_BYTES, FjallStore, INGEST_MIN_MUTATIONS, JOURNAL_TRIM_MIN_BYTES,
+    PlacedFigures,
 };
 pub use memory::MemoryStore;
 pub use optimistic::Store;
 pub use range::{CountPage, Direction, EntryVisitor, KeyRange, ScanPage};
+pub use storage_options::{BlockEncoding, Compression, StorageOptions};
 pub use store_metrics::StoreMetrics;
 pub use stream::{scan_ranges_stream, scan_stream};

@@ -292,6 +292,14 @@ impl KvStore for MeteredStore {
     fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
         self.inner.set_expiry_rules(rules)
     }
+
+    async fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        self.inner.place(prefix, options).await
+    }
+
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        self.inner.placements()
+    }
 }
 
 #[cfg(test)]

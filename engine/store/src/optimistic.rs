@@ -83,6 +83,18 @@ pub trait Backend: KvRead + 'static {
         StoreMetrics::default()
     }
 
+    /// Keeps the entries under `prefix` apart with `options` (see [`KvStore::place`]); called
+    /// with the commit lock held. By default the backend keeps everything alike: false.
+    fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        let _ = (prefix, options);
+        Ok(false)
+    }
+
+    /// The prefixes kept apart, with their options.
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        Vec::new()
+    }
+
     /// Drops what `rules` call expired in compactions (see [`KvStore::set_expiry_rules`]); by
     /// default there are none.
     fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
@@ -221,6 +233,14 @@ impl<B: Backend> KvStore for Store<B> {
     fn set_expiry_rules(&self, rules: Arc<dyn crate::expiry::ExpiryRules>) -> bool {
         self.backend().set_expiry_rules(rules)
     }
+
+    async fn place(&self, prefix: &[u8], options: &crate::StorageOptions) -> Result<bool> {
+        self.core.place(prefix, options).await
+    }
+
+    fn placements(&self) -> Vec<(Vec<u8>, crate::StorageOptions)> {
+        self.backend().placements()
+    }
 }
 
 /// A backend plus the lock that orders all commits to it.
@@ -282,6 +302,18 @@ impl<B: Backend> Core<B> {
         let _applying = self.commits.applying();
         self.written.count(&batch);
         self.backend.apply(batch)
+    }
+
+    /// Moves a prefix (see [`KvStore::place`]), ordered with respect to commits: it counts as
+    /// one, so that a transaction that read before it validates its reads again.
+    pub(crate) async fn place(
+        &self,
+        prefix: &[u8],
+        options: &crate::StorageOptions,
+    ) -> Result<bool> {
+        let _commit = self.commit_lock.lock().await;
+        let _applying = self.commits.applying();
+        self.backend.place(prefix, options)
     }
 
     /// The backend's figures with the writes applied through this core.

@@ -9,7 +9,7 @@
 //! the memtable without that check, so the journal of a bulk load grows without bound.
 //!
 //! [`checkpoint`] therefore, when the active journal holds more than [`TRIM_MIN_BYTES`], flushes
-//! the data's memtable and pushes the journal past fjall's mark with one padding value in a
+//! the memtables of the keyspaces holding data and pushes the journal past fjall's mark with one padding value in a
 //! keyspace of its own (overwritten with an empty value at once, so that no table keeps it) and
 //! flushes that keyspace: fjall seals the journal, writes the tiny memtable, and deletes the
 //! sealed journal. The padding costs a sequential write of at most 64 MB (copied three times on
@@ -56,7 +56,7 @@ pub const TRIM_MIN_BYTES: u64 = 1024 * 1024;
 pub(super) fn checkpoint(
     db: &Database,
     dir: &Path,
-    keyspaces: (&Keyspace, &Keyspace),
+    keyspaces: (&[Keyspace], &Keyspace),
     wait: Duration,
 ) -> Result<bool> {
     let (data, padding) = keyspaces;
@@ -65,7 +65,7 @@ pub(super) fn checkpoint(
     }
     let deadline = Instant::now() + wait;
     // The journal can go only once the data it holds is in tables.
-    if !flush_memtable(data, deadline)? {
+    if !flush_memtables(data, deadline)? {
         return Ok(false);
     }
     // The first attempt pads by the journal's allocated size; should the file system overstate
@@ -83,7 +83,7 @@ pub(super) fn checkpoint(
         padding.insert(PAD_KEY, Vec::<u8>::new())?;
         // Writes that came in meanwhile are in the sealed journal too; fjall deletes it only
         // once they are in tables.
-        if !flush_memtable(padding, deadline)? || !flush_memtable(data, deadline)? {
+        if !flush_memtable(padding, deadline)? || !flush_memtables(data, deadline)? {
             return Ok(false);
         }
         while db.journal_count() > 1 && Instant::now() < deadline {
@@ -113,6 +113,16 @@ pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// How often a checkpoint looks whether the worker is done.
 const POLL: Duration = Duration::from_millis(1);
+
+/// [`flush_memtable`] of each of `keyspaces`.
+fn flush_memtables(keyspaces: &[Keyspace], deadline: Instant) -> Result<bool> {
+    for keyspace in keyspaces {
+        if !flush_memtable(keyspace, deadline)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
 
 /// Seals `keyspace`'s memtable (if it holds anything) and waits until the worker has written it
 /// into a table; false if `deadline` came first.

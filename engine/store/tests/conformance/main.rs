@@ -14,6 +14,7 @@ mod basic;
 mod common;
 mod etcd_only;
 mod fjall_only;
+mod placement;
 mod scan;
 mod snapshot;
 mod txn;
