@@ -12,6 +12,7 @@ use rowdex_codec::Datum;
 
 use crate::error::{CatalogError, Result};
 use crate::keyspace;
+use crate::storage::StorageAttributes;
 use crate::table::TableDef;
 
 /// The name the default family answers to (`default.c` is the same as `c`).
@@ -173,6 +174,18 @@ impl TableDef {
         self.encode_cells(row, |i| {
             self.columns[i].family == family || Some(i) == written_at
         })
+    }
+}
+
+impl TableDef {
+    /// The storage attributes family `family` is kept with: the table's, with the family's
+    /// own on top.
+    pub fn family_storage(&self, family: u8) -> StorageAttributes {
+        let name = self.family_name(family);
+        match self.family_attributes.iter().find(|(f, _)| f == name) {
+            Some((_, own)) => self.storage.overlaid(own),
+            None => self.storage.clone(),
+        }
     }
 }
 

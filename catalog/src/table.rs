@@ -13,6 +13,7 @@ use crate::error::{CatalogError, Result};
 use crate::foreign_key::ForeignKeyDef;
 use crate::index::IndexDef;
 use crate::keyspace;
+use crate::storage::StorageAttributes;
 use crate::trigger::TriggerDef;
 use crate::types::DataType;
 
@@ -89,6 +90,13 @@ pub struct TableDef {
     /// HBase's READONLY: writes to the rows are refused until it is switched off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read_only: bool,
+    /// Storage attributes of every column family (`WITH (COMPRESSION = ...)`; see `storage`).
+    #[serde(default, skip_serializing_if = "StorageAttributes::is_empty")]
+    pub storage: StorageAttributes,
+    /// Storage attributes of single families, by family name (`WITH (o.COMPRESSION = ...)`),
+    /// over the table's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub family_attributes: Vec<(String, StorageAttributes)>,
 }
 
 fn is_zero(id: &u32) -> bool {
@@ -189,6 +197,8 @@ impl TableDef {
             referenced_by: Vec::new(),
             durability: None,
             read_only: false,
+            storage: StorageAttributes::default(),
+            family_attributes: Vec::new(),
         })
     }
 
@@ -221,6 +231,15 @@ impl TableDef {
         }
         if self.read_only {
             options.push("readonly=true".to_string());
+        }
+        options.extend(self.storage.listed());
+        for (family, attributes) in &self.family_attributes {
+            options.extend(
+                attributes
+                    .listed()
+                    .into_iter()
+                    .map(|o| format!("{family}.{o}")),
+            );
         }
         options
     }

@@ -153,6 +153,7 @@ suites!(
     salting,
     select_list,
     sequences,
+    storage_attributes,
     subqueries,
     table_attributes,
     transactions,

@@ -11,6 +11,7 @@ pub(crate) mod characteristics;
 pub(crate) mod clock;
 pub(crate) mod commit_durability;
 pub(crate) mod dives;
+pub(crate) mod family_storage;
 pub(crate) mod planning;
 pub(crate) mod row_locks;
 pub(crate) mod schema_view;

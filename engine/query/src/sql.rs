@@ -14,6 +14,7 @@ pub(crate) mod array_literals;
 pub(crate) mod at_time_zone;
 pub(crate) mod bytea_literals;
 pub(crate) mod command;
+pub(crate) mod family_options;
 pub(crate) mod hints;
 pub(crate) mod integer_types;
 pub(crate) mod interval_products;

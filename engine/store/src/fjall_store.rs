@@ -138,7 +138,12 @@ fn data_keyspace_options() -> KeyspaceCreateOptions {
 /// The options of a placed prefix's keyspace: the data keyspace's, with the prefix's own on
 /// top.
 fn placed_keyspace_options(options: &StorageOptions) -> KeyspaceCreateOptions {
-    placement::keyspace_options(data_keyspace_options(), options, SEAL_MEMTABLE_BYTES)
+    placement::keyspace_options(
+        data_keyspace_options(),
+        options,
+        SEAL_MEMTABLE_BYTES,
+        DATA_BLOCK_HASH_RATIO,
+    )
 }
 
 /// Hash index slots per entry of a data block (the hash index of RocksDB's data blocks uses

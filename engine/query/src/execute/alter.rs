@@ -26,6 +26,7 @@ use crate::execute::add_primary_key::add_primary_key;
 use crate::execute::alter_generated::{add_generated, declare_added, refuse_retyping};
 use crate::execute::alter_type::{Retyped, convert_rows, set_type};
 use crate::execute::column_types::parse_type;
+use crate::execute::ddl::storage_attributes::{StorageDeclaration, place_families};
 use crate::execute::ddl::table_attributes::TableAttribute;
 use crate::execute::foreign_key_alter::alter_foreign_key;
 use crate::execute::indexes::create_index;
@@ -127,6 +128,8 @@ pub(crate) async fn alter_table(session: &Session, alter: &AlterTable) -> Result
     };
     let in_block = change.in_block();
     change.finish(&session.db).await?;
+    // Families whose storage attributes changed move into keyspaces with the new options.
+    place_families(session, &def, Some(&stored)).await?;
     for column in &row_checks.unique {
         if let Err(error) = unique_index(session, &def.name, column).await {
             if !in_block {
@@ -432,7 +435,8 @@ fn alter_column(
     Ok(())
 }
 
-/// `SET (TTL = seconds, VERSIONS = n, DURABILITY = ..., READONLY = ...)`.
+/// `SET (TTL = seconds, VERSIONS = n, DURABILITY = ..., READONLY = ..., COMPRESSION = ...,
+/// o.BLOCKSIZE = ...)`.
 fn set_options(session: &Session, def: &mut TableDef, options: &[SqlOption]) -> Result<()> {
     for option in options {
         let bad = || Error::BadTableOption {
@@ -445,6 +449,14 @@ fn set_options(session: &Session, def: &mut TableDef, options: &[SqlOption]) -> 
             let attribute = attribute?;
             attribute.apply(def);
             attribute.warn_if_unhonoured(session);
+            continue;
+        }
+        if let Some(declared) = StorageDeclaration::read(&key.value, value) {
+            let declared = declared?;
+            declared.apply(def)?;
+            for caveat in declared.caveats() {
+                session.add_notice(caveat);
+            }
             continue;
         }
         let number: u64 = value.to_string().parse().map_err(|_| bad())?;

@@ -19,6 +19,7 @@ use crate::db::txn::SessionTxn;
 use crate::df::context::run_query;
 use crate::error::{Error, Result};
 use crate::execute::copy::load::batch_rows;
+use crate::execute::ddl::storage_attributes::place_families;
 use crate::execute::ddl::table_options;
 use crate::execute::keydesign::advise_table;
 use crate::execute::schema_txn::SchemaTxn;
@@ -70,6 +71,7 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
     }
     let options = table_options(&create.table_options)?;
     let def = options.apply(TableDef::new(&name, columns, &key, options.buckets)?)?;
+    let def = options.apply_storage(def)?;
     let warnings = advise_table(&def);
     let mut change = SchemaTxn::begin(session).await?;
     let def = {
@@ -81,6 +83,7 @@ pub(crate) async fn create_table_as(session: &Session, create: &CreateTable) -> 
             .await?
     };
     let in_block = change.in_block();
+    place_families(session, &def, None).await?;
     change.finish(&session.db).await?;
     // Inside a block the rows go into its transaction, and a failure is undone with the rest
     // of the statement by its savepoint.

@@ -7,6 +7,7 @@
 //! types are read from their SQL spelling, so every common alias works (INT, BIGINT,
 //! VARCHAR(n), DOUBLE PRECISION, ...).
 
+pub(crate) mod storage_attributes;
 pub(crate) mod table_attributes;
 
 use datafusion::sql::sqlparser::ast::{
@@ -20,6 +21,7 @@ use rowdex_catalog::{
 
 use crate::error::{Error, Result};
 use crate::execute::column_types::{parse_type, refuse_array_key};
+use crate::execute::ddl::storage_attributes::{StorageDeclaration, place_families};
 use crate::execute::ddl::table_attributes::TableAttribute;
 use crate::execute::foreign_keys::{
     DeclaredForeignKey, check_index_drop, resolve_declared, store_declared, unlink_dropped,
@@ -212,6 +214,7 @@ pub(crate) async fn create_table(
     if !families.is_empty() {
         def = def.with_families(families)?;
     }
+    def = options.apply_storage(def)?;
     def.indexes = unique_indexes(&def, uniques)?;
     for (position, expr) in defaults {
         let default = declared_default(&def, &def.columns[position], expr)?;
@@ -284,6 +287,8 @@ pub(crate) async fn create_table(
     if !resolved.is_empty() {
         Box::pin(store_declared(session, &mut change, &def, resolved)).await?;
     }
+    // Before the commit: a family the store cannot place fails the statement whole.
+    place_families(session, &def, None).await?;
     change.finish(&session.db).await?;
     session.set_warnings(warnings);
     options.notify(session);
@@ -450,6 +455,9 @@ pub(crate) struct TableOptions {
     versions: Option<u32>,
     /// `DURABILITY = ...`, `READONLY = ...` (see `table_attributes`).
     pub(crate) attributes: Vec<TableAttribute>,
+    /// `COMPRESSION = ...`, `o.BLOCKSIZE = ...` (see `storage_attributes`), applied once the
+    /// table's families are known.
+    storage: Vec<StorageDeclaration>,
     /// PostgreSQL storage parameters given (`fillfactor = 100`), accepted without effect.
     pub(crate) ignored: Vec<String>,
 }
@@ -472,10 +480,23 @@ impl TableOptions {
         Ok(def)
     }
 
+    /// The definition with the storage attributes (after its families are set).
+    pub(crate) fn apply_storage(&self, mut def: TableDef) -> Result<TableDef> {
+        for declared in &self.storage {
+            declared.apply(&mut def)?;
+        }
+        Ok(def)
+    }
+
     /// Sends the session the notices the options call for: those without effect here.
     pub(crate) fn notify(&self, session: &Session) {
         for attribute in &self.attributes {
             attribute.warn_if_unhonoured(session);
+        }
+        for declared in &self.storage {
+            for caveat in declared.caveats() {
+                session.add_notice(caveat);
+            }
         }
         for option in &self.ignored {
             session.add_notice(storage::no_effect(option));
@@ -490,6 +511,7 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
         ttl: None,
         versions: None,
         attributes: Vec::new(),
+        storage: Vec::new(),
         ignored: Vec::new(),
     };
     let list = match declared {
@@ -533,6 +555,8 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
             })?);
         } else if let Some(attribute) = TableAttribute::read(&key.value, value) {
             options.attributes.push(attribute?);
+        } else if let Some(declared) = StorageDeclaration::read(&key.value, value) {
+            options.storage.push(declared?);
         } else if storage::is_table_parameter(&key.value) {
             options.ignored.push(option.to_string());
         } else {

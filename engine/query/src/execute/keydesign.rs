@@ -143,6 +143,26 @@ pub(crate) fn explain_key(session: &Session, table: &str) -> Result<Output> {
             ),
         ]);
     }
+    // Families kept in keyspaces of their own (storage attributes).
+    let placed: std::collections::HashMap<Vec<u8>, _> =
+        session.db.store.placements().into_iter().collect();
+    for family in def.family_numbers() {
+        let attributes = def.family_storage(family);
+        if attributes.is_empty() {
+            continue;
+        }
+        let kept = if placed.contains_key(&def.family_prefix(family)) {
+            "a keyspace of its own"
+        } else {
+            "the shared keyspace (this store keeps every table alike)"
+        };
+        rows.push([
+            format!("{} family {}", def.name, def.family_name(family)),
+            "storage".to_string(),
+            String::new(),
+            format!("{}, in {kept}", attributes.listed().join(", ")),
+        ]);
+    }
     if def.keeps_history() {
         rows.push([
             format!("{} history key", def.name),

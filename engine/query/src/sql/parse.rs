@@ -15,6 +15,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{Error, Result};
 use crate::sql::command::{Command, parse_command};
+use crate::sql::family_options::family_qualified_options;
 use crate::sql::hints::QueryHints;
 use crate::sql::locking::{check_locking_placement, locking_clause_forms};
 use crate::sql::tokens::{
@@ -324,6 +325,7 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
     insert_aliases_as_table_names(&mut tokens);
     copy_option_booleans(&mut tokens);
     let locking = locking_clause_forms(&mut tokens);
+    family_qualified_options(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
     // default limit of 50; the parser grows its stack on demand, so depth is safe.

@@ -8,6 +8,7 @@ use rowdex_catalog::{CatalogEdits, IndexState, TableDef, keyspace};
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
 
 use crate::db::DbState;
+use crate::db::family_storage::release_families;
 use crate::error::Result;
 
 /// Keys deleted per batch when a dropped table or index is cleaned up.
@@ -92,6 +93,7 @@ async fn delete_table_entries(db: &DbState, def: &TableDef) -> Result<()> {
     for index in &def.indexes {
         delete_prefix(store, &index.prefix()).await?;
     }
+    release_families(store, def).await?;
     if let Ok(mut rowids) = db.next_rowids.lock() {
         rowids.remove(&def.id);
     }

@@ -347,6 +347,7 @@ pub(super) fn keyspace_options(
     base: KeyspaceCreateOptions,
     options: &StorageOptions,
     default_memtable_bytes: u64,
+    hash_ratio: f32,
 ) -> KeyspaceCreateOptions {
     let mut created = base;
     if let Some(compression) = options.compression {
@@ -370,7 +371,7 @@ pub(super) fn keyspace_options(
         let (restart, hash) = match encoding {
             BlockEncoding::Plain => (1, 0.0),
             BlockEncoding::Prefix => (16, 0.0),
-            BlockEncoding::PrefixHashIndex => (16, super::DATA_BLOCK_HASH_RATIO),
+            BlockEncoding::PrefixHashIndex => (16, hash_ratio),
         };
         created = created
             .data_block_restart_interval_policy(RestartIntervalPolicy::all(restart))

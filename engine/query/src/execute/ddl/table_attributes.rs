@@ -83,7 +83,7 @@ impl TableAttribute {
 }
 
 /// An option's value as text: a quoted string, a name, a number or a boolean.
-fn option_text(value: &ast::Expr) -> Option<String> {
+pub(crate) fn option_text(value: &ast::Expr) -> Option<String> {
     match value {
         ast::Expr::Identifier(ident) => Some(ident.value.clone()),
         ast::Expr::Value(value) => match &value.value {
