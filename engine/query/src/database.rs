@@ -15,6 +15,7 @@ use rowdex_store::{
 
 use crate::db::DbState;
 use crate::db::clock::Clock;
+use crate::db::family_storage::place_table;
 use crate::db::planning::Planning;
 use crate::db::schema_view::{SchemaView, TxnSlot};
 use crate::db::sizes::{TableSizes, table_sizes};
@@ -90,6 +91,12 @@ impl Database {
         let catalog = Catalog::open(store.clone()).await?;
         let inner = Arc::new(DbState::new(store, catalog));
         drop_unfinished_indexes(&inner).await?;
+        // Each table's prefixes where its options (storage attributes, a TTL's sweeps) say:
+        // placed already but for a table from before placements, or a crash between an
+        // ALTER's commit and its move.
+        for def in inner.catalog.tables() {
+            place_table(inner.store.as_ref(), &def, None).await?;
+        }
         // Compactions drop the entries of tables with a TTL once expired (a store that
         // compacts; elsewhere PURGE gives their space back).
         inner

@@ -16,6 +16,7 @@ mod expiry_filter;
 mod journal;
 mod placement;
 mod size;
+mod sweeper;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -212,14 +213,19 @@ impl Store<FjallBackend> {
             placement::PLACEMENTS_KEYSPACE,
             KeyspaceCreateOptions::default,
         )?;
-        let layout = placement::open_layout(&db, &placements, placed_keyspace_options)?;
+        let layout = Arc::new(RwLock::new(Arc::new(placement::open_layout(
+            &db,
+            &placements,
+            placed_keyspace_options,
+        )?)));
         Ok(Store::with_backend(FjallBackend {
             db,
             dir: dir.to_path_buf(),
             data,
             padding,
             placements,
-            layout: RwLock::new(Arc::new(layout)),
+            sweeper: sweeper::Sweeper::start(Arc::clone(&layout)),
+            layout,
             durability,
             async_wal: std::sync::OnceLock::new(),
             expiry,
@@ -251,7 +257,9 @@ pub struct FjallBackend {
     /// Which keyspace holds each placed prefix (see `placement`). Readers take their
     /// snapshot under its read lock, so that a move, made under its write lock, is either
     /// before their snapshot or after their layout.
-    layout: RwLock<Arc<placement::Layout>>,
+    layout: Arc<RwLock<Arc<placement::Layout>>>,
+    /// Sweeps the placed keyspaces that ask for it (see `sweeper`).
+    sweeper: sweeper::Sweeper,
     /// What a commit whose batch asks for nothing gets.
     durability: Durability,
     /// Started at the first ASYNC_WAL commit.
@@ -625,6 +633,11 @@ impl Drop for FjallBackend {
         // The flusher holds a handle of the database: stopped first, so the database closes
         // with this store.
         drop(self.async_wal.take());
+        // Stopped before the close, which would otherwise wait behind a sweep's compaction.
+        drop(std::mem::replace(
+            &mut self.sweeper,
+            sweeper::Sweeper::stopped(),
+        ));
         let data = self.data_keyspaces();
         let keyspaces = (data.as_slice(), &self.padding);
         let _ = journal::checkpoint(&self.db, &self.dir, keyspaces, journal::CLOSE_WAIT);

@@ -39,11 +39,26 @@ pub struct StorageOptions {
     pub table_size: Option<u64>,
     /// The bytes a memtable takes before it is flushed into a table.
     pub memtable_size: Option<u64>,
+    /// Seconds between sweeps: the prefix's keyspace is flushed and compacted whole this
+    /// often, so that what expired (see `crate::expiry`) leaves even where no write would
+    /// compact it (old keys of a time-ordered table sit in tables no new write overlaps).
+    /// Changing it alone moves nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_seconds: Option<u64>,
 }
 
 impl StorageOptions {
     /// Whether no option is set (the prefix needs no keyspace of its own).
     pub fn is_default(&self) -> bool {
         *self == StorageOptions::default()
+    }
+
+    /// Whether `other` lays entries out as these do (they differ at most in their sweeps).
+    pub fn same_layout(&self, other: &StorageOptions) -> bool {
+        let unswept = |options: &StorageOptions| StorageOptions {
+            sweep_seconds: None,
+            ..options.clone()
+        };
+        unswept(self) == unswept(other)
     }
 }

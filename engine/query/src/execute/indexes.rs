@@ -12,6 +12,7 @@ use rowdex_indexer::IndexError;
 use rowdex_indexer::maintain::{self, CheckReport};
 
 use crate::db::analyze::analyze;
+use crate::db::family_storage::place_table;
 use crate::db::statement_report::note_retry;
 use crate::error::{Error, Result};
 use crate::execute::column_types::refuse_array_key;
@@ -213,6 +214,18 @@ pub(crate) async fn create_index(session: &Session, create: &CreateIndex) -> Res
     let Some(index) = building.index(&name).cloned() else {
         return Err(Error::IndexNotFound { index: name });
     };
+    // An index of a table with a TTL is swept with it (see `db::family_storage`): placed
+    // before its backfill writes anything.
+    let without: TableDef = TableDef {
+        indexes: building
+            .indexes
+            .iter()
+            .filter(|i| i.name != name)
+            .cloned()
+            .collect(),
+        ..(*building).clone()
+    };
+    place_table(db.store.as_ref(), &building, Some(&without)).await?;
     // The table's row count, loaded if this process has not yet (progress only: a count
     // that cannot be read leaves the total to the rows read).
     let total = db

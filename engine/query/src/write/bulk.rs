@@ -8,7 +8,7 @@ use rowdex_catalog::{CatalogEdits, IndexState, TableDef, keyspace};
 use rowdex_store::{Direction, KeyRange, KvStore, WriteBatch, scan_stream};
 
 use crate::db::DbState;
-use crate::db::family_storage::release_families;
+use crate::db::family_storage::{release_index, release_table};
 use crate::error::Result;
 
 /// Keys deleted per batch when a dropped table or index is cleaned up.
@@ -17,7 +17,8 @@ const DELETE_BATCH: usize = 1024;
 /// Removes an index from the catalog, then deletes its entries.
 pub(crate) async fn drop_index(db: &DbState, name: &str) -> Result<()> {
     let (_, index) = db.catalog.drop_index(name).await?;
-    delete_prefix(db.store.as_ref(), &index.prefix()).await
+    delete_prefix(db.store.as_ref(), &index.prefix()).await?;
+    release_index(db.store.as_ref(), &index.prefix()).await
 }
 
 /// Deletes every key under `prefix`, in batches. Used once the catalog no longer points at the
@@ -67,6 +68,7 @@ pub(crate) async fn delete_dropped(db: &DbState, edits: &CatalogEdits) -> Result
     }
     for index in indexes {
         delete_prefix(db.store.as_ref(), &index.prefix()).await?;
+        release_index(db.store.as_ref(), &index.prefix()).await?;
     }
     for sequence in edits.dropped_sequences() {
         db.sequences.forget(sequence);
@@ -93,7 +95,7 @@ async fn delete_table_entries(db: &DbState, def: &TableDef) -> Result<()> {
     for index in &def.indexes {
         delete_prefix(store, &index.prefix()).await?;
     }
-    release_families(store, def).await?;
+    release_table(store, def).await?;
     if let Ok(mut rowids) = db.next_rowids.lock() {
         rowids.remove(&def.id);
     }

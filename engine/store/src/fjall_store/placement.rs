@@ -186,6 +186,26 @@ impl Layout {
         })
     }
 
+    /// The keyspaces to sweep, each with its period (the shortest its prefixes ask for).
+    pub(super) fn sweeps(&self) -> Vec<(Keyspace, std::time::Duration)> {
+        let mut sweeps: Vec<(Keyspace, std::time::Duration)> = Vec::new();
+        for placed in &self.placed {
+            let Some((keyspace, options)) = placed.holders.last().and_then(|h| h.keyspace.as_ref())
+            else {
+                continue;
+            };
+            let Some(seconds) = options.sweep_seconds else {
+                continue;
+            };
+            let period = std::time::Duration::from_secs(seconds.max(1));
+            match sweeps.iter_mut().find(|(k, _)| k.id() == keyspace.id()) {
+                Some((_, held)) => *held = (*held).min(period),
+                None => sweeps.push((keyspace.clone(), period)),
+            }
+        }
+        sweeps
+    }
+
     /// Every placed prefix with its options now.
     pub(super) fn placements(&self) -> Vec<(Vec<u8>, StorageOptions)> {
         self.placed
@@ -264,6 +284,13 @@ pub(super) fn open_layout(
     Ok(layout)
 }
 
+fn encode(record: &Record) -> Result<Vec<u8>> {
+    serde_json::to_vec(record).map_err(|error| StoreError::Corrupt {
+        what: "a placement",
+        reason: error.to_string(),
+    })
+}
+
 /// A keyspace name for `prefix` no keyspace of `db` has.
 fn fresh_name(db: &Database, prefix: &[u8]) -> String {
     let hex: String = prefix.iter().map(|byte| format!("{byte:02x}")).collect();
@@ -308,6 +335,20 @@ pub(super) fn place(
     {
         return Ok(layout.clone());
     }
+    // Only the sweeps change: the entries stay where they are, under a new record.
+    if let Some((keyspace, held)) = &current
+        && held.same_layout(options)
+        && !options.is_default()
+    {
+        let record = Record {
+            keyspace: keyspace.name().to_string(),
+            options: options.clone(),
+        };
+        placements.insert(prefix.to_vec(), encode(&record)?)?;
+        db.persist(fjall::PersistMode::SyncAll)?;
+        let since = db.snapshot().seqno();
+        return Ok(layout.moved(prefix, Some((keyspace.clone(), options.clone())), since));
+    }
     let target = if options.is_default() {
         None
     } else {
@@ -328,11 +369,7 @@ pub(super) fn place(
                 keyspace: name.clone(),
                 options: options.clone(),
             };
-            let encoded = serde_json::to_vec(&record).map_err(|error| StoreError::Corrupt {
-                what: "a placement",
-                reason: error.to_string(),
-            })?;
-            batch.insert(placements, prefix.to_vec(), encoded);
+            batch.insert(placements, prefix.to_vec(), encode(&record)?);
         }
         None => batch.remove(placements, prefix.to_vec()),
     }

@@ -12,9 +12,8 @@
 
 use datafusion::sql::sqlparser::ast;
 use rowdex_catalog::{DEFAULT_FAMILY, StorageAttributes, TableDef};
-use rowdex_store::StorageOptions;
 
-use crate::db::family_storage::store_options;
+use crate::db::family_storage::place_table;
 use crate::error::{Error, Result};
 use crate::execute::ddl::table_attributes::option_text;
 use crate::session::Session;
@@ -165,27 +164,19 @@ impl StorageDeclaration {
     }
 }
 
-/// Places each family of `def` whose storage options differ from `before`'s (a table just
-/// created: from the defaults), moving its entries. Says so when the store keeps every family
-/// alike.
+/// Places each prefix of `def` whose options differ from `before`'s (see
+/// `db::family_storage`), and says so when the store keeps every table alike though the
+/// table declares storage attributes.
 pub(crate) async fn place_families(
     session: &Session,
     def: &TableDef,
     before: Option<&TableDef>,
 ) -> Result<()> {
-    let mut unhonoured = false;
-    for family in def.family_numbers() {
-        let options = store_options(&def.family_storage(family));
-        let was = before.map_or_else(StorageOptions::default, |before| {
-            store_options(&before.family_storage(family))
-        });
-        if options == was {
-            continue;
-        }
-        let prefix = def.family_prefix(family);
-        unhonoured |= !session.db.store.place(&prefix, &options).await? && !options.is_default();
-    }
-    if unhonoured {
+    let honoured = place_table(session.db.store.as_ref(), def, before).await?;
+    let declared = def
+        .family_numbers()
+        .any(|f| !def.family_storage(f).is_empty());
+    if !honoured && declared {
         session.add_notice(format!(
             "the storage attributes of {} have no effect here: this store keeps every table \
              alike (only the on-disk store has keyspaces of their own)",
