@@ -1,12 +1,21 @@
--- ecommerce.sql: customers, goods, orders, and who bought what when.
+-- ecommerce.sql: customers, goods, orders, and who bought what when, with the tables'
+-- HBase attributes as the row-key notes give them.
 --
 -- Run: rowdex --memory --format table -f examples/sql/ecommerce.sql
 --
 -- Row-key design:
 --
---   customers       (customer_id)              point gets by id; email is UNIQUE (an index)
---   goods           (goods_id)                 point gets and multi gets by id
---   orders          (order_id)                 the order header, by its id
+--   customer        (customer_id)              point gets by id; email is UNIQUE (an index)
+--   goods           (goods_id)                 point gets and multi gets by id; VERSIONS = 10
+--                                              keeps the last ten prices of each goods
+--                                              (AS OF a time), IN_MEMORY as HBase's hot
+--                                              family (accepted; fjall has no cache priority)
+--   "order"         (order_id)                 the order header, by its id, in two column
+--                                              families: o (the order's own columns) and c
+--                                              (the customer's name and city as they were
+--                                              when the order was placed), each kept in a
+--                                              keyspace of its own on disk, o uncompressed
+--                                              and c compressed with LZ4
 --   customer_order  (customer_id, goods_id, ts)
 --       One row per line item, denormalized (price and quantity copied in) so that the
 --       common questions need no join. The key answers, by prefix:
@@ -24,7 +33,7 @@
 --   unique without extra columns. INCLUDE (qty, price) makes the goods index covering
 --   for revenue queries.
 
-CREATE TABLE customers (
+CREATE TABLE customer (
     customer_id  BIGINT PRIMARY KEY,
     name         TEXT NOT NULL,
     city         TEXT NOT NULL,
@@ -36,14 +45,16 @@ CREATE TABLE goods (
     name      TEXT NOT NULL,
     category  TEXT NOT NULL,
     price     DECIMAL(10, 2) NOT NULL
-);
+) WITH (VERSIONS = 10, IN_MEMORY = true);
 
-CREATE TABLE orders (
-    order_id     BIGINT PRIMARY KEY,
-    customer_id  BIGINT NOT NULL,
-    ts           TIMESTAMP NOT NULL,
-    status       TEXT NOT NULL
-);
+CREATE TABLE "order" (
+    order_id       BIGINT PRIMARY KEY,
+    o.customer_id  BIGINT NOT NULL,
+    o.ts           TIMESTAMP NOT NULL,
+    o.status       TEXT NOT NULL,
+    c.name         TEXT,
+    c.city         TEXT
+) WITH (o.COMPRESSION = 'NONE', c.COMPRESSION = 'LZ4', c.BLOOMFILTER = 'NONE');
 
 CREATE TABLE customer_order (
     customer_id  BIGINT,
@@ -60,7 +71,7 @@ CREATE INDEX customer_order_by_ts ON customer_order (ts);
 
 -- Data: 200 customers, 100 goods, 1500 orders (one every 40 minutes from 2026-03-01),
 -- each with 1 to 3 line items: about 3000 rows in customer_order.
-INSERT INTO customers
+INSERT INTO customer
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
 SELECT i, 'customer ' || CAST(i AS TEXT),
        CASE i % 4 WHEN 0 THEN 'Hangzhou' WHEN 1 THEN 'Beijing' WHEN 2 THEN 'Shanghai'
@@ -76,28 +87,28 @@ SELECT i, 'goods ' || CAST(i AS TEXT),
        CAST((i * 37 % 500) + 0.99 AS DECIMAL(10, 2))
 FROM n;
 
-INSERT INTO orders
+INSERT INTO "order"
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)
-SELECT i, (i * i * 31) % 1009 % 200 + 1, to_timestamp_seconds(1772323200 + i * 2400),
-       CASE WHEN i > 1450 THEN 'open' ELSE 'shipped' END
-FROM n;
+SELECT i, c.customer_id, to_timestamp_seconds(1772323200 + i * 2400),
+       CASE WHEN i > 1450 THEN 'open' ELSE 'shipped' END, c.name, c.city
+FROM n JOIN customer c ON c.customer_id = (i * i * 31) % 1009 % 200 + 1;
 
 INSERT INTO customer_order
 WITH RECURSIVE k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < 3)
 SELECT o.customer_id, g.goods_id, o.ts, o.order_id, 1 + (o.order_id + k.j) % 4, g.price
-FROM orders o CROSS JOIN k
+FROM "order" o CROSS JOIN k
 JOIN goods g ON g.goods_id = ((o.order_id * o.order_id * 7919) % 997 + k.j * 29) % 100 + 1
 WHERE k.j <= 1 + o.order_id % 3;
 
-SELECT (SELECT count(*) FROM customers) AS customers, (SELECT count(*) FROM goods) AS goods,
-       (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM customer_order) AS items;
+SELECT (SELECT count(*) FROM customer) AS customers, (SELECT count(*) FROM goods) AS goods,
+       (SELECT count(*) FROM "order") AS orders, (SELECT count(*) FROM customer_order) AS items;
 
 -- 1. A customer, by id (point get) and by email (the UNIQUE index).
-EXPLAIN SELECT * FROM customers WHERE customer_id = 125;
--- expect: POINT GET customers key (customer_id = 125)
-EXPLAIN SELECT * FROM customers WHERE email = 'c125@example.com';
--- expect: INDEX SCAN customers using customers_email_key [email = 'c125@example.com']
-SELECT * FROM customers WHERE email = 'c125@example.com';
+EXPLAIN SELECT * FROM customer WHERE customer_id = 125;
+-- expect: POINT GET customer key (customer_id = 125)
+EXPLAIN SELECT * FROM customer WHERE email = 'c125@example.com';
+-- expect: INDEX SCAN customer using customer_email_key [email = 'c125@example.com']
+SELECT * FROM customer WHERE email = 'c125@example.com';
 
 -- 2. Several goods at once (a cart): every key fixed by IN, a multi get.
 EXPLAIN SELECT goods_id, name, price FROM goods WHERE goods_id IN (7, 42, 99);
@@ -178,16 +189,17 @@ WHERE customer_id IN (125, 182) AND goods_id = 70;
 -- expect: RANGE SCAN customer_order range [customer_id = 125, goods_id = 70; customer_id = 182, goods_id = 70]
 
 -- 8. Orders: the header by id, and the open ones (no index on status: a full scan with
---    the status checked on each row; fine for a rare back-office query).
-EXPLAIN SELECT * FROM orders WHERE order_id = 1451;
--- expect: POINT GET orders key (order_id = 1451)
-EXPLAIN SELECT order_id, customer_id FROM orders WHERE status = 'open';
--- expect: FULL SCAN orders residual=(status = 'open')
-SELECT count(*) AS open_orders FROM orders WHERE status = 'open';
+--    the status checked on each row; fine for a rare back-office query). The plans name
+--    the families they read: the open orders need family o only, never c.
+EXPLAIN SELECT * FROM "order" WHERE order_id = 1451;
+-- expect: POINT GET order key (order_id = 1451) families=[o, c]
+EXPLAIN SELECT order_id, customer_id FROM "order" WHERE status = 'open';
+-- expect: FULL SCAN order families=[o] residual=(status = 'open')
+SELECT count(*) AS open_orders FROM "order" WHERE status = 'open';
 
 --    The line items of order 1451: the header gives the customer and ts, and with them
 --    the items are a prefix of customer_order (then order_id checked on each row).
-SELECT customer_id, ts FROM orders WHERE order_id = 1451;
+SELECT customer_id, ts FROM "order" WHERE order_id = 1451;
 EXPLAIN SELECT goods_id, qty, price FROM customer_order
 WHERE customer_id = 67 AND order_id = 1451;
 -- expect: RANGE SCAN customer_order range [customer_id = 67] residual=(order_id = 1451)
@@ -196,11 +208,21 @@ SELECT goods_id, qty, price FROM customer_order WHERE customer_id = 67 AND order
 --    The same two steps as one statement: the header by its key, then the customer's prefix
 --    of customer_order probed with the header's customer_id (a lookup join), order_id
 --    checked on each line found.
-EXPLAIN SELECT co.goods_id, co.qty, co.price FROM orders o
+EXPLAIN SELECT co.goods_id, co.qty, co.price FROM "order" o
 JOIN customer_order co ON co.customer_id = o.customer_id AND co.order_id = o.order_id
 WHERE o.order_id = 1451;
--- expect: POINT GET orders key (order_id = 1451)
+-- expect: POINT GET order key (order_id = 1451) families=[o]
 -- expect: LOOKUP JOIN customer_order using primary key [customer_id = customer_id]
-SELECT co.goods_id, co.qty, co.price FROM orders o
+SELECT co.goods_id, co.qty, co.price FROM "order" o
 JOIN customer_order co ON co.customer_id = o.customer_id AND co.order_id = o.order_id
 WHERE o.order_id = 1451 ORDER BY co.goods_id;
+
+-- 9. The attributes at work. goods keeps the last ten prices of each goods: a price change,
+--    then every kept version of it, newest first (as_of(goods, t) reads the table as it
+--    stood at a time).
+UPDATE goods SET price = price + 5 WHERE goods_id = 7;
+SELECT goods_id, price FROM versions(goods) WHERE goods_id = 7;
+
+--    Where "order"'s families are kept, with their options: each in a keyspace of its own on
+--    the on-disk store (this in-memory run keeps every table alike, and says so).
+EXPLAIN KEY "order";
