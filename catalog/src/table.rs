@@ -97,6 +97,14 @@ pub struct TableDef {
     /// over the table's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub family_attributes: Vec<(String, StorageAttributes)>,
+    /// Pre-split hints (`SPLIT ON (...)`, `NUMREGIONS = n`): where the table's key space is
+    /// cut into regions, as encoded key bytes after the table prefix (and salt byte), sorted.
+    /// SHOW KEY SPREAD and the parallel scan's partitions cut there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split_keys: Vec<Vec<u8>>,
+    /// The hints as declared, for display: `split_on=(...)` or `numregions=n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_hint: Option<String>,
 }
 
 fn is_zero(id: &u32) -> bool {
@@ -199,6 +207,8 @@ impl TableDef {
             read_only: false,
             storage: StorageAttributes::default(),
             family_attributes: Vec::new(),
+            split_keys: Vec::new(),
+            split_hint: None,
         })
     }
 
@@ -232,6 +242,7 @@ impl TableDef {
         if self.read_only {
             options.push("readonly=true".to_string());
         }
+        options.extend(self.split_hint.clone());
         options.extend(self.storage.listed());
         for (family, attributes) in &self.family_attributes {
             options.extend(

@@ -153,6 +153,7 @@ suites!(
     salting,
     select_list,
     sequences,
+    split_hints,
     storage_attributes,
     subqueries,
     table_attributes,

@@ -27,6 +27,7 @@ pub(crate) mod parameter_casts;
 pub(crate) mod parse;
 pub(crate) mod rewrite;
 pub(crate) mod semantics;
+pub(crate) mod split_on;
 pub(crate) mod sqlite_types;
 pub(crate) mod storage;
 pub(crate) mod tokens;

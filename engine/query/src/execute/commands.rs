@@ -19,7 +19,7 @@ pub(crate) async fn run_command(session: &Session, command: &Command) -> Result<
         Command::Reindex { target } => indexes::reindex(session, target.as_deref()).await,
         Command::ExplainKey { table } => keydesign::explain_key(session, table),
         Command::ShowKeySpread { table, partitions } => {
-            keydesign::key_spread(session, table, *partitions).await
+            keydesign::key_spread::key_spread(session, table, *partitions).await
         }
         Command::ShowWarnings => Ok(Output::text_rows("warning", session.warnings())),
         Command::Purge { table } => purge::purge(session, table).await,

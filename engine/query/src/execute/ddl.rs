@@ -7,6 +7,7 @@
 //! types are read from their SQL spelling, so every common alias works (INT, BIGINT,
 //! VARCHAR(n), DOUBLE PRECISION, ...).
 
+pub(crate) mod split_points;
 pub(crate) mod storage_attributes;
 pub(crate) mod table_attributes;
 
@@ -21,6 +22,7 @@ use rowdex_catalog::{
 
 use crate::error::{Error, Result};
 use crate::execute::column_types::{parse_type, refuse_array_key};
+use crate::execute::ddl::split_points::SplitHint;
 use crate::execute::ddl::storage_attributes::{StorageDeclaration, place_families};
 use crate::execute::ddl::table_attributes::TableAttribute;
 use crate::execute::foreign_keys::{
@@ -458,6 +460,8 @@ pub(crate) struct TableOptions {
     /// `COMPRESSION = ...`, `o.BLOCKSIZE = ...` (see `storage_attributes`), applied once the
     /// table's families are known.
     storage: Vec<StorageDeclaration>,
+    /// `SPLIT ON (...)` / `NUMREGIONS = n` (see `split_points`).
+    split: Option<SplitHint>,
     /// PostgreSQL storage parameters given (`fillfactor = 100`), accepted without effect.
     pub(crate) ignored: Vec<String>,
 }
@@ -476,6 +480,9 @@ impl TableOptions {
         }
         for attribute in &self.attributes {
             attribute.apply(&mut def);
+        }
+        if let Some(split) = &self.split {
+            split.apply(&mut def)?;
         }
         Ok(def)
     }
@@ -512,6 +519,7 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
         versions: None,
         attributes: Vec::new(),
         storage: Vec::new(),
+        split: None,
         ignored: Vec::new(),
     };
     let list = match declared {
@@ -557,6 +565,8 @@ pub(crate) fn table_options(declared: &CreateTableOptions) -> Result<TableOption
             options.attributes.push(attribute?);
         } else if let Some(declared) = StorageDeclaration::read(&key.value, value) {
             options.storage.push(declared?);
+        } else if let Some(hint) = SplitHint::read(&key.value, value) {
+            options.split = Some(hint?);
         } else if storage::is_table_parameter(&key.value) {
             options.ignored.push(option.to_string());
         } else {

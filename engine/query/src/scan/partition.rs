@@ -53,27 +53,62 @@ pub(crate) fn partition_spans(
         return Vec::new();
     };
     let (rows, samples) = facts.primary_samples();
-    if samples.is_empty() {
-        return Vec::new();
-    }
-    // The samples inside the plan's ranges (in any bucket it visits), in key order.
+    // The keys of `keys` inside the plan's ranges (in any bucket it visits), in key order.
     let buckets = plan.bucket_ranges();
-    let mut inside: Vec<&[u8]> = samples
-        .iter()
-        .map(Vec::as_slice)
-        .filter(|sample| {
-            buckets.iter().any(|(prefix, ranges)| {
-                let key = [prefix.as_slice(), sample].concat();
-                ranges.iter().any(|range| range.contains(&key))
+    let inside_of = |keys: &[Vec<u8>]| {
+        let mut inside: Vec<Vec<u8>> = keys
+            .iter()
+            .filter(|key| {
+                buckets.iter().any(|(prefix, ranges)| {
+                    let key = [prefix.as_slice(), key].concat();
+                    ranges.iter().any(|range| range.contains(&key))
+                })
             })
-        })
-        .collect();
-    inside.sort_unstable();
-    let estimated_rows = inside.len() as u64 * rows / samples.len() as u64;
+            .cloned()
+            .collect();
+        inside.sort_unstable();
+        inside
+    };
+    let inside = inside_of(samples);
+    let estimated_rows = match samples.len() {
+        0 => rows,
+        sampled => inside.len() as u64 * rows / sampled as u64,
+    };
     if estimated_rows < PARALLEL_MIN_ROWS {
         return Vec::new();
     }
+    // A pre-split table is read region by region (`SPLIT ON`, `NUMREGIONS`).
+    let regions = inside_of(&plan.table.split_keys);
+    if !regions.is_empty() {
+        return region_spans(&regions, parallelism);
+    }
+    let inside: Vec<&[u8]> = inside.iter().map(Vec::as_slice).collect();
     spans_at(&inside, parallelism)
+}
+
+/// Spans cut at the region bounds `splits` (sorted) that fall inside a scan: every bound when
+/// there are fewer regions than `parallelism`, else `parallelism - 1` evenly chosen bounds, so
+/// each partition reads whole regions.
+fn region_spans(splits: &[Vec<u8>], parallelism: usize) -> Vec<KeySpan> {
+    // Bound i starts region i + 1; partition k starts at region k * regions / parallelism.
+    let regions = splits.len() + 1;
+    let cuts: Vec<&Vec<u8>> = if regions <= parallelism {
+        splits.iter().collect()
+    } else {
+        (1..parallelism)
+            .filter_map(|k| splits.get((k * regions / parallelism).saturating_sub(1)))
+            .collect()
+    };
+    let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
+    bounds.extend(cuts.into_iter().map(|cut| Some(cut.clone())));
+    bounds.push(None);
+    bounds
+        .windows(2)
+        .map(|pair| KeySpan {
+            from: pair[0].clone(),
+            to: pair[1].clone(),
+        })
+        .collect()
 }
 
 /// Whether `plan` reads everything its path selects, once: no OFFSET, LIMIT or resume
@@ -196,5 +231,33 @@ mod tests {
             "the next execution opens its own"
         );
         assert_eq!(opened, 2);
+    }
+
+    #[test]
+    fn a_pre_split_scan_reads_whole_regions_per_partition() {
+        let splits: Vec<Vec<u8>> = [b"c", b"f", b"k", b"p", b"t"]
+            .iter()
+            .map(|s| s.to_vec())
+            .collect();
+        type Bound = Option<Vec<u8>>;
+        let bounds = |spans: Vec<KeySpan>| -> Vec<(Bound, Bound)> {
+            spans.into_iter().map(|span| (span.from, span.to)).collect()
+        };
+        let key = |s: &[u8]| Some(s.to_vec());
+        // Six regions on two cores: three regions each, cut at the third region's start.
+        assert_eq!(
+            bounds(region_spans(&splits, 2)),
+            vec![(None, key(b"k")), (key(b"k"), None)]
+        );
+        // On three cores: two regions each.
+        assert_eq!(
+            bounds(region_spans(&splits, 3)),
+            vec![(None, key(b"f")), (key(b"f"), key(b"p")), (key(b"p"), None)]
+        );
+        // Fewer regions than cores: one partition per region.
+        assert_eq!(
+            bounds(region_spans(&splits[..2], 8)),
+            vec![(None, key(b"c")), (key(b"c"), key(b"f")), (key(b"f"), None)]
+        );
     }
 }

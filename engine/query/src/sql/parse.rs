@@ -18,6 +18,7 @@ use crate::sql::command::{Command, parse_command};
 use crate::sql::family_options::family_qualified_options;
 use crate::sql::hints::QueryHints;
 use crate::sql::locking::{check_locking_placement, locking_clause_forms};
+use crate::sql::split_on::split_on_as_option;
 use crate::sql::tokens::{
     FamilyMember, StatementBoundary, copy_option_booleans, empty_in_lists_as_subqueries,
     family_qualified_columns, insert_aliases_as_table_names, needs_postgres_dialect,
@@ -325,6 +326,7 @@ fn parse_statement_tokens(mut tokens: Vec<TokenWithSpan>) -> (Vec<ParsedStatemen
     insert_aliases_as_table_names(&mut tokens);
     copy_option_booleans(&mut tokens);
     let locking = locking_clause_forms(&mut tokens);
+    split_on_as_option(&mut tokens);
     family_qualified_options(&mut tokens);
     let families = family_qualified_columns(&mut tokens);
     // Generated SQL (and the SQLite corpus) nests parentheses far deeper than the parser's
