@@ -301,6 +301,20 @@ impl FjallBackend {
         self.data.tree.active_memtable().size()
     }
 
+    /// After a commit of `durability`: an ASYNC_WAL one is left for the flusher to push
+    /// (pushed now when no flusher thread could be started).
+    fn after_commit(&self, durability: Durability) -> Result<()> {
+        if durability == Durability::AsyncWal
+            && !self
+                .async_wal
+                .get_or_init(|| async_wal::Flusher::start(self.db.clone()))
+                .wants_push()
+        {
+            self.db.persist(PersistMode::Buffer)?;
+        }
+        Ok(())
+    }
+
     /// [`Backend::apply`] with placed prefixes: each mutation to the keyspace holding its key.
     /// A large run all in one keyspace is ingested; otherwise one batch spans the keyspaces
     /// (atomic, where ingestions into two keyspaces would not be).
@@ -335,14 +349,7 @@ impl FjallBackend {
             }
         }
         out.commit()?;
-        if durability == Durability::AsyncWal
-            && !self
-                .async_wal
-                .get_or_init(|| async_wal::Flusher::start(self.db.clone()))
-                .wants_push()
-        {
-            self.db.persist(PersistMode::Buffer)?;
-        }
+        self.after_commit(durability)?;
         // Each keyspace written seals its own memtable before fjall would ask (see
         // `SEAL_MEMTABLE_BYTES`); the data keyspace also for its dead entries, not counted here.
         let mut sealed: Vec<u64> = Vec::new();
@@ -612,14 +619,7 @@ impl Backend for FjallBackend {
             }
         }
         out.commit()?;
-        if durability == Durability::AsyncWal
-            && !self
-                .async_wal
-                .get_or_init(|| async_wal::Flusher::start(self.db.clone()))
-                .wants_push()
-        {
-            self.db.persist(PersistMode::Buffer)?;
-        }
+        self.after_commit(durability)?;
         self.seal_full_memtable(memtable.id(), dead)
     }
 }

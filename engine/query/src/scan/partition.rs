@@ -99,16 +99,7 @@ fn region_spans(splits: &[Vec<u8>], parallelism: usize) -> Vec<KeySpan> {
             .filter_map(|k| splits.get((k * regions / parallelism).saturating_sub(1)))
             .collect()
     };
-    let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
-    bounds.extend(cuts.into_iter().map(|cut| Some(cut.clone())));
-    bounds.push(None);
-    bounds
-        .windows(2)
-        .map(|pair| KeySpan {
-            from: pair[0].clone(),
-            to: pair[1].clone(),
-        })
-        .collect()
+    spans_between(cuts.into_iter().cloned())
 }
 
 /// Whether `plan` reads everything its path selects, once: no OFFSET, LIMIT or resume
@@ -161,8 +152,13 @@ fn spans_at(inside: &[&[u8]], parallelism: usize) -> Vec<KeySpan> {
     if cuts.is_empty() {
         return Vec::new();
     }
+    spans_between(cuts.into_iter().map(<[u8]>::to_vec))
+}
+
+/// The spans from the table's start to its end, cut at `cuts` (ascending).
+fn spans_between(cuts: impl Iterator<Item = Vec<u8>>) -> Vec<KeySpan> {
     let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
-    bounds.extend(cuts.into_iter().map(|cut| Some(cut.to_vec())));
+    bounds.extend(cuts.map(Some));
     bounds.push(None);
     bounds
         .windows(2)
