@@ -8,6 +8,8 @@
 //! description that compresses as real text does (words from a small vocabulary).
 //!
 //! Run with `cargo bench -p rowdex --bench attributes` (`-- --quick`: 50 000 rows).
+//! `ROWDEX_BENCH_VARIANTS=baseline,compression_lz4` measures only those variants, and
+//! `ROWDEX_BENCH_PROBES` sets the point gets per variant (2 000), for a profiler to attach to.
 
 use std::time::{Duration, Instant};
 
@@ -36,7 +38,7 @@ const WORDS: [&str; 16] = [
 ];
 
 const INSERT_BATCH: u64 = 2_000;
-const PROBES: u64 = 2_000;
+const DEFAULT_PROBES: u64 = 2_000;
 const SCANS: u64 = 20;
 const SCAN_ROWS: u64 = 5_000;
 const COMMITS: u64 = 500;
@@ -134,11 +136,22 @@ async fn main() -> BenchResult<()> {
         Err(_) if quick => 50_000,
         Err(_) => 200_000,
     };
+    let probes: u64 = match std::env::var("ROWDEX_BENCH_PROBES") {
+        Ok(text) => text.parse()?,
+        Err(_) => DEFAULT_PROBES,
+    };
+    let chosen: Vec<String> = std::env::var("ROWDEX_BENCH_VARIANTS")
+        .map(|names| names.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let variants: Vec<(&str, &str)> = VARIANTS
+        .into_iter()
+        .filter(|(table, _)| chosen.is_empty() || chosen.iter().any(|c| c == table))
+        .collect();
     let dir = tempfile::tempdir()?;
     {
         let db = Database::open(dir.path()).await?;
         let session = db.session();
-        for (table, options) in VARIANTS {
+        for (table, options) in &variants {
             load(&session, table, options, rows).await?;
         }
         session.execute("VACUUM").await?;
@@ -152,7 +165,12 @@ async fn main() -> BenchResult<()> {
     );
     let mut base_bytes = 0;
     // The baseline again at the end: what measuring order alone changes.
-    let order = VARIANTS.iter().map(|(table, _)| *table).chain(["baseline"]);
+    let order = variants.iter().map(|(table, _)| *table).chain(
+        variants
+            .iter()
+            .any(|(t, _)| *t == "baseline")
+            .then_some("baseline"),
+    );
     for table in order {
         let def = db
             .table_defs()
@@ -165,19 +183,24 @@ async fn main() -> BenchResult<()> {
             base_bytes = bytes;
         }
         // A first pass warms nothing it measures twice: hits and misses use other keys.
-        let hits = point_gets(&session, table, (0..PROBES).map(|n| (n * 7919 % rows) * 2)).await?;
+        let hits = point_gets(&session, table, (0..probes).map(|n| (n * 7919 % rows) * 2)).await?;
         let misses = point_gets(
             &session,
             table,
-            (0..PROBES).map(|n| (n * 6271 % rows) * 2 + 1),
+            (0..probes).map(|n| (n * 6271 % rows) * 2 + 1),
         )
         .await?;
         let scanned = scans(&session, table, rows).await?;
+        // Against the baseline when it was measured (a chosen variant alone has none).
+        let ratio = match base_bytes {
+            0 => "-".to_string(),
+            base => format!("{:.2}x", bytes as f64 / base as f64),
+        };
         println!(
-            "{:<20} {:>12} {:>8.2}x {:>12} {:>12} {:>14}",
+            "{:<20} {:>12} {:>9} {:>12} {:>12} {:>14}",
             table,
             bytes,
-            bytes as f64 / base_bytes.max(1) as f64,
+            ratio,
             micros(hits),
             micros(misses),
             micros(scanned)
