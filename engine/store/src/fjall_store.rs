@@ -315,50 +315,10 @@ impl FjallBackend {
         Ok(())
     }
 
-    /// [`Backend::apply`] with placed prefixes: each mutation to the keyspace holding its key.
-    /// A large run all in one keyspace is ingested; otherwise one batch spans the keyspaces
-    /// (atomic, where ingestions into two keyspaces would not be).
-    fn apply_placed(
-        &self,
-        layout: &placement::Layout,
-        mutations: &[&Mutation],
-        asked: Option<Durability>,
-    ) -> Result<()> {
-        let owners: Vec<&Keyspace> = mutations
-            .iter()
-            .map(|mutation| {
-                layout
-                    .owner(mutation.key(), SeqNo::MAX)
-                    .keyspace(&self.data)
-            })
-            .collect();
-        if mutations.len() >= INGEST_MIN_MUTATIONS
-            && let Some(first) = owners.first()
-            && owners.iter().all(|owner| owner.id() == first.id())
-        {
-            return self.ingest(first, mutations);
-        }
-        let durability = asked.unwrap_or(self.durability);
-        let mut out = self.db.batch().durability(persist_mode(durability));
-        for (mutation, keyspace) in mutations.iter().zip(&owners) {
-            match mutation {
-                Mutation::Put { key, value } => {
-                    out.insert(keyspace, key.as_slice(), value.as_slice())
-                }
-                Mutation::Delete { key } => out.remove(keyspace, key.as_slice()),
-            }
-        }
-        out.commit()?;
-        self.after_commit(durability)?;
-        // Each keyspace written seals its own memtable before fjall would ask (see
-        // `SEAL_MEMTABLE_BYTES`); the data keyspace also for its dead entries, not counted here.
-        let mut sealed: Vec<u64> = Vec::new();
-        for keyspace in owners {
-            let id = keyspace.id();
-            if sealed.contains(&id) {
-                continue;
-            }
-            sealed.push(id);
+    /// Seals the memtable of each placed keyspace in `written` that reached its size (the
+    /// prefix's MEMSTORE_FLUSHSIZE, else [`SEAL_MEMTABLE_BYTES`]), before fjall would ask.
+    fn seal_placed(&self, layout: &placement::Layout, written: &[&Keyspace]) -> Result<()> {
+        for keyspace in written {
             let limit = layout
                 .memtable_limit(keyspace)
                 .unwrap_or(SEAL_MEMTABLE_BYTES);
@@ -599,27 +559,57 @@ impl Backend for FjallBackend {
             }
             last.into_values().collect()
         };
+        // Each mutation goes to the keyspace holding its key (see `placement`): the data
+        // keyspace when nothing is placed.
         let layout = self.layout();
-        if !layout.is_empty() {
-            return self.apply_placed(&layout, &deduplicated, batch.durability());
-        }
-        if deduplicated.len() >= INGEST_MIN_MUTATIONS {
-            return self.ingest(&self.data, &deduplicated);
+        let owner = |key: &[u8]| -> &Keyspace {
+            if layout.is_empty() {
+                &self.data
+            } else {
+                layout.owner(key, SeqNo::MAX).keyspace(&self.data)
+            }
+        };
+        // A large run is ingested when it lands in one keyspace: an ingestion is one
+        // keyspace's, and two would publish at two sequence numbers.
+        if deduplicated.len() >= INGEST_MIN_MUTATIONS
+            && let Some(first) = deduplicated.first().map(|m| owner(m.key()))
+            && deduplicated
+                .iter()
+                .all(|m| owner(m.key()).id() == first.id())
+        {
+            return self.ingest(first, &deduplicated);
         }
         let memtable = self.data.tree.active_memtable();
-        let dead = dead_entries(&deduplicated, |key| memtable.get(key, SeqNo::MAX).is_some());
+        let held = |key: &[u8]| memtable.get(key, SeqNo::MAX).is_some();
+        let dead = if layout.is_empty() {
+            dead_entries(&deduplicated, held)
+        } else {
+            let in_data: Vec<&Mutation> = deduplicated
+                .iter()
+                .copied()
+                .filter(|m| owner(m.key()).id() == self.data.id())
+                .collect();
+            dead_entries(&in_data, held)
+        };
         let durability = batch.durability().unwrap_or(self.durability);
         let mut out = self.db.batch().durability(persist_mode(durability));
+        // The placed keyspaces written, each once.
+        let mut placed: Vec<&Keyspace> = Vec::new();
         for mutation in deduplicated {
+            let keyspace = owner(mutation.key());
+            if keyspace.id() != self.data.id() && !placed.iter().any(|k| k.id() == keyspace.id()) {
+                placed.push(keyspace);
+            }
             match mutation {
                 Mutation::Put { key, value } => {
-                    out.insert(&self.data, key.as_slice(), value.as_slice())
+                    out.insert(keyspace, key.as_slice(), value.as_slice())
                 }
-                Mutation::Delete { key } => out.remove(&self.data, key.as_slice()),
+                Mutation::Delete { key } => out.remove(keyspace, key.as_slice()),
             }
         }
         out.commit()?;
         self.after_commit(durability)?;
+        self.seal_placed(&layout, &placed)?;
         self.seal_full_memtable(memtable.id(), dead)
     }
 }

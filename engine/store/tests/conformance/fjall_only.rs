@@ -236,15 +236,31 @@ async fn writes_seal_the_memtable_before_fjall_must_ask() -> Result<()> {
 /// A stream of small writes to the same keys seals the memtable once it holds thousands of dead
 /// versions (past a floor of a few MiB), where a stream of new keys fills it to 48 MiB: a
 /// range read steps over every version the memtable holds, so hot rows' versions must not pile
-/// up in it for a minute. Writes the same volume both ways and compares the largest memtable.
+/// up in it for a minute. Writes the same volume both ways and compares the largest memtable;
+/// then again in a store with a prefix placed elsewhere (a TTL table, a family with storage
+/// attributes), whose commits take the routed path.
 #[tokio::test]
 async fn dead_versions_seal_the_memtable_early() -> Result<()> {
+    for placed in [false, true] {
+        dead_versions_seal_early(placed).await?;
+    }
+    Ok(())
+}
+
+async fn dead_versions_seal_early(placed: bool) -> Result<()> {
     const MIB: u64 = 1024 * 1024;
     let value = vec![3u8; 600];
     let mut largest = [0u64; 2];
     for (run, overwrite) in [true, false].into_iter().enumerate() {
         let dir = tempfile::tempdir().expect("create temp dir");
         let store = FjallStore::open(dir.path(), Durability::SyncWal)?;
+        if placed {
+            let options = rowdex_store::StorageOptions {
+                compression: Some(rowdex_store::Compression::Lz4),
+                ..rowdex_store::StorageOptions::default()
+            };
+            assert!(store.place(b"z/", &options).await?);
+        }
         for batch_number in 0..600u32 {
             let mut batch = WriteBatch::new();
             for i in 0..64u32 {
@@ -264,7 +280,7 @@ async fn dead_versions_seal_the_memtable_early() -> Result<()> {
     let [overwrites, new_keys] = largest;
     assert!(
         overwrites < 8 * MIB,
-        "overwrites grew the memtable to {overwrites} bytes"
+        "overwrites grew the memtable to {overwrites} bytes (a prefix placed: {placed})"
     );
     assert!(
         new_keys > 16 * MIB,
